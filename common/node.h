@@ -1,0 +1,54 @@
+// The Node contract: the seam between protocol logic (switch/, nic/) and the two
+// drivers that run it (common/dpdk real time, common/sim virtual time).
+// See docs/architecture.md and DESIGN.md section 1.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "common/time.h"
+
+struct rte_mbuf;
+
+namespace sf {
+
+using PortId = uint16_t;
+
+// Ethernet bytes on the wire that are not in the mbuf: preamble+SFD (8),
+// inter-frame gap (12) and FCS (4). Frames shorter than 60 B are padded.
+inline constexpr uint32_t kEthMinFrameNoFcs = 60;
+inline constexpr uint32_t kEthWireOverheadBytes = 8 + 12 + 4;
+
+// Bytes a frame of `frame_len` (mbuf pkt_len, no FCS) occupies on the wire.
+// Both drivers charge exactly this, so real and virtual time agree on rates.
+constexpr uint32_t wire_bytes(uint32_t frame_len) {
+  return (frame_len < kEthMinFrameNoFcs ? kEthMinFrameNoFcs : frame_len) + kEthWireOverheadBytes;
+}
+
+// A node is anything with ports. Drivers call it from one thread only.
+// One virtual call per burst, never per packet. Implementations never read a
+// clock, never call ethdev, never sleep and never allocate per packet.
+class Node {
+ public:
+  virtual ~Node() = default;
+
+  // Number of ports; PortId values are 0..num_ports()-1.
+  virtual uint16_t num_ports() const = 0;
+
+  // Packets that arrived on `port`. The node takes ownership of every mbuf
+  // (it frees, queues or forwards each one).
+  virtual void receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) = 0;
+
+  // The wire of `port` is free: fill `out` with at most out.size() packets to
+  // send now and return how many. Ownership passes to the driver.
+  virtual uint16_t transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) = 0;
+
+  // Earliest time the node must run without new input (timers, pacing);
+  // TimeNs::max() when nothing is pending.
+  virtual TimeNs next_wakeup(TimeNs now) const = 0;
+
+  // Run timers due at or before `now`.
+  virtual void advance(TimeNs now) = 0;
+};
+
+}  // namespace sf

@@ -1,0 +1,97 @@
+// Time and rate types shared by every layer: TimeNs (a strong nanosecond count),
+// BitRate, wire-time arithmetic and TSC<->ns conversion (pure arithmetic; reading
+// the TSC is the real-time driver's job, common/dpdk).
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <limits>
+
+namespace sf {
+
+// A point in time or a duration, in nanoseconds. Strong type: no implicit
+// conversion from or to integers (STYLE G2). Virtual time starts at 0; real
+// time is the TSC converted to ns since driver start.
+class TimeNs {
+ public:
+  constexpr TimeNs() = default;
+  constexpr explicit TimeNs(int64_t ns) : ns_(ns) {}
+
+  static constexpr TimeNs zero() { return TimeNs(0); }
+  // "Never": next_wakeup() of a node with no pending timer.
+  static constexpr TimeNs max() { return TimeNs(std::numeric_limits<int64_t>::max()); }
+  static constexpr TimeNs from_us(int64_t us) { return TimeNs(us * 1000); }
+  static constexpr TimeNs from_ms(int64_t ms) { return TimeNs(ms * 1000 * 1000); }
+  static constexpr TimeNs from_s(int64_t s) { return TimeNs(s * 1000 * 1000 * 1000); }
+
+  constexpr int64_t ns() const { return ns_; }
+  constexpr double us() const { return static_cast<double>(ns_) / 1e3; }
+  constexpr double sec() const { return static_cast<double>(ns_) / 1e9; }
+
+  constexpr auto operator<=>(const TimeNs&) const = default;
+  constexpr TimeNs operator+(TimeNs o) const { return TimeNs(ns_ + o.ns_); }
+  constexpr TimeNs operator-(TimeNs o) const { return TimeNs(ns_ - o.ns_); }
+  constexpr TimeNs& operator+=(TimeNs o) { ns_ += o.ns_; return *this; }
+  constexpr TimeNs& operator-=(TimeNs o) { ns_ -= o.ns_; return *this; }
+  constexpr TimeNs operator*(int64_t k) const { return TimeNs(ns_ * k); }
+
+ private:
+  int64_t ns_ = 0;
+};
+
+// Saturating add so that max() + d stays max() (timer arithmetic on "never").
+constexpr TimeNs sat_add(TimeNs t, TimeNs d) {
+  if (t == TimeNs::max() || d == TimeNs::max()) return TimeNs::max();
+  return t + d;
+}
+
+// A link or pacing rate in bits per second.
+class BitRate {
+ public:
+  constexpr BitRate() = default;
+  constexpr explicit BitRate(uint64_t bps) : bps_(bps) {}
+  static constexpr BitRate gbps(double g) { return BitRate(static_cast<uint64_t>(g * 1e9)); }
+  static constexpr BitRate mbps(double m) { return BitRate(static_cast<uint64_t>(m * 1e6)); }
+
+  constexpr uint64_t bps() const { return bps_; }
+  constexpr double gbps_value() const { return static_cast<double>(bps_) / 1e9; }
+  constexpr auto operator<=>(const BitRate&) const = default;
+
+  // Serialisation time of `bytes` at this rate, rounded up to whole ns so that
+  // back-to-back packets never exceed the rate. Rate 0 means "unlimited".
+  constexpr TimeNs tx_time(uint64_t bytes) const {
+    if (bps_ == 0) return TimeNs(0);
+    const unsigned __int128 num = static_cast<unsigned __int128>(bytes) * 8u * 1000000000u;
+    return TimeNs(static_cast<int64_t>((num + bps_ - 1) / bps_));
+  }
+  // Bytes that fit in `t` at this rate (rounded down).
+  constexpr uint64_t bytes_in(TimeNs t) const {
+    if (t.ns() <= 0) return 0;
+    const unsigned __int128 num = static_cast<unsigned __int128>(bps_) * static_cast<uint64_t>(t.ns());
+    return static_cast<uint64_t>(num / (8u * 1000000000ull));
+  }
+
+ private:
+  uint64_t bps_ = 0;
+};
+
+// Converts TSC cycles to ns and back for a given TSC frequency. Pure arithmetic
+// (no rdtsc here) so tests can drive it with any hz.
+class TscConverter {
+ public:
+  constexpr explicit TscConverter(uint64_t hz) : hz_(hz) {}
+  constexpr uint64_t hz() const { return hz_; }
+  constexpr TimeNs to_ns(uint64_t cycles) const {
+    const unsigned __int128 num = static_cast<unsigned __int128>(cycles) * 1000000000u;
+    return TimeNs(static_cast<int64_t>(num / hz_));
+  }
+  constexpr uint64_t to_cycles(TimeNs t) const {
+    const unsigned __int128 num = static_cast<unsigned __int128>(t.ns()) * hz_;
+    return static_cast<uint64_t>(num / 1000000000u);
+  }
+
+ private:
+  uint64_t hz_;
+};
+
+}  // namespace sf

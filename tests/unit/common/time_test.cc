@@ -1,0 +1,41 @@
+// Unit tests of common/time.h and common/node.h arithmetic.
+#include "common/node.h"
+#include "common/time.h"
+
+#include <gtest/gtest.h>
+
+namespace sf {
+namespace {
+
+TEST(TimeNs, ArithmeticAndSaturation) {
+  EXPECT_EQ(TimeNs::from_us(3) + TimeNs(5), TimeNs(3005));
+  EXPECT_EQ(TimeNs::from_ms(2) - TimeNs::from_us(1), TimeNs(1999000));
+  EXPECT_EQ(sat_add(TimeNs::max(), TimeNs(1)), TimeNs::max());
+  EXPECT_EQ(sat_add(TimeNs(1), TimeNs::max()), TimeNs::max());
+  EXPECT_LT(TimeNs(1), TimeNs(2));
+}
+
+TEST(BitRate, TxTimeRoundsUpAndBytesInRoundsDown) {
+  // 1500 B at 10 Gb/s = 1200 ns exactly.
+  EXPECT_EQ(BitRate::gbps(10).tx_time(1500), TimeNs(1200));
+  // 84 B at 400 Gb/s = 1.68 ns -> 2 ns (never faster than the rate).
+  EXPECT_EQ(BitRate::gbps(400).tx_time(84), TimeNs(2));
+  EXPECT_EQ(BitRate::gbps(10).bytes_in(TimeNs(1200)), 1500u);
+  EXPECT_EQ(BitRate::gbps(10).bytes_in(TimeNs(1199)), 1498u);
+  EXPECT_EQ(BitRate(0).tx_time(9000), TimeNs(0));
+}
+
+TEST(TscConverter, RoundTrip) {
+  const TscConverter c(2'500'000'000ull);
+  EXPECT_EQ(c.to_ns(2'500'000'000ull), TimeNs::from_s(1));
+  EXPECT_EQ(c.to_cycles(TimeNs::from_us(1)), 2500u);
+}
+
+TEST(WireBytes, PadsShortFramesAndAddsOverhead) {
+  EXPECT_EQ(wire_bytes(60), 84u);   // the classic 64 B frame: 84 B on the wire
+  EXPECT_EQ(wire_bytes(42), 84u);   // padded to the minimum
+  EXPECT_EQ(wire_bytes(1514), 1538u);
+}
+
+}  // namespace
+}  // namespace sf
