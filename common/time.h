@@ -9,6 +9,9 @@
 
 namespace sf {
 
+// 128-bit intermediate for rate arithmetic (no overflow at 800G x hours).
+__extension__ using U128 = unsigned __int128;
+
 // A point in time or a duration, in nanoseconds. Strong type: no implicit
 // conversion from or to integers (STYLE G2). Virtual time starts at 0; real
 // time is the TSC converted to ns since driver start.
@@ -61,13 +64,13 @@ class BitRate {
   // back-to-back packets never exceed the rate. Rate 0 means "unlimited".
   constexpr TimeNs tx_time(uint64_t bytes) const {
     if (bps_ == 0) return TimeNs(0);
-    const unsigned __int128 num = static_cast<unsigned __int128>(bytes) * 8u * 1000000000u;
+    const U128 num = static_cast<U128>(bytes) * 8u * 1000000000u;
     return TimeNs(static_cast<int64_t>((num + bps_ - 1) / bps_));
   }
   // Bytes that fit in `t` at this rate (rounded down).
   constexpr uint64_t bytes_in(TimeNs t) const {
     if (t.ns() <= 0) return 0;
-    const unsigned __int128 num = static_cast<unsigned __int128>(bps_) * static_cast<uint64_t>(t.ns());
+    const U128 num = static_cast<U128>(bps_) * static_cast<uint64_t>(t.ns());
     return static_cast<uint64_t>(num / (8u * 1000000000ull));
   }
 
@@ -82,11 +85,11 @@ class TscConverter {
   constexpr explicit TscConverter(uint64_t hz) : hz_(hz) {}
   constexpr uint64_t hz() const { return hz_; }
   constexpr TimeNs to_ns(uint64_t cycles) const {
-    const unsigned __int128 num = static_cast<unsigned __int128>(cycles) * 1000000000u;
+    const U128 num = static_cast<U128>(cycles) * 1000000000u;
     return TimeNs(static_cast<int64_t>(num / hz_));
   }
   constexpr uint64_t to_cycles(TimeNs t) const {
-    const unsigned __int128 num = static_cast<unsigned __int128>(t.ns()) * hz_;
+    const U128 num = static_cast<U128>(t.ns()) * hz_;
     return static_cast<uint64_t>(num / 1000000000u);
   }
 
