@@ -1,0 +1,191 @@
+// Shared-buffer MMU admission and release. See mmu.h.
+#include "switch/mmu/mmu.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace sf::sw {
+
+std::string_view to_string(DropReason r) {
+  switch (r) {
+    case DropReason::kNone: return "none";
+    case DropReason::kNoBuffer: return "no_buffer";
+    case DropReason::kIngressLimit: return "ingress_limit";
+    case DropReason::kHeadroomOverflow: return "headroom_overflow";
+    case DropReason::kEgressLimit: return "egress_limit";
+    case DropReason::kBufferFull: return "buffer_full";
+    case DropReason::kCount: break;
+  }
+  return "unknown";
+}
+
+namespace {
+constexpr uint32_t kUnlimited = std::numeric_limits<uint32_t>::max();
+
+uint32_t to_cells(uint64_t bytes, uint32_t cell) {
+  const uint64_t c = (bytes + cell - 1) / cell;
+  return c > kUnlimited ? kUnlimited : static_cast<uint32_t>(c);
+}
+}  // namespace
+
+Mmu::Mmu(const MmuConfig& cfg)
+    : cell_bytes_(cfg.cell_bytes), total_cells_(static_cast<uint32_t>(cfg.total_bytes / cfg.cell_bytes)) {
+  pools_.reserve(cfg.pools.size());
+  for (const PoolConfig& p : cfg.pools) {
+    PoolState s{};
+    s.mode = p.mode;
+    s.size = static_cast<uint32_t>(p.size_bytes / cell_bytes_);
+    s.hdrm_size = static_cast<uint32_t>(p.xoff_bytes / cell_bytes_);
+    pools_.push_back(s);
+  }
+  auto make = [&](int16_t prof) {
+    BufState b{};
+    if (prof == kNoProfile) return b;
+    b.profile = &cfg.profiles[static_cast<size_t>(prof)];
+    b.reserved = to_cells(b.profile->reserved_bytes, cell_bytes_);
+    b.static_th = to_cells(b.profile->static_th_bytes, cell_bytes_);
+    b.xoff = to_cells(b.profile->xoff_bytes, cell_bytes_);
+    return b;
+  };
+  const size_t n = cfg.num_ports();
+  pgs_.resize(n * kNumPgs);
+  queues_.resize(n * kNumQueues);
+  for (size_t port = 0; port < n; ++port) {
+    for (int i = 0; i < kNumPgs; ++i) pgs_[port * kNumPgs + i] = make(cfg.pg_profile[port][i]);
+    for (int i = 0; i < kNumQueues; ++i) queues_[port * kNumQueues + i] = make(cfg.queue_profile[port][i]);
+  }
+}
+
+uint32_t Mmu::pool_free(uint16_t pool) const {
+  const PoolState& p = pools_[pool];
+  return p.size > p.shared_used ? p.size - p.shared_used : 0;
+}
+
+// Static: the profile's byte cap (0 = unlimited). Dynamic: alpha x free shared
+// cells of the pool, alpha = 2^dynamic_th, with -8 meaning 0 and 7 unlimited
+// (SONiC/NVIDIA encoding).
+uint32_t Mmu::shared_limit(const BufState& b) const {
+  const ProfileConfig& pr = *b.profile;
+  if (pr.mode == ThresholdMode::kStatic) return b.static_th == 0 ? kUnlimited : b.static_th;
+  if (pr.dynamic_th <= -8) return 0;
+  if (pr.dynamic_th >= 7) return kUnlimited;
+  const uint64_t free = pool_free(pr.pool);
+  const uint64_t lim = pr.dynamic_th >= 0 ? free << pr.dynamic_th : free >> -pr.dynamic_th;
+  return lim > kUnlimited ? kUnlimited : static_cast<uint32_t>(lim);
+}
+
+uint32_t Mmu::pg_shared_limit(uint16_t port, uint8_t pg) const {
+  const BufState& b = pgs_[idx(port, pg)];
+  return b.profile == nullptr ? 0 : shared_limit(b);
+}
+
+uint32_t Mmu::queue_shared_limit(uint16_t port, uint8_t q) const {
+  const BufState& b = queues_[idx(port, q)];
+  return b.profile == nullptr ? 0 : shared_limit(b);
+}
+
+void Mmu::charge(BufState& b, uint32_t cells) {
+  b.use.used += cells;
+  b.use.watermark = std::max(b.use.watermark, b.use.used);
+}
+
+Admission Mmu::admit(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, uint32_t bytes) {
+  Admission a;
+  BufState& ib = pgs_[idx(in_port, pg)];
+  BufState& eb = queues_[idx(out_port, queue)];
+  if (ib.profile == nullptr || eb.profile == nullptr) {
+    a.reason = DropReason::kNoBuffer;
+    return a;
+  }
+  const uint32_t cells = cells_for(bytes);
+  if (total_used_ + cells > total_cells_) {
+    a.reason = DropReason::kBufferFull;
+    return a;
+  }
+
+  // Ingress: reserved first, then shared under the PG's limit, then headroom
+  // (lossless only). The shared part must also fit the pool itself.
+  const uint32_t ing_res_free = ib.use.used - ib.use.shared - ib.use.hdrm < ib.reserved
+                                    ? ib.reserved - (ib.use.used - ib.use.shared - ib.use.hdrm)
+                                    : 0;
+  const uint32_t ing_over = cells > ing_res_free ? cells - ing_res_free : 0;
+  uint32_t ing_shared = 0;
+  uint32_t ing_hdrm = 0;
+  PoolState& ip = pools_[ib.profile->pool];
+  if (ing_over > 0) {
+    const bool fits_shared = uint64_t{ib.use.shared} + ing_over <= shared_limit(ib) &&
+                             uint64_t{ip.shared_used} + ing_over <= ip.size;
+    if (fits_shared) {
+      ing_shared = ing_over;
+    } else if (ib.profile->lossless()) {
+      const bool fits_pg = ib.use.hdrm + ing_over <= ib.xoff;
+      const bool fits_pool = ip.hdrm_size == 0 || ip.hdrm_used + ing_over <= ip.hdrm_size;
+      if (!fits_pg || !fits_pool) {
+        a.reason = DropReason::kHeadroomOverflow;
+        return a;
+      }
+      ing_hdrm = ing_over;
+    } else {
+      a.reason = DropReason::kIngressLimit;
+      a.verdict = ib.profile->discard == DiscardAction::kTrim ? Verdict::kTrim : Verdict::kDrop;
+      return a;
+    }
+  }
+
+  // Egress: reserved first, then shared under the queue's limit.
+  const uint32_t eg_res_used = eb.use.used - eb.use.shared;
+  const uint32_t eg_res_free = eg_res_used < eb.reserved ? eb.reserved - eg_res_used : 0;
+  const uint32_t eg_over = cells > eg_res_free ? cells - eg_res_free : 0;
+  PoolState& ep = pools_[eb.profile->pool];
+  if (eg_over > 0) {
+    const bool fits = uint64_t{eb.use.shared} + eg_over <= shared_limit(eb) &&
+                      uint64_t{ep.shared_used} + eg_over <= ep.size;
+    if (!fits) {
+      a.reason = DropReason::kEgressLimit;
+      a.verdict = eb.profile->discard == DiscardAction::kTrim ? Verdict::kTrim : Verdict::kDrop;
+      return a;
+    }
+  }
+
+  // Commit.
+  ib.use.shared += ing_shared;
+  ib.use.hdrm += ing_hdrm;
+  charge(ib, cells);
+  ip.shared_used += ing_shared;
+  ip.hdrm_used += ing_hdrm;
+  ip.watermark = std::max(ip.watermark, ip.shared_used);
+  eb.use.shared += eg_over;
+  charge(eb, cells);
+  ep.shared_used += eg_over;
+  ep.watermark = std::max(ep.watermark, ep.shared_used);
+  total_used_ += cells;
+
+  a.verdict = Verdict::kAccept;
+  a.ticket = Ticket{static_cast<uint16_t>(cells), static_cast<uint16_t>(ing_shared),
+                    static_cast<uint16_t>(ing_hdrm), static_cast<uint16_t>(eg_over)};
+  return a;
+}
+
+void Mmu::release(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, const Ticket& t) {
+  BufState& ib = pgs_[idx(in_port, pg)];
+  BufState& eb = queues_[idx(out_port, queue)];
+  PoolState& ip = pools_[ib.profile->pool];
+  PoolState& ep = pools_[eb.profile->pool];
+  ib.use.used -= t.cells;
+  ib.use.shared -= t.ing_shared;
+  ib.use.hdrm -= t.ing_hdrm;
+  ip.shared_used -= t.ing_shared;
+  ip.hdrm_used -= t.ing_hdrm;
+  eb.use.used -= t.cells;
+  eb.use.shared -= t.eg_shared;
+  ep.shared_used -= t.eg_shared;
+  total_used_ -= t.cells;
+}
+
+void Mmu::clear_watermarks() {
+  for (BufState& b : pgs_) b.use.watermark = b.use.used;
+  for (BufState& b : queues_) b.use.watermark = b.use.used;
+  for (PoolState& p : pools_) p.watermark = p.shared_used;
+}
+
+}  // namespace sf::sw

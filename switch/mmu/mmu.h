@@ -1,0 +1,116 @@
+// Shared-buffer MMU: cell accounting per ingress (port, PG) and egress
+// (port, queue), reserved minimum then shared use capped by a static or a
+// dynamic threshold (alpha x free shared buffer, alpha = 2^dynamic_th), and
+// headroom for lossless PGs. Facts: shared/reference/switch.md sections 1-2.
+//
+// One Mmu per switch. Not thread-safe: owned by the datapath lcore (sharded
+// switches keep one Mmu and serialise through it; see docs/architecture.md).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "switch/mmu/mmu_config.h"
+
+namespace sf::sw {
+
+enum class Verdict : uint8_t { kAccept, kDrop, kTrim };
+
+enum class DropReason : uint8_t {
+  kNone,
+  kNoBuffer,          // PG or queue has no profile
+  kIngressLimit,      // lossy PG over its shared threshold
+  kHeadroomOverflow,  // lossless PG over threshold with headroom full: misconfiguration
+  kEgressLimit,       // queue over its shared threshold
+  kBufferFull,        // physical buffer exhausted
+  kCount,
+};
+std::string_view to_string(DropReason r);
+
+// What a packet took from each region, returned verbatim on release so the
+// counters never drift. Stored with the packet while it is queued.
+struct Ticket {
+  uint16_t cells = 0;
+  uint16_t ing_shared = 0;  // ingress cells charged to the pool's shared part
+  uint16_t ing_hdrm = 0;    // ingress cells charged to headroom
+  uint16_t eg_shared = 0;   // egress cells charged to the pool's shared part
+  // ingress reserved = cells - ing_shared - ing_hdrm; egress reserved = cells - eg_shared
+};
+
+struct Admission {
+  Verdict verdict = Verdict::kDrop;
+  DropReason reason = DropReason::kNone;  // why it would have been dropped (also for kTrim)
+  Ticket ticket;                          // valid when verdict == kAccept
+};
+
+// Occupancy of one PG or queue, in cells.
+struct BufferUse {
+  uint32_t used = 0;      // reserved + shared + headroom
+  uint32_t shared = 0;
+  uint32_t hdrm = 0;
+  uint32_t watermark = 0;  // max `used` since the last clear
+};
+
+class Mmu {
+ public:
+  // `cfg` must be validated (config loader); indices are trusted.
+  explicit Mmu(const MmuConfig& cfg);
+
+  uint32_t cells_for(uint32_t bytes) const { return (bytes + cell_bytes_ - 1) / cell_bytes_; }
+  uint32_t cell_bytes() const { return cell_bytes_; }
+
+  // Decide whether a packet of `bytes` arriving on (in_port, pg) for
+  // (out_port, queue) fits, and charge it if so.
+  Admission admit(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, uint32_t bytes);
+  // Return what `admit` charged, when the packet leaves or is dropped later.
+  void release(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, const Ticket& t);
+
+  // Current shared limit, in cells, of a PG / queue (static or alpha x free).
+  uint32_t pg_shared_limit(uint16_t port, uint8_t pg) const;
+  uint32_t queue_shared_limit(uint16_t port, uint8_t queue) const;
+
+  const BufferUse& pg_use(uint16_t port, uint8_t pg) const { return pgs_[idx(port, pg)].use; }
+  const BufferUse& queue_use(uint16_t port, uint8_t q) const { return queues_[idx(port, q)].use; }
+  // Shared cells still free in pool `pool` (the "free" of the dynamic threshold).
+  uint32_t pool_free(uint16_t pool) const;
+  uint32_t pool_shared_used(uint16_t pool) const { return pools_[pool].shared_used; }
+  uint32_t pool_watermark(uint16_t pool) const { return pools_[pool].watermark; }
+  uint32_t hdrm_pool_used(uint16_t pool) const { return pools_[pool].hdrm_used; }
+  uint32_t total_used() const { return total_used_; }
+  uint32_t total_cells() const { return total_cells_; }
+  const ProfileConfig* pg_profile(uint16_t port, uint8_t pg) const { return pgs_[idx(port, pg)].profile; }
+  const ProfileConfig* queue_profile(uint16_t port, uint8_t q) const { return queues_[idx(port, q)].profile; }
+
+  void clear_watermarks();
+
+ private:
+  struct PoolState {
+    ThresholdMode mode;
+    uint32_t size = 0;         // shared cells
+    uint32_t shared_used = 0;
+    uint32_t hdrm_size = 0;    // shared headroom pool cells (0 = private headroom)
+    uint32_t hdrm_used = 0;
+    uint32_t watermark = 0;
+  };
+  struct BufState {
+    const ProfileConfig* profile = nullptr;
+    uint32_t reserved = 0;  // cells
+    uint32_t static_th = 0; // cells, 0 = unlimited
+    uint32_t xoff = 0;      // headroom cells
+    BufferUse use;
+  };
+
+  size_t idx(uint16_t port, uint8_t i) const { return size_t{port} * kNumPgs + i; }
+  uint32_t shared_limit(const BufState& b) const;
+  static void charge(BufState& b, uint32_t cells);
+
+  uint32_t cell_bytes_;
+  uint32_t total_cells_;
+  uint32_t total_used_ = 0;
+  std::vector<PoolState> pools_;
+  std::vector<BufState> pgs_;     // [port * 8 + pg]
+  std::vector<BufState> queues_;  // [port * 8 + queue]
+};
+
+}  // namespace sf::sw
