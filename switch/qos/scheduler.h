@@ -1,0 +1,46 @@
+// Egress scheduler of one port: 8 queues, strict priority and DWRR (SONiC
+// SCHEDULER table). Strict queues are served first, higher `priority` first
+// (ties: higher queue index); the rest share by deficit round robin with a
+// quantum of weight x kDwrrQuantumBytes. Paused queues (PFC) are skipped.
+// One instance per egress port, owned by the lcore that transmits on it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+
+namespace sf::sw {
+
+inline constexpr int kSchedQueues = 8;
+// Bytes of credit per unit of DWRR weight; >= the largest frame so that a queue
+// always sends at least one packet per turn.
+inline constexpr uint32_t kDwrrQuantumBytes = 9216 + 64;
+
+enum class SchedType : uint8_t { kStrict, kDwrr };
+
+struct QueueSchedConfig {
+  SchedType type = SchedType::kDwrr;
+  uint32_t weight = 1;    // DWRR: 1..100
+  uint32_t priority = 0;  // STRICT: 0..9, higher first
+};
+
+class PortScheduler {
+ public:
+  PortScheduler() = default;
+  explicit PortScheduler(const std::array<QueueSchedConfig, kSchedQueues>& cfg);
+
+  // head_bytes[q]: size of queue q's head packet, 0 if empty. Bit q of
+  // `eligible` clear = queue paused. Returns the queue to send from, or -1.
+  // Charges the returned queue's deficit with its head packet.
+  int pick(std::span<const uint32_t, kSchedQueues> head_bytes, uint8_t eligible);
+
+ private:
+  std::array<QueueSchedConfig, kSchedQueues> cfg_{};
+  std::array<uint8_t, kSchedQueues> strict_order_{};  // strict queues, best first
+  int num_strict_ = 0;
+  std::array<int64_t, kSchedQueues> deficit_{};
+  int rr_ = 0;         // DWRR queue whose turn it is
+  bool fresh_ = true;  // rr_ has not yet received its quantum this turn
+};
+
+}  // namespace sf::sw
