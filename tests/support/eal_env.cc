@@ -50,7 +50,7 @@ rte_mbuf* make_mbuf(std::span<const uint8_t> bytes, uint16_t seg_bytes) {
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
   std::string prefix = "sf-test-" + std::to_string(getpid());
-  std::vector<std::string> args = {argv[0], "--no-huge", "--no-pci", "--in-memory", "-m", "512",
+  std::vector<std::string> args = {argv[0], "--no-huge", "--no-shconf", "--no-pci", "-m", "512",
                                    "--file-prefix", prefix, "--log-level", "*:warning", "--no-telemetry"};
   std::vector<char*> cargs;
   for (auto& a : args) cargs.push_back(a.data());

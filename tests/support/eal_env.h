@@ -1,5 +1,5 @@
 // Test support for the `dpdk` tier (STYLE G12): EAL brought up once per test
-// binary with --no-huge --no-pci --in-memory, and a shared mbuf pool.
+// binary with --no-huge --no-shconf --no-pci, and a shared mbuf pool.
 #pragma once
 
 #include <rte_mbuf.h>
