@@ -1,0 +1,103 @@
+// ICRC computation with ISA-L (endpoint.md 1.7).
+#include "common/wire/icrc.h"
+
+#include <isa-l/crc.h>
+
+#include <cstring>
+
+namespace sf::wire {
+
+namespace {
+// crc32_gzip_refl(0, 8 x 0xFF): the CRC after the pseudo-LRH that replaces the
+// InfiniBand LRH (= ~0xDEBB20E3, rxe's seed; checked in icrc_test.cc).
+constexpr uint32_t kCrcAfterPseudoLrh = 0x2144DF1Cu;
+
+bool layout_valid(IcrcLayout l) {
+  if (l.ip_version == IpVersion::kV4) return l.ip_header_bytes >= Ipv4Header::kSize && l.ip_header_bytes <= 60;
+  if (l.ip_version == IpVersion::kV6) return l.ip_header_bytes == Ipv6Header::kSize;
+  return false;
+}
+
+// Covered prefix of a parsed frame: [ip_offset, icrc_offset).
+bool has_icrc(const FrameInfo& fi) {
+  return fi.bth != nullptr && fi.icrc_offset != 0 && fi.ip_header_bytes != 0 &&
+         fi.icrc_offset + kIcrcBytes <= fi.frame_bytes;
+}
+}  // namespace
+
+const char* to_string(IcrcStatus s) {
+  switch (s) {
+    case IcrcStatus::kOk: return "ok";
+    case IcrcStatus::kBad: return "bad";
+    case IcrcStatus::kNotRoce: return "not_roce";
+  }
+  return "?";
+}
+
+IcrcLayout icrc_layout(const FrameInfo& fi) {
+  if (!has_icrc(fi)) return {};
+  return IcrcLayout{fi.ip_version, fi.ip_header_bytes};
+}
+
+void mask_icrc_headers(std::span<uint8_t> block, IcrcLayout layout) {
+  uint8_t* ip = block.data();
+  if (layout.ip_version == IpVersion::kV4) {
+    ip[Ipv4Header::kOffTos] = 0xFF;
+    ip[Ipv4Header::kOffTtl] = 0xFF;
+    ip[Ipv4Header::kOffChecksum] = 0xFF;
+    ip[Ipv4Header::kOffChecksum + 1] = 0xFF;
+  } else {
+    // Version nibble kept; traffic class (8 bits) and flow label (20 bits) all ones.
+    ip[0] |= 0x0F;
+    ip[1] = 0xFF;
+    ip[2] = 0xFF;
+    ip[3] = 0xFF;
+    ip[Ipv6Header::kOffHopLimit] = 0xFF;
+  }
+  uint8_t* udp = ip + layout.ip_header_bytes;
+  udp[UdpHeader::kOffChecksum] = 0xFF;
+  udp[UdpHeader::kOffChecksum + 1] = 0xFF;
+  uint8_t* bth = udp + UdpHeader::kSize;
+  bth[Bth::kOffBecnByte] = 0xFF;
+}
+
+bool IcrcAccumulator::begin(std::span<const uint8_t> headers, IcrcLayout layout) {
+  if (!layout_valid(layout) || headers.size() < layout.masked_bytes()) return false;
+  uint8_t scratch[kIcrcMaskedMaxBytes];
+  const std::size_t n = layout.masked_bytes();
+  std::memcpy(scratch, headers.data(), n);
+  mask_icrc_headers(std::span<uint8_t>(scratch, n), layout);
+  crc_ = crc32_gzip_refl(kCrcAfterPseudoLrh, scratch, n);
+  return true;
+}
+
+void IcrcAccumulator::update(std::span<const uint8_t> bytes) {
+  if (bytes.empty()) return;
+  crc_ = crc32_gzip_refl(crc_, bytes.data(), bytes.size());
+}
+
+uint32_t icrc_compute(std::span<const uint8_t> covered, IcrcLayout layout) {
+  IcrcAccumulator acc;
+  if (!acc.begin(covered, layout)) return 0;
+  acc.update(covered.subspan(layout.masked_bytes()));
+  return acc.value();
+}
+
+uint32_t icrc_compute(std::span<const uint8_t> frame, const FrameInfo& fi) {
+  if (!has_icrc(fi) || fi.icrc_offset > frame.size()) return 0;
+  return icrc_compute(frame.subspan(fi.ip_offset, fi.icrc_offset - fi.ip_offset), icrc_layout(fi));
+}
+
+IcrcStatus icrc_verify(std::span<const uint8_t> frame, const FrameInfo& fi) {
+  if (!has_icrc(fi) || fi.icrc_offset + kIcrcBytes > frame.size()) return IcrcStatus::kNotRoce;
+  const uint32_t want = load_le32(frame.data() + fi.icrc_offset);
+  return icrc_compute(frame, fi) == want ? IcrcStatus::kOk : IcrcStatus::kBad;
+}
+
+bool icrc_store(std::span<uint8_t> frame, const FrameInfo& fi) {
+  if (!has_icrc(fi) || fi.icrc_offset + kIcrcBytes > frame.size()) return false;
+  store_le32(frame.data() + fi.icrc_offset, icrc_compute(frame, fi));
+  return true;
+}
+
+}  // namespace sf::wire

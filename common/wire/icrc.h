@@ -1,0 +1,62 @@
+// RoCEv2 ICRC (endpoint.md 1.7): CRC-32 (IEEE 802.3, reflected) over
+//   8 x 0xFF | masked IP header | UDP (checksum masked) | BTH (byte 4 masked)
+//   | ext headers | payload | pad,
+// stored little-endian in the last 4 bytes of the UDP payload. One
+// implementation for IPv4 and IPv6: only mask_icrc_headers() differs per
+// version. Uses ISA-L crc32_gzip_refl, which continues across buffers.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "common/wire/frame_parser.h"
+
+namespace sf::wire {
+
+// Where the masked header block starts and how long its IP part is.
+struct IcrcLayout {
+  IpVersion ip_version = IpVersion::kNone;
+  uint32_t ip_header_bytes = 0;  // 20..60 for IPv4, 40 for IPv6
+  // Bytes of IP + UDP + BTH that get masked (the prefix fed through the mask).
+  uint32_t masked_bytes() const { return ip_header_bytes + UdpHeader::kSize + Bth::kSize; }
+};
+inline constexpr std::size_t kIcrcMaskedMaxBytes = 60 + UdpHeader::kSize + Bth::kSize;
+
+// Layout of a parsed frame (ip_version kNone when the frame has no BTH).
+IcrcLayout icrc_layout(const FrameInfo& fi);
+
+// Overwrites the ICRC-variant fields of an IP|UDP|BTH block (laid out per
+// `layout`, at least layout.masked_bytes() long) with all ones.
+void mask_icrc_headers(std::span<uint8_t> block, IcrcLayout layout);
+
+// Incremental ICRC: begin() with the first masked_bytes() bytes from the IP
+// header on (copied and masked internally), then update() with every following
+// covered byte, in order and in any split; value() is the ICRC.
+class IcrcAccumulator {
+ public:
+  // Returns false (state unchanged) if headers.size() < layout.masked_bytes()
+  // or the layout is invalid.
+  bool begin(std::span<const uint8_t> headers, IcrcLayout layout);
+  void update(std::span<const uint8_t> bytes);
+  uint32_t value() const { return crc_; }
+
+ private:
+  uint32_t crc_ = 0;
+};
+
+// ICRC of `covered` = the bytes from the IP header up to (excluding) the ICRC.
+// Returns 0 if covered is shorter than layout.masked_bytes().
+uint32_t icrc_compute(std::span<const uint8_t> covered, IcrcLayout layout);
+
+enum class IcrcStatus : uint8_t { kOk, kBad, kNotRoce };
+const char* to_string(IcrcStatus s);
+
+// Frame-level helpers for a parsed contiguous frame (fi from parse_frame on
+// the same bytes). A frame with a BTH and an ICRC position qualifies even if
+// its opcode is unknown; otherwise kNotRoce / false.
+uint32_t icrc_compute(std::span<const uint8_t> frame, const FrameInfo& fi);
+IcrcStatus icrc_verify(std::span<const uint8_t> frame, const FrameInfo& fi);
+// Computes the ICRC and stores it little-endian at fi.icrc_offset.
+bool icrc_store(std::span<uint8_t> frame, const FrameInfo& fi);
+
+}  // namespace sf::wire
