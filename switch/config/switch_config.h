@@ -1,0 +1,85 @@
+// SwitchConfig: a switch's whole configuration, loaded from SONiC-style JSON
+// tables (DEVICE_METADATA, PORT, BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG,
+// BUFFER_QUEUE, DSCP_TO_TC_MAP, DOT1P_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP,
+// TC_TO_QUEUE_MAP, MAP_PFC_PRIORITY_TO_QUEUE, PORT_QOS_MAP, WRED_PROFILE,
+// SCHEDULER, QUEUE, STATIC_ROUTE, NEIGH, FDB, SRV6) into immutable structs,
+// every cross reference resolved to an index. Reference: docs/config-reference.md.
+// Errors are sf::config::ConfigError naming the JSON path; setup time only.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/config/config_node.h"
+#include "common/config/port_config.h"
+#include "common/time.h"
+#include "switch/mmu/mmu_config.h"
+#include "switch/qos/scheduler.h"
+#include "switch/qos/wred.h"
+
+namespace sf::sw {
+
+// Per-port classification (PORT_QOS_MAP with its maps resolved).
+struct PortQos {
+  std::array<uint8_t, 64> dscp_to_tc{};
+  std::array<uint8_t, 8> dot1p_to_tc{};
+  std::array<uint8_t, 8> tc_to_pg{};
+  std::array<uint8_t, 8> tc_to_queue{};
+  std::array<uint8_t, 8> pfc_to_queue{};  // received PFC priority -> queue to pause
+  bool trust_dot1p = false;               // classify tagged frames by PCP instead of DSCP
+  uint8_t pfc_enable = 0;                 // bit p = priority p is lossless
+  uint8_t pfcwd_enable = 0;
+};
+
+struct RouteNextHop {
+  uint16_t port = 0;
+  std::array<uint8_t, 6> mac{};  // neighbour MAC (from NEIGH)
+};
+
+struct StaticRoute {
+  bool v6 = false;
+  std::array<uint8_t, 16> prefix{};  // first 4 bytes for IPv4
+  uint8_t depth = 0;
+  std::vector<RouteNextHop> next_hops;  // > 1 = ECMP group
+};
+
+struct StaticFdbEntry {
+  std::array<uint8_t, 6> mac{};
+  uint16_t vlan = 0;
+  uint16_t port = 0;
+};
+
+// SRv6 uN (F3216): this switch's locator block (32 bits) and its own uSID;
+// the static table maps the next uSID to an output port and neighbour MAC.
+struct Srv6Config {
+  std::array<uint8_t, 4> block{};
+  uint16_t my_usid = 0;
+  struct Entry {
+    uint16_t usid = 0;
+    RouteNextHop next_hop;
+  };
+  std::vector<Entry> table;
+};
+
+struct SwitchConfig {
+  config::PortsConfig ports;
+  MmuConfig mmu;
+  std::vector<PortQos> qos;                                      // per port
+  std::vector<std::array<WredConfig, kNumQueues>> wred;          // per port, queue
+  std::vector<std::array<QueueSchedConfig, kNumQueues>> sched;   // per port, queue
+  std::vector<StaticRoute> routes;
+  std::vector<StaticFdbEntry> fdb;
+  std::optional<Srv6Config> srv6;
+  uint32_t fdb_capacity = 65536;
+  TimeNs fdb_ageing = TimeNs::from_s(300);
+  uint64_t seed = 1;  // WRED draws
+};
+
+// Parses and validates a whole switch document. Throws config::ConfigError.
+SwitchConfig parse_switch_config(const config::Json& doc);
+SwitchConfig load_switch_config(const std::string& file_path);
+
+}  // namespace sf::sw

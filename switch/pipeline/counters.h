@@ -1,0 +1,55 @@
+// Switch counters under the names operators know (SONiC / mlx5 style). Plain
+// uint64_t fields written by the datapath lcore only and read by the control
+// thread (telemetry, time series); a torn read of a counter is acceptable.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "switch/mmu/mmu_config.h"
+
+namespace sf::sw {
+
+// Why the switch dropped a packet. Every drop is counted under exactly one.
+enum class DropCause : uint8_t {
+  kMalformed,         // frame failed parsing (truncated, bad IP header...)
+  kOversize,          // longer than the ingress port's MTU allows
+  kTtlExpired,        // TTL / hop limit <= 1 on a routed packet
+  kNoRoute,           // routed packet without a matching route / uSID
+  kHairpin,           // L2 destination is the ingress port
+  kNoBuffer,          // MMU: PG or queue without a profile
+  kIngressLimit,      // MMU: lossy PG over its shared threshold
+  kHeadroomOverflow,  // MMU: lossless PG over threshold with headroom full
+  kEgressLimit,       // MMU: queue over its shared threshold
+  kBufferFull,        // MMU: physical buffer exhausted
+  kWred,              // WRED early drop of a non-ECT packet
+  kQueueFull,         // egress queue descriptor ring full
+  kCount,
+};
+std::string_view to_string(DropCause c);
+inline constexpr size_t kNumDropCauses = static_cast<size_t>(DropCause::kCount);
+
+struct QueueCounters {
+  uint64_t tx_packets = 0;
+  uint64_t tx_bytes = 0;
+  uint64_t enqueued_packets = 0;
+  uint64_t ecn_marked = 0;
+  uint64_t dropped = 0;           // all causes, charged to the egress queue
+  uint64_t watermark_bytes = 0;   // max queue bytes since the last clear
+};
+
+struct PortCounters {
+  uint64_t rx_packets = 0;
+  uint64_t rx_bytes = 0;
+  uint64_t tx_packets = 0;
+  uint64_t tx_bytes = 0;
+  uint64_t rx_mac_control = 0;   // PAUSE / PFC frames received (consumed)
+  uint64_t flooded = 0;          // unknown unicast / broadcast arrivals flooded
+  uint64_t routed = 0;
+  uint64_t dropped = 0;          // all causes, charged to the ingress port
+  std::array<uint64_t, kNumDropCauses> drops{};  // by cause, ingress port
+  std::array<QueueCounters, kNumQueues> queues{};
+};
+
+}  // namespace sf::sw

@@ -1,0 +1,58 @@
+// A fixed-capacity FIFO of packets waiting on one egress queue, with what the
+// MMU charged for each (returned on dequeue). Capacity is set once at setup;
+// push/pop never allocate. Owned by the lcore that runs the switch node.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "switch/mmu/mmu.h"
+
+struct rte_mbuf;
+
+namespace sf::sw {
+
+struct QueuedPkt {
+  rte_mbuf* mbuf = nullptr;
+  Ticket ticket;
+  uint16_t in_port = 0;
+  uint8_t pg = 0;
+  uint32_t bytes = 0;  // frame bytes (pkt_len)
+};
+
+class EgressQueue {
+ public:
+  // Capacity rounded up to a power of two.
+  explicit EgressQueue(uint32_t capacity = 1024) {
+    uint32_t c = 1;
+    while (c < capacity) c <<= 1;
+    ring_.resize(c);
+    mask_ = c - 1;
+  }
+
+  bool empty() const { return head_ == tail_; }
+  bool full() const { return tail_ - head_ == ring_.size(); }
+  uint32_t packets() const { return tail_ - head_; }
+  uint64_t bytes() const { return bytes_; }
+  uint32_t head_bytes() const { return empty() ? 0 : ring_[head_ & mask_].bytes; }
+
+  // Caller checks full() first.
+  void push(const QueuedPkt& p) {
+    ring_[tail_++ & mask_] = p;
+    bytes_ += p.bytes;
+  }
+  QueuedPkt pop() {
+    const QueuedPkt p = ring_[head_++ & mask_];
+    bytes_ -= p.bytes;
+    return p;
+  }
+
+ private:
+  std::vector<QueuedPkt> ring_;
+  uint32_t mask_ = 0;
+  uint32_t head_ = 0;  // free-running indices
+  uint32_t tail_ = 0;
+  uint64_t bytes_ = 0;
+};
+
+}  // namespace sf::sw

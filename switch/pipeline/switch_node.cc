@@ -1,0 +1,316 @@
+// Switch pipeline: receive path (parse, classify, forward, admit, mark,
+// enqueue) and transmit path (schedule, dequeue, release). See switch_node.h.
+#include "switch/pipeline/switch_node.h"
+
+#include <rte_mbuf.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/wire/frame_parser.h"
+#include "common/wire/srv6.h"
+
+namespace sf::sw {
+
+std::string_view to_string(DropCause c) {
+  switch (c) {
+    case DropCause::kMalformed: return "malformed";
+    case DropCause::kOversize: return "oversize";
+    case DropCause::kTtlExpired: return "ttl_expired";
+    case DropCause::kNoRoute: return "no_route";
+    case DropCause::kHairpin: return "hairpin";
+    case DropCause::kNoBuffer: return "no_buffer";
+    case DropCause::kIngressLimit: return "ingress_limit";
+    case DropCause::kHeadroomOverflow: return "headroom_overflow";
+    case DropCause::kEgressLimit: return "egress_limit";
+    case DropCause::kBufferFull: return "buffer_full";
+    case DropCause::kWred: return "wred";
+    case DropCause::kQueueFull: return "queue_full";
+    case DropCause::kCount: break;
+  }
+  return "unknown";
+}
+
+namespace {
+
+constexpr uint32_t kEthVlanOverhead = 14 + 4;
+constexpr uint16_t kFloodPort = 0xFFFF;
+// FDB ageing runs this often (a sweep over the table, off the packet path).
+constexpr TimeNs kAgeingPeriod = TimeNs::from_s(1);
+// Egress descriptor rings: enough for the whole buffer in 1-cell packets,
+// capped so that 8 queues x many ports stay small.
+constexpr uint32_t kMaxQueueDescriptors = 16384;
+
+DropCause cause_of(DropReason r) {
+  switch (r) {
+    case DropReason::kNoBuffer: return DropCause::kNoBuffer;
+    case DropReason::kIngressLimit: return DropCause::kIngressLimit;
+    case DropReason::kHeadroomOverflow: return DropCause::kHeadroomOverflow;
+    case DropReason::kEgressLimit: return DropCause::kEgressLimit;
+    case DropReason::kBufferFull: return DropCause::kBufferFull;
+    case DropReason::kNone:
+    case DropReason::kCount: break;
+  }
+  return DropCause::kBufferFull;
+}
+
+// Whether parsing got far enough for the switch: it forwards any valid IP
+// packet (RoCE or not) and any Ethernet frame of another EtherType at L2.
+bool l3_valid(const wire::FrameInfo& f) {
+  using wire::ParseReason;
+  switch (f.reason) {
+    case ParseReason::kOk:
+    case ParseReason::kNotUdp:
+    case ParseReason::kNotRoce:
+    case ParseReason::kFragmented:
+      return true;
+    default:
+      // A RoCE-level complaint once UDP is sound is not the switch's business.
+      return f.udp_end != 0;
+  }
+}
+
+bool is_ect(wire::Ecn e) { return e != wire::Ecn::kNotEct; }
+
+}  // namespace
+
+SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8_t, 6>> port_macs)
+    : cfg_(cfg), ports_(cfg.ports.ports.size()), mmu_(cfg.mmu), rng_(cfg.seed) {
+  const uint32_t ring = std::min<uint32_t>(kMaxQueueDescriptors, mmu_.total_cells());
+  for (size_t p = 0; p < ports_.size(); ++p) {
+    Port& port = ports_[p];
+    port.mac = p < port_macs.size() ? port_macs[p] : std::array<uint8_t, 6>{};
+    port.max_frame_bytes = cfg.ports.ports[p].mtu_bytes + kEthVlanOverhead;
+    port.qos = &cfg.qos[p];
+    for (int q = 0; q < kNumQueues; ++q) {
+      port.wred[q] = Wred(cfg.wred[p][q]);
+      port.queues[q] = EgressQueue(ring);
+    }
+    port.sched = PortScheduler(cfg.sched[p]);
+  }
+  fdb_ = std::make_unique<Fdb>(cfg.fdb_capacity);
+  for (const StaticFdbEntry& e : cfg.fdb) {
+    if (!fdb_->add_static(e.mac, e.vlan, e.port)) throw std::runtime_error("fdb: static entries exceed capacity");
+  }
+  routes_ = std::make_unique<RouteTable>();
+  for (const StaticRoute& r : cfg.routes) {
+    std::vector<uint32_t> ids;
+    for (const RouteNextHop& nh : r.next_hops) ids.push_back(routes_->add_next_hop({nh.port, nh.mac, ports_[nh.port].mac}));
+    const RouteTarget t = ids.size() == 1 ? RouteTarget{false, ids[0]} : RouteTarget{true, routes_->add_group(ids)};
+    std::array<uint8_t, 4> v4{};
+    std::copy_n(r.prefix.begin(), 4, v4.begin());
+    if (!(r.v6 ? routes_->add_v6(r.prefix, r.depth, t) : routes_->add_v4(v4, r.depth, t))) {
+      throw std::runtime_error("routes: cannot add a static route (table full?)");
+    }
+  }
+  if (cfg.srv6) {
+    srv6_slot_.assign(1u << 16, -1);
+    for (const auto& e : cfg.srv6->table) {
+      srv6_slot_[e.usid] = static_cast<int32_t>(srv6_next_.size());
+      srv6_next_.push_back({e.next_hop.port, e.next_hop.mac, ports_[e.next_hop.port].mac});
+    }
+  }
+  next_age_ = kAgeingPeriod;
+}
+
+SwitchNode::~SwitchNode() {
+  for (Port& p : ports_) {
+    for (EgressQueue& q : p.queues) {
+      while (!q.empty()) rte_pktmbuf_free(q.pop().mbuf);
+    }
+  }
+}
+
+void SwitchNode::receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) {
+  for (size_t i = 0; i < pkts.size(); ++i) {
+    if (i + 2 < pkts.size()) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void*));
+    process(port, pkts[i], now);
+  }
+}
+
+void SwitchNode::drop(uint16_t in_port, rte_mbuf* m, DropCause cause) {
+  PortCounters& c = ports_[in_port].ctr;
+  ++c.dropped;
+  ++c.drops[static_cast<size_t>(cause)];
+  rte_pktmbuf_free(m);
+}
+
+void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
+  Port& ip = ports_[in];
+  ip.ctr.rx_packets++;
+  ip.ctr.rx_bytes += m->pkt_len;
+  if (m->pkt_len > ip.max_frame_bytes) return drop(in, m, DropCause::kOversize);
+
+  uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
+  const wire::FrameInfo f = wire::parse_frame({data, m->data_len}, m->pkt_len);
+  if (f.eth == nullptr) return drop(in, m, DropCause::kMalformed);
+  if (f.kind == wire::FrameKind::kMacControl) {
+    // PAUSE / PFC end at this hop; the lossless layer acts on them.
+    ip.ctr.rx_mac_control++;
+    rte_pktmbuf_free(m);
+    return;
+  }
+  const bool is_ip = f.ip_version != wire::IpVersion::kNone;
+  if (is_ip && !l3_valid(f)) return drop(in, m, DropCause::kMalformed);
+  if (!is_ip && f.reason != wire::ParseReason::kUnsupportedEtherType) return drop(in, m, DropCause::kMalformed);
+
+  // The header that routing, TTL and ECN act on: the outer one for SRv6.
+  auto* v4 = const_cast<wire::Ipv4Header*>(f.ipv4);
+  auto* v6 = const_cast<wire::Ipv6Header*>(f.outer_ipv6 != nullptr ? f.outer_ipv6 : f.ipv6);
+
+  // Classify: DSCP (or PCP on trusting ports) -> TC -> PG and queue.
+  const PortQos& qos = *ip.qos;
+  uint8_t tc = 0;
+  if (qos.trust_dot1p && f.vlan != nullptr) {
+    tc = qos.dot1p_to_tc[f.vlan->pcp()];
+  } else if (v4 != nullptr) {
+    tc = qos.dscp_to_tc[v4->dscp()];
+  } else if (v6 != nullptr) {
+    tc = qos.dscp_to_tc[v6->dscp()];
+  } else if (f.vlan != nullptr) {
+    tc = qos.dot1p_to_tc[f.vlan->pcp()];
+  }
+  const uint8_t pg = qos.tc_to_pg[tc];
+  const uint8_t queue = qos.tc_to_queue[tc];
+
+  wire::EthHeader* eth = const_cast<wire::EthHeader*>(f.eth);
+  const uint16_t vlan = f.vlan != nullptr ? f.vlan->vid() : 0;
+  const bool src_unicast = (eth->src.bytes[0] & 1u) == 0;
+  if (src_unicast) fdb_->learn(eth->src.bytes, vlan, in, now);
+
+  // L3 when addressed to this port's router MAC.
+  if (is_ip && eth->dst.bytes == ip.mac) {
+    const NextHop* nh = nullptr;
+    if (v4 != nullptr) {
+      if (v4->ttl <= 1) return drop(in, m, DropCause::kTtlExpired);
+      const auto t = routes_->lookup_v4(v4->dst.bytes.data());
+      if (!t) return drop(in, m, DropCause::kNoRoute);
+      const uint16_t sp = f.udp ? f.udp->src_port.value() : 0;
+      const uint16_t dp = f.udp ? f.udp->dst_port.value() : 0;
+      nh = &routes_->resolve(*t, flow_hash(v4->src.bytes, v4->dst.bytes, v4->protocol, sp, dp));
+      v4->ttl--;
+      wire::ipv4_set_checksum(*v4);
+    } else {
+      if (v6->hop_limit <= 1) return drop(in, m, DropCause::kTtlExpired);
+      wire::Ipv6Addr& da = v6->dst;
+      if (cfg_.srv6 && std::equal(cfg_.srv6->block.begin(), cfg_.srv6->block.end(), da.bytes.begin())) {
+        // uN: our own uSID is consumed (shift); the next one picks the neighbour.
+        if (wire::active_usid(da) == cfg_.srv6->my_usid) {
+          if (wire::usid_args_zero(da)) return drop(in, m, DropCause::kNoRoute);  // End: no local decap here
+          wire::usid_shift(da);
+        }
+        const int32_t slot = srv6_slot_[wire::active_usid(da)];
+        if (slot < 0) return drop(in, m, DropCause::kNoRoute);
+        nh = &srv6_next_[static_cast<size_t>(slot)];
+      } else {
+        const auto t = routes_->lookup_v6(da.bytes.data());
+        if (!t) return drop(in, m, DropCause::kNoRoute);
+        const uint16_t sp = f.udp ? f.udp->src_port.value() : 0;
+        const uint16_t dp = f.udp ? f.udp->dst_port.value() : 0;
+        nh = &routes_->resolve(*t, flow_hash(v6->src.bytes, da.bytes, v6->next_header, sp, dp) ^ v6->flow_label());
+      }
+      v6->hop_limit--;
+    }
+    eth->dst.bytes = nh->dst_mac;
+    eth->src.bytes = nh->src_mac;
+    ip.ctr.routed++;
+    return enqueue(in, pg, nh->port, queue, m, v4, v6);
+  }
+
+  // L2: known unicast goes to one port, everything else floods.
+  const bool dst_unicast = (eth->dst.bytes[0] & 1u) == 0;
+  const auto out = dst_unicast ? fdb_->lookup(eth->dst.bytes, vlan) : std::nullopt;
+  if (out) {
+    if (*out == in) return drop(in, m, DropCause::kHairpin);
+    return enqueue(in, pg, *out, queue, m, v4, v6);
+  }
+  ip.ctr.flooded++;
+  const uint16_t n = num_ports();
+  if (n <= 1) return drop(in, m, DropCause::kHairpin);
+  // One mbuf, one reference per copy; flooded copies are never ECN-marked
+  // because they share their bytes.
+  rte_mbuf_refcnt_update(m, static_cast<int16_t>(n - 2));
+  for (uint16_t p = 0; p < n; ++p) {
+    if (p != in) enqueue(in, pg, p, queue, m, nullptr, nullptr);
+  }
+}
+
+void SwitchNode::enqueue(uint16_t in, uint8_t pg, uint16_t out, uint8_t queue, rte_mbuf* m, wire::Ipv4Header* v4,
+                         wire::Ipv6Header* v6) {
+  Port& op = ports_[out];
+  QueueCounters& qc = op.ctr.queues[queue];
+  EgressQueue& q = op.queues[queue];
+  auto refuse = [&](DropCause cause) {
+    ++qc.dropped;
+    drop(in, m, cause);
+  };
+  if (q.full()) return refuse(DropCause::kQueueFull);
+
+  const Admission a = mmu_.admit(in, pg, out, queue, m->pkt_len);
+  if (a.verdict != Verdict::kAccept) return refuse(cause_of(a.reason));  // trim: the lossless layer
+
+  // WRED/ECN on the instantaneous queue depth (bytes queued before this packet).
+  const Wred& w = op.wred[queue];
+  if (w.enabled()) {
+    const wire::Ecn ecn = v4 != nullptr ? v4->ecn() : v6 != nullptr ? v6->ecn() : wire::Ecn::kNotEct;
+    const bool markable = (v4 != nullptr || v6 != nullptr) && is_ect(ecn);
+    switch (w.decide(q.bytes(), markable, rng_.uniform())) {
+      case EcnAction::kMark:
+        if (v4 != nullptr) {
+          v4->set_dscp_ecn(v4->dscp(), wire::Ecn::kCe);
+          wire::ipv4_set_checksum(*v4);
+        } else {
+          v6->set_dscp_ecn(v6->dscp(), wire::Ecn::kCe);
+        }
+        ++qc.ecn_marked;
+        break;
+      case EcnAction::kDrop:
+        mmu_.release(in, pg, out, queue, a.ticket);
+        return refuse(DropCause::kWred);
+      case EcnAction::kPass:
+        break;
+    }
+  }
+
+  q.push(QueuedPkt{m, a.ticket, in, pg, m->pkt_len});
+  ++qc.enqueued_packets;
+  qc.watermark_bytes = std::max(qc.watermark_bytes, q.bytes());
+}
+
+uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs /*now*/) {
+  Port& p = ports_[port];
+  uint16_t n = 0;
+  std::array<uint32_t, kNumQueues> head{};
+  while (n < out.size()) {
+    for (int q = 0; q < kNumQueues; ++q) head[q] = p.queues[q].head_bytes();
+    const int q = p.sched.pick(head, static_cast<uint8_t>(~p.paused));
+    if (q < 0) break;
+    const QueuedPkt pkt = p.queues[q].pop();
+    mmu_.release(pkt.in_port, pkt.pg, port, static_cast<uint8_t>(q), pkt.ticket);
+    QueueCounters& qc = p.ctr.queues[q];
+    ++qc.tx_packets;
+    qc.tx_bytes += pkt.bytes;
+    ++p.ctr.tx_packets;
+    p.ctr.tx_bytes += pkt.bytes;
+    out[n++] = pkt.mbuf;
+  }
+  return n;
+}
+
+TimeNs SwitchNode::next_wakeup(TimeNs /*now*/) const { return next_age_; }
+
+void SwitchNode::advance(TimeNs now) {
+  if (now >= next_age_) {
+    fdb_->age(now, cfg_.fdb_ageing);
+    next_age_ = now + kAgeingPeriod;
+  }
+}
+
+void SwitchNode::clear_watermarks() {
+  mmu_.clear_watermarks();
+  for (Port& p : ports_) {
+    for (int q = 0; q < kNumQueues; ++q) p.ctr.queues[q].watermark_bytes = p.queues[q].bytes();
+  }
+}
+
+}  // namespace sf::sw

@@ -1,0 +1,89 @@
+// SwitchNode: the switch pipeline as a Node (DESIGN.md section 1): parse,
+// classify (DSCP/PCP -> TC -> PG, queue), forward (L2 FDB with learning and
+// flooding, IPv4/IPv6 LPM with ECMP, SRv6 uN), MMU admission, WRED/ECN, then
+// per-port strict+DWRR scheduling on transmit. Pure logic: time comes in as
+// `now`, randomness from a seeded Rng; no ethdev, no allocation per packet.
+//
+// Threading: one lcore calls every method (sharding across lcores keeps one
+// node per lcore group; see docs/architecture.md). Ownership: receive() takes
+// every mbuf; transmit() hands them back to the driver.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "common/node.h"
+#include "common/rng.h"
+#include "common/wire/ipv4.h"
+#include "common/wire/ipv6.h"
+#include "switch/config/switch_config.h"
+#include "switch/fwd/fdb.h"
+#include "switch/fwd/route_table.h"
+#include "switch/mmu/mmu.h"
+#include "switch/pipeline/counters.h"
+#include "switch/pipeline/egress_queue.h"
+#include "switch/qos/scheduler.h"
+#include "switch/qos/wred.h"
+
+namespace sf::sw {
+
+class SwitchNode final : public Node {
+ public:
+  // `cfg` must outlive the node. `port_macs[i]` is port i's own MAC (the router
+  // MAC that L3 traffic is addressed to); the app takes it from the device when
+  // the config has none. Throws at setup (std::runtime_error) if tables fail.
+  SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8_t, 6>> port_macs);
+  ~SwitchNode() override;
+
+  uint16_t num_ports() const override { return static_cast<uint16_t>(ports_.size()); }
+  void receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) override;
+  uint16_t transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) override;
+  TimeNs next_wakeup(TimeNs now) const override;
+  void advance(TimeNs now) override;
+
+  // PFC hook (lossless issue): bit q set = queue q of `port` is paused and the
+  // scheduler skips it.
+  void set_paused(PortId port, uint8_t queue_mask) { ports_[port].paused = queue_mask; }
+  uint8_t paused(PortId port) const { return ports_[port].paused; }
+
+  const PortCounters& counters(PortId port) const { return ports_[port].ctr; }
+  uint64_t queue_bytes(PortId port, uint8_t q) const { return ports_[port].queues[q].bytes(); }
+  uint32_t queue_packets(PortId port, uint8_t q) const { return ports_[port].queues[q].packets(); }
+  const Mmu& mmu() const { return mmu_; }
+  const Fdb& fdb() const { return *fdb_; }
+  void clear_watermarks();
+
+ private:
+  struct Port {
+    std::array<uint8_t, 6> mac{};
+    uint32_t max_frame_bytes = 0;  // MTU + Ethernet header + VLAN tag
+    const PortQos* qos = nullptr;
+    std::array<Wred, kNumQueues> wred;
+    PortScheduler sched;
+    std::array<EgressQueue, kNumQueues> queues;
+    uint8_t paused = 0;
+    PortCounters ctr;
+  };
+  void process(uint16_t in_port, rte_mbuf* m, TimeNs now);
+  void drop(uint16_t in_port, rte_mbuf* m, DropCause cause);
+  // Admits and queues one copy; frees it (counted) on refusal.
+  // `v4`/`v6`: the IP header ECN marking rewrites (both null for non-IP or
+  // flooded copies, which are never marked).
+  void enqueue(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, rte_mbuf* m, wire::Ipv4Header* v4,
+               wire::Ipv6Header* v6);
+
+  const SwitchConfig& cfg_;
+  std::vector<Port> ports_;
+  Mmu mmu_;
+  std::unique_ptr<Fdb> fdb_;
+  std::unique_ptr<RouteTable> routes_;
+  std::vector<NextHop> srv6_next_;  // indexed by uSID slot (see .cc)
+  std::vector<int32_t> srv6_slot_;  // uSID -> index into srv6_next_, -1 none
+  Rng rng_;
+  TimeNs next_age_;
+};
+
+}  // namespace sf::sw

@@ -1,0 +1,296 @@
+// The switch pipeline on real mbufs: forwarding (L2 learn/flood, LPM + ECMP,
+// SRv6 uN), classification, ECN marking, MMU drops with reasons, pause mask,
+// and buffer accounting back to zero after draining.
+#include "switch/pipeline/switch_node.h"
+
+#include <gtest/gtest.h>
+#include <rte_mbuf.h>
+
+#include <map>
+#include <vector>
+
+#include "common/config/json_loader.h"
+#include "common/wire/frame_builder.h"
+#include "common/wire/frame_parser.h"
+#include "common/wire/srv6.h"
+#include "tests/support/eal_env.h"
+
+namespace sf::sw {
+namespace {
+
+using wire::MacAddr;
+
+constexpr std::array<uint8_t, 6> kRouterMac{0x02, 0x53, 0x46, 0, 0, 0x01};
+const MacAddr kHostA{{0x02, 0, 0, 0, 0, 0x0A}};
+const MacAddr kHostB{{0x02, 0, 0, 0, 0, 0x0B}};
+const MacAddr kHostC{{0x02, 0, 0, 0, 0, 0x0C}};
+
+std::string three_ports(const std::string& extra) {
+  return R"({"PORT": {"Ethernet0": {"devargs": "a", "speed": 100, "mtu": 9100},
+                      "Ethernet4": {"devargs": "b", "speed": 100, "mtu": 9100},
+                      "Ethernet8": {"devargs": "c", "speed": 100, "mtu": 1500}})" +
+         (extra.empty() ? "" : ", " + extra) + "}";
+}
+
+class SwitchNodeTest : public testing::Test {
+ protected:
+  void make(const std::string& doc) {
+    cfg_ = parse_switch_config(config::parse_text(doc));
+    macs_.assign(cfg_.ports.ports.size(), kRouterMac);
+    node_ = std::make_unique<SwitchNode>(cfg_, macs_);
+  }
+  void TearDown() override { node_.reset(); }
+
+  static rte_mbuf* frame(const wire::RoceFrameSpec& spec, size_t payload = 64) {
+    std::vector<uint8_t> buf(9300);
+    std::vector<uint8_t> data(payload, 0x5A);
+    const auto r = wire::build_roce_frame(buf, spec, data);
+    EXPECT_TRUE(r.ok());
+    buf.resize(r.frame_bytes);
+    return test::make_mbuf(buf);
+  }
+  static wire::RoceFrameSpec v4(MacAddr dst, MacAddr src, uint8_t dst_last = 2, uint8_t dscp = 26,
+                                wire::Ecn ecn = wire::Ecn::kEct0) {
+    wire::RoceFrameSpec s;
+    s.l2 = {dst, src, std::nullopt};
+    wire::Ipv4Spec ip;
+    ip.src.bytes = {10, 0, 0, 1};
+    ip.dst.bytes = {10, 1, 0, dst_last};
+    ip.dscp = dscp;
+    ip.ecn = ecn;
+    s.l3 = ip;
+    s.bth.opcode = wire::Opcode::kRcWriteOnly;
+    s.ext.reth_dma_length = 64;
+    return s;
+  }
+  void rx(uint16_t port, rte_mbuf* m) {
+    rte_mbuf* one[1] = {m};
+    node_->receive(port, one, TimeNs(0));
+  }
+  // Drains port `p`; returns the frames' bytes and frees the mbufs.
+  std::vector<std::vector<uint8_t>> drain(uint16_t p) {
+    std::vector<std::vector<uint8_t>> out;
+    rte_mbuf* burst[32];
+    uint16_t n;
+    while ((n = node_->transmit(p, burst, TimeNs(0))) > 0) {
+      for (uint16_t i = 0; i < n; ++i) {
+        std::vector<uint8_t> b(burst[i]->pkt_len);
+        const void* d = rte_pktmbuf_read(burst[i], 0, burst[i]->pkt_len, b.data());
+        if (d != b.data()) std::memcpy(b.data(), d, b.size());
+        out.push_back(std::move(b));
+        rte_pktmbuf_free(burst[i]);
+      }
+    }
+    return out;
+  }
+
+  SwitchConfig cfg_;
+  std::vector<std::array<uint8_t, 6>> macs_;
+  std::unique_ptr<SwitchNode> node_;
+};
+
+// 1. Unknown unicast floods to every other port; the reply is learned and
+// goes to one port only.
+TEST_F(SwitchNodeTest, L2FloodThenLearn) {
+  make(three_ports(""));
+  rx(0, frame(v4(kHostB, kHostA)));
+  EXPECT_EQ(drain(0).size(), 0u);
+  EXPECT_EQ(drain(1).size(), 1u);
+  EXPECT_EQ(drain(2).size(), 1u);
+  EXPECT_EQ(node_->counters(0).flooded, 1u);
+  rx(1, frame(v4(kHostA, kHostB)));
+  EXPECT_EQ(drain(0).size(), 1u);
+  EXPECT_EQ(drain(2).size(), 0u);
+  EXPECT_EQ(node_->fdb().lookup(kHostB.bytes, 0), 1);
+  // A frame to a host learned on the ingress port is a hairpin drop.
+  rx(1, frame(v4(kHostB, kHostC)));
+  EXPECT_EQ(node_->counters(1).drops[static_cast<size_t>(DropCause::kHairpin)], 1u);
+}
+
+constexpr const char* kRoutes = R"(
+  "NEIGH": {"Ethernet4|10.0.1.1": {"neigh": "02:00:00:00:01:01"},
+            "Ethernet8|10.0.2.1": {"neigh": "02:00:00:00:02:01"}},
+  "STATIC_ROUTE": {"10.1.0.0/16": {"nexthop": "10.0.1.1,10.0.2.1", "ifname": "Ethernet4,Ethernet8"},
+                   "10.9.0.0/16": {"nexthop": "10.0.1.1", "ifname": "Ethernet4"}})";
+
+// 2. Routed IPv4: MACs rewritten, TTL decremented, checksum still valid, ICRC
+// still valid (TTL is masked out of it).
+TEST_F(SwitchNodeTest, RoutedIpv4Rewrite) {
+  make(three_ports(kRoutes));
+  auto s = v4(MacAddr{kRouterMac}, kHostA);
+  std::get<wire::Ipv4Spec>(s.l3).dst.bytes = {10, 9, 0, 7};
+  rx(0, frame(s));
+  const auto out = drain(1);
+  ASSERT_EQ(out.size(), 1u);
+  const wire::FrameInfo f = wire::parse_frame(out[0]);
+  ASSERT_TRUE(f.ok()) << wire::to_string(f.reason);
+  EXPECT_EQ(f.ipv4->ttl, 63);
+  EXPECT_EQ(f.eth->dst.bytes, (std::array<uint8_t, 6>{0x02, 0, 0, 0, 1, 1}));
+  EXPECT_EQ(f.eth->src.bytes, kRouterMac);
+  EXPECT_EQ(node_->counters(0).routed, 1u);
+  // No route and TTL 1 are counted drops.
+  std::get<wire::Ipv4Spec>(s.l3).dst.bytes = {11, 0, 0, 1};
+  rx(0, frame(s));
+  std::get<wire::Ipv4Spec>(s.l3).dst.bytes = {10, 9, 0, 1};
+  std::get<wire::Ipv4Spec>(s.l3).ttl = 1;
+  rx(0, frame(s));
+  EXPECT_EQ(node_->counters(0).drops[static_cast<size_t>(DropCause::kNoRoute)], 1u);
+  EXPECT_EQ(node_->counters(0).drops[static_cast<size_t>(DropCause::kTtlExpired)], 1u);
+}
+
+// 3. ECMP through the pipeline: flows differing only in UDP source port
+// spread over both members within 10%.
+TEST_F(SwitchNodeTest, EcmpSpreadsFlows) {
+  make(three_ports(kRoutes));
+  const int flows = 2000;
+  for (int i = 0; i < flows; ++i) {
+    auto s = v4(MacAddr{kRouterMac}, kHostA, 5);
+    s.udp_src_port = static_cast<uint16_t>(0xC000 + i);
+    rx(0, frame(s));
+    if (i % 500 == 499) {
+      drain(1);
+      drain(2);
+    }
+  }
+  const double a = static_cast<double>(node_->counters(1).tx_packets);
+  const double b = static_cast<double>(node_->counters(2).tx_packets);
+  EXPECT_EQ(a + b, flows);
+  EXPECT_NEAR(a, flows / 2.0, flows / 2.0 * 0.1);
+}
+
+// 4. SRv6 uN: our uSID is consumed (shift left 16) and the next one picks the port.
+TEST_F(SwitchNodeTest, Srv6UsidShiftAndForward) {
+  make(three_ports(R"("SRV6": {"locator_block": "fcbb:bbbb::/32", "usid": "100",
+      "next": {"200": {"port": "Ethernet8", "mac": "02:00:00:00:02:02"}}})"));
+  wire::RoceFrameSpec s = v4(MacAddr{kRouterMac}, kHostA);
+  wire::Srv6Spec sr;
+  const uint8_t block[4] = {0xfc, 0xbb, 0xbb, 0xbb};
+  const uint16_t usids[3] = {0x100, 0x200, 0x300};
+  ASSERT_TRUE(wire::make_usid_address(sr.outer.dst, block, usids));
+  sr.inner.dst.bytes[15] = 9;
+  s.l3 = sr;
+  rx(0, frame(s));
+  const auto out = drain(2);
+  ASSERT_EQ(out.size(), 1u);
+  const wire::FrameInfo f = wire::parse_frame(out[0]);
+  ASSERT_NE(f.outer_ipv6, nullptr);
+  EXPECT_EQ(wire::active_usid(f.outer_ipv6->dst), 0x200);
+  EXPECT_EQ(f.outer_ipv6->dst.bytes[6], 0x03);  // 0x300 moved up
+  EXPECT_EQ(f.outer_ipv6->hop_limit, 63);
+  // An unknown next uSID is a counted no-route drop.
+  const uint16_t bad[2] = {0x100, 0x999};
+  ASSERT_TRUE(wire::make_usid_address(sr.outer.dst, block, bad));
+  s.l3 = sr;
+  rx(0, frame(s));
+  EXPECT_EQ(node_->counters(0).drops[static_cast<size_t>(DropCause::kNoRoute)], 1u);
+}
+
+constexpr const char* kEcnQueue = R"(
+  "WRED_PROFILE": {"W": {"ecn": "ecn_all", "green_min_threshold": "4000", "green_max_threshold": "8000",
+                         "green_drop_probability": "20"}},
+  "QUEUE": {"Ethernet8|3": {"wred_profile": "W"}})";
+
+// 5. ECN: while the queue is above Kmax every ECT packet is marked CE (IPv4
+// checksum kept valid); below Kmin none is; non-ECT packets are never marked.
+TEST_F(SwitchNodeTest, EcnMarksOnlyEctAboveThreshold) {
+  make(three_ports(kEcnQueue));
+  rx(2, frame(v4(kHostA, kHostC)));  // host C is learned on port 2
+  drain(0);
+  drain(1);
+  // Host C lives on port 2; 40 frames of ~470 B from port 0 build the queue.
+  for (int i = 0; i < 40; ++i) rx(0, frame(v4(kHostC, kHostA, 2, 26, i % 2 ? wire::Ecn::kEct0 : wire::Ecn::kNotEct), 400));
+  const auto out = drain(2);
+  ASSERT_EQ(out.size(), 40u);
+  uint64_t queued = 0;
+  int marked = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const wire::FrameInfo f = wire::parse_frame(out[i]);
+    ASSERT_TRUE(f.ok()) << i << " " << wire::to_string(f.reason);
+    const bool ect_sent = i % 2 == 1;
+    if (!ect_sent) {
+      EXPECT_EQ(f.ipv4->ecn(), wire::Ecn::kNotEct);
+    } else if (queued >= 8000) {
+      EXPECT_EQ(f.ipv4->ecn(), wire::Ecn::kCe) << i;
+    } else if (queued <= 4000) {
+      EXPECT_EQ(f.ipv4->ecn(), wire::Ecn::kEct0) << i;
+    }
+    marked += f.ipv4->ecn() == wire::Ecn::kCe;
+    queued += out[i].size();
+  }
+  EXPECT_EQ(node_->counters(2).queues[3].ecn_marked, static_cast<uint64_t>(marked));
+  EXPECT_GT(marked, 5);
+}
+
+// 6. MMU: a small static egress threshold drops with its reason; after
+// draining every cell is back.
+TEST_F(SwitchNodeTest, MmuDropsCountedAndNoLeak) {
+  make(three_ports(R"(
+    "BUFFER_POOL": {"ip": {"type": "ingress", "mode": "dynamic", "size": "1MiB"},
+                    "ep": {"type": "egress", "mode": "static", "size": "1MiB"}},
+    "BUFFER_PROFILE": {"small": {"pool": "ep", "size": "0", "static_th": "2048"},
+                       "in": {"pool": "ip", "size": "0", "dynamic_th": "0"}},
+    "BUFFER_QUEUE": {"Ethernet8|3": {"profile": "small"}})"));
+  rx(2, frame(v4(kHostA, kHostC)));
+  drain(0);
+  drain(1);
+  for (int i = 0; i < 20; ++i) rx(0, frame(v4(kHostC, kHostA), 200));
+  const PortCounters& c = node_->counters(0);
+  EXPECT_GT(c.drops[static_cast<size_t>(DropCause::kEgressLimit)], 0u);
+  EXPECT_EQ(c.dropped, c.drops[static_cast<size_t>(DropCause::kEgressLimit)]);
+  const size_t sent = drain(2).size();
+  EXPECT_EQ(sent + c.dropped, 20u);
+  EXPECT_EQ(node_->mmu().total_used(), 0u);
+}
+
+// 7. Bad frames: oversize for the port MTU, truncated IP, runt: counted drops.
+TEST_F(SwitchNodeTest, BadFramesAreCountedDrops) {
+  make(three_ports(""));
+  rx(2, frame(v4(kHostB, kHostC), 2000));  // port 2 has MTU 1500
+  EXPECT_EQ(node_->counters(2).drops[static_cast<size_t>(DropCause::kOversize)], 1u);
+  std::vector<uint8_t> buf(200);
+  auto r = wire::build_roce_frame(buf, v4(kHostB, kHostA), std::vector<uint8_t>(64, 1));
+  ASSERT_TRUE(r.ok());
+  buf.resize(r.frame_bytes - 30);  // IP total length now runs past the frame
+  rx(0, test::make_mbuf(buf));
+  const uint8_t runt[10] = {};
+  rx(0, test::make_mbuf(runt));
+  EXPECT_EQ(node_->counters(0).drops[static_cast<size_t>(DropCause::kMalformed)], 2u);
+  EXPECT_EQ(drain(1).size(), 0u);
+}
+
+// 8. A paused queue is skipped; other queues still go; unpausing releases it.
+TEST_F(SwitchNodeTest, PausedQueueSkipped) {
+  make(three_ports(""));
+  rx(2, frame(v4(kHostA, kHostC)));
+  drain(0);
+  drain(1);
+  rx(0, frame(v4(kHostC, kHostA, 2, 26)));  // DSCP 26 -> TC 3
+  rx(0, frame(v4(kHostC, kHostA, 2, 8)));   // DSCP 8 -> TC 1
+  node_->set_paused(2, 1u << 3);
+  auto out = drain(2);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(wire::parse_frame(out[0]).ipv4->dscp(), 8);
+  node_->set_paused(2, 0);
+  out = drain(2);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(wire::parse_frame(out[0]).ipv4->dscp(), 26);
+}
+
+// 9. Multi-segment frames (memif delivers 4 KiB as 2 KiB segments) forward intact.
+TEST_F(SwitchNodeTest, MultiSegmentFramesForward) {
+  make(three_ports(""));
+  rx(1, frame(v4(kHostA, kHostB)));
+  drain(0);
+  drain(2);
+  std::vector<uint8_t> buf(9300);
+  const auto r = wire::build_roce_frame(buf, v4(kHostB, kHostA), std::vector<uint8_t>(4096, 7));
+  ASSERT_TRUE(r.ok());
+  buf.resize(r.frame_bytes);
+  rx(0, test::make_mbuf(buf, 2048));
+  const auto out = drain(1);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0], buf);
+}
+
+}  // namespace
+}  // namespace sf::sw
