@@ -89,11 +89,10 @@ void Mmu::charge(BufState& b, uint32_t cells) {
   b.use.watermark = std::max(b.use.watermark, b.use.used);
 }
 
-Admission Mmu::admit(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, uint32_t bytes) {
+Admission Mmu::admit_ingress(uint16_t in_port, uint8_t pg, uint32_t bytes) {
   Admission a;
   BufState& ib = pgs_[idx(in_port, pg)];
-  BufState& eb = queues_[idx(out_port, queue)];
-  if (ib.profile == nullptr || eb.profile == nullptr) {
+  if (ib.profile == nullptr) {
     a.reason = DropReason::kNoBuffer;
     return a;
   }
@@ -102,84 +101,113 @@ Admission Mmu::admit(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t qu
     a.reason = DropReason::kBufferFull;
     return a;
   }
-
-  // Ingress: reserved first, then shared under the PG's limit, then headroom
-  // (lossless only). The shared part must also fit the pool itself.
-  const uint32_t ing_res_free = ib.use.used - ib.use.shared - ib.use.hdrm < ib.reserved
-                                    ? ib.reserved - (ib.use.used - ib.use.shared - ib.use.hdrm)
-                                    : 0;
-  const uint32_t ing_over = cells > ing_res_free ? cells - ing_res_free : 0;
-  uint32_t ing_shared = 0;
-  uint32_t ing_hdrm = 0;
+  // Reserved first, then shared under the PG's limit, then headroom (lossless
+  // only). The shared part must also fit the pool itself.
+  const uint32_t res_used = ib.use.used - ib.use.shared - ib.use.hdrm;
+  const uint32_t res_free = res_used < ib.reserved ? ib.reserved - res_used : 0;
+  const uint32_t over = cells > res_free ? cells - res_free : 0;
+  uint32_t shared = 0;
+  uint32_t hdrm = 0;
   PoolState& ip = pools_[ib.profile->pool];
-  if (ing_over > 0) {
-    const bool fits_shared = uint64_t{ib.use.shared} + ing_over <= shared_limit(ib) &&
-                             uint64_t{ip.shared_used} + ing_over <= ip.size;
+  if (over > 0) {
+    const bool fits_shared =
+        uint64_t{ib.use.shared} + over <= shared_limit(ib) && uint64_t{ip.shared_used} + over <= ip.size;
     if (fits_shared) {
-      ing_shared = ing_over;
+      shared = over;
     } else if (ib.profile->lossless()) {
-      const bool fits_pg = ib.use.hdrm + ing_over <= ib.xoff;
-      const bool fits_pool = ip.hdrm_size == 0 || ip.hdrm_used + ing_over <= ip.hdrm_size;
+      const bool fits_pg = ib.use.hdrm + over <= ib.xoff;
+      const bool fits_pool = ip.hdrm_size == 0 || ip.hdrm_used + over <= ip.hdrm_size;
       if (!fits_pg || !fits_pool) {
         a.reason = DropReason::kHeadroomOverflow;
         return a;
       }
-      ing_hdrm = ing_over;
+      hdrm = over;
     } else {
       a.reason = DropReason::kIngressLimit;
       a.verdict = ib.profile->discard == DiscardAction::kTrim ? Verdict::kTrim : Verdict::kDrop;
       return a;
     }
   }
-
-  // Egress: reserved first, then shared under the queue's limit.
-  const uint32_t eg_res_used = eb.use.used - eb.use.shared;
-  const uint32_t eg_res_free = eg_res_used < eb.reserved ? eb.reserved - eg_res_used : 0;
-  const uint32_t eg_over = cells > eg_res_free ? cells - eg_res_free : 0;
-  PoolState& ep = pools_[eb.profile->pool];
-  if (eg_over > 0) {
-    const bool fits = uint64_t{eb.use.shared} + eg_over <= shared_limit(eb) &&
-                      uint64_t{ep.shared_used} + eg_over <= ep.size;
-    if (!fits) {
-      a.reason = DropReason::kEgressLimit;
-      a.verdict = eb.profile->discard == DiscardAction::kTrim ? Verdict::kTrim : Verdict::kDrop;
-      return a;
-    }
-  }
-
-  // Commit.
-  ib.use.shared += ing_shared;
-  ib.use.hdrm += ing_hdrm;
+  ib.use.shared += shared;
+  ib.use.hdrm += hdrm;
   charge(ib, cells);
-  ip.shared_used += ing_shared;
-  ip.hdrm_used += ing_hdrm;
+  ip.shared_used += shared;
+  ip.hdrm_used += hdrm;
   ip.watermark = std::max(ip.watermark, ip.shared_used);
-  eb.use.shared += eg_over;
-  charge(eb, cells);
-  ep.shared_used += eg_over;
-  ep.watermark = std::max(ep.watermark, ep.shared_used);
   total_used_ += cells;
-
   a.verdict = Verdict::kAccept;
-  a.ticket = Ticket{static_cast<uint16_t>(cells), static_cast<uint16_t>(ing_shared),
-                    static_cast<uint16_t>(ing_hdrm), static_cast<uint16_t>(eg_over)};
+  a.ticket = Ticket{static_cast<uint16_t>(cells), static_cast<uint16_t>(shared), static_cast<uint16_t>(hdrm), 0};
   return a;
 }
 
-void Mmu::release(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, const Ticket& t) {
-  BufState& ib = pgs_[idx(in_port, pg)];
+bool Mmu::egress_fits(uint16_t out_port, uint8_t queue, uint32_t cells) const {
+  const BufState& eb = queues_[idx(out_port, queue)];
+  if (eb.profile == nullptr) return false;
+  const uint32_t res_used = eb.use.used - eb.use.shared;
+  const uint32_t res_free = res_used < eb.reserved ? eb.reserved - res_used : 0;
+  const uint32_t over = cells > res_free ? cells - res_free : 0;
+  if (over == 0) return true;
+  const PoolState& ep = pools_[eb.profile->pool];
+  return uint64_t{eb.use.shared} + over <= shared_limit(eb) && uint64_t{ep.shared_used} + over <= ep.size;
+}
+
+Admission Mmu::admit_egress(uint16_t out_port, uint8_t queue, Ticket t) {
+  Admission a;
   BufState& eb = queues_[idx(out_port, queue)];
-  PoolState& ip = pools_[ib.profile->pool];
+  if (eb.profile == nullptr) {
+    a.reason = DropReason::kNoBuffer;
+    return a;
+  }
+  if (!egress_fits(out_port, queue, t.cells)) {
+    a.reason = DropReason::kEgressLimit;
+    a.verdict = eb.profile->discard == DiscardAction::kTrim ? Verdict::kTrim : Verdict::kDrop;
+    return a;
+  }
+  const uint32_t res_used = eb.use.used - eb.use.shared;
+  const uint32_t res_free = res_used < eb.reserved ? eb.reserved - res_used : 0;
+  const uint32_t over = t.cells > res_free ? t.cells - res_free : 0;
   PoolState& ep = pools_[eb.profile->pool];
+  eb.use.shared += over;
+  charge(eb, t.cells);
+  ep.shared_used += over;
+  ep.watermark = std::max(ep.watermark, ep.shared_used);
+  a.verdict = Verdict::kAccept;
+  a.ticket = t;
+  a.ticket.eg_shared = static_cast<uint16_t>(over);
+  return a;
+}
+
+Admission Mmu::admit(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, uint32_t bytes) {
+  if (queues_[idx(out_port, queue)].profile == nullptr) return Admission{Verdict::kDrop, DropReason::kNoBuffer, {}};
+  const Admission in = admit_ingress(in_port, pg, bytes);
+  if (in.verdict != Verdict::kAccept) return in;
+  const Admission out = admit_egress(out_port, queue, in.ticket);
+  if (out.verdict != Verdict::kAccept) release_ingress(in_port, pg, in.ticket);
+  return out;
+}
+
+void Mmu::release_ingress(uint16_t in_port, uint8_t pg, const Ticket& t) {
+  BufState& ib = pgs_[idx(in_port, pg)];
+  PoolState& ip = pools_[ib.profile->pool];
   ib.use.used -= t.cells;
   ib.use.shared -= t.ing_shared;
   ib.use.hdrm -= t.ing_hdrm;
   ip.shared_used -= t.ing_shared;
   ip.hdrm_used -= t.ing_hdrm;
+  total_used_ -= t.cells;
+}
+
+void Mmu::release_egress(uint16_t out_port, uint8_t queue, const Ticket& t) {
+  BufState& eb = queues_[idx(out_port, queue)];
+  PoolState& ep = pools_[eb.profile->pool];
   eb.use.used -= t.cells;
   eb.use.shared -= t.eg_shared;
   ep.shared_used -= t.eg_shared;
-  total_used_ -= t.cells;
+}
+
+void Mmu::release(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, const Ticket& t) {
+  release_ingress(in_port, pg, t);
+  release_egress(out_port, queue, t);
 }
 
 void Mmu::clear_watermarks() {

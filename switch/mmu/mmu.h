@@ -60,10 +60,20 @@ class Mmu {
   uint32_t cells_for(uint32_t bytes) const { return (bytes + cell_bytes_ - 1) / cell_bytes_; }
   uint32_t cell_bytes() const { return cell_bytes_; }
 
-  // Decide whether a packet of `bytes` arriving on (in_port, pg) for
-  // (out_port, queue) fits, and charge it if so.
+  // Two-stage admission. Ingress charges the (port, PG) and the physical
+  // buffer; egress then charges the (port, queue). A lossless packet whose
+  // egress stage does not fit yet stays charged to ingress only (held at
+  // ingress, so it counts toward XOFF) and retries egress later; a lossy one
+  // is released and dropped. `admit` does both stages at once.
+  Admission admit_ingress(uint16_t in_port, uint8_t pg, uint32_t bytes);
+  // `t` comes from admit_ingress; the returned ticket adds the egress part.
+  Admission admit_egress(uint16_t out_port, uint8_t queue, Ticket t);
+  bool egress_fits(uint16_t out_port, uint8_t queue, uint32_t cells) const;
   Admission admit(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, uint32_t bytes);
-  // Return what `admit` charged, when the packet leaves or is dropped later.
+
+  // Return what admission charged, when the packet leaves or is dropped later.
+  void release_ingress(uint16_t in_port, uint8_t pg, const Ticket& t);
+  void release_egress(uint16_t out_port, uint8_t queue, const Ticket& t);
   void release(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, const Ticket& t);
 
   // Current shared limit, in cells, of a PG / queue (static or alpha x free).

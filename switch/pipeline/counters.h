@@ -47,6 +47,7 @@ struct PortCounters {
   uint64_t rx_mac_control = 0;   // PAUSE / PFC frames received (consumed)
   uint64_t flooded = 0;          // unknown unicast / broadcast arrivals flooded
   uint64_t routed = 0;
+  uint64_t held = 0;             // lossless arrivals held at ingress (egress queue at its limit)
   uint64_t dropped = 0;          // all causes, charged to the ingress port
   std::array<uint64_t, kNumDropCauses> drops{};  // by cause, ingress port
   std::array<QueueCounters, kNumQueues> queues{};

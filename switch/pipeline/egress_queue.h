@@ -1,5 +1,6 @@
-// A fixed-capacity FIFO of packets waiting on one egress queue, with what the
-// MMU charged for each (returned on dequeue). Capacity is set once at setup;
+// A fixed-capacity FIFO of packets waiting on one egress queue (or held at
+// ingress for one lossless PG), with what the MMU charged for each (returned
+// on dequeue). Capacity is set once at setup;
 // push/pop never allocate. Owned by the lcore that runs the switch node.
 #pragma once
 
@@ -16,8 +17,12 @@ struct QueuedPkt {
   rte_mbuf* mbuf = nullptr;
   Ticket ticket;
   uint16_t in_port = 0;
+  uint16_t out_port = 0;
   uint8_t pg = 0;
-  uint32_t bytes = 0;  // frame bytes (pkt_len)
+  uint8_t queue = 0;
+  uint8_t ip_version = 0;  // 4 / 6: header at l3_offset may be ECN-marked; 0: never
+  uint16_t l3_offset = 0;
+  uint32_t bytes = 0;      // frame bytes (pkt_len)
 };
 
 class EgressQueue {
@@ -35,6 +40,7 @@ class EgressQueue {
   uint32_t packets() const { return tail_ - head_; }
   uint64_t bytes() const { return bytes_; }
   uint32_t head_bytes() const { return empty() ? 0 : ring_[head_ & mask_].bytes; }
+  const QueuedPkt& front() const { return ring_[head_ & mask_]; }
 
   // Caller checks full() first.
   void push(const QueuedPkt& p) {

@@ -86,6 +86,11 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
       port.wred[q] = Wred(cfg.wred[p][q]);
       port.queues[q] = EgressQueue(ring);
     }
+    for (int pg = 0; pg < kNumPgs; ++pg) {
+      const int16_t prof = cfg.mmu.pg_profile[p][pg];
+      const bool lossless = prof != kNoProfile && cfg.mmu.profiles[static_cast<size_t>(prof)].lossless();
+      port.held[pg] = EgressQueue(lossless ? ring : 1);
+    }
     port.sched = PortScheduler(cfg.sched[p]);
   }
   fdb_ = std::make_unique<Fdb>(cfg.fdb_capacity);
@@ -116,6 +121,9 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
 SwitchNode::~SwitchNode() {
   for (Port& p : ports_) {
     for (EgressQueue& q : p.queues) {
+      while (!q.empty()) rte_pktmbuf_free(q.pop().mbuf);
+    }
+    for (EgressQueue& q : p.held) {
       while (!q.empty()) rte_pktmbuf_free(q.pop().mbuf);
     }
   }
@@ -157,6 +165,14 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
   // The header that routing, TTL and ECN act on: the outer one for SRv6.
   auto* v4 = const_cast<wire::Ipv4Header*>(f.ipv4);
   auto* v6 = const_cast<wire::Ipv6Header*>(f.outer_ipv6 != nullptr ? f.outer_ipv6 : f.ipv6);
+  QueuedPkt pkt;
+  pkt.mbuf = m;
+  pkt.in_port = in;
+  pkt.bytes = m->pkt_len;
+  if (v4 != nullptr || v6 != nullptr) {
+    pkt.ip_version = v4 != nullptr ? 4 : 6;
+    pkt.l3_offset = f.l3_offset;
+  }
 
   // Classify: DSCP (or PCP on trusting ports) -> TC -> PG and queue.
   const PortQos& qos = *ip.qos;
@@ -170,8 +186,8 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
   } else if (f.vlan != nullptr) {
     tc = qos.dot1p_to_tc[f.vlan->pcp()];
   }
-  const uint8_t pg = qos.tc_to_pg[tc];
-  const uint8_t queue = qos.tc_to_queue[tc];
+  pkt.pg = qos.tc_to_pg[tc];
+  pkt.queue = qos.tc_to_queue[tc];
 
   wire::EthHeader* eth = const_cast<wire::EthHeader*>(f.eth);
   const uint16_t vlan = f.vlan != nullptr ? f.vlan->vid() : 0;
@@ -214,7 +230,8 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
     eth->dst.bytes = nh->dst_mac;
     eth->src.bytes = nh->src_mac;
     ip.ctr.routed++;
-    return enqueue(in, pg, nh->port, queue, m, v4, v6);
+    pkt.out_port = nh->port;
+    return enqueue(pkt);
   }
 
   // L2: known unicast goes to one port, everything else floods.
@@ -222,7 +239,8 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
   const auto out = dst_unicast ? fdb_->lookup(eth->dst.bytes, vlan) : std::nullopt;
   if (out) {
     if (*out == in) return drop(in, m, DropCause::kHairpin);
-    return enqueue(in, pg, *out, queue, m, v4, v6);
+    pkt.out_port = *out;
+    return enqueue(pkt);
   }
   ip.ctr.flooded++;
   const uint16_t n = num_ports();
@@ -230,31 +248,65 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
   // One mbuf, one reference per copy; flooded copies are never ECN-marked
   // because they share their bytes.
   rte_mbuf_refcnt_update(m, static_cast<int16_t>(n - 2));
+  pkt.ip_version = 0;
   for (uint16_t p = 0; p < n; ++p) {
-    if (p != in) enqueue(in, pg, p, queue, m, nullptr, nullptr);
+    if (p == in) continue;
+    pkt.out_port = p;
+    enqueue(pkt);
   }
 }
 
-void SwitchNode::enqueue(uint16_t in, uint8_t pg, uint16_t out, uint8_t queue, rte_mbuf* m, wire::Ipv4Header* v4,
-                         wire::Ipv6Header* v6) {
-  Port& op = ports_[out];
-  QueueCounters& qc = op.ctr.queues[queue];
-  EgressQueue& q = op.queues[queue];
+void SwitchNode::enqueue(QueuedPkt p) {
   auto refuse = [&](DropCause cause) {
+    ++ports_[p.out_port].ctr.queues[p.queue].dropped;
+    drop(p.in_port, p.mbuf, cause);
+  };
+  const Admission in = mmu_.admit_ingress(p.in_port, p.pg, p.bytes);
+  if (in.verdict != Verdict::kAccept) return refuse(cause_of(in.reason));  // trim: the lossless layer
+
+  EgressQueue& held = ports_[p.in_port].held[p.pg];
+  const ProfileConfig* prof = mmu_.pg_profile(p.in_port, p.pg);
+  const bool lossless = prof->lossless();
+  // Behind packets already held for this PG (ingress FIFO order), or when the
+  // egress queue is at its limit: a lossless packet waits at ingress.
+  if (lossless && (!held.empty() || !mmu_.egress_fits(p.out_port, p.queue, in.ticket.cells))) {
+    if (held.full()) {
+      mmu_.release_ingress(p.in_port, p.pg, in.ticket);
+      return refuse(DropCause::kQueueFull);
+    }
+    if (held.empty()) ++held_pgs_;
+    p.ticket = in.ticket;
+    held.push(p);
+    ++ports_[p.in_port].ctr.held;
+    return;
+  }
+  const Admission out = mmu_.admit_egress(p.out_port, p.queue, in.ticket);
+  if (out.verdict != Verdict::kAccept) {
+    mmu_.release_ingress(p.in_port, p.pg, in.ticket);
+    return refuse(cause_of(out.reason));
+  }
+  to_egress(p, out.ticket);
+}
+
+void SwitchNode::to_egress(QueuedPkt p, const Ticket& t) {
+  Port& op = ports_[p.out_port];
+  QueueCounters& qc = op.ctr.queues[p.queue];
+  EgressQueue& q = op.queues[p.queue];
+  auto refuse = [&](DropCause cause) {
+    mmu_.release(p.in_port, p.pg, p.out_port, p.queue, t);
     ++qc.dropped;
-    drop(in, m, cause);
+    drop(p.in_port, p.mbuf, cause);
   };
   if (q.full()) return refuse(DropCause::kQueueFull);
 
-  const Admission a = mmu_.admit(in, pg, out, queue, m->pkt_len);
-  if (a.verdict != Verdict::kAccept) return refuse(cause_of(a.reason));  // trim: the lossless layer
-
   // WRED/ECN on the instantaneous queue depth (bytes queued before this packet).
-  const Wred& w = op.wred[queue];
+  const Wred& w = op.wred[p.queue];
   if (w.enabled()) {
+    uint8_t* l3 = rte_pktmbuf_mtod_offset(p.mbuf, uint8_t*, p.l3_offset);
+    auto* v4 = p.ip_version == 4 ? reinterpret_cast<wire::Ipv4Header*>(l3) : nullptr;
+    auto* v6 = p.ip_version == 6 ? reinterpret_cast<wire::Ipv6Header*>(l3) : nullptr;
     const wire::Ecn ecn = v4 != nullptr ? v4->ecn() : v6 != nullptr ? v6->ecn() : wire::Ecn::kNotEct;
-    const bool markable = (v4 != nullptr || v6 != nullptr) && is_ect(ecn);
-    switch (w.decide(q.bytes(), markable, rng_.uniform())) {
+    switch (w.decide(q.bytes(), is_ect(ecn), rng_.uniform())) {
       case EcnAction::kMark:
         if (v4 != nullptr) {
           v4->set_dscp_ecn(v4->dscp(), wire::Ecn::kCe);
@@ -265,16 +317,31 @@ void SwitchNode::enqueue(uint16_t in, uint8_t pg, uint16_t out, uint8_t queue, r
         ++qc.ecn_marked;
         break;
       case EcnAction::kDrop:
-        mmu_.release(in, pg, out, queue, a.ticket);
         return refuse(DropCause::kWred);
       case EcnAction::kPass:
         break;
     }
   }
-
-  q.push(QueuedPkt{m, a.ticket, in, pg, m->pkt_len});
+  p.ticket = t;
+  q.push(p);
   ++qc.enqueued_packets;
   qc.watermark_bytes = std::max(qc.watermark_bytes, q.bytes());
+}
+
+void SwitchNode::drain_held() {
+  for (Port& port : ports_) {
+    for (EgressQueue& held : port.held) {
+      while (!held.empty()) {
+        const QueuedPkt& h = held.front();
+        if (!mmu_.egress_fits(h.out_port, h.queue, h.ticket.cells)) break;  // head of line blocks the PG
+        const QueuedPkt p = held.pop();
+        if (held.empty()) --held_pgs_;
+        const Admission out = mmu_.admit_egress(p.out_port, p.queue, p.ticket);
+        to_egress(p, out.ticket);
+      }
+      if (held_pgs_ == 0) return;
+    }
+  }
 }
 
 uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs /*now*/) {
@@ -287,6 +354,7 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs /*no
     if (q < 0) break;
     const QueuedPkt pkt = p.queues[q].pop();
     mmu_.release(pkt.in_port, pkt.pg, port, static_cast<uint8_t>(q), pkt.ticket);
+    if (held_pgs_ != 0) drain_held();
     QueueCounters& qc = p.ctr.queues[q];
     ++qc.tx_packets;
     qc.tx_bytes += pkt.bytes;

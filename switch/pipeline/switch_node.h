@@ -17,8 +17,6 @@
 
 #include "common/node.h"
 #include "common/rng.h"
-#include "common/wire/ipv4.h"
-#include "common/wire/ipv6.h"
 #include "switch/config/switch_config.h"
 #include "switch/fwd/fdb.h"
 #include "switch/fwd/route_table.h"
@@ -52,6 +50,7 @@ class SwitchNode final : public Node {
   const PortCounters& counters(PortId port) const { return ports_[port].ctr; }
   uint64_t queue_bytes(PortId port, uint8_t q) const { return ports_[port].queues[q].bytes(); }
   uint32_t queue_packets(PortId port, uint8_t q) const { return ports_[port].queues[q].packets(); }
+  uint32_t held_packets(PortId port, uint8_t pg) const { return ports_[port].held[pg].packets(); }
   const Mmu& mmu() const { return mmu_; }
   const Fdb& fdb() const { return *fdb_; }
   void clear_watermarks();
@@ -64,22 +63,27 @@ class SwitchNode final : public Node {
     std::array<Wred, kNumQueues> wred;
     PortScheduler sched;
     std::array<EgressQueue, kNumQueues> queues;
+    std::array<EgressQueue, kNumPgs> held;  // lossless PGs only (others capacity 1, unused)
     uint8_t paused = 0;
     PortCounters ctr;
   };
   void process(uint16_t in_port, rte_mbuf* m, TimeNs now);
   void drop(uint16_t in_port, rte_mbuf* m, DropCause cause);
   // Admits and queues one copy; frees it (counted) on refusal.
-  // `v4`/`v6`: the IP header ECN marking rewrites (both null for non-IP or
-  // flooded copies, which are never marked).
-  void enqueue(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, rte_mbuf* m, wire::Ipv4Header* v4,
-               wire::Ipv6Header* v6);
+  // Admits one copy (`p` describes it) and queues it, holds it at ingress
+  // (lossless PG whose egress queue is at its limit), or drops it counted.
+  void enqueue(QueuedPkt p);
+  // Ingress-admitted packet into its egress queue: WRED/ECN, then push.
+  void to_egress(QueuedPkt p, const Ticket& t);
+  // Moves held packets whose egress queue now has room (head of line per PG).
+  void drain_held();
 
   const SwitchConfig& cfg_;
   std::vector<Port> ports_;
   Mmu mmu_;
   std::unique_ptr<Fdb> fdb_;
   std::unique_ptr<RouteTable> routes_;
+  uint32_t held_pgs_ = 0;  // number of non-empty hold FIFOs
   std::vector<NextHop> srv6_next_;  // indexed by uSID slot (see .cc)
   std::vector<int32_t> srv6_slot_;  // uSID -> index into srv6_next_, -1 none
   Rng rng_;

@@ -294,3 +294,64 @@ TEST_F(SwitchNodeTest, MultiSegmentFramesForward) {
 
 }  // namespace
 }  // namespace sf::sw
+
+namespace sf::sw {
+namespace {
+
+// Lossless PG 3 with headroom; egress queue 3 either dynamic with a tiny alpha
+// (the seed-000 drift) or static and large; WRED Kmin 8 KB on queue 3.
+std::string lossless_doc(bool drift) {
+  const std::string eg_pool = drift ? R"({"type": "egress", "mode": "dynamic", "size": "1MiB"})"
+                                    : R"({"type": "egress", "mode": "static", "size": "1MiB"})";
+  const std::string eg_prof = drift ? R"({"pool": "ep", "size": "0", "dynamic_th": "-7"})"
+                                    : R"({"pool": "ep", "size": "0", "static_th": "1MiB"})";
+  return R"({"PORT": {"Ethernet0": {"devargs": "a", "speed": 100}, "Ethernet4": {"devargs": "b", "speed": 100},
+                      "Ethernet8": {"devargs": "c", "speed": 100}},
+    "BUFFER_POOL": {"ip": {"type": "ingress", "mode": "static", "size": "1MiB"}, "ep": )" + eg_pool + R"(},
+    "BUFFER_PROFILE": {"pg3": {"pool": "ip", "size": "0", "static_th": "200000", "xoff": "100000"},
+                       "q3": )" + eg_prof + R"(},
+    "BUFFER_PG": {"Ethernet0,Ethernet4,Ethernet8|3": {"profile": "pg3"}},
+    "BUFFER_QUEUE": {"Ethernet0,Ethernet4,Ethernet8|3": {"profile": "q3"}},
+    "PORT_QOS_MAP": {"global": {"pfc_enable": "3"}},
+    "WRED_PROFILE": {"W": {"ecn": "ecn_all", "green_min_threshold": "8000", "green_max_threshold": "9000",
+                           "green_drop_probability": "100"}},
+    "QUEUE": {"Ethernet8|3": {"wred_profile": "W"}}})";
+}
+
+// 10. Seed-000 drift at unit level: two senders into one port. With the dynamic
+// egress profile the queue is capped below Kmin (alpha x free < 8 KB), the
+// excess waits at ingress, and nothing is marked although more than Kmin is
+// buffered for that port; with the static profile the queue grows past Kmin
+// and packets are marked. Lossless either way: every packet is delivered.
+TEST_F(SwitchNodeTest, DynamicThresholdDriftSuppressesMarking) {
+  for (bool drift : {true, false}) {
+    make(lossless_doc(drift));
+    rx(2, frame(v4(kHostA, kHostC)));
+    drain(0);
+    drain(1);
+    const int per_sender = 60;
+    for (int i = 0; i < per_sender; ++i) {
+      rx(0, frame(v4(kHostC, kHostA), 400));
+      rx(1, frame(v4(kHostC, kHostB), 400));
+    }
+    const uint64_t buffered = node_->mmu().pg_use(0, 3).used + node_->mmu().pg_use(1, 3).used;
+    EXPECT_GT(buffered * node_->mmu().cell_bytes(), 8000u * 2) << "drift=" << drift;
+    if (drift) {
+      EXPECT_LT(node_->queue_bytes(2, 3), 8000u);
+      EXPECT_GT(node_->held_packets(0, 3) + node_->held_packets(1, 3), 0u);
+    }
+    const size_t delivered = drain(2).size();
+    EXPECT_EQ(delivered, 2u * per_sender) << "drift=" << drift;
+    const uint64_t marked = node_->counters(2).queues[3].ecn_marked;
+    if (drift) {
+      EXPECT_EQ(marked, 0u);
+    } else {
+      EXPECT_GT(marked, 10u);
+    }
+    EXPECT_EQ(node_->counters(0).dropped + node_->counters(1).dropped, 0u);
+    EXPECT_EQ(node_->mmu().total_used(), 0u);
+  }
+}
+
+}  // namespace
+}  // namespace sf::sw
