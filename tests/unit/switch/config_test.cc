@@ -68,6 +68,11 @@ TEST(SwitchConfig, DynamicDriftProfileLoads) {
   EXPECT_EQ(pg3.mode, ThresholdMode::kDynamic);
   EXPECT_EQ(pg3.dynamic_th, -7);
   EXPECT_EQ(c.wred[0][3].kmin_bytes, 153600u);
+  // The egress lossless queue's limit is alpha x free = free / 128: below Kmin
+  // (150 KB) even with the whole 16 MiB pool free.
+  const ProfileConfig& q3 = c.mmu.profiles[static_cast<size_t>(c.mmu.queue_profile[0][3])];
+  EXPECT_EQ(q3.dynamic_th, -7);
+  EXPECT_LT(c.mmu.pools[q3.pool].size_bytes / 128, c.wred[0][3].kmin_bytes);
 }
 
 // 3. Defaults with no buffer tables: every PG and queue has a profile.
