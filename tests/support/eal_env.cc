@@ -1,15 +1,15 @@
-// gtest main for the `dpdk` tier: starts EAL once (no huge pages, no PCI, in
-// memory, so it runs anywhere), creates the shared pool, runs all tests.
+// gtest main for the `dpdk` tier: starts EAL once (--no-huge, no PCI), creates the shared pool, runs all tests.
 #include "tests/support/eal_env.h"
 
 #include <gtest/gtest.h>
-#include <rte_eal.h>
-#include <rte_errno.h>
 
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "common/dpdk/eal.h"
+#include "common/dpdk/mempool.h"
 
 namespace sf::test {
 namespace {
@@ -49,22 +49,22 @@ rte_mbuf* make_mbuf(std::span<const uint8_t> bytes, uint16_t seg_bytes) {
 
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
-  std::string prefix = "sf-test-" + std::to_string(getpid());
-  std::vector<std::string> args = {argv[0], "--no-huge", "--no-shconf", "--no-pci", "-m", "512",
-                                   "--file-prefix", prefix, "--log-level", "*:warning", "--no-telemetry"};
-  std::vector<char*> cargs;
-  for (auto& a : args) cargs.push_back(a.data());
-  if (rte_eal_init(static_cast<int>(cargs.size()), cargs.data()) < 0) {
-    std::fprintf(stderr, "EAL init failed: %s\n", rte_strerror(rte_errno));
+  // Anonymous memory (--no-huge) so a crashed test never leaks huge pages;
+  // init_eal adds a unique --file-prefix; --no-pci keeps tests off devices.
+  sf::dpdk::EalOptions opts;
+  opts.no_telemetry = true;
+  auto eal = sf::dpdk::init_eal({argv[0], "--no-huge", "--no-pci", "--log-level", "*:warning"}, opts);
+  if (!eal) {
+    std::fprintf(stderr, "%s\n", eal.error().c_str());
     return 1;
   }
-  sf::test::g_pool = rte_pktmbuf_pool_create("sf_test_pool", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-                                             SOCKET_ID_ANY);
-  if (sf::test::g_pool == nullptr) {
-    std::fprintf(stderr, "mbuf pool: %s\n", rte_strerror(rte_errno));
+  auto mp = sf::dpdk::create_pktmbuf_pool("sf_test_pool", 8191, 256);
+  if (!mp) {
+    std::fprintf(stderr, "%s\n", mp.error().c_str());
     return 1;
   }
+  sf::test::g_pool = *mp;
   const int rc = RUN_ALL_TESTS();
-  rte_eal_cleanup();
+  sf::dpdk::cleanup_eal();
   return rc;
 }

@@ -1,5 +1,6 @@
 // Test support for the `dpdk` tier (STYLE G12): EAL brought up once per test
-// binary with --no-huge --no-shconf --no-pci, and a shared mbuf pool.
+// binary through sf::dpdk::init_eal (--no-huge, unique file prefix, --no-pci),
+// and a shared mbuf pool.
 #pragma once
 
 #include <rte_mbuf.h>

@@ -1,0 +1,245 @@
+// Port bring-up in the canonical DPDK order (see port.h, STYLE G14):
+// dev_info_get -> capability-masked offloads -> configure ->
+// adjust_nb_rx_tx_desc -> queue setup on the port's socket -> start -> link.
+#include "common/dpdk/port.h"
+
+#include <rte_bus.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
+#include <rte_errno.h>
+
+#include <array>
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace sf::dpdk {
+namespace {
+
+Error fail(const std::string& port, const std::string& step, int rc) {
+  const int e = rc < 0 ? -rc : rc;
+  return Error{"port " + port + ": " + step + ": " + rte_strerror(e) + " (" + std::to_string(rc) + ")"};
+}
+
+// Port id of the ethdev named `name`, or of the first port whose device is `name`.
+bool find_port(const std::string& name, uint16_t* pid) {
+  if (rte_eth_dev_get_port_by_name(name.c_str(), pid) == 0) return true;
+  uint16_t p = 0;
+  RTE_ETH_FOREACH_DEV(p) {
+    rte_eth_dev_info info{};
+    if (rte_eth_dev_info_get(p, &info) == 0 && info.device != nullptr && name == rte_dev_name(info.device)) {
+      *pid = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> existing_port_names() {
+  std::vector<std::string> out;
+  uint16_t p = 0;
+  RTE_ETH_FOREACH_DEV(p) {
+    std::array<char, RTE_ETH_NAME_MAX_LEN> name{};
+    if (rte_eth_dev_get_name_by_port(p, name.data()) == 0) out.emplace_back(name.data());
+  }
+  return out;
+}
+
+Port::Port(Port&& o) noexcept { *this = std::move(o); }
+
+Port& Port::operator=(Port&& o) noexcept {
+  if (this != &o) {
+    close();
+    name_ = std::move(o.name_);
+    driver_ = std::move(o.driver_);
+    bus_device_ = std::move(o.bus_device_);
+    bus_ = std::move(o.bus_);
+    port_id_ = o.port_id_;
+    mtu_ = o.mtu_;
+    open_ = o.open_;
+    probed_ = o.probed_;
+    multi_seg_tx_ = o.multi_seg_tx_;
+    o.open_ = false;
+    o.probed_ = false;
+  }
+  return *this;
+}
+
+Result<Port> Port::open(const PortConfig& cfg, rte_mempool* pool) {
+  Port p;
+  // 0. Resolve the devargs to a port: existing (--vdev, -a) or hotplugged now.
+  rte_devargs da{};
+  if (int rc = rte_devargs_parse(&da, cfg.devargs.c_str()); rc < 0) {
+    return Error{"port " + cfg.devargs + ": rte_devargs_parse: no bus recognises this device (typo in the "
+                 "driver name, PMD not installed, or a PCI address that is not present?) (" + std::to_string(rc) + ")"};
+  }
+  const std::string dev_name = da.name;
+  const std::string bus = da.bus != nullptr ? rte_bus_name(da.bus) : "";
+  rte_devargs_reset(&da);
+  p.name_ = dev_name;
+  uint16_t pid = 0;
+  if (!find_port(dev_name, &pid)) {
+    if (int rc = rte_dev_probe(cfg.devargs.c_str()); rc < 0) return fail(dev_name, "rte_dev_probe(" + cfg.devargs + ")", rc);
+    p.probed_ = true;
+    p.bus_ = bus;
+    p.bus_device_ = dev_name;
+    if (!find_port(dev_name, &pid)) return Error{"port " + dev_name + ": probed but no ethdev port found"};
+  }
+  p.port_id_ = pid;
+  p.open_ = true;  // from here on close() cleans up
+
+  // 1. Device info and capability-masked offloads.
+  rte_eth_dev_info info{};
+  if (int rc = rte_eth_dev_info_get(pid, &info); rc != 0) return fail(dev_name, "rte_eth_dev_info_get", rc);
+  p.driver_ = info.driver_name != nullptr ? info.driver_name : "";
+  if (cfg.rx_queues > info.max_rx_queues || cfg.tx_queues > info.max_tx_queues) {
+    return Error{"port " + dev_name + ": wants " + std::to_string(cfg.rx_queues) + " rx / " +
+                 std::to_string(cfg.tx_queues) + " tx queues, device has " + std::to_string(info.max_rx_queues) +
+                 " / " + std::to_string(info.max_tx_queues)};
+  }
+  rte_eth_conf conf{};
+  if (cfg.multi_seg_tx && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0) {
+    conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+    p.multi_seg_tx_ = true;
+  }
+  if (cfg.mtu != 0) {
+    if (cfg.mtu > info.max_mtu || cfg.mtu < info.min_mtu) {
+      return Error{"port " + dev_name + ": mtu " + std::to_string(cfg.mtu) + " outside [" +
+                   std::to_string(info.min_mtu) + ", " + std::to_string(info.max_mtu) + "]"};
+    }
+    conf.rxmode.mtu = cfg.mtu;
+    const uint32_t room = rte_pktmbuf_data_room_size(pool) - RTE_PKTMBUF_HEADROOM;
+    if (uint32_t{cfg.mtu} + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN > room &&
+        (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) != 0) {
+      conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+    }
+  }
+
+  // 2. Configure; 3. adjust descriptor counts to the device limits.
+  if (int rc = rte_eth_dev_configure(pid, cfg.rx_queues, cfg.tx_queues, &conf); rc != 0) {
+    return fail(dev_name, "rte_eth_dev_configure", rc);
+  }
+  uint16_t nb_rxd = cfg.rx_desc;
+  uint16_t nb_txd = cfg.tx_desc;
+  if (int rc = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nb_rxd, &nb_txd); rc != 0) {
+    return fail(dev_name, "rte_eth_dev_adjust_nb_rx_tx_desc", rc);
+  }
+
+  // 4. Queues on the port's NUMA socket.
+  const int sock = rte_eth_dev_socket_id(pid);
+  const unsigned socket = sock < 0 ? static_cast<unsigned>(SOCKET_ID_ANY) : static_cast<unsigned>(sock);
+  rte_eth_rxconf rxconf = info.default_rxconf;
+  rxconf.offloads = conf.rxmode.offloads;
+  for (uint16_t q = 0; q < cfg.rx_queues; ++q) {
+    if (int rc = rte_eth_rx_queue_setup(pid, q, nb_rxd, socket, &rxconf, pool); rc != 0) {
+      return fail(dev_name, "rte_eth_rx_queue_setup(q=" + std::to_string(q) + ")", rc);
+    }
+  }
+  rte_eth_txconf txconf = info.default_txconf;
+  txconf.offloads = conf.txmode.offloads;
+  for (uint16_t q = 0; q < cfg.tx_queues; ++q) {
+    if (int rc = rte_eth_tx_queue_setup(pid, q, nb_txd, socket, &txconf); rc != 0) {
+      return fail(dev_name, "rte_eth_tx_queue_setup(q=" + std::to_string(q) + ")", rc);
+    }
+  }
+  if (cfg.promiscuous) (void)rte_eth_promiscuous_enable(pid);  // not every vdev supports it
+
+  // 5. Start; 6. bounded link wait.
+  if (int rc = rte_eth_dev_start(pid); rc != 0) return fail(dev_name, "rte_eth_dev_start", rc);
+  uint16_t mtu = 0;
+  if (rte_eth_dev_get_mtu(pid, &mtu) == 0) p.mtu_ = mtu;
+  LinkWait mode = cfg.link_wait;
+  if (mode == LinkWait::kAuto) mode = (bus == "pci") ? LinkWait::kRequireUp : LinkWait::kBestEffort;
+  if (mode != LinkWait::kSkip) {
+    Status st = p.wait_link_up(cfg.link_timeout);
+    if (!st && mode == LinkWait::kRequireUp) return Error{st.error()};
+  }
+  return p;
+}
+
+bool Port::link_up() const {
+  rte_eth_link link{};
+  return rte_eth_link_get_nowait(port_id_, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
+}
+
+uint32_t Port::link_speed_mbps() const {
+  rte_eth_link link{};
+  return rte_eth_link_get_nowait(port_id_, &link) == 0 ? link.link_speed : 0;
+}
+
+Status Port::wait_link_up(TimeNs timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout.ns());
+  while (!link_up()) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Error{"port " + name_ + ": link still down after " + std::to_string(timeout.ns() / 1000000) +
+                   " ms (cable, peer process or link partner?)"};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // bounded wait on hardware/peer
+  }
+  return {};
+}
+
+Result<PortStats> Port::stats() const {
+  rte_eth_stats s{};
+  if (int rc = rte_eth_stats_get(port_id_, &s); rc != 0) return fail(name_, "rte_eth_stats_get", rc);
+  PortStats out;
+  out.rx_pkts = s.ipackets;
+  out.tx_pkts = s.opackets;
+  out.rx_bytes = s.ibytes;
+  out.tx_bytes = s.obytes;
+  out.rx_missed = s.imissed;
+  out.rx_errors = s.ierrors;
+  out.tx_errors = s.oerrors;
+  out.rx_nombuf = s.rx_nombuf;
+  return out;
+}
+
+Result<std::map<std::string, uint64_t>> Port::xstats() const {
+  const int n = rte_eth_xstats_get_names(port_id_, nullptr, 0);
+  if (n < 0) return fail(name_, "rte_eth_xstats_get_names", n);
+  std::vector<rte_eth_xstat_name> names(static_cast<size_t>(n));
+  std::vector<rte_eth_xstat> vals(static_cast<size_t>(n));
+  if (int rc = rte_eth_xstats_get_names(port_id_, names.data(), static_cast<unsigned>(n)); rc != n) {
+    return fail(name_, "rte_eth_xstats_get_names", rc);
+  }
+  if (int rc = rte_eth_xstats_get(port_id_, vals.data(), static_cast<unsigned>(n)); rc != n) {
+    return fail(name_, "rte_eth_xstats_get", rc);
+  }
+  std::map<std::string, uint64_t> out;
+  for (const auto& v : vals) {
+    if (v.id < names.size()) out[names[v.id].name] = v.value;
+  }
+  return out;
+}
+
+Result<uint64_t> Port::xstat(const std::string& name) const {
+  uint64_t id = 0;
+  if (int rc = rte_eth_xstats_get_id_by_name(port_id_, name.c_str(), &id); rc != 0) {
+    return fail(name_, "xstat '" + name + "'", rc);
+  }
+  uint64_t value = 0;
+  if (int rc = rte_eth_xstats_get_by_id(port_id_, &id, &value, 1); rc != 1) {
+    return fail(name_, "rte_eth_xstats_get_by_id(" + name + ")", rc);
+  }
+  return value;
+}
+
+Status Port::reset_stats() {
+  if (int rc = rte_eth_stats_reset(port_id_); rc != 0) return fail(name_, "rte_eth_stats_reset", rc);
+  (void)rte_eth_xstats_reset(port_id_);
+  return {};
+}
+
+void Port::close() {
+  if (!open_) return;
+  open_ = false;
+  (void)rte_eth_dev_stop(port_id_);
+  (void)rte_eth_dev_close(port_id_);
+  if (probed_ && !bus_.empty()) (void)rte_eal_hotplug_remove(bus_.c_str(), bus_device_.c_str());
+  probed_ = false;
+}
+
+}  // namespace sf::dpdk

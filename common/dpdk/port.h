@@ -1,0 +1,107 @@
+// Port: one ethdev opened from any devargs string (net_ring, net_memif,
+// net_pcap, net_af_xdp, net_af_packet, net_tap, net_null, a PCI BDF ...) and
+// brought up in the canonical DPDK order (STYLE G14). The only class in the
+// project that calls rte_eth_*.
+//
+// Threading: open/close/stats on the control thread; rx_burst/tx_burst from
+// the one lcore that polls the queue. Move-only; closes on destruction.
+#pragma once
+
+#include <rte_ethdev.h>
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/dpdk/result.h"
+#include "common/time.h"
+
+namespace sf::dpdk {
+
+enum class LinkWait : uint8_t {
+  kAuto,        // kRequireUp for PCI devices, kBestEffort for vdevs
+  kRequireUp,   // link still down after the timeout -> error
+  kBestEffort,  // wait up to the timeout, then continue with the link down
+  kSkip,        // do not wait
+};
+
+struct PortConfig {
+  std::string devargs;  // "net_memif0,role=server,socket=/tmp/x.sock", "0000:3b:00.0", ...
+  uint16_t rx_queues = 1;
+  uint16_t tx_queues = 1;
+  uint16_t rx_desc = 1024;  // per queue, adjusted to the device limits
+  uint16_t tx_desc = 1024;
+  uint16_t mtu = 0;          // 0: device default
+  bool multi_seg_tx = true;  // enable RTE_ETH_TX_OFFLOAD_MULTI_SEGS where offered
+  bool promiscuous = true;
+  LinkWait link_wait = LinkWait::kAuto;
+  TimeNs link_timeout = TimeNs::from_s(3);
+};
+
+struct PortStats {
+  uint64_t rx_pkts = 0, tx_pkts = 0, rx_bytes = 0, tx_bytes = 0;
+  uint64_t rx_missed = 0, rx_errors = 0, tx_errors = 0, rx_nombuf = 0;
+};
+
+// Names of the ethdev ports that exist now (e.g. from --vdev / -a), in port id order.
+std::vector<std::string> existing_port_names();
+
+class Port {
+ public:
+  // Probes the device (rte_dev_probe) unless a port of that name exists (e.g.
+  // from --vdev / -a), then configures, sets up queues on the port's socket
+  // with mbufs from `pool`, starts it and waits for the link per cfg.
+  static Result<Port> open(const PortConfig& cfg, rte_mempool* pool);
+
+  Port() = default;
+  Port(Port&& o) noexcept;
+  Port& operator=(Port&& o) noexcept;
+  Port(const Port&) = delete;
+  Port& operator=(const Port&) = delete;
+  ~Port() { close(); }
+
+  // Data path (PacketIo). Ownership of received mbufs passes to the caller;
+  // of the first n transmitted to the PMD.
+  uint16_t rx_burst(std::span<rte_mbuf*> pkts, uint16_t queue = 0) {
+    return rte_eth_rx_burst(port_id_, queue, pkts.data(), static_cast<uint16_t>(pkts.size()));
+  }
+  uint16_t tx_burst(std::span<rte_mbuf*> pkts, uint16_t queue = 0) {
+    return rte_eth_tx_burst(port_id_, queue, pkts.data(), static_cast<uint16_t>(pkts.size()));
+  }
+
+  bool is_open() const { return open_; }
+  uint16_t port_id() const { return port_id_; }
+  const std::string& name() const { return name_; }
+  const std::string& driver() const { return driver_; }
+  uint16_t mtu() const { return mtu_; }
+  bool multi_seg_tx() const { return multi_seg_tx_; }
+
+  bool link_up() const;
+  uint32_t link_speed_mbps() const;
+  // Polls the link every 10 ms until up or `timeout`; error names the port.
+  Status wait_link_up(TimeNs timeout) const;
+
+  Result<PortStats> stats() const;
+  // Extended statistics by name (driver-specific names, e.g. "rx_good_packets").
+  Result<std::map<std::string, uint64_t>> xstats() const;
+  Result<uint64_t> xstat(const std::string& name) const;
+  Status reset_stats();
+
+  // Stops and closes the port; detaches the device if open() probed it.
+  void close();
+
+ private:
+  std::string name_;
+  std::string driver_;
+  std::string bus_device_;  // device name for rte_eal_hotplug_remove
+  std::string bus_;
+  uint16_t port_id_ = RTE_MAX_ETHPORTS;
+  uint16_t mtu_ = 0;
+  bool open_ = false;
+  bool probed_ = false;
+  bool multi_seg_tx_ = false;
+};
+
+}  // namespace sf::dpdk

@@ -1,0 +1,336 @@
+// sf-pktio: runs the real-time driver (common/dpdk PollLoop) with a simple
+// node over 1-2 ports: gen | sink | fwd | echo. The integration smoke target.
+// Startup order (STYLE G14): parse -> EAL -> mempool -> ports -> node -> loop.
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <boost/program_options.hpp>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/dpdk/clock.h"
+#include "common/dpdk/eal.h"
+#include "common/dpdk/mempool.h"
+#include "common/dpdk/poll_loop.h"
+#include "common/dpdk/port.h"
+#include "tools/sf-pktio/pktio_nodes.h"
+
+namespace po = boost::program_options;
+using sf::TimeNs;
+using namespace sf::dpdk;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_signal(int) { g_stop.store(true, std::memory_order_relaxed); }
+
+constexpr const char* kUsage = R"(sf-pktio: packet I/O smoke tool for the softfabric real-time driver.
+
+Usage: sf-pktio [EAL options] -- --mode MODE [--port DEVARGS]... [options]
+
+EAL options come before `--` (DPDK custom); sf-pktio adds a unique
+--file-prefix and falls back to --no-huge when no huge pages are free.
+Ports are opened from devargs (hotplugged), or, without --port, every port
+created by --vdev / -a is used.
+
+Modes:
+  gen    send frames of --size bytes carrying a sequence number and a
+         checksummed payload, at --rate-gbps (0 = as fast as possible),
+         --count frames per port (0 = until --duration / SIGINT)
+  sink   count and verify gen frames (sequence, length, payload, multi-seg)
+  fwd    forward port 0 <-> port 1 (or back out of the only port)
+  echo   like fwd on one port, swapping MAC addresses
+On exit (end of count/duration, --expect reached, --idle-exit-ms, SIGINT or
+SIGTERM) one JSON line with the results is printed on stdout.
+
+Examples:
+  # 10G-shaped generator into a memif server sink in another process:
+  sf-pktio --vdev=net_memif0,role=server,socket=/tmp/m.sock -- --mode sink --expect 100000 --backoff
+  sf-pktio --vdev=net_memif0,role=client,socket=/tmp/m.sock -- --mode gen --size 1500 --rate-gbps 10 --count 100000
+  # replay a pcap and capture what comes back:
+  sf-pktio -- --mode fwd --port net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap --idle-exit-ms 200
+  # forward between two AF_XDP ports:
+  sf-pktio -- --mode fwd --port net_af_xdp0,iface=veth0 --port net_af_xdp1,iface=veth1
+
+Options)";
+
+struct Options {
+  std::string mode;
+  std::vector<std::string> ports;
+  uint32_t size = 60;
+  double rate_gbps = 0;
+  uint64_t burst_bytes = 0;
+  uint64_t count = 0;
+  double duration_s = 0;
+  uint64_t expect = 0;
+  uint32_t idle_exit_ms = 0;
+  double link_wait_s = 5;
+  uint32_t linger_ms = 200;
+  uint16_t rx_desc = 1024, tx_desc = 1024, mtu = 0;
+  bool backoff = false;
+  bool tx_only = false;
+  std::string log_level = "info";
+  std::string ready_file;
+};
+
+po::options_description describe(Options& o) {
+  po::options_description d(kUsage);
+  d.add_options()
+    ("help,h", "this help")
+    ("mode", po::value(&o.mode)->required(), "gen | sink | fwd | echo")
+    ("port", po::value(&o.ports), "port devargs (repeat for 2 ports), e.g. net_memif0,role=client,socket=/tmp/m.sock")
+    ("size", po::value(&o.size)->default_value(60), "gen: frame bytes without FCS (60 = a 64 B frame on the wire); > 2 KiB frames are chained")
+    ("rate-gbps", po::value(&o.rate_gbps)->default_value(0), "line rate per port in Gb/s, wire bytes incl. preamble/IFG/FCS (0 = unshaped)")
+    ("burst-bytes", po::value(&o.burst_bytes)->default_value(0), "shaper bucket depth (0 = max(16 KiB, 20 us of rate))")
+    ("count", po::value(&o.count)->default_value(0), "gen: frames per port (0 = unbounded); fwd/echo: stop after forwarding this many")
+    ("duration", po::value(&o.duration_s)->default_value(0), "stop after this many seconds (0 = no limit)")
+    ("expect", po::value(&o.expect)->default_value(0), "sink: stop once this many frames arrived")
+    ("idle-exit-ms", po::value(&o.idle_exit_ms)->default_value(0), "sink/fwd/echo: stop when nothing arrived for this long after the first frame")
+    ("link-wait-s", po::value(&o.link_wait_s)->default_value(5), "wait this long for every link to come up before starting (memif peer, NIC)")
+    ("linger-ms", po::value(&o.linger_ms)->default_value(200), "gen/fwd: keep the ports open this long after the last frame left, so the peer can drain the link (memif frees its rings on disconnect)")
+    ("rx-desc", po::value(&o.rx_desc)->default_value(1024), "rx descriptors per queue")
+    ("tx-desc", po::value(&o.tx_desc)->default_value(1024), "tx descriptors per queue")
+    ("mtu", po::value(&o.mtu)->default_value(0), "port MTU (0 = device default)")
+    ("tx-only", po::bool_switch(&o.tx_only), "gen: do not poll rx (e.g. net_null, whose rx invents packets)")
+    ("backoff", po::bool_switch(&o.backoff), "idle back-off (pause, then sleep up to 200 us) to share cores")
+    ("ready-file", po::value(&o.ready_file), "create this file once ports are up and the loop starts (for orchestration)")
+    ("log-level", po::value(&o.log_level)->default_value("info"), "spdlog level: debug | info | warn | error");
+  return d;
+}
+
+nlohmann::json port_json(const Port& port, const LoopPortCounters& c) {
+  nlohmann::json j;
+  j["name"] = port.name();
+  j["driver"] = port.driver();
+  j["rx_pkts"] = c.rx_pkts;
+  j["rx_bytes"] = c.rx_bytes;
+  j["tx_pkts"] = c.tx_pkts;
+  j["tx_bytes"] = c.tx_bytes;
+  j["tx_wire_bytes"] = c.tx_wire_bytes;
+  j["tx_retries"] = c.tx_retries;
+  j["tx_drops_stalled"] = c.tx_drops_stalled;
+  j["tx_drops_at_stop"] = c.tx_drops_at_stop;
+  j["shaper_held_ms"] = c.shaper_held.ns() / 1e6;
+  const double window_s = c.first_tx < c.last_tx ? (c.last_tx - c.first_tx).sec() : 0;
+  j["tx_window_s"] = window_s;
+  j["tx_gbps"] = window_s > 0 ? static_cast<double>(c.tx_wire_bytes) * 8 / window_s / 1e9 : 0;
+  j["tx_mpps"] = window_s > 0 ? static_cast<double>(c.tx_pkts) / window_s / 1e6 : 0;
+  if (auto st = port.stats(); st) {
+    j["dev"] = {{"ipackets", st->rx_pkts}, {"opackets", st->tx_pkts}, {"imissed", st->rx_missed},
+                {"ierrors", st->rx_errors}, {"oerrors", st->tx_errors}, {"rx_nombuf", st->rx_nombuf}};
+  }
+  return j;
+}
+
+int run(int argc, char** argv) {
+  // 1. Arguments.
+  const SplitArgs args = split_args(argc, argv);
+  Options o;
+  const po::options_description desc = describe(o);
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::cout << desc << "\n";
+      return 0;
+    }
+  }
+  try {
+    po::variables_map vm;
+    std::vector<const char*> av;
+    for (const auto& s : args.app) av.push_back(s.c_str());
+    po::store(po::parse_command_line(static_cast<int>(av.size()), av.data(), desc), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "sf-pktio: " << e.what() << " (own options go after `--`; see --help)\n";
+    return 2;
+  }
+  if (o.mode != "gen" && o.mode != "sink" && o.mode != "fwd" && o.mode != "echo") {
+    std::cerr << "sf-pktio: --mode must be gen, sink, fwd or echo (got '" << o.mode << "')\n";
+    return 2;
+  }
+  if (o.size < sf::pktio::kMinFrameBytes || o.size > 9600) {
+    std::cerr << "sf-pktio: --size must be in [60, 9600]\n";
+    return 2;
+  }
+  spdlog::set_level(spdlog::level::from_str(o.log_level));
+
+  // 2. EAL.
+  auto eal = init_eal(args.eal);
+  if (!eal) {
+    spdlog::error("{}", eal.error());
+    return 1;
+  }
+  spdlog::info("EAL up: prefix {}, {}", eal->file_prefix,
+               eal->no_huge ? (eal->no_huge_added ? "no huge pages free: --no-huge" : "--no-huge") : "huge pages");
+  int rc = 0;
+  {
+    std::vector<std::string> devargs = o.ports.empty() ? existing_port_names() : o.ports;
+    if (devargs.empty() || devargs.size() > 2) {
+      spdlog::error("need 1 or 2 ports (--port DEVARGS or EAL --vdev), have {}", devargs.size());
+      cleanup_eal();
+      return 2;
+    }
+    const auto nports = static_cast<uint16_t>(devargs.size());
+
+    // 3. Mempool: descriptors + caches + loop buffers + the fwd queues.
+    MempoolSizing sz;
+    sz.ports = nports;
+    sz.rx_desc = o.rx_desc;
+    sz.tx_desc = o.tx_desc;
+    sz.extra = (o.mode == "fwd" || o.mode == "echo") ? nports * sf::pktio::FwdNode::kQueuePkts : 0;
+    const uint32_t room = std::max<uint32_t>(2048, o.mode == "gen" ? std::min<uint32_t>(o.size, 9600) : 2048);
+    auto pool = create_pktmbuf_pool("sf_pktio", sz, static_cast<uint16_t>(room + RTE_PKTMBUF_HEADROOM));
+    if (!pool) {
+      spdlog::error("{}", pool.error());
+      cleanup_eal();
+      return 1;
+    }
+
+    // 4. Ports.
+    std::vector<Port> ports;
+    for (const auto& d : devargs) {
+      PortConfig pc;
+      pc.devargs = d;
+      pc.rx_desc = o.rx_desc;
+      pc.tx_desc = o.tx_desc;
+      pc.mtu = o.mtu;
+      pc.link_wait = LinkWait::kSkip;  // waited for below, all ports together
+      auto p = Port::open(pc, *pool);
+      if (!p) {
+        spdlog::error("{}", p.error());
+        rc = 1;
+        break;
+      }
+      spdlog::info("port {} ({}) open: id {}, mtu {}, multi-seg tx {}", p->name(), p->driver(), p->port_id(),
+                   p->mtu(), p->multi_seg_tx());
+      ports.push_back(std::move(*p));
+    }
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    for (auto& p : ports) {
+      if (rc != 0) break;
+      if (auto st = p.wait_link_up(TimeNs(static_cast<int64_t>(o.link_wait_s * 1e9))); !st) spdlog::warn("{}", st.error());
+    }
+
+    // 5. Node and loop.
+    if (rc == 0) {
+      std::unique_ptr<sf::Node> node;
+      sf::pktio::GenNode* gen = nullptr;
+      sf::pktio::SinkNode* sink = nullptr;
+      sf::pktio::FwdNode* fwd = nullptr;
+      if (o.mode == "gen") {
+        node = std::make_unique<sf::pktio::GenNode>(nports, *pool, o.size, o.count);
+        gen = static_cast<sf::pktio::GenNode*>(node.get());
+      } else if (o.mode == "sink") {
+        node = std::make_unique<sf::pktio::SinkNode>(nports);
+        sink = static_cast<sf::pktio::SinkNode*>(node.get());
+      } else {
+        node = std::make_unique<sf::pktio::FwdNode>(nports, o.mode == "echo");
+        fwd = static_cast<sf::pktio::FwdNode*>(node.get());
+      }
+      TscClock clock;
+      LoopOptions lo;
+      lo.backoff.enabled = o.backoff;
+      PollLoop<Port, TscClock> loop(clock, lo);
+      for (uint16_t i = 0; i < nports; ++i) {
+        LoopPortOptions lpo;
+        lpo.rate = sf::BitRate::gbps(o.rate_gbps);
+        lpo.burst_bytes = o.burst_bytes;
+        lpo.rx = !(o.tx_only && gen != nullptr);
+        (void)loop.add_port(ports[i], *node, i, lpo);
+      }
+      const TimeNs duration = o.duration_s > 0 ? TimeNs(static_cast<int64_t>(o.duration_s * 1e9)) : TimeNs::max();
+      const TimeNs idle_exit = o.idle_exit_ms > 0 ? TimeNs::from_ms(o.idle_exit_ms) : TimeNs::max();
+      auto buffered = [&] {
+        uint32_t b = 0;
+        for (size_t i = 0; i < loop.num_ports(); ++i) b += loop.tx_buffered(i);
+        return b;
+      };
+      if (!o.ready_file.empty()) {
+        if (FILE* f = std::fopen(o.ready_file.c_str(), "w"); f != nullptr) std::fclose(f);
+      }
+      spdlog::info("running {} over {} port(s)", o.mode, nports);
+      TimeNs last_seen = TimeNs::zero();
+      uint64_t last_rx = 0;
+      TimeNs end = TimeNs::zero();
+      TimeNs finished = TimeNs::max();  // when gen/fwd had sent everything
+      const TimeNs linger = TimeNs::from_ms(o.linger_ms);
+      loop.run([&](TimeNs now) {
+        end = now;
+        if (g_stop.load(std::memory_order_relaxed) || now >= duration) return true;
+        if (sink != nullptr && o.expect > 0 && sink->total_rx() >= o.expect) return true;
+        const bool sent_all = (gen != nullptr && gen->done() && buffered() == 0) ||
+                              (fwd != nullptr && o.count > 0 && fwd->forwarded() >= o.count && buffered() == 0);
+        if (sent_all) {
+          if (finished == TimeNs::max()) finished = now;
+          if (now - finished >= linger) return true;
+        }
+        uint64_t rx = 0;
+        for (size_t i = 0; i < loop.num_ports(); ++i) rx += loop.counters(i).rx_pkts;
+        if (rx != last_rx) {
+          last_rx = rx;
+          last_seen = now;
+        } else if (rx > 0 && now - last_seen >= idle_exit) {
+          return true;
+        }
+        return false;
+      });
+      const uint32_t left = loop.drain(TimeNs::from_ms(100));
+      loop.release();
+
+      // 6. Report.
+      nlohmann::json j;
+      j["mode"] = o.mode;
+      j["elapsed_s"] = end.sec();
+      j["no_huge"] = eal->no_huge;
+      j["rate_gbps_cfg"] = o.rate_gbps;
+      j["size"] = o.size;
+      j["stopped_by_signal"] = g_stop.load();
+      j["tx_left_at_stop"] = left;
+      for (size_t i = 0; i < ports.size(); ++i) j["ports"].push_back(port_json(ports[i], loop.counters(i)));
+      if (gen != nullptr) {
+        j["gen"] = {{"generated", gen->generated()}, {"alloc_failures", gen->alloc_failures()},
+                    {"rx_ignored", gen->rx_ignored()}};
+      }
+      if (sink != nullptr) {
+        nlohmann::json s;
+        uint64_t rx = 0, bad = 0, lost = 0, multi = 0, foreign = 0, reord = 0, wire = 0, max_segs = 0;
+        TimeNs first = TimeNs::max(), last = TimeNs::zero();
+        for (uint16_t p = 0; p < nports; ++p) {
+          const auto& r = sink->result(p);
+          rx += r.rx_pkts;
+          bad += r.payload_errors;
+          lost += r.lost;
+          multi += r.multi_seg;
+          foreign += r.foreign;
+          reord += r.reordered;
+          wire += r.rx_wire_bytes;
+          max_segs = std::max(max_segs, r.max_segs);
+          first = std::min(first, r.first_rx);
+          last = std::max(last, r.last_rx);
+        }
+        const double win = first < last ? (last - first).sec() : 0;
+        j["sink"] = {{"rx_pkts", rx}, {"payload_errors", bad}, {"lost", lost}, {"reordered", reord},
+                     {"multi_seg", multi}, {"max_segs", max_segs}, {"foreign", foreign},
+                     {"rx_window_s", win}, {"rx_gbps", win > 0 ? static_cast<double>(wire) * 8 / win / 1e9 : 0},
+                     {"rx_mpps", win > 0 ? static_cast<double>(rx) / win / 1e6 : 0}};
+      }
+      if (fwd != nullptr) j["fwd"] = {{"forwarded", fwd->forwarded()}, {"queue_drops", fwd->queue_drops()}};
+      std::cout << j.dump() << std::endl;
+    }
+    for (auto& p : ports) p.close();
+    rte_mempool_free(*pool);
+  }
+  cleanup_eal();
+  return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return run(argc, argv); }
