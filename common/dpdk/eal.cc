@@ -58,6 +58,22 @@ uint64_t free_hugepages() {
 
 namespace {
 std::string g_owned_runtime_dir;  // removed at cleanup when init_eal chose the prefix
+std::string g_owned_prefix;
+
+// Removes "<prefix>map_*" from every hugetlbfs mount (files EAL leaves behind
+// without --huge-unlink).
+void remove_hugepage_files(const std::string& prefix) {
+  std::ifstream mounts("/proc/mounts");
+  std::string dev, dir, type, rest;
+  while (mounts >> dev >> dir >> type && std::getline(mounts, rest)) {
+    if (type != "hugetlbfs") continue;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind(prefix + "map_", 0) == 0) std::filesystem::remove(e.path(), ec);
+    }
+  }
+}
 }  // namespace
 
 EalInfo compose_eal_args(std::vector<std::string> eal_args, const EalOptions& opts, uint64_t free_pages, int pid) {
@@ -78,6 +94,9 @@ EalInfo compose_eal_args(std::vector<std::string> eal_args, const EalOptions& op
     eal_args.push_back(std::to_string(opts.no_huge_mem_mb));
   }
   if (opts.no_telemetry && !has_arg(eal_args, "--no-telemetry")) eal_args.push_back("--no-telemetry");
+  if (opts.huge_unlink && !info.no_huge && !has_arg(eal_args, "--huge-unlink") && !has_arg(eal_args, "--in-memory")) {
+    eal_args.push_back("--huge-unlink");
+  }
   info.args = std::move(eal_args);
   return info;
 }
@@ -99,7 +118,10 @@ Result<EalInfo> init_eal(std::vector<std::string> eal_args, const EalOptions& op
     for (const auto& s : info.args) joined += " " + s;
     return Error{std::string("EAL: rte_eal_init failed: ") + rte_strerror(rte_errno) + " (args:" + joined + ")"};
   }
-  if (own_prefix) g_owned_runtime_dir = rte_eal_get_runtime_dir();
+  if (own_prefix) {
+    g_owned_runtime_dir = rte_eal_get_runtime_dir();
+    g_owned_prefix = info.file_prefix;
+  }
   return info;
 }
 
@@ -109,6 +131,10 @@ void cleanup_eal() {
     std::error_code ec;
     std::filesystem::remove_all(g_owned_runtime_dir, ec);
     g_owned_runtime_dir.clear();
+  }
+  if (!g_owned_prefix.empty()) {
+    remove_hugepage_files(g_owned_prefix);
+    g_owned_prefix.clear();
   }
 }
 

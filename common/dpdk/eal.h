@@ -25,6 +25,11 @@ struct EalOptions {
   bool auto_no_huge = true;        // add --no-huge when no huge page is free
   uint32_t no_huge_mem_mb = 512;   // -m for the --no-huge case unless -m given
   bool no_telemetry = false;       // add --no-telemetry
+  // Add --huge-unlink: huge page files are unlinked once mapped, so no process
+  // (not even a crashed one) leaves pages behind. Secondary processes such as
+  // dpdk-dumpcap cannot attach then; apps that offer capture turn it off and
+  // cleanup_eal() removes their files.
+  bool huge_unlink = true;
 };
 
 struct EalInfo {
@@ -46,7 +51,8 @@ EalInfo compose_eal_args(std::vector<std::string> eal_args, const EalOptions& op
 // Starts EAL with `eal_args` (argv[0] first) completed as EalOptions says.
 Result<EalInfo> init_eal(std::vector<std::string> eal_args, const EalOptions& opts = {});
 
-// rte_eal_cleanup(); call after every port is closed.
+// rte_eal_cleanup(); call after every port is closed. Also removes the runtime
+// directory and huge page files of a file prefix that init_eal chose.
 void cleanup_eal();
 
 }  // namespace sf::dpdk

@@ -8,6 +8,7 @@
 #include <rte_devargs.h>
 #include <rte_errno.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstring>
@@ -55,6 +56,7 @@ Port& Port::operator=(Port&& o) noexcept {
     close();
     name_ = std::move(o.name_);
     driver_ = std::move(o.driver_);
+    mtu_note_ = std::move(o.mtu_note_);
     bus_device_ = std::move(o.bus_device_);
     bus_ = std::move(o.bus_);
     port_id_ = o.port_id_;
@@ -105,14 +107,25 @@ Result<Port> Port::open(const PortConfig& cfg, rte_mempool* pool) {
     conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
     p.multi_seg_tx_ = true;
   }
-  if (cfg.mtu != 0) {
-    if (cfg.mtu > info.max_mtu || cfg.mtu < info.min_mtu) {
-      return Error{"port " + dev_name + ": mtu " + std::to_string(cfg.mtu) + " outside [" +
-                   std::to_string(info.min_mtu) + ", " + std::to_string(info.max_mtu) + "]"};
+  uint16_t mtu = cfg.mtu;
+  if (mtu != 0) {
+    // Some PMDs (memif) report max_mtu 65535 but a 1518 B max frame.
+    const uint32_t frame_max = info.max_rx_pktlen > RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN
+                                   ? info.max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN
+                                   : info.max_mtu;
+    const uint16_t max_mtu = static_cast<uint16_t>(std::min<uint32_t>(info.max_mtu, frame_max));
+    if (mtu > max_mtu && cfg.mtu_best_effort) {
+      p.mtu_note_ = "mtu " + std::to_string(mtu) + " above the device maximum " + std::to_string(max_mtu) +
+                    "; using " + std::to_string(max_mtu);
+      mtu = max_mtu;
     }
-    conf.rxmode.mtu = cfg.mtu;
+    if (mtu > max_mtu || mtu < info.min_mtu) {
+      return Error{"port " + dev_name + ": mtu " + std::to_string(mtu) + " outside [" +
+                   std::to_string(info.min_mtu) + ", " + std::to_string(max_mtu) + "]"};
+    }
+    conf.rxmode.mtu = mtu;
     const uint32_t room = rte_pktmbuf_data_room_size(pool) - RTE_PKTMBUF_HEADROOM;
-    if (uint32_t{cfg.mtu} + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN > room &&
+    if (uint32_t{mtu} + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN > room &&
         (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) != 0) {
       conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
     }
@@ -149,7 +162,7 @@ Result<Port> Port::open(const PortConfig& cfg, rte_mempool* pool) {
 
   // 5. Start; 6. bounded link wait.
   if (int rc = rte_eth_dev_start(pid); rc != 0) return fail(dev_name, "rte_eth_dev_start", rc);
-  uint16_t mtu = 0;
+  mtu = 0;
   if (rte_eth_dev_get_mtu(pid, &mtu) == 0) p.mtu_ = mtu;
   LinkWait mode = cfg.link_wait;
   if (mode == LinkWait::kAuto) mode = (bus == "pci") ? LinkWait::kRequireUp : LinkWait::kBestEffort;
@@ -168,6 +181,13 @@ bool Port::link_up() const {
 uint32_t Port::link_speed_mbps() const {
   rte_eth_link link{};
   return rte_eth_link_get_nowait(port_id_, &link) == 0 ? link.link_speed : 0;
+}
+
+std::array<uint8_t, 6> Port::mac() const {
+  std::array<uint8_t, 6> out{};
+  rte_ether_addr a{};
+  if (open_ && rte_eth_macaddr_get(port_id_, &a) == 0) std::copy_n(a.addr_bytes, 6, out.begin());
+  return out;
 }
 
 Status Port::wait_link_up(TimeNs timeout) const {

@@ -9,6 +9,7 @@
 
 #include <rte_ethdev.h>
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -34,6 +35,7 @@ struct PortConfig {
   uint16_t rx_desc = 1024;  // per queue, adjusted to the device limits
   uint16_t tx_desc = 1024;
   uint16_t mtu = 0;          // 0: device default
+  bool mtu_best_effort = false;  // mtu above the device maximum: use the maximum (see mtu_note())
   bool multi_seg_tx = true;  // enable RTE_ETH_TX_OFFLOAD_MULTI_SEGS where offered
   bool promiscuous = true;
   LinkWait link_wait = LinkWait::kAuto;
@@ -76,6 +78,10 @@ class Port {
   const std::string& name() const { return name_; }
   const std::string& driver() const { return driver_; }
   uint16_t mtu() const { return mtu_; }
+  // Why the MTU differs from the one asked for; empty if it does not.
+  const std::string& mtu_note() const { return mtu_note_; }
+  // The device's MAC address (rte_eth_macaddr_get); zero if unknown.
+  std::array<uint8_t, 6> mac() const;
   bool multi_seg_tx() const { return multi_seg_tx_; }
 
   bool link_up() const;
@@ -95,6 +101,7 @@ class Port {
  private:
   std::string name_;
   std::string driver_;
+  std::string mtu_note_;
   std::string bus_device_;  // device name for rte_eal_hotplug_remove
   std::string bus_;
   uint16_t port_id_ = RTE_MAX_ETHPORTS;

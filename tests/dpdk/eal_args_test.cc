@@ -22,12 +22,18 @@ TEST(EalArgs, NoHugePagesFallsBack) {
   EXPECT_EQ(i.file_prefix, "sf-42");
 }
 
-// 2. Huge pages free. Expect: nothing about memory added.
+// 2. Huge pages free. Expect: no memory limit added, files unlinked once
+// mapped (no leak even on a crash) unless the app keeps them for capture.
 TEST(EalArgs, HugePagesUsedWhenFree) {
   const EalInfo i = compose_eal_args({"app"}, {}, 510, 42);
   EXPECT_FALSE(i.no_huge);
   EXPECT_FALSE(has(i.args, "--no-huge"));
   EXPECT_FALSE(has(i.args, "-m"));
+  EXPECT_TRUE(has(i.args, "--huge-unlink"));
+  EalOptions keep;
+  keep.huge_unlink = false;
+  EXPECT_FALSE(has(compose_eal_args({"app"}, keep, 510, 42).args, "--huge-unlink"));
+  EXPECT_FALSE(has(compose_eal_args({"app"}, {}, 0, 42).args, "--huge-unlink"));  // no-huge: nothing to unlink
 }
 
 // 3. User gave --file-prefix and -m. Expect: kept, not duplicated.

@@ -1,0 +1,335 @@
+// sf-switch: the softfabric switch on DPDK ports. Startup (STYLE G14):
+// arguments -> config -> EAL -> pdump -> mempool -> ports -> switch node ->
+// telemetry -> control thread -> poll loop; SIGINT/SIGTERM stop it cleanly and
+// the final counters are printed (human summary on stderr, one JSON line on
+// stdout).
+#include <rte_pdump.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/config/config_error.h"
+#include "common/dpdk/clock.h"
+#include "common/dpdk/eal.h"
+#include "common/dpdk/mempool.h"
+#include "common/dpdk/poll_loop.h"
+#include "common/dpdk/port.h"
+#include "switch/app/switch_stats.h"
+#include "switch/app/telemetry.h"
+#include "switch/config/switch_config.h"
+#include "switch/pipeline/switch_node.h"
+
+namespace po = boost::program_options;
+using namespace sf;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_signal(int) { g_stop.store(true, std::memory_order_relaxed); }
+
+constexpr const char* kUsage = R"(sf-switch: the softfabric shared-buffer switch on DPDK ports.
+
+Usage: sf-switch [EAL options] -- --config FILE [options]
+
+The config is SONiC-style JSON (docs/config-reference.md): PORT (devargs,
+speed, mtu), BUFFER_POOL / BUFFER_PROFILE / BUFFER_PG / BUFFER_QUEUE, the QoS
+maps and PORT_QOS_MAP, WRED_PROFILE, SCHEDULER, QUEUE, STATIC_ROUTE + NEIGH,
+FDB, SRV6. A bad config stops sf-switch before anything starts, naming the
+JSON path. Each port's `speed` is its line rate: the driver shapes transmit to
+it, so a memif port behaves as a port of that speed.
+
+EAL options come before `--`; sf-switch adds a unique --file-prefix (give your
+own to attach dpdk-telemetry.py or dpdk-dumpcap) and falls back to --no-huge.
+
+While it runs:
+  dpdk-telemetry.py -f PREFIX   then /softfabric/switch/ports, /softfabric/switch/port,0,
+                                /softfabric/switch/buffer, /softfabric/switch/fdb
+  dpdk-dumpcap --file-prefix PREFIX -i 0 -w cap.pcapng   (start sf-switch with --capture;
+                                needs huge pages)
+
+Examples:
+  sf-switch --file-prefix sw -- --config config/switch/seed000-static-lossless.json
+  sf-switch -- --config sw.json --port Ethernet0=net_ring0 --port Ethernet4=net_ring1 --stats-interval 1
+
+Options)";
+
+struct Options {
+  std::string config;
+  std::vector<std::string> port_overrides;
+  bool unshaped = false;
+  bool backoff = false;
+  bool capture = false;
+  double stats_interval_s = 0;
+  std::string timeseries;
+  uint32_t ts_period_ms = 100;
+  double duration_s = 0;
+  double link_wait_s = 0;
+  uint16_t rx_desc = 1024, tx_desc = 1024;
+  std::string ready_file;
+  std::string report;
+  std::string log_level = "info";
+};
+
+po::options_description describe(Options& o) {
+  po::options_description d(kUsage);
+  d.add_options()
+    ("help,h", "this help")
+    ("config", po::value(&o.config)->required(), "switch config (JSON)")
+    ("port", po::value(&o.port_overrides), "NAME=DEVARGS: open port NAME on these devargs instead of PORT.NAME.devargs (repeatable)")
+    ("unshaped", po::bool_switch(&o.unshaped), "do not shape transmit to the ports' speeds (benchmarks)")
+    ("capture", po::bool_switch(&o.capture), "let dpdk-dumpcap / dpdk-pdump attach (pdump server; keeps huge page files while running)")
+    ("backoff", po::bool_switch(&o.backoff), "idle back-off (pause, then sleep up to 200 us) to share cores with other processes")
+    ("stats-interval", po::value(&o.stats_interval_s)->default_value(0), "print per-port rates, queue depth, marks and drops every N seconds (0 = off)")
+    ("timeseries", po::value(&o.timeseries), "append one JSON line per sample (queue depth, marks, drops, bytes) to this file")
+    ("ts-period-ms", po::value(&o.ts_period_ms)->default_value(100), "time-series sample period")
+    ("duration", po::value(&o.duration_s)->default_value(0), "stop after this many seconds (0 = until SIGINT/SIGTERM)")
+    ("link-wait-s", po::value(&o.link_wait_s)->default_value(0), "wait up to this long for every link (memif peer, NIC) before forwarding (0 = forward at once)")
+    ("rx-desc", po::value(&o.rx_desc)->default_value(1024), "rx descriptors per port")
+    ("tx-desc", po::value(&o.tx_desc)->default_value(1024), "tx descriptors per port")
+    ("ready-file", po::value(&o.ready_file), "create this file once the ports are up (for orchestration)")
+    ("report", po::value(&o.report), "also write the final counters (JSON) to this file")
+    ("log-level", po::value(&o.log_level)->default_value("info"), "debug | info | warn | error");
+  return d;
+}
+
+// Console line per port: rates since the last print, instantaneous depth.
+void print_stats(const sw::SwitchNode& node, const sw::SwitchConfig& cfg, std::vector<sw::PortCounters>& last,
+                 double dt_s, double t_s) {
+  std::string line = fmt::format("t={:6.1f}s", t_s);
+  for (PortId p = 0; p < node.num_ports(); ++p) {
+    const sw::PortCounters& c = node.counters(p);
+    const sw::PortCounters& l = last[p];
+    uint64_t depth = 0, marks = 0;
+    for (uint8_t q = 0; q < sw::kNumQueues; ++q) {
+      depth += node.queue_bytes(p, q);
+      marks += c.queues[q].ecn_marked - l.queues[q].ecn_marked;
+    }
+    line += fmt::format(" | {} rx {:6.2f} tx {:6.2f} Gb/s q {:7.1f} KB mark {:5} drop {:5}", cfg.ports.ports[p].name,
+                        static_cast<double>(c.rx_bytes - l.rx_bytes) * 8 / dt_s / 1e9,
+                        static_cast<double>(c.tx_bytes - l.tx_bytes) * 8 / dt_s / 1e9,
+                        static_cast<double>(depth) / 1e3, marks, c.dropped - l.dropped);
+    last[p] = c;
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+int run(int argc, char** argv) {
+  // 1. Arguments.
+  const dpdk::SplitArgs args = dpdk::split_args(argc, argv);
+  Options o;
+  const po::options_description desc = describe(o);
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::cout << desc << "\n";
+      return 0;
+    }
+  }
+  try {
+    po::variables_map vm;
+    std::vector<const char*> av;
+    for (const auto& s : args.app) av.push_back(s.c_str());
+    po::store(po::parse_command_line(static_cast<int>(av.size()), av.data(), desc), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "sf-switch: " << e.what() << " (own options go after `--`; see --help)\n";
+    return 2;
+  }
+  if (o.ts_period_ms == 0 || o.stats_interval_s < 0 || o.duration_s < 0) {
+    std::cerr << "sf-switch: --ts-period-ms must be > 0; --stats-interval and --duration >= 0\n";
+    return 2;
+  }
+  spdlog::set_level(spdlog::level::from_str(o.log_level));
+
+  // 2. Config: validated before anything starts.
+  sw::SwitchConfig cfg;
+  try {
+    cfg = sw::load_switch_config(o.config);
+  } catch (const config::ConfigError& e) {
+    // File-level errors already name the file; schema errors name the JSON path.
+    const bool names_file = e.path().rfind(o.config, 0) == 0;
+    std::cerr << "sf-switch: " << (names_file ? "" : o.config + ": ") << e.what() << "\n";
+    return 2;
+  }
+  std::vector<std::string> devargs;
+  for (const auto& p : cfg.ports.ports) devargs.push_back(p.devargs);
+  for (const std::string& ov : o.port_overrides) {
+    const size_t eq = ov.find('=');
+    const int idx = eq == std::string::npos ? -1 : cfg.ports.find(ov.substr(0, eq));
+    if (idx < 0) {
+      std::cerr << "sf-switch: --port " << ov << ": want NAME=DEVARGS with NAME a port of the config\n";
+      return 2;
+    }
+    devargs[static_cast<size_t>(idx)] = ov.substr(eq + 1);
+  }
+  if (cfg.ports.ports.size() > dpdk::PollLoop<dpdk::Port, dpdk::TscClock>::kMaxPorts) {
+    std::cerr << "sf-switch: at most " << dpdk::PollLoop<dpdk::Port, dpdk::TscClock>::kMaxPorts << " ports per lcore\n";
+    return 2;
+  }
+
+  // 3. EAL, then pdump so dpdk-dumpcap can attach.
+  dpdk::EalOptions eal_opts;
+  eal_opts.huge_unlink = !o.capture;  // secondary processes map the primary's huge page files
+  auto eal = dpdk::init_eal(args.eal, eal_opts);
+  if (!eal) {
+    spdlog::error("{}", eal.error());
+    return 1;
+  }
+  spdlog::info("EAL up: file prefix {} ({})", eal->file_prefix, eal->no_huge ? "no huge pages" : "huge pages");
+  const bool pdump = o.capture && !eal->no_huge;
+  if (o.capture && eal->no_huge) spdlog::warn("capture: needs huge pages; dpdk-dumpcap cannot attach to --no-huge");
+  if (pdump && rte_pdump_init() != 0) spdlog::warn("pdump: rte_pdump_init failed; capture unavailable");
+
+  int rc = 0;
+  {
+    // 4. Mempool: descriptors, caches, loop buffers, and what the switch can
+    // hold (one mbuf per buffered packet, at most one per cell).
+    const auto nports = static_cast<uint32_t>(cfg.ports.ports.size());
+    dpdk::MempoolSizing sz;
+    sz.ports = nports;
+    sz.rx_desc = o.rx_desc;
+    sz.tx_desc = o.tx_desc;
+    sz.extra = static_cast<uint32_t>(std::min<uint64_t>(cfg.mmu.total_bytes / cfg.mmu.cell_bytes, 65536));
+    auto pool = dpdk::create_pktmbuf_pool("sf_switch", sz, RTE_MBUF_DEFAULT_BUF_SIZE);
+    if (!pool) {
+      spdlog::error("{}", pool.error());
+      dpdk::cleanup_eal();
+      return 1;
+    }
+
+    // 5. Ports, in config order (PortId i = PORT entry i).
+    std::vector<dpdk::Port> ports;
+    for (uint32_t i = 0; i < nports && rc == 0; ++i) {
+      dpdk::PortConfig pc;
+      pc.devargs = devargs[i];
+      pc.rx_desc = o.rx_desc;
+      pc.tx_desc = o.tx_desc;
+      pc.mtu = static_cast<uint16_t>(cfg.ports.ports[i].mtu_bytes);
+      pc.mtu_best_effort = true;
+      pc.link_wait = dpdk::LinkWait::kSkip;
+      auto p = dpdk::Port::open(pc, *pool);
+      if (!p) {
+        spdlog::error("{}: {}", cfg.ports.ports[i].name, p.error());
+        rc = 1;
+        break;
+      }
+      if (!p->mtu_note().empty()) spdlog::warn("{}: {}", cfg.ports.ports[i].name, p->mtu_note());
+      ports.push_back(std::move(*p));
+    }
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    if (rc == 0) {
+      // 6. The switch node; router MACs from the config or the device.
+      std::vector<std::array<uint8_t, 6>> macs;
+      for (uint32_t i = 0; i < nports; ++i) {
+        macs.push_back(cfg.ports.ports[i].mac ? cfg.ports.ports[i].mac->bytes : ports[i].mac());
+      }
+      std::unique_ptr<sw::SwitchNode> node;
+      try {
+        node = std::make_unique<sw::SwitchNode>(cfg, macs);
+      } catch (const std::exception& e) {
+        spdlog::error("switch setup: {}", e.what());
+        rc = 1;
+      }
+      if (node) {
+        if (!register_switch_telemetry(*node, cfg)) spdlog::warn("telemetry: commands not registered");
+        dpdk::TscClock clock;
+        dpdk::LoopOptions lo;
+        lo.backoff.enabled = o.backoff;
+        dpdk::PollLoop<dpdk::Port, dpdk::TscClock> loop(clock, lo);
+        for (uint32_t i = 0; i < nports; ++i) {
+          dpdk::LoopPortOptions lpo;
+          lpo.rate = o.unshaped ? BitRate(0) : cfg.ports.ports[i].speed;
+          if (auto r = loop.add_port(ports[i], *node, static_cast<PortId>(i), lpo); !r) spdlog::error("{}", r.error());
+          spdlog::info("port {} = {} ({}), {} Gb/s{}, mtu {}", i, cfg.ports.ports[i].name, ports[i].driver(),
+                       cfg.ports.ports[i].speed_gbps, o.unshaped ? " unshaped" : "", ports[i].mtu());
+        }
+
+        // 7. Control thread: console and time series (reads counters only).
+        std::atomic<bool> ctl_stop{false};
+        std::thread ctl([&] {
+          std::ofstream ts;
+          if (!o.timeseries.empty()) ts.open(o.timeseries, std::ios::app);
+          std::vector<sw::PortCounters> last(nports);
+          const auto start = std::chrono::steady_clock::now();
+          auto next_ts = start;
+          auto next_stats = start + std::chrono::duration<double>(o.stats_interval_s);
+          auto last_stats = start;
+          while (!ctl_stop.load()) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(std::min<uint32_t>(o.ts_period_ms, 50)));
+            const auto now = std::chrono::steady_clock::now();
+            const double t = std::chrono::duration<double>(now - start).count();
+            if (ts.is_open() && now >= next_ts) {
+              ts << sw::timeseries_sample(*node, cfg, t).dump() << "\n";
+              ts.flush();
+              next_ts += std::chrono::milliseconds(o.ts_period_ms);
+            }
+            if (o.stats_interval_s > 0 && now >= next_stats) {
+              print_stats(*node, cfg, last, std::chrono::duration<double>(now - last_stats).count(), t);
+              last_stats = now;
+              next_stats += std::chrono::duration<double>(o.stats_interval_s);
+            }
+          }
+        });
+
+        // Ready once the ports exist (memif clients can connect); links come
+        // up as peers arrive, and forwarding does not wait for them.
+        if (!o.ready_file.empty()) {
+          if (FILE* f = std::fopen(o.ready_file.c_str(), "w"); f != nullptr) std::fclose(f);
+        }
+        if (o.link_wait_s > 0) {
+          for (auto& p : ports) {
+            if (auto st = p.wait_link_up(TimeNs(static_cast<int64_t>(o.link_wait_s * 1e9))); !st) {
+              spdlog::warn("{}", st.error());
+            }
+          }
+        }
+        spdlog::info("forwarding on {} port(s); SIGINT/SIGTERM to stop", nports);
+        const TimeNs duration = o.duration_s > 0 ? TimeNs(static_cast<int64_t>(o.duration_s * 1e9)) : TimeNs::max();
+        loop.run([&](TimeNs now) { return g_stop.load(std::memory_order_relaxed) || now >= duration; });
+        const uint32_t left = loop.drain(TimeNs::from_ms(100));
+        loop.release();
+        ctl_stop.store(true);
+        ctl.join();
+
+        // 8. Final counters.
+        nlohmann::json report = sw::switch_snapshot(*node, cfg);
+        report["tx_left_at_stop"] = left;
+        report["no_huge"] = eal->no_huge;
+        for (uint32_t i = 0; i < nports; ++i) {
+          const auto& lc = loop.counters(i);
+          report["ports"][i]["driver_tx_drops"] = lc.tx_drops();
+        }
+        for (const auto& p : report["ports"]) {
+          spdlog::info("{}: rx {} pkts, tx {} pkts, dropped {} {}", p["name"].get<std::string>(),
+                       p["rx_packets"].get<uint64_t>(), p["tx_packets"].get<uint64_t>(), p["dropped"].get<uint64_t>(),
+                       p["drops"].dump());
+        }
+        std::cout << report.dump() << std::endl;
+        if (!o.report.empty()) std::ofstream(o.report) << report.dump(2) << "\n";
+        node.reset();
+      }
+    }
+    for (auto& p : ports) p.close();
+    rte_mempool_free(*pool);
+  }
+  if (pdump) rte_pdump_uninit();
+  dpdk::cleanup_eal();
+  return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return run(argc, argv); }

@@ -1,0 +1,94 @@
+// JSON views of switch counters. See switch_stats.h.
+#include "switch/app/switch_stats.h"
+
+namespace sf::sw {
+
+nlohmann::json port_snapshot(const SwitchNode& node, const SwitchConfig& cfg, PortId p) {
+  const PortCounters& c = node.counters(p);
+  const Mmu& mmu = node.mmu();
+  const uint64_t cell = mmu.cell_bytes();
+  nlohmann::json j;
+  j["name"] = cfg.ports.ports[p].name;
+  j["rx_packets"] = c.rx_packets;
+  j["rx_bytes"] = c.rx_bytes;
+  j["tx_packets"] = c.tx_packets;
+  j["tx_bytes"] = c.tx_bytes;
+  j["dropped"] = c.dropped;
+  j["rx_mac_control"] = c.rx_mac_control;
+  j["flooded"] = c.flooded;
+  j["routed"] = c.routed;
+  j["held_at_ingress"] = c.held;
+  nlohmann::json drops = nlohmann::json::object();
+  for (size_t i = 0; i < kNumDropCauses; ++i) {
+    if (c.drops[i] != 0) drops[std::string(to_string(static_cast<DropCause>(i)))] = c.drops[i];
+  }
+  j["drops"] = drops;
+  for (uint8_t q = 0; q < kNumQueues; ++q) {
+    const QueueCounters& qc = c.queues[q];
+    j["queues"].push_back({{"queue", q},
+                           {"tx_packets", qc.tx_packets},
+                           {"tx_bytes", qc.tx_bytes},
+                           {"ecn_marked", qc.ecn_marked},
+                           {"dropped", qc.dropped},
+                           {"depth_bytes", node.queue_bytes(p, q)},
+                           {"depth_packets", node.queue_packets(p, q)},
+                           {"watermark_bytes", qc.watermark_bytes},
+                           {"occupancy_cells", mmu.queue_use(p, q).used},
+                           {"paused", (node.paused(p) >> q & 1u) != 0}});
+  }
+  for (uint8_t g = 0; g < kNumPgs; ++g) {
+    const BufferUse& u = mmu.pg_use(p, g);
+    j["pgs"].push_back({{"pg", g},
+                        {"occupancy_bytes", u.used * cell},
+                        {"shared_bytes", u.shared * cell},
+                        {"headroom_bytes", u.hdrm * cell},
+                        {"watermark_bytes", u.watermark * cell},
+                        {"held_packets", node.held_packets(p, g)}});
+  }
+  return j;
+}
+
+nlohmann::json switch_snapshot(const SwitchNode& node, const SwitchConfig& cfg) {
+  nlohmann::json j;
+  for (PortId p = 0; p < node.num_ports(); ++p) j["ports"].push_back(port_snapshot(node, cfg, p));
+  const Mmu& mmu = node.mmu();
+  const uint64_t cell = mmu.cell_bytes();
+  for (size_t i = 0; i < cfg.mmu.pools.size(); ++i) {
+    const auto pool = static_cast<uint16_t>(i);
+    j["pools"].push_back({{"name", cfg.mmu.pools[i].name},
+                          {"type", cfg.mmu.pools[i].dir == PoolDir::kIngress ? "ingress" : "egress"},
+                          {"size_bytes", cfg.mmu.pools[i].size_bytes},
+                          {"shared_used_bytes", mmu.pool_shared_used(pool) * cell},
+                          {"shared_free_bytes", mmu.pool_free(pool) * cell},
+                          {"watermark_bytes", mmu.pool_watermark(pool) * cell},
+                          {"headroom_used_bytes", mmu.hdrm_pool_used(pool) * cell}});
+  }
+  j["buffer"] = {{"total_bytes", uint64_t{mmu.total_cells()} * cell}, {"used_bytes", uint64_t{mmu.total_used()} * cell},
+                 {"cell_bytes", cell}};
+  const FdbStats& f = node.fdb().stats();
+  j["fdb"] = {{"entries", node.fdb().size()}, {"learned", f.learned}, {"moved", f.moved},
+              {"aged", f.aged},             {"table_full", f.table_full}};
+  return j;
+}
+
+nlohmann::json timeseries_sample(const SwitchNode& node, const SwitchConfig& cfg, double t_s) {
+  nlohmann::json j;
+  j["t_s"] = t_s;
+  for (PortId p = 0; p < node.num_ports(); ++p) {
+    const PortCounters& c = node.counters(p);
+    nlohmann::json q = nlohmann::json::array();
+    for (uint8_t i = 0; i < kNumQueues; ++i) {
+      const QueueCounters& qc = c.queues[i];
+      q.push_back({node.queue_bytes(p, i), qc.ecn_marked, qc.dropped, qc.tx_bytes});
+    }
+    j["ports"][cfg.ports.ports[p].name] = {{"rx_bytes", c.rx_bytes},
+                                           {"tx_bytes", c.tx_bytes},
+                                           {"dropped", c.dropped},
+                                           {"paused", node.paused(p)},
+                                           {"queues", q}};
+  }
+  j["buffer_used_bytes"] = uint64_t{node.mmu().total_used()} * node.mmu().cell_bytes();
+  return j;
+}
+
+}  // namespace sf::sw

@@ -1,0 +1,22 @@
+// JSON views of a running switch's counters, shared by the final report, the
+// time-series recorder, the console and DPDK telemetry. Read from a control
+// thread while the datapath runs: counters are plain uint64_t written by one
+// lcore, so a sample may be a few packets stale but never torn on x86-64.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "switch/config/switch_config.h"
+#include "switch/pipeline/switch_node.h"
+
+namespace sf::sw {
+
+// Everything: per port (counters, drops by cause), per queue, per PG, pools, FDB.
+nlohmann::json switch_snapshot(const SwitchNode& node, const SwitchConfig& cfg);
+// One port (same layout as an element of switch_snapshot()["ports"]).
+nlohmann::json port_snapshot(const SwitchNode& node, const SwitchConfig& cfg, PortId port);
+// Compact sample for the time series: cumulative counters and instantaneous
+// depths, one object per port keyed by name.
+nlohmann::json timeseries_sample(const SwitchNode& node, const SwitchConfig& cfg, double t_s);
+
+}  // namespace sf::sw

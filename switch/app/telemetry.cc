@@ -1,0 +1,119 @@
+// DPDK telemetry for sf-switch. See telemetry.h.
+#include "switch/app/telemetry.h"
+
+#include <rte_telemetry.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace sf::sw {
+namespace {
+
+// Telemetry callbacks carry no user pointer in DPDK 22.11.
+const SwitchNode* g_node = nullptr;
+const SwitchConfig* g_cfg = nullptr;
+
+int find_port(const char* params) {
+  if (params == nullptr || *params == '\0') return -1;
+  const int by_name = g_cfg->ports.find(params);
+  if (by_name >= 0) return by_name;
+  char* end = nullptr;
+  const long v = std::strtol(params, &end, 10);
+  if (*end != '\0' || v < 0 || v >= g_node->num_ports()) return -1;
+  return static_cast<int>(v);
+}
+
+int cmd_ports(const char*, const char*, rte_tel_data* d) {
+  rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
+  for (const auto& p : g_cfg->ports.ports) rte_tel_data_add_array_string(d, p.name.c_str());
+  return 0;
+}
+
+// Adds an array of 8 values under `name`.
+template <class F>
+void add_array8(rte_tel_data* d, const char* name, F value) {
+  rte_tel_data* a = rte_tel_data_alloc();
+  if (a == nullptr) return;
+  rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+  for (uint8_t i = 0; i < 8; ++i) rte_tel_data_add_array_u64(a, value(i));
+  rte_tel_data_add_dict_container(d, name, a, 0);
+}
+
+int cmd_port(const char*, const char* params, rte_tel_data* d) {
+  const int pi = find_port(params);
+  if (pi < 0) return -1;
+  const auto p = static_cast<PortId>(pi);
+  const PortCounters& c = g_node->counters(p);
+  const Mmu& mmu = g_node->mmu();
+  const uint64_t cell = mmu.cell_bytes();
+  rte_tel_data_start_dict(d);
+  rte_tel_data_add_dict_string(d, "name", g_cfg->ports.ports[p].name.c_str());
+  rte_tel_data_add_dict_u64(d, "rx_packets", c.rx_packets);
+  rte_tel_data_add_dict_u64(d, "rx_bytes", c.rx_bytes);
+  rte_tel_data_add_dict_u64(d, "tx_packets", c.tx_packets);
+  rte_tel_data_add_dict_u64(d, "tx_bytes", c.tx_bytes);
+  rte_tel_data_add_dict_u64(d, "dropped", c.dropped);
+  rte_tel_data_add_dict_u64(d, "rx_mac_control", c.rx_mac_control);
+  rte_tel_data_add_dict_u64(d, "flooded", c.flooded);
+  rte_tel_data_add_dict_u64(d, "routed", c.routed);
+  rte_tel_data_add_dict_u64(d, "held_at_ingress", c.held);
+  for (size_t i = 0; i < kNumDropCauses; ++i) {
+    const std::string key = "drop_" + std::string(to_string(static_cast<DropCause>(i)));
+    rte_tel_data_add_dict_u64(d, key.c_str(), c.drops[i]);
+  }
+  rte_tel_data_add_dict_u64(d, "paused_queues_mask", g_node->paused(p));
+  add_array8(d, "queue_depth_bytes", [&](uint8_t q) { return g_node->queue_bytes(p, q); });
+  add_array8(d, "queue_watermark_bytes", [&](uint8_t q) { return c.queues[q].watermark_bytes; });
+  add_array8(d, "queue_tx_packets", [&](uint8_t q) { return c.queues[q].tx_packets; });
+  add_array8(d, "queue_ecn_marked", [&](uint8_t q) { return c.queues[q].ecn_marked; });
+  add_array8(d, "queue_dropped", [&](uint8_t q) { return c.queues[q].dropped; });
+  add_array8(d, "pg_occupancy_bytes", [&](uint8_t g) { return uint64_t{mmu.pg_use(p, g).used} * cell; });
+  add_array8(d, "pg_headroom_bytes", [&](uint8_t g) { return uint64_t{mmu.pg_use(p, g).hdrm} * cell; });
+  add_array8(d, "pg_watermark_bytes", [&](uint8_t g) { return uint64_t{mmu.pg_use(p, g).watermark} * cell; });
+  return 0;
+}
+
+int cmd_buffer(const char*, const char*, rte_tel_data* d) {
+  const Mmu& mmu = g_node->mmu();
+  const uint64_t cell = mmu.cell_bytes();
+  rte_tel_data_start_dict(d);
+  rte_tel_data_add_dict_u64(d, "cell_bytes", cell);
+  rte_tel_data_add_dict_u64(d, "total_bytes", uint64_t{mmu.total_cells()} * cell);
+  rte_tel_data_add_dict_u64(d, "used_bytes", uint64_t{mmu.total_used()} * cell);
+  for (size_t i = 0; i < g_cfg->mmu.pools.size(); ++i) {
+    const auto pool = static_cast<uint16_t>(i);
+    const std::string& n = g_cfg->mmu.pools[i].name;
+    rte_tel_data_add_dict_u64(d, (n + "_shared_used_bytes").c_str(), uint64_t{mmu.pool_shared_used(pool)} * cell);
+    rte_tel_data_add_dict_u64(d, (n + "_shared_free_bytes").c_str(), uint64_t{mmu.pool_free(pool)} * cell);
+    rte_tel_data_add_dict_u64(d, (n + "_watermark_bytes").c_str(), uint64_t{mmu.pool_watermark(pool)} * cell);
+    rte_tel_data_add_dict_u64(d, (n + "_headroom_used_bytes").c_str(), uint64_t{mmu.hdrm_pool_used(pool)} * cell);
+  }
+  return 0;
+}
+
+int cmd_fdb(const char*, const char*, rte_tel_data* d) {
+  const FdbStats& f = g_node->fdb().stats();
+  rte_tel_data_start_dict(d);
+  rte_tel_data_add_dict_u64(d, "entries", g_node->fdb().size());
+  rte_tel_data_add_dict_u64(d, "learned", f.learned);
+  rte_tel_data_add_dict_u64(d, "moved", f.moved);
+  rte_tel_data_add_dict_u64(d, "aged", f.aged);
+  rte_tel_data_add_dict_u64(d, "table_full", f.table_full);
+  return 0;
+}
+
+}  // namespace
+
+bool register_switch_telemetry(const SwitchNode& node, const SwitchConfig& cfg) {
+  g_node = &node;
+  g_cfg = &cfg;
+  bool ok = rte_telemetry_register_cmd("/softfabric/switch/ports", cmd_ports, "Port names. Takes no parameters") == 0;
+  ok &= rte_telemetry_register_cmd("/softfabric/switch/port", cmd_port,
+                                   "Counters, drops by cause, queue and PG arrays. Parameter: port index or name") == 0;
+  ok &= rte_telemetry_register_cmd("/softfabric/switch/buffer", cmd_buffer,
+                                   "Shared buffer and pool usage. Takes no parameters") == 0;
+  ok &= rte_telemetry_register_cmd("/softfabric/switch/fdb", cmd_fdb, "FDB counters. Takes no parameters") == 0;
+  return ok;
+}
+
+}  // namespace sf::sw

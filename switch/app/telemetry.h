@@ -1,0 +1,20 @@
+// DPDK telemetry commands for a running sf-switch (read with
+// dpdk-telemetry.py -f <file-prefix>):
+//   /softfabric/switch/ports           port names, index order
+//   /softfabric/switch/port,<i|name>   counters, drops by cause, per-queue and
+//                                      per-PG arrays (8 entries each)
+//   /softfabric/switch/buffer          shared buffer and pools
+//   /softfabric/switch/fdb             FDB size and learning counters
+// Callbacks run on DPDK's telemetry thread and only read counters.
+#pragma once
+
+#include "switch/config/switch_config.h"
+#include "switch/pipeline/switch_node.h"
+
+namespace sf::sw {
+
+// Registers the commands for `node` (both must outlive EAL). Once per process.
+// Returns false if DPDK refused a registration (telemetry disabled, say).
+bool register_switch_telemetry(const SwitchNode& node, const SwitchConfig& cfg);
+
+}  // namespace sf::sw
