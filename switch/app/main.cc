@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/config/config_error.h"
+#include "common/app/app_args.h"
 #include "common/dpdk/clock.h"
 #include "common/dpdk/eal.h"
 #include "common/dpdk/mempool.h"
@@ -130,28 +131,12 @@ int run(int argc, char** argv) {
   const dpdk::SplitArgs args = dpdk::split_args(argc, argv);
   Options o;
   const po::options_description desc = describe(o);
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::cout << desc << "\n";
-      return 0;
-    }
-  }
-  try {
-    po::variables_map vm;
-    std::vector<const char*> av;
-    for (const auto& s : args.app) av.push_back(s.c_str());
-    po::store(po::parse_command_line(static_cast<int>(av.size()), av.data(), desc), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "sf-switch: " << e.what() << " (own options go after `--`; see --help)\n";
-    return 2;
-  }
+  if (auto rc = app::parse_app_args(argc, argv, args.app, desc, "sf-switch")) return *rc;
   if (o.ts_period_ms == 0 || o.stats_interval_s < 0 || o.duration_s < 0) {
     std::cerr << "sf-switch: --ts-period-ms must be > 0; --stats-interval and --duration >= 0\n";
     return 2;
   }
-  spdlog::set_level(spdlog::level::from_str(o.log_level));
+  if (!app::set_log_level(o.log_level, "sf-switch")) return 2;
 
   // 2. Config: validated before anything starts.
   sw::SwitchConfig cfg;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/app/app_args.h"
 #include "common/dpdk/clock.h"
 #include "common/dpdk/eal.h"
 #include "common/dpdk/mempool.h"
@@ -22,6 +23,7 @@
 #include "tools/sf-pktio/pktio_nodes.h"
 
 namespace po = boost::program_options;
+namespace app = sf::app;
 using sf::TimeNs;
 using namespace sf::dpdk;
 
@@ -133,23 +135,7 @@ int run(int argc, char** argv) {
   const SplitArgs args = split_args(argc, argv);
   Options o;
   const po::options_description desc = describe(o);
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::cout << desc << "\n";
-      return 0;
-    }
-  }
-  try {
-    po::variables_map vm;
-    std::vector<const char*> av;
-    for (const auto& s : args.app) av.push_back(s.c_str());
-    po::store(po::parse_command_line(static_cast<int>(av.size()), av.data(), desc), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "sf-pktio: " << e.what() << " (own options go after `--`; see --help)\n";
-    return 2;
-  }
+  if (auto rc = app::parse_app_args(argc, argv, args.app, desc, "sf-pktio")) return *rc;
   if (o.mode != "gen" && o.mode != "sink" && o.mode != "fwd" && o.mode != "echo") {
     std::cerr << "sf-pktio: --mode must be gen, sink, fwd or echo (got '" << o.mode << "')\n";
     return 2;
@@ -158,7 +144,7 @@ int run(int argc, char** argv) {
     std::cerr << "sf-pktio: --size must be in [60, 9600]\n";
     return 2;
   }
-  spdlog::set_level(spdlog::level::from_str(o.log_level));
+  if (!app::set_log_level(o.log_level, "sf-pktio")) return 2;
 
   // 2. EAL.
   auto eal = init_eal(args.eal);

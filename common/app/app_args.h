@@ -1,0 +1,25 @@
+// Command-line handling shared by the apps (sf-switch, sf-pktio, sf-nic): EAL
+// arguments before `--`, the app's own (Boost.Program_options) after, --help
+// anywhere, and a clear message plus exit status 2 for anything bad.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sf::app {
+
+// Parses `app_args` (argv[0] first, as split_args() returns them) into the
+// variables bound in `desc`. Returns the exit status when the program must stop
+// now: 0 after printing --help (seen anywhere in argv), 2 after printing why an
+// option is bad. std::nullopt: go on.
+std::optional<int> parse_app_args(int argc, char** argv, const std::vector<std::string>& app_args,
+                                  const boost::program_options::options_description& desc, std::string_view prog);
+
+// Sets spdlog's level from "debug" | "info" | "warn" | "error"; false (and a
+// message on stderr) for anything else, which spdlog would silently turn off.
+bool set_log_level(const std::string& level, std::string_view prog);
+
+}  // namespace sf::app
