@@ -52,7 +52,8 @@ EalInfo compose_eal_args(std::vector<std::string> eal_args, const EalOptions& op
 Result<EalInfo> init_eal(std::vector<std::string> eal_args, const EalOptions& opts = {});
 
 // rte_eal_cleanup(); call after every port is closed. Also removes the runtime
-// directory and huge page files of a file prefix that init_eal chose.
+// directory of a file prefix that init_eal chose, and this process's huge page
+// files when they were kept (no --huge-unlink).
 void cleanup_eal();
 
 }  // namespace sf::dpdk

@@ -75,6 +75,7 @@ struct Options {
   double stats_interval_s = 0;
   std::string timeseries;
   uint32_t ts_period_ms = 100;
+  double shaper_burst_us = 0;
   double duration_s = 0;
   double link_wait_s = 0;
   uint16_t rx_desc = 1024, tx_desc = 1024;
@@ -89,6 +90,7 @@ po::options_description describe(Options& o) {
     ("help,h", "this help")
     ("config", po::value(&o.config)->required(), "switch config (JSON)")
     ("port", po::value(&o.port_overrides), "NAME=DEVARGS: open port NAME on these devargs instead of PORT.NAME.devargs (repeatable)")
+    ("shaper-burst-us", po::value(&o.shaper_burst_us)->default_value(0), "shaper bucket per port in microseconds of its rate (0 = max(16 KiB, 20 us)); raise it on shared cores so a descheduled switch can catch up")
     ("unshaped", po::bool_switch(&o.unshaped), "do not shape transmit to the ports' speeds (benchmarks)")
     ("capture", po::bool_switch(&o.capture), "let dpdk-dumpcap / dpdk-pdump attach (pdump server; keeps huge page files while running)")
     ("backoff", po::bool_switch(&o.backoff), "idle back-off (pause, then sleep up to 200 us) to share cores with other processes")
@@ -132,8 +134,8 @@ int run(int argc, char** argv) {
   Options o;
   const po::options_description desc = describe(o);
   if (auto rc = app::parse_app_args(argc, argv, args.app, desc, "sf-switch")) return *rc;
-  if (o.ts_period_ms == 0 || o.stats_interval_s < 0 || o.duration_s < 0) {
-    std::cerr << "sf-switch: --ts-period-ms must be > 0; --stats-interval and --duration >= 0\n";
+  if (o.ts_period_ms == 0 || o.stats_interval_s < 0 || o.duration_s < 0 || o.shaper_burst_us < 0) {
+    std::cerr << "sf-switch: --ts-period-ms must be > 0; --stats-interval, --duration, --shaper-burst-us >= 0\n";
     return 2;
   }
   if (!app::set_log_level(o.log_level, "sf-switch")) return 2;
@@ -237,6 +239,9 @@ int run(int argc, char** argv) {
         for (uint32_t i = 0; i < nports; ++i) {
           dpdk::LoopPortOptions lpo;
           lpo.rate = o.unshaped ? BitRate(0) : cfg.ports.ports[i].speed;
+          if (o.shaper_burst_us > 0) {
+            lpo.burst_bytes = lpo.rate.bytes_in(TimeNs(static_cast<int64_t>(o.shaper_burst_us * 1e3)));
+          }
           if (auto r = loop.add_port(ports[i], *node, static_cast<PortId>(i), lpo); !r) spdlog::error("{}", r.error());
           spdlog::info("port {} = {} ({}), {} Gb/s{}, mtu {}", i, cfg.ports.ports[i].name, ports[i].driver(),
                        cfg.ports.ports[i].speed_gbps, o.unshaped ? " unshaped" : "", ports[i].mtu());
@@ -296,6 +301,11 @@ int run(int argc, char** argv) {
         for (uint32_t i = 0; i < nports; ++i) {
           const auto& lc = loop.counters(i);
           report["ports"][i]["driver_tx_drops"] = lc.tx_drops();
+          // What the device lost before the switch saw it (rx ring overflow, no mbuf).
+          if (auto st = ports[i].stats(); st) {
+            report["ports"][i]["device"] = {{"rx_missed", st->rx_missed}, {"rx_errors", st->rx_errors},
+                                            {"rx_nombuf", st->rx_nombuf}, {"tx_errors", st->tx_errors}};
+          }
         }
         for (const auto& p : report["ports"]) {
           spdlog::info("{}: rx {} pkts, tx {} pkts, dropped {} {}", p["name"].get<std::string>(),
@@ -307,10 +317,14 @@ int run(int argc, char** argv) {
         node.reset();
       }
     }
+    // Stop capture before the ports go; then let PMD teardown that runs on
+    // EAL's interrupt thread (memif's deferred socket cleanup) finish before
+    // EAL unmaps the memory it uses.
+    if (pdump) rte_pdump_uninit();
     for (auto& p : ports) p.close();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
     rte_mempool_free(*pool);
   }
-  if (pdump) rte_pdump_uninit();
   dpdk::cleanup_eal();
   return rc;
 }

@@ -325,7 +325,9 @@ void parse_qos(ConfigNode& doc, SwitchConfig& c) {
   // "global" first so per-port entries override it, whatever the file order.
   std::vector<std::pair<std::string, ConfigNode>> entries = t->members();
   std::stable_partition(entries.begin(), entries.end(), [](const auto& e) { return e.first == "global"; });
-  for (auto& [key, n] : entries) {
+  for (auto& entry : entries) {
+    const std::string& key = entry.first;
+    ConfigNode& n = entry.second;  // not a structured binding: clang 14 cannot capture those
     n.expect_object();
     std::vector<uint16_t> ports;
     if (key == "global") {

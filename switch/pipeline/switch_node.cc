@@ -34,7 +34,6 @@ std::string_view to_string(DropCause c) {
 namespace {
 
 constexpr uint32_t kEthVlanOverhead = 14 + 4;
-constexpr uint16_t kFloodPort = 0xFFFF;
 // FDB ageing runs this often (a sweep over the table, off the packet path).
 constexpr TimeNs kAgeingPeriod = TimeNs::from_s(1);
 // Egress descriptor rings: enough for the whole buffer in 1-cell packets,
@@ -247,7 +246,7 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
   if (n <= 1) return drop(in, m, DropCause::kHairpin);
   // One mbuf, one reference per copy; flooded copies are never ECN-marked
   // because they share their bytes.
-  rte_mbuf_refcnt_update(m, static_cast<int16_t>(n - 2));
+  rte_pktmbuf_refcnt_update(m, static_cast<int16_t>(n - 2));  // every segment
   pkt.ip_version = 0;
   for (uint16_t p = 0; p < n; ++p) {
     if (p == in) continue;
