@@ -260,7 +260,8 @@ class Demo:
         cpu = eal_cpu_args()
         ready = os.path.join(self.work, "switch.ready")
         self.switch = procs.Child("switch", [self.sw_bin] + EAL + cpu + [
-            "--", "--config", self.cfg_path, "--backoff", "--timeseries", self.ts_path,
+            # A 2 ms shaper bucket lets the switch catch up after it was off the CPU.
+            "--", "--config", self.cfg_path, "--backoff", "--shaper-burst-us", "2000", "--timeseries", self.ts_path,
             "--ts-period-ms", str(TS_PERIOD_MS), "--report", self.report_path, "--duration", safety,
             "--ready-file", ready, "--log-level", "warn"], self.logs)
         self.children.append(self.switch.start())

@@ -151,6 +151,23 @@ bool Mmu::egress_fits(uint16_t out_port, uint8_t queue, uint32_t cells) const {
   return uint64_t{eb.use.shared} + over <= shared_limit(eb) && uint64_t{ep.shared_used} + over <= ep.size;
 }
 
+bool Mmu::egress_could_fit(uint16_t out_port, uint8_t queue, uint32_t cells) const {
+  const BufState& eb = queues_[idx(out_port, queue)];
+  if (eb.profile == nullptr) return false;
+  const PoolState& ep = pools_[eb.profile->pool];
+  uint64_t max_shared = ep.size;
+  const ProfileConfig& pr = *eb.profile;
+  if (pr.mode == ThresholdMode::kStatic) {
+    if (eb.static_th != 0) max_shared = std::min<uint64_t>(max_shared, eb.static_th);
+  } else if (pr.dynamic_th <= -8) {
+    max_shared = 0;
+  } else if (pr.dynamic_th < 7) {
+    const uint64_t lim = pr.dynamic_th >= 0 ? uint64_t{ep.size} << pr.dynamic_th : uint64_t{ep.size} >> -pr.dynamic_th;
+    max_shared = std::min<uint64_t>(max_shared, lim);
+  }
+  return cells <= eb.reserved + max_shared;
+}
+
 Admission Mmu::admit_egress(uint16_t out_port, uint8_t queue, Ticket t) {
   Admission a;
   BufState& eb = queues_[idx(out_port, queue)];

@@ -69,6 +69,10 @@ class Mmu {
   // `t` comes from admit_ingress; the returned ticket adds the egress part.
   Admission admit_egress(uint16_t out_port, uint8_t queue, Ticket t);
   bool egress_fits(uint16_t out_port, uint8_t queue, uint32_t cells) const;
+  // Whether `cells` could ever fit the queue: it has a profile and the packet
+  // is within reserved + the largest shared limit (static cap, or alpha x the
+  // whole pool). A lossless packet that could not is dropped, never held.
+  bool egress_could_fit(uint16_t out_port, uint8_t queue, uint32_t cells) const;
   Admission admit(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, uint32_t bytes);
 
   // Return what admission charged, when the packet leaves or is dropped later.

@@ -268,6 +268,11 @@ void SwitchNode::enqueue(QueuedPkt p) {
   const bool lossless = prof->lossless();
   // Behind packets already held for this PG (ingress FIFO order), or when the
   // egress queue is at its limit: a lossless packet waits at ingress.
+  if (lossless && !mmu_.egress_could_fit(p.out_port, p.queue, in.ticket.cells)) {
+    // Waiting would block the PG forever: no buffer, or larger than the limit.
+    mmu_.release_ingress(p.in_port, p.pg, in.ticket);
+    return refuse(mmu_.queue_profile(p.out_port, p.queue) == nullptr ? DropCause::kNoBuffer : DropCause::kEgressLimit);
+  }
   if (lossless && (!held.empty() || !mmu_.egress_fits(p.out_port, p.queue, in.ticket.cells))) {
     if (held.full()) {
       mmu_.release_ingress(p.in_port, p.pg, in.ticket);
@@ -328,17 +333,25 @@ void SwitchNode::to_egress(QueuedPkt p, const Ticket& t) {
 }
 
 void SwitchNode::drain_held() {
-  for (Port& port : ports_) {
-    for (EgressQueue& held : port.held) {
-      while (!held.empty()) {
-        const QueuedPkt& h = held.front();
-        if (!mmu_.egress_fits(h.out_port, h.queue, h.ticket.cells)) break;  // head of line blocks the PG
-        const QueuedPkt p = held.pop();
-        if (held.empty()) --held_pgs_;
-        const Admission out = mmu_.admit_egress(p.out_port, p.queue, p.ticket);
-        to_egress(p, out.ticket);
-      }
-      if (held_pgs_ == 0) return;
+  // Round robin over the hold FIFOs, one packet per FIFO per pass, starting
+  // after the FIFO served last, so that PGs held for the same egress queue
+  // share its freed space instead of the lowest port taking it all.
+  const size_t n = ports_.size() * kNumPgs;
+  bool moved = true;
+  while (moved && held_pgs_ != 0) {
+    moved = false;
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = (held_rr_ + k) % n;
+      EgressQueue& held = ports_[i / kNumPgs].held[i % kNumPgs];
+      if (held.empty()) continue;
+      const QueuedPkt& h = held.front();
+      if (!mmu_.egress_fits(h.out_port, h.queue, h.ticket.cells)) continue;  // head of line blocks this PG
+      const QueuedPkt p = held.pop();
+      if (held.empty()) --held_pgs_;
+      const Admission out = mmu_.admit_egress(p.out_port, p.queue, p.ticket);
+      to_egress(p, out.ticket);
+      held_rr_ = (i + 1) % n;
+      moved = true;
     }
   }
 }

@@ -84,6 +84,7 @@ class SwitchNode final : public Node {
   std::unique_ptr<Fdb> fdb_;
   std::unique_ptr<RouteTable> routes_;
   uint32_t held_pgs_ = 0;  // number of non-empty hold FIFOs
+  size_t held_rr_ = 0;     // hold FIFO (port * 8 + pg) drain_held() starts after
   std::vector<NextHop> srv6_next_;  // indexed by uSID slot (see .cc)
   std::vector<int32_t> srv6_slot_;  // uSID -> index into srv6_next_, -1 none
   Rng rng_;

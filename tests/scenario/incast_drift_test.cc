@@ -103,13 +103,10 @@ TEST(SeedDrift, StaticLosslessMarksAboveKmin) {
   EXPECT_EQ(r.delivered_bytes, 4 * kBudgetPerSender);
 }
 
-// 3. Known issue (disabled until the switch is fixed): held lossless PGs
-// should share the egress queue's freed room. SwitchNode::drain_held() scans
-// ingress ports from 0 every time, so in an N:1 incast the lowest-numbered
-// sender takes every freed slot and the others get nothing until their
-// headroom overflows. Expect: before the first drop every sender got at
-// least half of its fair share through.
-TEST(SeedDrift, DISABLED_HeldPgsShareTheEgressFairly) {
+// 3. Held lossless PGs share the egress queue's freed room (round robin over
+// the hold FIFOs), so no sender starves behind a lower-numbered port. Expect:
+// before the first drop every sender got at least half of its fair share.
+TEST(SeedDrift, HeldPgsShareTheEgressFairly) {
   const IncastParams p = params("seed000_dynamic_drift_fairness", "config/switch/dynamic-drift.json");
   const IncastResult r = run_incast(p);
   ASSERT_NE(r.first_drop, TimeNs::max());

@@ -355,3 +355,37 @@ TEST_F(SwitchNodeTest, DynamicThresholdDriftSuppressesMarking) {
 
 }  // namespace
 }  // namespace sf::sw
+
+namespace sf::sw {
+namespace {
+
+// 11. A lossless packet that could never fit its egress queue (no buffer
+// profile, or larger than the queue's largest limit) is dropped with its
+// reason, never held: holding it would block its PG forever.
+TEST_F(SwitchNodeTest, LosslessNeverHeldWhenItCouldNeverFit) {
+  std::string doc = lossless_doc(true);
+  const std::string key = R"("Ethernet0,Ethernet4,Ethernet8|3": {"profile": "q3"}})";
+  doc.replace(doc.find(key), key.size(),
+              R"("Ethernet0,Ethernet4|3": {"profile": "q3"}, "Ethernet8|3": {"profile": "NULL"}})");
+  make(doc);
+  rx(2, frame(v4(kHostA, kHostC)));
+  drain(0);
+  drain(1);
+  rx(0, frame(v4(kHostC, kHostA), 400));
+  EXPECT_EQ(node_->held_packets(0, 3), 0u);
+  EXPECT_EQ(node_->counters(0).drops[static_cast<size_t>(DropCause::kNoBuffer)], 1u);
+  EXPECT_EQ(node_->mmu().total_used(), 0u);
+
+  // dynamic_th -7 on a 1 MiB pool caps the queue at 8 KiB: a 9 KB frame never fits.
+  make(lossless_doc(true));
+  rx(2, frame(v4(kHostA, kHostC)));
+  drain(0);
+  drain(1);
+  rx(0, frame(v4(kHostC, kHostA), 8500));
+  EXPECT_EQ(node_->held_packets(0, 3), 0u);
+  EXPECT_EQ(node_->counters(0).drops[static_cast<size_t>(DropCause::kEgressLimit)], 1u);
+  EXPECT_EQ(node_->mmu().total_used(), 0u);
+}
+
+}  // namespace
+}  // namespace sf::sw

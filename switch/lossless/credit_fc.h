@@ -1,0 +1,112 @@
+// Credit-based link flow control, InfiniBand style (seed 003; DESIGN.md
+// switch/): an alternative to PFC per port. Per virtual lane (VL) the receiver
+// owns a buffer of `credits` MTU-sized slots; the sender spends one credit per
+// packet and stops at zero. The receiver returns freed slots in in-band
+// credit updates (docs/wire-formats.md, "credit update"), but only once
+// `update_threshold` slots have been freed since its last update. Updates carry
+// the cumulative number of credits granted (as IB's FCCL), so a lost update is
+// repaired by the next one. Service levels map to VLs; a weighted arbitration
+// table shares the link among VLs that have both packets and credits.
+//
+// Counters: credit stalls (a VL with packets waiting and no credit) and a
+// histogram of stall durations, which tells a threshold problem (short stalls,
+// microseconds) from congestion (long ones) - seed 003's diagnosis.
+// Pure logic; time is an argument.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "common/time.h"
+
+namespace sf::sw {
+
+inline constexpr int kMaxVls = 16;
+// Stall histogram buckets: [0] < 1 us, [i] in [2^(i-1), 2^i) us, last = longer.
+inline constexpr int kStallBuckets = 16;
+
+struct CreditFcConfig {
+  uint32_t mtu_bytes = 4096;          // one credit = one MTU-sized slot
+  uint8_t num_vls = 1;                // data VLs in use (1..15) + VL15 management if configured
+  std::array<uint32_t, kMaxVls> vl_buffer_bytes{};  // receive buffer per VL
+  uint32_t update_threshold = 1;      // freed slots before an update is sent
+  std::array<uint8_t, 16> sl_to_vl{};               // service level -> VL
+  std::array<uint32_t, kMaxVls> vl_weight{};        // arbitration weights (0 = VL not scheduled)
+
+  uint32_t credits(int vl) const { return vl_buffer_bytes[vl] / mtu_bytes; }
+};
+
+struct CreditStallStats {
+  uint64_t stalls = 0;                       // stall episodes started
+  TimeNs stalled_time{0};                    // total time with packets waiting and no credit
+  std::array<uint64_t, kStallBuckets> histogram{};
+};
+
+// Transmit side of a link: credits available per VL and stall accounting.
+class CreditSender {
+ public:
+  CreditSender() = default;
+  explicit CreditSender(const CreditFcConfig& cfg);
+
+  bool can_send(int vl) const { return available(vl) > 0; }
+  uint32_t available(int vl) const { return limit_[vl] - sent_[vl]; }  // modular arithmetic
+  // Spends one credit (the caller checked can_send).
+  void on_send(int vl) { ++sent_[vl]; }
+  // A credit update: `granted_total` credits granted so far on `vl`.
+  void on_update(int vl, uint32_t granted_total, TimeNs now);
+  // The owner reports whether the VL has packets waiting; stalls are timed
+  // from the moment a VL is waiting with no credit.
+  void note_backlog(int vl, bool waiting, TimeNs now);
+
+  const CreditStallStats& stalls(int vl) const { return stall_[vl]; }
+
+ private:
+  void end_stall(int vl, TimeNs now);
+
+  std::array<uint32_t, kMaxVls> limit_{};
+  std::array<uint32_t, kMaxVls> sent_{};
+  std::array<bool, kMaxVls> stalled_{};
+  std::array<TimeNs, kMaxVls> stall_since_{};
+  std::array<CreditStallStats, kMaxVls> stall_{};
+};
+
+// Receive side: slots freed as packets leave the buffer, updates owed.
+class CreditReceiver {
+ public:
+  CreditReceiver() = default;
+  explicit CreditReceiver(const CreditFcConfig& cfg);
+
+  // A packet on `vl` left the receive buffer (forwarded or consumed).
+  void on_freed(int vl);
+  // VLs with an update due (bit v), and the cumulative grant to advertise.
+  uint16_t updates_due() const { return due_; }
+  uint32_t granted_total(int vl) const { return granted_[vl]; }
+  // The update for the VLs in `mask` went out.
+  void sent_updates(uint16_t mask) { due_ = static_cast<uint16_t>(due_ & ~mask); }
+  uint64_t updates_sent() const { return updates_; }
+  void count_update() { ++updates_; }
+
+ private:
+  uint32_t threshold_ = 1;
+  std::array<uint32_t, kMaxVls> granted_{};
+  std::array<uint32_t, kMaxVls> freed_since_update_{};
+  uint16_t due_ = 0;
+  uint64_t updates_ = 0;
+};
+
+// Weighted round robin over VLs (the VL arbitration table): each VL sends up
+// to `weight` packets per round when it has packets and credit.
+class VlArbiter {
+ public:
+  VlArbiter() = default;
+  explicit VlArbiter(const std::array<uint32_t, kMaxVls>& weights) : weight_(weights) {}
+  // `ready` bit v: VL v has a packet and a credit. Returns the VL, or -1.
+  int pick(uint16_t ready);
+
+ private:
+  std::array<uint32_t, kMaxVls> weight_{};
+  int cur_ = 0;
+  uint32_t used_ = 0;  // packets sent by cur_ this round
+};
+
+}  // namespace sf::sw
