@@ -225,7 +225,7 @@ int run(int argc, char** argv) {
       }
       std::unique_ptr<sw::SwitchNode> node;
       try {
-        node = std::make_unique<sw::SwitchNode>(cfg, macs);
+        node = std::make_unique<sw::SwitchNode>(cfg, macs, *pool);
       } catch (const std::exception& e) {
         spdlog::error("switch setup: {}", e.what());
         rc = 1;

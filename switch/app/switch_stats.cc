@@ -18,6 +18,23 @@ nlohmann::json port_snapshot(const SwitchNode& node, const SwitchConfig& cfg, Po
   j["flooded"] = c.flooded;
   j["routed"] = c.routed;
   j["held_at_ingress"] = c.held;
+  j["tx_pfc_frames"] = c.tx_pfc_frames;
+  // PFC per priority under mlx5's names (ethtool -S).
+  const PfcRxCounters& rx = node.pfc_rx(p).counters();
+  const PfcTxCounters& tx = node.pfc_tx(p).counters();
+  nlohmann::json pfc = nlohmann::json::object();
+  for (int prio = 0; prio < kPfcPrios; ++prio) {
+    const std::string n = "prio" + std::to_string(prio);
+    if (rx.pause_frames[prio] == 0 && tx.pause_frames[prio] == 0 && tx.xon_frames[prio] == 0) continue;
+    pfc["rx_" + n + "_pause"] = rx.pause_frames[prio];
+    pfc["rx_" + n + "_pause_duration_us"] = rx.pause_duration[prio].ns() / 1000;
+    pfc["rx_" + n + "_pause_transition"] = rx.transitions[prio];
+    pfc["tx_" + n + "_pause"] = tx.pause_frames[prio];
+    pfc["tx_" + n + "_xon"] = tx.xon_frames[prio];
+    pfc["tx_" + n + "_pause_duration_us"] = tx.pause_duration[prio].ns() / 1000;
+  }
+  pfc["rx_global_pause"] = rx.global_pause_frames;
+  j["pfc"] = pfc;
   nlohmann::json drops = nlohmann::json::object();
   for (size_t i = 0; i < kNumDropCauses; ++i) {
     if (c.drops[i] != 0) drops[std::string(to_string(static_cast<DropCause>(i)))] = c.drops[i];

@@ -62,6 +62,12 @@ int cmd_port(const char*, const char* params, rte_tel_data* d) {
     rte_tel_data_add_dict_u64(d, key.c_str(), c.drops[i]);
   }
   rte_tel_data_add_dict_u64(d, "paused_queues_mask", g_node->paused(p));
+  rte_tel_data_add_dict_u64(d, "tx_pfc_frames", c.tx_pfc_frames);
+  const PfcRxCounters& prx = g_node->pfc_rx(p).counters();
+  const PfcTxCounters& ptx = g_node->pfc_tx(p).counters();
+  add_array8(d, "rx_prio_pause", [&](uint8_t i) { return prx.pause_frames[i]; });
+  add_array8(d, "rx_prio_pause_duration_us", [&](uint8_t i) { return static_cast<uint64_t>(prx.pause_duration[i].ns() / 1000); });
+  add_array8(d, "tx_prio_pause", [&](uint8_t i) { return ptx.pause_frames[i]; });
   add_array8(d, "queue_depth_bytes", [&](uint8_t q) { return g_node->queue_bytes(p, q); });
   add_array8(d, "queue_watermark_bytes", [&](uint8_t q) { return c.queues[q].watermark_bytes; });
   add_array8(d, "queue_tx_packets", [&](uint8_t q) { return c.queues[q].tx_packets; });

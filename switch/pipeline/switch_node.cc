@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/wire/frame_parser.h"
+#include "common/wire/mac_control.h"
 #include "common/wire/srv6.h"
 
 namespace sf::sw {
@@ -73,8 +74,9 @@ bool is_ect(wire::Ecn e) { return e != wire::Ecn::kNotEct; }
 
 }  // namespace
 
-SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8_t, 6>> port_macs)
-    : cfg_(cfg), ports_(cfg.ports.ports.size()), mmu_(cfg.mmu), rng_(cfg.seed) {
+SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8_t, 6>> port_macs,
+                       rte_mempool* ctrl_pool)
+    : cfg_(cfg), ports_(cfg.ports.ports.size()), mmu_(cfg.mmu), ctrl_pool_(ctrl_pool), rng_(cfg.seed) {
   const uint32_t ring = std::min<uint32_t>(kMaxQueueDescriptors, mmu_.total_cells());
   for (size_t p = 0; p < ports_.size(); ++p) {
     Port& port = ports_[p];
@@ -91,6 +93,8 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
       port.held[pg] = EgressQueue(lossless ? ring : 1);
     }
     port.sched = PortScheduler(cfg.sched[p]);
+    port.pfc_rx = PfcReceiver(cfg.ports.ports[p].speed);
+    port.pfc_tx = PfcGenerator(cfg.ports.ports[p].speed);
   }
   fdb_ = std::make_unique<Fdb>(cfg.fdb_capacity);
   for (const StaticFdbEntry& e : cfg.fdb) {
@@ -129,6 +133,7 @@ SwitchNode::~SwitchNode() {
 }
 
 void SwitchNode::receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) {
+  now_ = now;
   for (size_t i = 0; i < pkts.size(); ++i) {
     if (i + 2 < pkts.size()) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void*));
     process(port, pkts[i], now);
@@ -152,8 +157,18 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
   const wire::FrameInfo f = wire::parse_frame({data, m->data_len}, m->pkt_len);
   if (f.eth == nullptr) return drop(in, m, DropCause::kMalformed);
   if (f.kind == wire::FrameKind::kMacControl) {
-    // PAUSE / PFC end at this hop; the lossless layer acts on them.
+    // PAUSE / PFC end at this hop: they pause this port's transmit. PFC is
+    // honoured for the port's pfc_enable priorities only; a frame not sent to
+    // 01-80-C2-00-00-01 is ignored (802.1Qbb), but counted.
     ip.ctr.rx_mac_control++;
+    if (f.mac_control_dst_ok && f.pfc != nullptr) {
+      std::array<uint16_t, kPfcPrios> q{};
+      for (int p = 0; p < kPfcPrios; ++p) q[p] = f.pfc->time_quanta[p].value();
+      ip.pfc_rx.on_pfc(static_cast<uint8_t>(f.pfc->enabled_mask() & ip.qos->pfc_enable), q, now);
+    } else if (f.mac_control_dst_ok && f.pause != nullptr) {
+      ip.pfc_rx.on_pause(f.pause->pause_quanta.value(), now);
+    }
+    refresh_pfc_paused(ip, now);
     rte_pktmbuf_free(m);
     return;
   }
@@ -262,6 +277,7 @@ void SwitchNode::enqueue(QueuedPkt p) {
   };
   const Admission in = mmu_.admit_ingress(p.in_port, p.pg, p.bytes);
   if (in.verdict != Verdict::kAccept) return refuse(cause_of(in.reason));  // trim: the lossless layer
+  update_pfc(p.in_port, p.pg, now_);
 
   EgressQueue& held = ports_[p.in_port].held[p.pg];
   const ProfileConfig* prof = mmu_.pg_profile(p.in_port, p.pg);
@@ -356,16 +372,23 @@ void SwitchNode::drain_held() {
   }
 }
 
-uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs /*now*/) {
+uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
+  now_ = now;
   Port& p = ports_[port];
   uint16_t n = 0;
+  // Control first: a PFC frame goes ahead of data (802.1Qbb).
+  if (!out.empty()) {
+    if (rte_mbuf* f = pfc_frame(p, now); f != nullptr) out[n++] = f;
+  }
+  const uint8_t blocked = static_cast<uint8_t>(p.paused | refresh_pfc_paused(p, now));
   std::array<uint32_t, kNumQueues> head{};
   while (n < out.size()) {
     for (int q = 0; q < kNumQueues; ++q) head[q] = p.queues[q].head_bytes();
-    const int q = p.sched.pick(head, static_cast<uint8_t>(~p.paused));
+    const int q = p.sched.pick(head, static_cast<uint8_t>(~blocked));
     if (q < 0) break;
     const QueuedPkt pkt = p.queues[q].pop();
     mmu_.release(pkt.in_port, pkt.pg, port, static_cast<uint8_t>(q), pkt.ticket);
+    update_pfc(pkt.in_port, pkt.pg, now);
     if (held_pgs_ != 0) drain_held();
     QueueCounters& qc = p.ctr.queues[q];
     ++qc.tx_packets;
@@ -377,9 +400,76 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs /*no
   return n;
 }
 
-TimeNs SwitchNode::next_wakeup(TimeNs /*now*/) const { return next_age_; }
+uint8_t SwitchNode::refresh_pfc_paused(Port& port, TimeNs now) {
+  const uint8_t prios = port.pfc_rx.paused_mask(now);
+  uint8_t queues = 0;
+  for (int p = 0; p < kPfcPrios; ++p) {
+    if ((prios >> p) & 1u) queues = static_cast<uint8_t>(queues | 1u << port.qos->pfc_to_queue[p]);
+  }
+  port.pfc_paused_queues = queues;
+  return queues;
+}
+
+// XOFF when the PG has used up its shared allowance (the next bytes go to
+// headroom) or already holds headroom; XON once the headroom is empty and the
+// shared use is xon_offset below the limit, or the PG is down to xon bytes.
+// PFC priority p maps to PG tc_to_pg[p] (priority = traffic class).
+void SwitchNode::update_pfc(uint16_t port, uint8_t pg, TimeNs now) {
+  Port& p = ports_[port];
+  const uint8_t enabled = p.qos->pfc_enable;
+  if (enabled == 0) return;
+  const ProfileConfig* prof = mmu_.pg_profile(port, pg);
+  if (prof == nullptr || !prof->lossless()) return;
+  const BufferUse& u = mmu_.pg_use(port, pg);
+  const uint64_t limit = mmu_.pg_shared_limit(port, pg);
+  for (int prio = 0; prio < kPfcPrios; ++prio) {
+    if (!((enabled >> prio) & 1u) || p.qos->tc_to_pg[prio] != pg) continue;
+    bool want;
+    if (!p.pfc_tx.xoff(prio)) {
+      want = u.hdrm > 0 || u.shared >= limit;
+    } else {
+      const bool drained = uint64_t{u.shared} + mmu_.cells_for(static_cast<uint32_t>(prof->xon_offset_bytes)) <= limit ||
+                           u.used <= mmu_.cells_for(static_cast<uint32_t>(prof->xon_bytes));
+      want = !(u.hdrm == 0 && drained);
+    }
+    p.pfc_tx.set_xoff(prio, want, now);
+  }
+}
+
+rte_mbuf* SwitchNode::pfc_frame(Port& port, TimeNs now) {
+  if (ctrl_pool_ == nullptr || port.pfc_tx.next_deadline() > now) return nullptr;
+  rte_mbuf* m = rte_pktmbuf_alloc(ctrl_pool_);
+  if (m == nullptr) {
+    ++port.ctr.pfc_alloc_failures;  // retried at the next transmit
+    return nullptr;
+  }
+  PfcFrameRequest r;
+  if (!port.pfc_tx.poll(now, &r)) {
+    rte_pktmbuf_free(m);
+    return nullptr;
+  }
+  auto* data = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, 60));
+  wire::MacAddr src;
+  src.bytes = port.mac;
+  wire::build_pfc_frame({data, 60}, src, r.enable, r.quanta);
+  ++port.ctr.tx_pfc_frames;
+  return m;
+}
+
+TimeNs SwitchNode::next_wakeup(TimeNs now) const {
+  // Pause expiries and PFC refreshes; a frame already owed goes out at the
+  // next transmit offer, which the drivers make after every call.
+  TimeNs t = next_age_;
+  for (const Port& p : ports_) {
+    t = std::min(t, p.pfc_rx.next_expiry());
+    const TimeNs d = p.pfc_tx.next_deadline();
+    if (d > now) t = std::min(t, d);
+  }
+  return t;
+}
 
 void SwitchNode::advance(TimeNs now) {
+  now_ = now;
   if (now >= next_age_) {
     fdb_->age(now, cfg_.fdb_ageing);
     next_age_ = now + kAgeingPeriod;

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "common/node.h"
+#include "common/pfc/pfc_generator.h"
+#include "common/pfc/pfc_receiver.h"
 #include "common/rng.h"
 #include "switch/config/switch_config.h"
 #include "switch/fwd/fdb.h"
@@ -26,14 +28,19 @@
 #include "switch/qos/scheduler.h"
 #include "switch/qos/wred.h"
 
+struct rte_mempool;
+
 namespace sf::sw {
 
 class SwitchNode final : public Node {
  public:
   // `cfg` must outlive the node. `port_macs[i]` is port i's own MAC (the router
   // MAC that L3 traffic is addressed to); the app takes it from the device when
-  // the config has none. Throws at setup (std::runtime_error) if tables fail.
-  SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8_t, 6>> port_macs);
+  // the config has none. `ctrl_pool` supplies the mbufs of the PFC frames the
+  // switch sends (nullptr: it honours PFC but never sends any). Throws at
+  // setup (std::runtime_error) if tables fail.
+  SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8_t, 6>> port_macs,
+             rte_mempool* ctrl_pool = nullptr);
   ~SwitchNode() override;
 
   uint16_t num_ports() const override { return static_cast<uint16_t>(ports_.size()); }
@@ -42,10 +49,13 @@ class SwitchNode final : public Node {
   TimeNs next_wakeup(TimeNs now) const override;
   void advance(TimeNs now) override;
 
-  // PFC hook (lossless issue): bit q set = queue q of `port` is paused and the
-  // scheduler skips it.
+  // Queues paused by hand (bit q), on top of those paused by received PFC.
   void set_paused(PortId port, uint8_t queue_mask) { ports_[port].paused = queue_mask; }
-  uint8_t paused(PortId port) const { return ports_[port].paused; }
+  // Queues the scheduler skips: set by hand or paused by PFC / PAUSE (as of
+  // the last transmit or receive on the port).
+  uint8_t paused(PortId port) const { return ports_[port].paused | ports_[port].pfc_paused_queues; }
+  const PfcReceiver& pfc_rx(PortId port) const { return ports_[port].pfc_rx; }
+  const PfcGenerator& pfc_tx(PortId port) const { return ports_[port].pfc_tx; }
 
   const PortCounters& counters(PortId port) const { return ports_[port].ctr; }
   uint64_t queue_bytes(PortId port, uint8_t q) const { return ports_[port].queues[q].bytes(); }
@@ -64,9 +74,18 @@ class SwitchNode final : public Node {
     PortScheduler sched;
     std::array<EgressQueue, kNumQueues> queues;
     std::array<EgressQueue, kNumPgs> held;  // lossless PGs only (others capacity 1, unused)
-    uint8_t paused = 0;
+    uint8_t paused = 0;             // by hand (set_paused)
+    uint8_t pfc_paused_queues = 0;  // by received PFC / PAUSE
+    PfcReceiver pfc_rx;             // pause timers of received frames
+    PfcGenerator pfc_tx;            // frames we owe the peer (XOFF / refresh / XON)
     PortCounters ctr;
   };
+  // Received-pause state of `port` at `now`, as a queue mask.
+  uint8_t refresh_pfc_paused(Port& port, TimeNs now);
+  // XOFF / XON for the priorities of lossless PG (port, pg) from its occupancy.
+  void update_pfc(uint16_t port, uint8_t pg, TimeNs now);
+  // A PFC frame for `port` if one is due (one mbuf from ctrl_pool_).
+  rte_mbuf* pfc_frame(Port& port, TimeNs now);
   void process(uint16_t in_port, rte_mbuf* m, TimeNs now);
   void drop(uint16_t in_port, rte_mbuf* m, DropCause cause);
   // Admits and queues one copy; frees it (counted) on refusal.
@@ -87,6 +106,8 @@ class SwitchNode final : public Node {
   size_t held_rr_ = 0;     // hold FIFO (port * 8 + pg) drain_held() starts after
   std::vector<NextHop> srv6_next_;  // indexed by uSID slot (see .cc)
   std::vector<int32_t> srv6_slot_;  // uSID -> index into srv6_next_, -1 none
+  rte_mempool* ctrl_pool_ = nullptr;
+  TimeNs now_{0};  // `now` of the call in progress (receive / transmit / advance)
   Rng rng_;
   TimeNs next_age_;
 };

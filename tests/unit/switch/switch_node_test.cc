@@ -37,7 +37,7 @@ class SwitchNodeTest : public testing::Test {
   void make(const std::string& doc) {
     cfg_ = parse_switch_config(config::parse_text(doc));
     macs_.assign(cfg_.ports.ports.size(), kRouterMac);
-    node_ = std::make_unique<SwitchNode>(cfg_, macs_);
+    node_ = std::make_unique<SwitchNode>(cfg_, macs_, test::mbuf_pool());
   }
   void TearDown() override { node_.reset(); }
 
@@ -385,6 +385,103 @@ TEST_F(SwitchNodeTest, LosslessNeverHeldWhenItCouldNeverFit) {
   EXPECT_EQ(node_->held_packets(0, 3), 0u);
   EXPECT_EQ(node_->counters(0).drops[static_cast<size_t>(DropCause::kEgressLimit)], 1u);
   EXPECT_EQ(node_->mmu().total_used(), 0u);
+}
+
+}  // namespace
+}  // namespace sf::sw
+
+namespace sf::sw {
+namespace {
+
+std::vector<uint8_t> pfc_bytes(uint8_t enable, uint16_t quanta, bool right_da = true) {
+  std::vector<uint8_t> b(60);
+  std::array<uint16_t, 8> q{};
+  q.fill(quanta);
+  wire::build_pfc_frame(b, kHostC, enable, q);
+  if (!right_da) b[5] = 0x02;
+  return b;
+}
+
+// 12. Received PFC pauses the queue of its priority for quanta x 512 bit times
+// at the port speed (100G: 5.12 ns each); XON resumes; a frame to another DA or
+// for a priority without pfc_enable is ignored.
+TEST_F(SwitchNodeTest, ReceivedPfcPausesItsQueue) {
+  make(lossless_doc(false));
+  rx(2, frame(v4(kHostA, kHostC)));
+  drain(0);
+  drain(1);
+  rte_mbuf* b[8];
+  auto push = [&](uint8_t dscp) {
+    rte_mbuf* m = frame(v4(kHostC, kHostA, 2, dscp));
+    rte_mbuf* one[1] = {m};
+    node_->receive(0, one, TimeNs(0));
+  };
+  rte_mbuf* pf = test::make_mbuf(pfc_bytes(1u << 3, 1000));
+  rte_mbuf* one[1] = {pf};
+  node_->receive(2, one, TimeNs(1000));          // pause prio 3 until 1000 + 5120 ns
+  push(26);                                      // queue 3
+  push(8);                                       // queue 1
+  uint16_t n = node_->transmit(2, b, TimeNs(2000));
+  ASSERT_EQ(n, 1u);                              // only queue 1 went
+  EXPECT_EQ(wire::parse_frame({rte_pktmbuf_mtod(b[0], uint8_t*), b[0]->data_len}).ipv4->dscp(), 8);
+  rte_pktmbuf_free(b[0]);
+  EXPECT_EQ(node_->paused(2), 1u << 3);
+  EXPECT_EQ(node_->next_wakeup(TimeNs(2000)), TimeNs(6120));
+  EXPECT_EQ(node_->transmit(2, b, TimeNs(6119)), 0u);
+  ASSERT_EQ(node_->transmit(2, b, TimeNs(6120)), 1u);
+  rte_pktmbuf_free(b[0]);
+  EXPECT_EQ(node_->pfc_rx(2).counters().pause_frames[3], 1u);
+  EXPECT_EQ(node_->pfc_rx(2).counters().pause_duration[3], TimeNs(5120));
+
+  // Wrong DA, or a priority without PFC: not honoured.
+  rte_mbuf* bad1 = test::make_mbuf(pfc_bytes(1u << 3, 0xFFFF, false));
+  rte_mbuf* bad2 = test::make_mbuf(pfc_bytes(1u << 1, 0xFFFF));
+  one[0] = bad1;
+  node_->receive(2, one, TimeNs(7000));
+  one[0] = bad2;
+  node_->receive(2, one, TimeNs(7000));
+  EXPECT_EQ(node_->paused(2), 0u);
+  // XON (time 0) resumes at once.
+  one[0] = test::make_mbuf(pfc_bytes(1u << 3, 0xFFFF));
+  node_->receive(2, one, TimeNs(8000));
+  EXPECT_EQ(node_->paused(2), 1u << 3);
+  one[0] = test::make_mbuf(pfc_bytes(1u << 3, 0));
+  node_->receive(2, one, TimeNs(9000));
+  EXPECT_EQ(node_->paused(2), 0u);
+}
+
+// 13. PFC generation: when lossless PG 3 of port 0 exhausts its shared limit
+// (200 KB static) the switch sends port 0's peer an XOFF for priority 3 ahead of
+// any data; once the PG drains, an XON (time 0).
+TEST_F(SwitchNodeTest, CongestedLosslessPgSendsXoffThenXon) {
+  make(lossless_doc(false));
+  rx(2, frame(v4(kHostA, kHostC)));
+  drain(0);
+  drain(1);
+  rte_mbuf* b[32];
+  // 250 KB toward port 2, which does not transmit yet.
+  for (int i = 0; i < 250; ++i) rx(0, frame(v4(kHostC, kHostA), 930));
+  EXPECT_TRUE(node_->pfc_tx(0).xoff(3));
+  EXPECT_GT(node_->mmu().pg_use(0, 3).hdrm, 0u);
+  ASSERT_EQ(node_->transmit(0, b, TimeNs(10)), 1u);
+  wire::FrameInfo f = wire::parse_frame({rte_pktmbuf_mtod(b[0], uint8_t*), b[0]->data_len});
+  ASSERT_EQ(f.kind, wire::FrameKind::kMacControl);
+  ASSERT_NE(f.pfc, nullptr);
+  EXPECT_TRUE(f.mac_control_dst_ok);
+  EXPECT_EQ(f.pfc->enabled_mask(), 1u << 3);
+  EXPECT_EQ(f.pfc->time_quanta[3].value(), 0xFFFF);
+  rte_pktmbuf_free(b[0]);
+  EXPECT_EQ(node_->transmit(0, b, TimeNs(20)), 0u);  // nothing more owed yet
+  // Port 2 drains everything: the PG empties and an XON is owed to port 0.
+  drain(2);
+  EXPECT_FALSE(node_->pfc_tx(0).xoff(3));
+  ASSERT_EQ(node_->transmit(0, b, TimeNs(30)), 1u);
+  f = wire::parse_frame({rte_pktmbuf_mtod(b[0], uint8_t*), b[0]->data_len});
+  ASSERT_NE(f.pfc, nullptr);
+  EXPECT_EQ(f.pfc->time_quanta[3].value(), 0);
+  rte_pktmbuf_free(b[0]);
+  EXPECT_EQ(node_->counters(0).tx_pfc_frames, 2u);
+  EXPECT_EQ(node_->counters(0).drops[static_cast<size_t>(DropCause::kHeadroomOverflow)], 0u);
 }
 
 }  // namespace
