@@ -125,8 +125,8 @@ Result<EalInfo> init_eal(std::vector<std::string> eal_args, const EalOptions& op
   return info;
 }
 
-void cleanup_eal() {
-  rte_eal_cleanup();
+void cleanup_eal(bool call_rte_cleanup) {
+  if (call_rte_cleanup) rte_eal_cleanup();
   if (!g_owned_runtime_dir.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(g_owned_runtime_dir, ec);

@@ -54,6 +54,9 @@ Result<EalInfo> init_eal(std::vector<std::string> eal_args, const EalOptions& op
 // rte_eal_cleanup(); call after every port is closed. Also removes the runtime
 // directory of a file prefix that init_eal chose, and this process's huge page
 // files when they were kept (no --huge-unlink).
-void cleanup_eal();
+// `call_rte_cleanup` false skips rte_eal_cleanup() (the memory goes with the
+// process anyway): after a secondary process (dpdk-dumpcap) attached, DPDK
+// 22.11's cleanup can race its interrupt thread and crash.
+void cleanup_eal(bool call_rte_cleanup = true);
 
 }  // namespace sf::dpdk

@@ -1,5 +1,6 @@
 // gtest main for the `dpdk` tier: starts EAL once (--no-huge, no PCI), creates the shared pool, runs all tests.
 #include "tests/support/eal_env.h"
+#include "tests/support/mbuf_chain.h"
 
 #include <gtest/gtest.h>
 
@@ -19,30 +20,7 @@ rte_mempool* g_pool = nullptr;
 rte_mempool* mbuf_pool() { return g_pool; }
 
 rte_mbuf* make_mbuf(std::span<const uint8_t> bytes, uint16_t seg_bytes) {
-  if (seg_bytes == 0) seg_bytes = static_cast<uint16_t>(rte_pktmbuf_data_room_size(g_pool) - RTE_PKTMBUF_HEADROOM);
-  rte_mbuf* head = nullptr;
-  rte_mbuf* tail = nullptr;
-  size_t off = 0;
-  do {
-    rte_mbuf* m = rte_pktmbuf_alloc(g_pool);
-    if (m == nullptr) {
-      rte_pktmbuf_free(head);
-      return nullptr;
-    }
-    const size_t n = std::min<size_t>(seg_bytes, bytes.size() - off);
-    char* dst = rte_pktmbuf_append(m, static_cast<uint16_t>(n));
-    if (n > 0) std::memcpy(dst, bytes.data() + off, n);
-    off += n;
-    if (head == nullptr) {
-      head = m;
-    } else {
-      tail->next = m;
-      head->nb_segs++;
-      head->pkt_len += static_cast<uint32_t>(n);
-    }
-    tail = m;
-  } while (off < bytes.size());
-  return head;
+  return make_mbuf_chain(g_pool, bytes, seg_bytes);
 }
 
 }  // namespace sf::test

@@ -35,6 +35,7 @@
 #include "switch/config/switch_config.h"
 #include "switch/pipeline/switch_node.h"
 #include "tests/fuzz/switch/switch_fuzz_input.h"
+#include "tests/support/mbuf_chain.h"
 
 namespace {
 
@@ -63,30 +64,7 @@ TimeNs g_now = TimeNs::from_us(1);
 // An mbuf chain holding `bytes`, segments of at most `seg` bytes (0 = the data
 // room). nullptr when the pool is dry (the frame is then skipped).
 rte_mbuf* make_chain(std::span<const uint8_t> bytes, uint32_t seg) {
-  if (seg == 0 || seg > kDataRoom) seg = kDataRoom;
-  rte_mbuf* head = nullptr;
-  rte_mbuf* tail = nullptr;
-  size_t off = 0;
-  do {
-    rte_mbuf* m = rte_pktmbuf_alloc(g_pool);
-    if (m == nullptr) {
-      rte_pktmbuf_free(head);
-      return nullptr;
-    }
-    const size_t n = std::min<size_t>(seg, bytes.size() - off);
-    char* dst = rte_pktmbuf_append(m, static_cast<uint16_t>(n));
-    if (n > 0) std::memcpy(dst, bytes.data() + off, n);
-    off += n;
-    if (head == nullptr) {
-      head = m;
-    } else {
-      tail->next = m;
-      head->nb_segs++;
-      head->pkt_len += static_cast<uint32_t>(n);
-    }
-    tail = m;
-  } while (off < bytes.size());
-  return head;
+  return sf::test::make_mbuf_chain(g_pool, bytes, seg);
 }
 
 void free_all(std::span<rte_mbuf*> pkts) {
@@ -140,8 +118,11 @@ class Replay {
     flush();
   }
 
-  // Unpauses every port and transmits until nothing is left anywhere.
+  // Unpauses every port and transmits until nothing is left anywhere. Time
+  // first moves past any received PFC / PAUSE (0xFFFF quanta at 1G = 33.6 ms).
   void drain() {
+    now_ += TimeNs::from_s(1);
+    sw_.advance(now_);
     for (uint16_t p = 0; p < sw_.num_ports(); ++p) sw_.set_paused(p, 0);
     bool any = true;
     while (any) {
