@@ -11,6 +11,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -325,9 +326,14 @@ int run(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     rte_mempool_free(*pool);
   }
-  // After dpdk-dumpcap attached, rte_eal_cleanup() can crash racing EAL's
-  // interrupt thread (DPDK 22.11); with --capture the process just exits.
+  // After dpdk-dumpcap attached, DPDK 22.11's teardown (rte_eal_cleanup and
+  // the drivers' exit-time destructors) can crash racing EAL's interrupt
+  // thread: with --capture, remove our files and leave without running them.
   dpdk::cleanup_eal(!pdump);
+  if (pdump) {
+    std::fflush(nullptr);
+    std::_Exit(rc);
+  }
   return rc;
 }
 
