@@ -10,11 +10,13 @@ time pass inside the code under test.
 """
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pcapfile import read_pcap, write_pcap  # noqa: E402
 
 SKIP = 77
 EAL = ["--no-pci", "--log-level", "*:warning", "--no-telemetry"]
@@ -93,27 +95,6 @@ def memif_case(binary, size, count, rate_gbps):
     if size > 2048:
         check(ss["multi_seg"] == count and ss["max_segs"] >= 2,
               "large frames should arrive as chained 2 KiB mbufs")
-
-
-def write_pcap(path, frames):
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for i, fr in enumerate(frames):
-            f.write(struct.pack("<IIII", 1000 + i, 0, len(fr), len(fr)))
-            f.write(fr)
-
-
-def read_pcap(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    magic = struct.unpack("<I", data[:4])[0]
-    check(magic in (0xA1B2C3D4, 0xA1B23C4D), "not a little-endian pcap")
-    off, frames = 24, []
-    while off + 16 <= len(data):
-        _, _, incl, _ = struct.unpack("<IIII", data[off:off + 16])
-        frames.append(data[off + 16:off + 16 + incl])
-        off += 16 + incl
-    return frames
 
 
 def pcap_case(binary):

@@ -24,6 +24,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from pcapfile import read_pcap, read_pcap_times, write_pcap  # noqa: E402
 from harness import SKIP, TestFailure, check, port_by_name, wait_until  # noqa: E402
 
 # sf-pktio gen frames: dst 02:00:00:00:00:02, src 02:00:00:00:00:01 (fixed).
@@ -69,40 +71,7 @@ def telemetry(prefix, cmd, timeout_s=5):
     return reply.get(key)
 
 
-# ---- pcap files -------------------------------------------------------------------
-
-def write_pcap(path, frames):
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for i, fr in enumerate(frames):
-            f.write(struct.pack("<IIII", 1000 + i, 0, len(fr), len(fr)))
-            f.write(fr)
-
-
-def read_pcap(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    check(len(data) >= 24 and struct.unpack("<I", data[:4])[0] in (0xA1B2C3D4, 0xA1B23C4D), "not a pcap")
-    off, frames = 24, []
-    while off + 16 <= len(data):
-        _, _, incl, _ = struct.unpack("<IIII", data[off:off + 16])
-        frames.append(data[off + 16:off + 16 + incl])
-        off += 16 + incl
-    return frames
-
-
-def read_pcap_times(path):
-    """Record timestamps (s) of a little-endian pcap (us or ns resolution)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    scale = 1e-9 if struct.unpack("<I", data[:4])[0] == 0xA1B23C4D else 1e-6
-    off, out = 24, []
-    while off + 16 <= len(data):
-        sec, frac, incl, _ = struct.unpack("<IIII", data[off:off + 16])
-        out.append(sec + frac * scale)
-        off += 16 + incl
-    return out
-
+# ---- frames ------------------------------------------------------------------------
 
 def mac(s):
     return bytes.fromhex(s.replace(":", ""))
