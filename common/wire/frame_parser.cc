@@ -136,7 +136,7 @@ ParseReason parse_roce(const Bounds& b, uint32_t off, FrameInfo& fi) {
 
 // IP header at `off` (ICRC-covered one), then UDP and RoCE. `ip_end` bounds
 // the IP packet (its total length, or the outer header's payload).
-ParseReason parse_udp(const Bounds& b, uint64_t off, uint64_t ip_end, FrameInfo& fi) {
+ParseReason parse_udp(const Bounds& b, uint64_t off, uint64_t ip_end, FrameInfo& fi, const ParseOptions& opt) {
   ParseReason why = ParseReason::kOk;
   fi.udp = b.view<UdpHeader>(off, why);
   if (fi.udp == nullptr) return why;
@@ -144,6 +144,7 @@ ParseReason parse_udp(const Bounds& b, uint64_t off, uint64_t ip_end, FrameInfo&
   const uint64_t len = fi.udp->length.value();
   if (len < UdpHeader::kSize || off + len > ip_end) return ParseReason::kBadLength;
   fi.udp_end = static_cast<uint32_t>(off + len);
+  if (opt.stop_at_udp) return ParseReason::kOk;
   if (fi.udp->dst_port.value() != kRoceUdpPort) return ParseReason::kNotRoce;
   return parse_roce(b, static_cast<uint32_t>(off + UdpHeader::kSize), fi);
 }
@@ -172,7 +173,7 @@ ParseReason parse_ipv4(const Bounds& b, uint64_t off, FrameInfo& fi, const Parse
   }
   if (ip->is_fragment()) return ParseReason::kFragmented;
   if (ip->protocol != kIpProtoUdp) return ParseReason::kNotUdp;
-  return parse_udp(b, off + hlen, off + total, fi);
+  return parse_udp(b, off + hlen, off + total, fi, opt);
 }
 
 ParseReason parse_ipv6(const Bounds& b, uint64_t off, uint64_t limit, bool outer, FrameInfo& fi,
@@ -193,7 +194,7 @@ ParseReason parse_ipv6(const Bounds& b, uint64_t off, uint64_t limit, bool outer
   fi.ip_offset = static_cast<uint32_t>(off);
   fi.ip_header_bytes = Ipv6Header::kSize;
   if (ip->next_header != kIpProtoUdp) return ParseReason::kNotUdp;
-  return parse_udp(b, off + Ipv6Header::kSize, end, fi);
+  return parse_udp(b, off + Ipv6Header::kSize, end, fi, opt);
 }
 
 }  // namespace

@@ -42,6 +42,9 @@ enum class IpVersion : uint8_t { kNone = 0, kV4 = 4, kV6 = 6 };
 
 struct ParseOptions {
   bool verify_ipv4_checksum = true;
+  // Stop once UDP is sound (reason kOk, kind kUnknown, no RoCE fields): for
+  // forwarders, to which BTH and what follows are payload.
+  bool stop_at_udp = false;
 };
 
 // Result of parse_frame(). Pointers point into the parsed bytes (valid while

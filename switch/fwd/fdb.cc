@@ -3,7 +3,7 @@
 
 #include <rte_errno.h>
 #include <rte_hash.h>
-#include <rte_jhash.h>
+#include <rte_hash_crc.h>
 
 #include <atomic>
 #include <cstring>
@@ -35,7 +35,7 @@ Fdb::Fdb(uint32_t capacity, bool multi_writer) {
   p.name = name.c_str();
   p.entries = capacity < 8 ? 8 : capacity;
   p.key_len = sizeof(Key);
-  p.hash_func = rte_jhash;
+  p.hash_func = rte_hash_crc;  // SSE4.2 CRC32 where the CPU has it
   p.socket_id = SOCKET_ID_ANY;
   p.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE;
   if (multi_writer) p.extra_flag |= RTE_HASH_EXTRA_FLAGS_MULTI_WRITER_ADD | RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY;

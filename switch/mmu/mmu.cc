@@ -56,29 +56,6 @@ Mmu::Mmu(const MmuConfig& cfg)
   }
 }
 
-uint32_t Mmu::pool_free(uint16_t pool) const {
-  const PoolState& p = pools_[pool];
-  return p.size > p.shared_used ? p.size - p.shared_used : 0;
-}
-
-// Static: the profile's byte cap (0 = unlimited). Dynamic: alpha x free shared
-// cells of the pool, alpha = 2^dynamic_th, with -8 meaning 0 and 7 unlimited
-// (SONiC/NVIDIA encoding).
-uint32_t Mmu::shared_limit(const BufState& b) const {
-  const ProfileConfig& pr = *b.profile;
-  if (pr.mode == ThresholdMode::kStatic) return b.static_th == 0 ? kUnlimited : b.static_th;
-  if (pr.dynamic_th <= -8) return 0;
-  if (pr.dynamic_th >= 7) return kUnlimited;
-  const uint64_t free = pool_free(pr.pool);
-  const uint64_t lim = pr.dynamic_th >= 0 ? free << pr.dynamic_th : free >> -pr.dynamic_th;
-  return lim > kUnlimited ? kUnlimited : static_cast<uint32_t>(lim);
-}
-
-uint32_t Mmu::pg_shared_limit(uint16_t port, uint8_t pg) const {
-  const BufState& b = pgs_[idx(port, pg)];
-  return b.profile == nullptr ? 0 : shared_limit(b);
-}
-
 uint32_t Mmu::queue_shared_limit(uint16_t port, uint8_t q) const {
   const BufState& b = queues_[idx(port, q)];
   return b.profile == nullptr ? 0 : shared_limit(b);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -99,6 +100,8 @@ class Mmu {
   void clear_watermarks();
 
  private:
+  static constexpr uint32_t kUnlimitedCells = std::numeric_limits<uint32_t>::max();
+
   struct PoolState {
     ThresholdMode mode;
     uint32_t size = 0;         // shared cells
@@ -126,5 +129,29 @@ class Mmu {
   std::vector<BufState> pgs_;     // [port * 8 + pg]
   std::vector<BufState> queues_;  // [port * 8 + queue]
 };
+
+// Inline: on the per-packet path (admission, PFC).
+inline uint32_t Mmu::pool_free(uint16_t pool) const {
+  const PoolState& p = pools_[pool];
+  return p.size > p.shared_used ? p.size - p.shared_used : 0;
+}
+
+// Static: the profile's byte cap (0 = unlimited). Dynamic: alpha x free shared
+// cells of the pool, alpha = 2^dynamic_th, with -8 meaning 0 and 7 unlimited
+// (SONiC/NVIDIA encoding).
+inline uint32_t Mmu::shared_limit(const BufState& b) const {
+  const ProfileConfig& pr = *b.profile;
+  if (pr.mode == ThresholdMode::kStatic) return b.static_th == 0 ? kUnlimitedCells : b.static_th;
+  if (pr.dynamic_th <= -8) return 0;
+  if (pr.dynamic_th >= 7) return kUnlimitedCells;
+  const uint64_t free = pool_free(pr.pool);
+  const uint64_t lim = pr.dynamic_th >= 0 ? free << pr.dynamic_th : free >> -pr.dynamic_th;
+  return lim > kUnlimitedCells ? kUnlimitedCells : static_cast<uint32_t>(lim);
+}
+
+inline uint32_t Mmu::pg_shared_limit(uint16_t port, uint8_t pg) const {
+  const BufState& b = pgs_[idx(port, pg)];
+  return b.profile == nullptr ? 0 : shared_limit(b);
+}
 
 }  // namespace sf::sw

@@ -72,6 +72,19 @@ bool l3_valid(const wire::FrameInfo& f) {
 
 bool is_ect(wire::Ecn e) { return e != wire::Ecn::kNotEct; }
 
+// Six-byte compare without a memcmp call (it showed up in profiles).
+inline bool mac_eq(const std::array<uint8_t, 6>& a, const std::array<uint8_t, 6>& b) {
+  uint32_t a4, b4;
+  uint16_t a2, b2;
+  std::memcpy(&a4, a.data(), 4);
+  std::memcpy(&b4, b.data(), 4);
+  std::memcpy(&a2, a.data() + 4, 2);
+  std::memcpy(&b2, b.data() + 4, 2);
+  return ((a4 ^ b4) | static_cast<uint32_t>(a2 ^ b2)) == 0;
+}
+
+constexpr wire::ParseOptions kParseOptions{.verify_ipv4_checksum = true, .stop_at_udp = true};
+
 }  // namespace
 
 SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8_t, 6>> port_macs,
@@ -93,6 +106,16 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
       port.held[pg] = EgressQueue(lossless ? ring : 1);
     }
     port.sched = PortScheduler(cfg.sched[p]);
+    for (int pg = 0; pg < kNumPgs; ++pg) {
+      const ProfileConfig* prof = mmu_.pg_profile(static_cast<uint16_t>(p), static_cast<uint8_t>(pg));
+      if (prof == nullptr || !prof->lossless()) continue;
+      PgPfc& pp = port.pg_pfc[pg];
+      for (int prio = 0; prio < kPfcPrios; ++prio) {
+        if (((port.qos->pfc_enable >> prio) & 1u) && port.qos->tc_to_pg[prio] == pg) pp.prios |= static_cast<uint8_t>(1u << prio);
+      }
+      pp.xon_offset_cells = mmu_.cells_for(static_cast<uint32_t>(prof->xon_offset_bytes));
+      pp.xon_cells = mmu_.cells_for(static_cast<uint32_t>(prof->xon_bytes));
+    }
     port.pfc_rx = PfcReceiver(cfg.ports.ports[p].speed);
     port.pfc_tx = PfcGenerator(cfg.ports.ports[p].speed);
   }
@@ -134,10 +157,34 @@ SwitchNode::~SwitchNode() {
 
 void SwitchNode::receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) {
   now_ = now;
+  l2_cache_ = {};  // valid for one burst (one `now`, no ageing in between)
   for (size_t i = 0; i < pkts.size(); ++i) {
     if (i + 2 < pkts.size()) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void*));
     process(port, pkts[i], now);
   }
+}
+
+// Consecutive frames of a burst mostly share their source (learned once per
+// burst) and destination (looked up once until a learn changes the table).
+void SwitchNode::learn(const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now) {
+  L2Cache& c = l2_cache_;
+  if (c.src_valid && c.src_port == port && c.src_vlan == vlan && mac_eq(c.src_mac, mac)) return;
+  const LearnOutcome o = fdb_->learn(mac, vlan, port, now);
+  c.src_valid = true;
+  c.src_mac = mac;
+  c.src_vlan = vlan;
+  c.src_port = port;
+  if (o == LearnOutcome::kLearned || o == LearnOutcome::kMoved) c.dst_valid = false;
+}
+
+std::optional<uint16_t> SwitchNode::lookup(const MacAddr& mac, uint16_t vlan) {
+  L2Cache& c = l2_cache_;
+  if (c.dst_valid && c.dst_vlan == vlan && mac_eq(c.dst_mac, mac)) return c.dst_port;
+  c.dst_port = fdb_->lookup(mac, vlan);
+  c.dst_valid = true;
+  c.dst_mac = mac;
+  c.dst_vlan = vlan;
+  return c.dst_port;
 }
 
 void SwitchNode::drop(uint16_t in_port, rte_mbuf* m, DropCause cause) {
@@ -154,7 +201,8 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
   if (m->pkt_len > ip.max_frame_bytes) return drop(in, m, DropCause::kOversize);
 
   uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
-  const wire::FrameInfo f = wire::parse_frame({data, m->data_len}, m->pkt_len);
+  // BTH and what follows are payload to a switch: stop at UDP.
+  const wire::FrameInfo f = wire::parse_frame({data, m->data_len}, m->pkt_len, kParseOptions);
   if (f.eth == nullptr) return drop(in, m, DropCause::kMalformed);
   if (f.kind == wire::FrameKind::kMacControl) {
     // PAUSE / PFC end at this hop: they pause this port's transmit. PFC is
@@ -206,10 +254,10 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
   wire::EthHeader* eth = const_cast<wire::EthHeader*>(f.eth);
   const uint16_t vlan = f.vlan != nullptr ? f.vlan->vid() : 0;
   const bool src_unicast = (eth->src.bytes[0] & 1u) == 0;
-  if (src_unicast) fdb_->learn(eth->src.bytes, vlan, in, now);
+  if (src_unicast) learn(eth->src.bytes, vlan, in, now);
 
   // L3 when addressed to this port's router MAC.
-  if (is_ip && eth->dst.bytes == ip.mac) {
+  if (is_ip && mac_eq(eth->dst.bytes, ip.mac)) {
     const NextHop* nh = nullptr;
     if (v4 != nullptr) {
       if (v4->ttl <= 1) return drop(in, m, DropCause::kTtlExpired);
@@ -250,7 +298,7 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
 
   // L2: known unicast goes to one port, everything else floods.
   const bool dst_unicast = (eth->dst.bytes[0] & 1u) == 0;
-  const auto out = dst_unicast ? fdb_->lookup(eth->dst.bytes, vlan) : std::nullopt;
+  const auto out = dst_unicast ? lookup(eth->dst.bytes, vlan) : std::nullopt;
   if (out) {
     if (*out == in) return drop(in, m, DropCause::kHairpin);
     pkt.out_port = *out;
@@ -280,32 +328,32 @@ void SwitchNode::enqueue(QueuedPkt p) {
   update_pfc(p.in_port, p.pg, now_);
 
   EgressQueue& held = ports_[p.in_port].held[p.pg];
-  const ProfileConfig* prof = mmu_.pg_profile(p.in_port, p.pg);
-  const bool lossless = prof->lossless();
-  // Behind packets already held for this PG (ingress FIFO order), or when the
-  // egress queue is at its limit: a lossless packet waits at ingress.
-  if (lossless && !mmu_.egress_could_fit(p.out_port, p.queue, in.ticket.cells)) {
-    // Waiting would block the PG forever: no buffer, or larger than the limit.
+  const bool lossless = mmu_.pg_profile(p.in_port, p.pg)->lossless();
+  // Straight to egress unless a lossless PG already holds packets (ingress
+  // FIFO order is kept behind them).
+  if (!lossless || held.empty()) {
+    const Admission out = mmu_.admit_egress(p.out_port, p.queue, in.ticket);
+    if (out.verdict == Verdict::kAccept) return to_egress(p, out.ticket);
+    if (!lossless || out.reason != DropReason::kEgressLimit) {
+      mmu_.release_ingress(p.in_port, p.pg, in.ticket);
+      return refuse(cause_of(out.reason));
+    }
+  }
+  // A lossless packet whose egress queue is at its limit waits at ingress,
+  // unless waiting would block the PG forever (larger than the queue's
+  // largest possible limit, or no profile).
+  if (!mmu_.egress_could_fit(p.out_port, p.queue, in.ticket.cells)) {
     mmu_.release_ingress(p.in_port, p.pg, in.ticket);
     return refuse(mmu_.queue_profile(p.out_port, p.queue) == nullptr ? DropCause::kNoBuffer : DropCause::kEgressLimit);
   }
-  if (lossless && (!held.empty() || !mmu_.egress_fits(p.out_port, p.queue, in.ticket.cells))) {
-    if (held.full()) {
-      mmu_.release_ingress(p.in_port, p.pg, in.ticket);
-      return refuse(DropCause::kQueueFull);
-    }
-    if (held.empty()) ++held_pgs_;
-    p.ticket = in.ticket;
-    held.push(p);
-    ++ports_[p.in_port].ctr.held;
-    return;
-  }
-  const Admission out = mmu_.admit_egress(p.out_port, p.queue, in.ticket);
-  if (out.verdict != Verdict::kAccept) {
+  if (held.full()) {
     mmu_.release_ingress(p.in_port, p.pg, in.ticket);
-    return refuse(cause_of(out.reason));
+    return refuse(DropCause::kQueueFull);
   }
-  to_egress(p, out.ticket);
+  if (held.empty()) ++held_pgs_;
+  p.ticket = in.ticket;
+  held.push(p);
+  ++ports_[p.in_port].ctr.held;
 }
 
 void SwitchNode::to_egress(QueuedPkt p, const Ticket& t) {
@@ -320,8 +368,9 @@ void SwitchNode::to_egress(QueuedPkt p, const Ticket& t) {
   if (q.full()) return refuse(DropCause::kQueueFull);
 
   // WRED/ECN on the instantaneous queue depth (bytes queued before this packet).
+  // At or below Kmin the probability is 0: no header read, no draw.
   const Wred& w = op.wred[p.queue];
-  if (w.enabled()) {
+  if (w.enabled() && q.bytes() > w.config().kmin_bytes) {
     uint8_t* l3 = rte_pktmbuf_mtod_offset(p.mbuf, uint8_t*, p.l3_offset);
     auto* v4 = p.ip_version == 4 ? reinterpret_cast<wire::Ipv4Header*>(l3) : nullptr;
     auto* v6 = p.ip_version == 6 ? reinterpret_cast<wire::Ipv6Header*>(l3) : nullptr;
@@ -381,15 +430,22 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
     if (rte_mbuf* f = pfc_frame(p, now); f != nullptr) out[n++] = f;
   }
   const uint8_t blocked = static_cast<uint8_t>(p.paused | refresh_pfc_paused(p, now));
+  // Queue heads read once; after a pop only that queue's head changes (drain_held
+  // below moves packets of other ports' hold FIFOs into queues, possibly this
+  // port's, so it refreshes them all).
   std::array<uint32_t, kNumQueues> head{};
+  for (int q = 0; q < kNumQueues; ++q) head[q] = p.queues[q].head_bytes();
   while (n < out.size()) {
-    for (int q = 0; q < kNumQueues; ++q) head[q] = p.queues[q].head_bytes();
     const int q = p.sched.pick(head, static_cast<uint8_t>(~blocked));
     if (q < 0) break;
     const QueuedPkt pkt = p.queues[q].pop();
+    head[q] = p.queues[q].head_bytes();
     mmu_.release(pkt.in_port, pkt.pg, port, static_cast<uint8_t>(q), pkt.ticket);
     update_pfc(pkt.in_port, pkt.pg, now);
-    if (held_pgs_ != 0) drain_held();
+    if (held_pgs_ != 0) {
+      drain_held();
+      for (int i = 0; i < kNumQueues; ++i) head[i] = p.queues[i].head_bytes();
+    }
     QueueCounters& qc = p.ctr.queues[q];
     ++qc.tx_packets;
     qc.tx_bytes += pkt.bytes;
@@ -416,23 +472,19 @@ uint8_t SwitchNode::refresh_pfc_paused(Port& port, TimeNs now) {
 // PFC priority p maps to PG tc_to_pg[p] (priority = traffic class).
 void SwitchNode::update_pfc(uint16_t port, uint8_t pg, TimeNs now) {
   Port& p = ports_[port];
-  const uint8_t enabled = p.qos->pfc_enable;
-  if (enabled == 0) return;
-  const ProfileConfig* prof = mmu_.pg_profile(port, pg);
-  if (prof == nullptr || !prof->lossless()) return;
+  const PgPfc& pp = p.pg_pfc[pg];
+  if (pp.prios == 0) return;  // no pfc_enable priority of a lossless profile maps here
   const BufferUse& u = mmu_.pg_use(port, pg);
+  const uint8_t asserted = p.pfc_tx.xoff_mask() & pp.prios;
   const uint64_t limit = mmu_.pg_shared_limit(port, pg);
+  const bool over = u.hdrm > 0 || u.shared >= limit;
+  // Fast path: nothing asserted and nothing to assert.
+  if (asserted == 0 && !over) return;
+  const bool drained = uint64_t{u.shared} + pp.xon_offset_cells <= limit || u.used <= pp.xon_cells;
+  const bool keep = !(u.hdrm == 0 && drained);
   for (int prio = 0; prio < kPfcPrios; ++prio) {
-    if (!((enabled >> prio) & 1u) || p.qos->tc_to_pg[prio] != pg) continue;
-    bool want;
-    if (!p.pfc_tx.xoff(prio)) {
-      want = u.hdrm > 0 || u.shared >= limit;
-    } else {
-      const bool drained = uint64_t{u.shared} + mmu_.cells_for(static_cast<uint32_t>(prof->xon_offset_bytes)) <= limit ||
-                           u.used <= mmu_.cells_for(static_cast<uint32_t>(prof->xon_bytes));
-      want = !(u.hdrm == 0 && drained);
-    }
-    p.pfc_tx.set_xoff(prio, want, now);
+    if (!((pp.prios >> prio) & 1u)) continue;
+    p.pfc_tx.set_xoff(prio, ((asserted >> prio) & 1u) ? keep : over, now);
   }
 }
 

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -66,8 +67,15 @@ class SwitchNode final : public Node {
   void clear_watermarks();
 
  private:
+  // PFC generation inputs of one ingress PG, fixed at setup.
+  struct PgPfc {
+    uint8_t prios = 0;             // pfc_enable priorities mapped to this lossless PG
+    uint32_t xon_offset_cells = 0;
+    uint32_t xon_cells = 0;
+  };
   struct Port {
     std::array<uint8_t, 6> mac{};
+    std::array<PgPfc, kNumPgs> pg_pfc{};
     uint32_t max_frame_bytes = 0;  // MTU + Ethernet header + VLAN tag
     const PortQos* qos = nullptr;
     std::array<Wred, kNumQueues> wred;
@@ -87,6 +95,9 @@ class SwitchNode final : public Node {
   // A PFC frame for `port` if one is due (one mbuf from ctrl_pool_).
   rte_mbuf* pfc_frame(Port& port, TimeNs now);
   void process(uint16_t in_port, rte_mbuf* m, TimeNs now);
+  // FDB learn / lookup through the per-burst cache (l2_cache_).
+  void learn(const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now);
+  std::optional<uint16_t> lookup(const MacAddr& mac, uint16_t vlan);
   void drop(uint16_t in_port, rte_mbuf* m, DropCause cause);
   // Admits and queues one copy; frees it (counted) on refusal.
   // Admits one copy (`p` describes it) and queues it, holds it at ingress
@@ -106,6 +117,18 @@ class SwitchNode final : public Node {
   size_t held_rr_ = 0;     // hold FIFO (port * 8 + pg) drain_held() starts after
   std::vector<NextHop> srv6_next_;  // indexed by uSID slot (see .cc)
   std::vector<int32_t> srv6_slot_;  // uSID -> index into srv6_next_, -1 none
+  // The last source learned and destination looked up in this receive() burst.
+  struct L2Cache {
+    bool src_valid = false;
+    bool dst_valid = false;
+    uint16_t src_vlan = 0;
+    uint16_t src_port = 0;
+    uint16_t dst_vlan = 0;
+    std::optional<uint16_t> dst_port;
+    MacAddr src_mac{};
+    MacAddr dst_mac{};
+  };
+  L2Cache l2_cache_;
   rte_mempool* ctrl_pool_ = nullptr;
   TimeNs now_{0};  // `now` of the call in progress (receive / transmit / advance)
   Rng rng_;

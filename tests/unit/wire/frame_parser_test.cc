@@ -266,6 +266,28 @@ TEST(WireFrameParser, MalformedReasons) {
   EXPECT_EQ(icrc_verify(u, ui), IcrcStatus::kBad);
 }
 
+// Forwarders stop at UDP: a frame whose RoCE layer is broken (unknown opcode,
+// not port 4791) is still a sound UDP packet to them; the UDP checks remain.
+TEST(WireFrameParser, StopAtUdp) {
+  const std::size_t ip = 14;
+  const std::size_t udp4 = ip + 20, bth4 = udp4 + 8;
+  const ParseOptions stop{.verify_ipv4_checksum = true, .stop_at_udp = true};
+  auto u = build(sample_spec(Opcode::kRcSendOnly), 4);
+  u[bth4] = 0xE0;
+  const FrameInfo fi = parse_frame(u, stop);
+  EXPECT_EQ(fi.reason, ParseReason::kOk);
+  EXPECT_EQ(fi.kind, FrameKind::kUnknown);
+  EXPECT_EQ(fi.bth, nullptr);
+  ASSERT_NE(fi.udp, nullptr);
+  EXPECT_EQ(fi.udp_end, u.size());
+  auto bad_len = build(sample_spec(Opcode::kRcSendOnly), 4);
+  bad_len[udp4 + 5] = 0x04;
+  EXPECT_EQ(parse_frame(bad_len, stop).reason, ParseReason::kBadLength);
+  auto bad_csum = build(sample_spec(Opcode::kRcSendOnly), 4);
+  bad_csum[ip + 11] ^= 0xFF;
+  EXPECT_EQ(parse_frame(bad_csum, stop).reason, ParseReason::kBadChecksum);
+}
+
 TEST(WireFrameParser, EthernetPaddingIgnored) {
   auto f = build(sample_spec(Opcode::kRcSendOnly), 0);  // 58 bytes
   ASSERT_EQ(f.size(), 58u);
