@@ -1,0 +1,115 @@
+// Out-of-band connection setup for sf-nic tests, as perftest does it: the
+// server listens on a TCP port (default 18515), the client connects, both
+// exchange per-QP connection info (QpConnInfo) and at the end meet at a
+// "done" barrier so both sides finish together. Control thread only:
+// blocking sockets with poll() timeouts; never used on the data path.
+//
+// Wire format (version 1, fixed-length text lines, all numbers lower-case hex):
+//   hello   "SFOOB/1 HELLO nqp=NNNN\n"                                   (23 bytes)
+//   per QP  "SFOOB/1 QP idx=IIII lid=LLLL qpn=QQQQQQ psn=PPPPPP rkey=KKKKKKKK
+//            va=VVVVVVVVVVVVVVVV gid=<32 hex> mtu=MMMM size=SSSSSSSSSSSSSSSS\n"
+//            (one line, single spaces, 153 bytes)
+//   barrier "SFOOB/1 DONE\n"                                             (13 bytes)
+// The client sends first and the server answers (perftest's order). Every
+// message is checked on receipt; a bad, truncated, or foreign message is an
+// OobError naming the peer, the message and the field, never a crash.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nic/app/qp_conn_info.h"
+
+namespace sf::nic {
+
+inline constexpr uint16_t kOobDefaultPort = 18515;  // perftest's default port
+inline constexpr std::string_view kOobVersion = "SFOOB/1";
+
+// Every failure of the exchange (setup time: exceptions are fine here).
+class OobError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct OobOptions {
+  std::string host = "127.0.0.1";  // client: the server to reach; server: address to bind
+  uint16_t port = kOobDefaultPort;  // server: 0 = any free port (see OobListener::port())
+  uint32_t connect_attempts = 10;   // client: tries before giving up (>= 1)
+  std::chrono::milliseconds retry_interval{500};  // client: wait between tries
+  std::chrono::milliseconds io_timeout{30000};    // accept / each receive and send
+};
+
+class OobConnection;
+
+// The server's listening socket.
+class OobListener {
+ public:
+  explicit OobListener(const OobOptions& opts);  // bind + listen; OobError on failure
+  ~OobListener();
+  OobListener(const OobListener&) = delete;
+  OobListener& operator=(const OobListener&) = delete;
+  OobListener(OobListener&& o) noexcept;
+  OobListener& operator=(OobListener&& o) noexcept;
+
+  uint16_t port() const { return port_; }  // the bound port (useful with port 0)
+  // Waits up to io_timeout for one client.
+  OobConnection accept();
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  OobOptions opts_;
+};
+
+class OobConnection {
+ public:
+  // Client side: connect_attempts tries, retry_interval apart.
+  static OobConnection connect(const OobOptions& opts);
+
+  ~OobConnection();
+  OobConnection(const OobConnection&) = delete;
+  OobConnection& operator=(const OobConnection&) = delete;
+  OobConnection(OobConnection&& o) noexcept;
+  OobConnection& operator=(OobConnection&& o) noexcept;
+
+  // Sends `local` and returns the peer's QPs (same count required: one line
+  // per QP, in QP order). Client sends first, server receives first.
+  std::vector<QpConnInfo> exchange(std::span<const QpConnInfo> local);
+  // Both sides send DONE and wait for the peer's.
+  void barrier();
+
+  bool is_server() const { return server_; }
+  const std::string& peer() const { return peer_; }  // "host:port" for messages
+
+ private:
+  OobConnection(int fd, bool server, std::string peer, std::chrono::milliseconds io_timeout)
+      : fd_(fd), server_(server), peer_(std::move(peer)), io_timeout_(io_timeout) {}
+  friend class OobListener;
+
+  void send_all(std::string_view bytes, std::string_view what);
+  std::string recv_exact(size_t n, std::string_view what);
+
+  int fd_ = -1;
+  bool server_ = false;
+  std::string peer_;
+  std::chrono::milliseconds io_timeout_{};
+};
+
+// The message codec, public for tests and tools. parse_* throw OobError
+// with `what` naming the message ("QP 2 info from 127.0.0.1:18515").
+std::string encode_hello(uint32_t num_qps);
+uint32_t parse_hello(std::string_view line, std::string_view what);
+std::string encode_qp(uint32_t idx, const QpConnInfo& qp);
+QpConnInfo parse_qp(std::string_view line, uint32_t expect_idx, std::string_view what);
+std::string encode_done();
+void parse_done(std::string_view line, std::string_view what);
+inline constexpr size_t kOobHelloBytes = 23;
+inline constexpr size_t kOobQpBytes = 153;
+inline constexpr size_t kOobDoneBytes = 13;
+
+}  // namespace sf::nic

@@ -1,0 +1,24 @@
+// What one side of an sf-nic test tells the other about one of its QPs before
+// traffic starts (perftest's pingpong_dest): exchanged by OobConnection
+// (oob_exchange.h) and printed by the perftest report (perftest_report.h).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace sf::nic {
+
+struct QpConnInfo {
+  uint16_t lid = 0;        // always 0 on RoCE
+  uint32_t qpn = 0;        // 24 bits
+  uint32_t psn = 0;        // 24 bits: first PSN the peer must expect
+  uint32_t rkey = 0;       // of the MR the peer may WRITE/READ
+  uint64_t va = 0;         // that MR's address
+  std::array<uint8_t, 16> gid{};  // RoCEv2 GID (IPv4-mapped IPv6 or IPv6), network order
+  uint32_t mtu_bytes = 0;  // path MTU the side uses (256..4096, or larger for jumbo sf-nic links)
+  uint64_t msg_size_bytes = 0;  // -s of the test, so both ends agree
+
+  bool operator==(const QpConnInfo&) const = default;
+};
+
+}  // namespace sf::nic
