@@ -1,0 +1,204 @@
+// sf-nic configuration: nic.json schema and cross-checks. See sf_nic_config.h.
+#include "nic/app/sf_nic_config.h"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <set>
+
+#include "common/config/json_loader.h"
+
+namespace sf::nic::app {
+
+namespace {
+
+constexpr std::array<std::pair<std::string_view, WorkloadType>, 6> kTypes{{
+    {"write_bw", WorkloadType::kWriteBw},
+    {"write_lat", WorkloadType::kWriteLat},
+    {"read_bw", WorkloadType::kReadBw},
+    {"read_lat", WorkloadType::kReadLat},
+    {"send_bw", WorkloadType::kSendBw},
+    {"send_lat", WorkloadType::kSendLat},
+}};
+
+constexpr std::array<config::EnumName<Role>, 2> kRoles{{{"server", Role::kServer}, {"client", Role::kClient}}};
+
+bool valid_mtu(uint32_t m) { return m == 256 || m == 512 || m == 1024 || m == 2048 || m == 4096; }
+
+AppHost parse_host(const std::string& name, config::ConfigNode n) {
+  n.expect_object();
+  AppHost h;
+  h.name = name;
+  h.devargs = n.req<std::string>("devargs");
+  if (h.devargs.empty()) n.fail_key("devargs", "must not be empty");
+  const auto mac_text = n.req<std::string>("mac");
+  const auto mac = config::parse_mac(mac_text);
+  if (!mac) n.fail_key("mac", "\"" + mac_text + "\" is not a MAC address (aa:bb:cc:dd:ee:ff)");
+  if (mac->is_multicast() || mac->is_zero()) n.fail_key("mac", "must be a unicast, non-zero address");
+  h.mac = *mac;
+  bool any_ip = false;
+  if (n.has("ip")) {
+    const auto ip = n.req<std::string>("ip");
+    if (!parse_ip(ip, &h.ipv4, &h.ipv6)) n.fail_key("ip", "\"" + ip + "\" is neither an IPv4 nor an IPv6 address");
+    any_ip = true;
+  }
+  if (n.has("ipv6")) {
+    const auto ip = n.req<std::string>("ipv6");
+    std::optional<std::array<uint8_t, 4>> v4;
+    if (!parse_ip(ip, &v4, &h.ipv6) || v4) n.fail_key("ipv6", "\"" + ip + "\" is not an IPv6 address");
+    any_ip = true;
+  }
+  if (!any_ip) n.fail("needs \"ip\" (IPv4 or IPv6) or \"ipv6\"");
+  h.speed_gbps = n.opt<uint32_t>("speed", 100, config::in_range<uint32_t>(1, 800));
+  h.mtu_bytes = n.opt<uint32_t>("mtu", 4096);
+  if (!valid_mtu(h.mtu_bytes)) n.fail_key("mtu", std::to_string(h.mtu_bytes) + " is not a RoCE MTU (256, 512, 1024, 2048, 4096)");
+  h.dscp = n.opt<uint8_t>("dscp", 26, config::in_range<uint8_t>(0, 63));
+  h.cnp_dscp = n.opt<uint8_t>("cnp_dscp", 48, config::in_range<uint8_t>(0, 63));
+  if (n.has("pfc_enable")) {
+    // SONiC spelling: "3" or "3,4".
+    const auto text = n.req<std::string>("pfc_enable");
+    uint8_t mask = 0;
+    size_t i = 0;
+    while (i < text.size()) {
+      const size_t j = std::min(text.find(',', i), text.size());
+      const std::string tok = text.substr(i, j - i);
+      if (tok.size() != 1 || tok[0] < '0' || tok[0] > '7') {
+        n.fail_key("pfc_enable", "\"" + text + "\": want priorities 0-7 separated by commas, e.g. \"3,4\"");
+      }
+      mask = static_cast<uint8_t>(mask | 1u << (tok[0] - '0'));
+      i = j + 1;
+    }
+    h.pfc_enable = mask;
+  }
+  n.finish();
+  return h;
+}
+
+AppWorkload parse_workload(config::ConfigNode n, const std::vector<AppHost>& hosts) {
+  n.expect_object();
+  AppWorkload w;
+  w.name = n.req<std::string>("name");
+  const auto host = n.req<std::string>("host");
+  const auto it = std::find_if(hosts.begin(), hosts.end(), [&](const AppHost& h) { return h.name == host; });
+  if (it == hosts.end()) n.fail_key("host", "unknown host \"" + host + "\"");
+  w.host = static_cast<size_t>(it - hosts.begin());
+  const auto type = n.req<std::string>("type");
+  const auto t = workload_type_from_string(type);
+  if (!t) n.fail_key("type", "\"" + type + "\" is not one of " + std::string(kWorkloadNames));
+  w.type = *t;
+  w.role = n.req_enum<Role>("role", kRoles);
+  const auto oob = n.req<std::string>("oob");
+  const size_t colon = oob.rfind(':');
+  if (colon == std::string::npos || colon == 0) n.fail_key("oob", "\"" + oob + "\": want HOST:PORT");
+  w.oob_host = oob.substr(0, colon);
+  try {
+    const unsigned long port = std::stoul(oob.substr(colon + 1));
+    if (port == 0 || port > 65535) throw std::out_of_range("port");
+    w.oob_port = static_cast<uint16_t>(port);
+  } catch (const std::exception&) {
+    n.fail_key("oob", "\"" + oob + "\": the port must be 1-65535");
+  }
+  w.size_bytes = n.opt_bytes("size", 65536, {1, 1ull << 31});
+  w.iterations = n.opt<uint64_t>("iterations", 1000, config::in_range<uint64_t>(0, 1ull << 40));
+  w.duration_s = n.opt<double>("duration_s", 0.0);
+  if (w.duration_s < 0 || w.duration_s > 86400) n.fail_key("duration_s", "must be within [0, 86400]");
+  if (w.iterations == 0 && w.duration_s == 0) n.fail("needs \"iterations\" > 0 or \"duration_s\" > 0");
+  w.qps = n.opt<uint32_t>("qps", 1, config::in_range<uint32_t>(1, 64));
+  w.tx_depth = n.opt<uint32_t>("tx_depth", 128, config::in_range<uint32_t>(1, 4096));
+  const auto cc = n.opt<std::string>("cc", "none");
+  const auto choice = cc_choice_from_string(cc);
+  if (!choice) n.fail_key("cc", "\"" + cc + "\" is not one of " + std::string(kCcChoiceNames));
+  w.cc = *choice;
+  w.verify = n.opt<bool>("verify", false);
+  w.start_ms = n.opt<uint32_t>("start_ms", 0, config::in_range<uint32_t>(0, 3600000));
+  n.finish();
+  return w;
+}
+
+}  // namespace
+
+std::string_view to_string(WorkloadType t) {
+  for (const auto& [name, v] : kTypes) {
+    if (v == t) return name;
+  }
+  return "unknown";
+}
+
+std::optional<WorkloadType> workload_type_from_string(std::string_view s) {
+  for (const auto& [name, v] : kTypes) {
+    if (name == s) return v;
+  }
+  return std::nullopt;
+}
+
+bool is_latency(WorkloadType t) {
+  return t == WorkloadType::kWriteLat || t == WorkloadType::kReadLat || t == WorkloadType::kSendLat;
+}
+bool is_send(WorkloadType t) { return t == WorkloadType::kSendBw || t == WorkloadType::kSendLat; }
+bool is_read(WorkloadType t) { return t == WorkloadType::kReadBw || t == WorkloadType::kReadLat; }
+
+std::string_view to_string(Role r) { return r == Role::kServer ? "server" : "client"; }
+
+bool parse_ip(std::string_view text, std::optional<std::array<uint8_t, 4>>* v4,
+              std::optional<std::array<uint8_t, 16>>* v6) {
+  const std::string s(text);
+  std::array<uint8_t, 4> a4{};
+  std::array<uint8_t, 16> a6{};
+  if (inet_pton(AF_INET, s.c_str(), a4.data()) == 1) {
+    *v4 = a4;
+    return true;
+  }
+  if (inet_pton(AF_INET6, s.c_str(), a6.data()) == 1) {
+    *v6 = a6;
+    return true;
+  }
+  return false;
+}
+
+void validate_app_config(const AppConfig& cfg) {
+  if (cfg.hosts.empty()) throw config::ConfigError("hosts", "at least one host is needed");
+  if (cfg.workloads.empty()) throw config::ConfigError("workloads", "at least one workload is needed");
+  std::set<std::string> devargs, macs;
+  for (const AppHost& h : cfg.hosts) {
+    if (!devargs.insert(h.devargs).second) {
+      throw config::ConfigError("hosts." + h.name + ".devargs", "\"" + h.devargs + "\" is used by another host");
+    }
+    if (!macs.insert(h.mac.to_string()).second) {
+      throw config::ConfigError("hosts." + h.name + ".mac", h.mac.to_string() + " is used by another host");
+    }
+  }
+  std::set<std::string> names;
+  std::set<std::pair<std::string, uint16_t>> listening;
+  for (size_t i = 0; i < cfg.workloads.size(); ++i) {
+    const AppWorkload& w = cfg.workloads[i];
+    const std::string where = "workloads[" + std::to_string(i) + "]";
+    if (!names.insert(w.name).second) throw config::ConfigError(where + ".name", "\"" + w.name + "\" is used twice");
+    if (w.host >= cfg.hosts.size()) throw config::ConfigError(where + ".host", "no such host");
+    if (w.role == Role::kServer && !listening.insert({w.oob_host, w.oob_port}).second) {
+      throw config::ConfigError(where + ".oob", "two server workloads listen on " + w.oob_host + ":" +
+                                                    std::to_string(w.oob_port));
+    }
+    if (is_latency(w.type) && w.size_bytes > cfg.hosts[w.host].mtu_bytes * 1024ull) {
+      throw config::ConfigError(where + ".size", "latency tests take messages of at most 1024 MTUs");
+    }
+  }
+}
+
+AppConfig parse_app_config(const config::Json& doc) {
+  config::ConfigNode root(doc, "");
+  root.expect_object();
+  AppConfig cfg;
+  config::ConfigNode hosts = root.child("hosts");
+  hosts.expect_object();
+  for (auto& [name, n] : hosts.members()) cfg.hosts.push_back(parse_host(name, n));
+  config::ConfigNode wl = root.child("workloads");
+  wl.expect_array();
+  for (config::ConfigNode& n : wl.elements()) cfg.workloads.push_back(parse_workload(n, cfg.hosts));
+  root.finish();
+  validate_app_config(cfg);
+  return cfg;
+}
+
+AppConfig load_app_config(const std::string& file_path) { return parse_app_config(config::load_file(file_path)); }
+
+}  // namespace sf::nic::app

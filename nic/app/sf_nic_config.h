@@ -1,0 +1,82 @@
+// sf-nic's configuration: the hosts one process carries (each on its own DPDK
+// port) and the perftest-style workloads they run, from a nic.json file or
+// from perftest-style flags (one host, one workload). Parsed and validated
+// before anything starts; errors name the JSON path (or the flag).
+// The contract with tools/lab is docs/nic-app.md ("nic.json").
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/config/config_node.h"
+#include "common/config/port_config.h"
+#include "nic/cc/congestion_control.h"
+
+namespace sf::nic::app {
+
+// perftest's six tests (ib_write_bw ... ib_send_lat).
+enum class WorkloadType : uint8_t { kWriteBw, kWriteLat, kReadBw, kReadLat, kSendBw, kSendLat };
+std::string_view to_string(WorkloadType t);
+std::optional<WorkloadType> workload_type_from_string(std::string_view s);
+inline constexpr std::string_view kWorkloadNames = "write_bw, write_lat, read_bw, read_lat, send_bw, send_lat";
+bool is_latency(WorkloadType t);
+bool is_send(WorkloadType t);   // SEND (needs posted receives at the server)
+bool is_read(WorkloadType t);
+
+enum class Role : uint8_t { kServer, kClient };
+std::string_view to_string(Role r);
+
+struct AppHost {
+  std::string name;
+  std::string devargs;
+  config::MacAddr mac;
+  std::optional<std::array<uint8_t, 4>> ipv4;
+  std::optional<std::array<uint8_t, 16>> ipv6;
+  uint32_t speed_gbps = 100;     // line rate the driver shapes to
+  uint32_t mtu_bytes = 4096;     // RoCE path MTU: 256, 512, 1024, 2048 or 4096
+  uint8_t dscp = 26;             // data frames (RoCE lossless class)
+  uint8_t cnp_dscp = 48;
+  uint8_t pfc_enable = 0;        // priorities this host honours PFC for (bit p); received PFC pauses them
+};
+
+struct AppWorkload {
+  std::string name;
+  size_t host = 0;               // index into AppConfig::hosts
+  WorkloadType type = WorkloadType::kWriteBw;
+  Role role = Role::kServer;
+  std::string oob_host = "127.0.0.1";  // client: server to reach; server: address to bind
+  uint16_t oob_port = 18515;
+  uint64_t size_bytes = 65536;   // message size (-s)
+  uint64_t iterations = 1000;    // messages per QP (-n); 0 when duration_s is used
+  double duration_s = 0;         // -D: run for this long instead of a count
+  uint32_t qps = 1;              // -q
+  uint32_t tx_depth = 128;       // -t: outstanding work requests per QP (bandwidth tests)
+  CcChoice cc;                   // --cc
+  bool verify = false;           // check every received byte (the sender writes a pattern)
+  uint32_t start_ms = 0;         // client: start traffic this long after connecting
+};
+
+struct AppConfig {
+  std::vector<AppHost> hosts;
+  std::vector<AppWorkload> workloads;
+};
+
+// nic.json: {"hosts": {NAME: {...}}, "workloads": [{...}]} (docs/nic-app.md).
+// Throws config::ConfigError naming the JSON path.
+AppConfig parse_app_config(const config::Json& doc);
+AppConfig load_app_config(const std::string& file_path);
+
+// Cross-checks shared by both front ends (devargs and OOB endpoints used
+// twice, a workload on an unknown host, size vs MTU); throws ConfigError
+// with `where` + the offending field.
+void validate_app_config(const AppConfig& cfg);
+
+// "10.0.0.1" / "fd00::1" -> bytes; false when neither.
+bool parse_ip(std::string_view text, std::optional<std::array<uint8_t, 4>>* v4,
+              std::optional<std::array<uint8_t, 16>>* v6);
+
+}  // namespace sf::nic::app

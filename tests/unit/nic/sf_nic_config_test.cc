@@ -1,0 +1,121 @@
+// sf-nic's nic.json: a full document parses into the structs; every kind of
+// mistake is rejected naming its JSON path.
+#include "nic/app/sf_nic_config.h"
+
+#include <gtest/gtest.h>
+
+#include "common/config/config_error.h"
+#include "common/config/json_loader.h"
+
+namespace sf::nic::app {
+namespace {
+
+const char* kGood = R"({
+  "hosts": {
+    "h0": {"devargs": "net_memif0,role=client,socket=/tmp/a.sock", "mac": "02:10:00:00:00:01",
+           "ip": "10.0.0.1", "speed": 10, "mtu": 1024, "pfc_enable": "3,4"},
+    "h1": {"devargs": "net_memif1", "mac": "02:10:00:00:00:02", "ip": "fd00::2"}
+  },
+  "workloads": [
+    {"name": "w0", "host": "h0", "type": "write_bw", "role": "client", "oob": "127.0.0.1:18600",
+     "size": "64KiB", "iterations": 100, "qps": 2, "cc": "dcqcn-paper", "verify": true},
+    {"name": "w1", "host": "h1", "type": "read_lat", "role": "server", "oob": "0.0.0.0:18601",
+     "iterations": 0, "duration_s": 2.5}
+  ]
+})";
+
+AppConfig parse(const std::string& text) { return parse_app_config(config::parse_text(text)); }
+
+// Replaces the first occurrence of `from` in kGood.
+std::string good_with(const std::string& from, const std::string& to) {
+  std::string s = kGood;
+  const size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return s.replace(at, from.size(), to);
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const config::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// 1. Every field lands where it belongs; defaults fill the rest.
+TEST(SfNicConfig, ParsesEveryField) {
+  const AppConfig c = parse(kGood);
+  ASSERT_EQ(c.hosts.size(), 2u);
+  EXPECT_EQ(c.hosts[0].name, "h0");
+  EXPECT_EQ(c.hosts[0].mac.to_string(), "02:10:00:00:00:01");
+  ASSERT_TRUE(c.hosts[0].ipv4.has_value());
+  EXPECT_EQ((*c.hosts[0].ipv4)[3], 1);
+  EXPECT_FALSE(c.hosts[0].ipv6.has_value());
+  EXPECT_EQ(c.hosts[0].speed_gbps, 10u);
+  EXPECT_EQ(c.hosts[0].mtu_bytes, 1024u);
+  EXPECT_EQ(c.hosts[0].pfc_enable, 0x18);
+  EXPECT_EQ(c.hosts[1].speed_gbps, 100u);  // default
+  EXPECT_EQ(c.hosts[1].mtu_bytes, 4096u);
+  ASSERT_TRUE(c.hosts[1].ipv6.has_value());
+  EXPECT_EQ((*c.hosts[1].ipv6)[15], 2);
+  ASSERT_EQ(c.workloads.size(), 2u);
+  const AppWorkload& w = c.workloads[0];
+  EXPECT_EQ(w.host, 0u);
+  EXPECT_EQ(w.type, WorkloadType::kWriteBw);
+  EXPECT_EQ(w.role, Role::kClient);
+  EXPECT_EQ(w.oob_host, "127.0.0.1");
+  EXPECT_EQ(w.oob_port, 18600);
+  EXPECT_EQ(w.size_bytes, 65536u);
+  EXPECT_EQ(w.qps, 2u);
+  EXPECT_EQ(w.cc.algorithm, CcAlgorithm::kDcqcn);
+  EXPECT_EQ(w.cc.dcqcn_params, DcqcnParamSet::kPaper);
+  EXPECT_TRUE(w.verify);
+  EXPECT_EQ(c.workloads[1].host, 1u);
+  EXPECT_EQ(c.workloads[1].type, WorkloadType::kReadLat);
+  EXPECT_DOUBLE_EQ(c.workloads[1].duration_s, 2.5);
+  EXPECT_EQ(c.workloads[1].cc.algorithm, CcAlgorithm::kNone);
+}
+
+// 2. Each mistake names its path.
+TEST(SfNicConfig, ErrorsNameThePath) {
+  EXPECT_EQ(error_of(good_with("\"mac\": \"02:10:00:00:00:01\"", "\"mac\": \"02:10:00\"")),
+            "hosts.h0.mac: \"02:10:00\" is not a MAC address (aa:bb:cc:dd:ee:ff)");
+  EXPECT_EQ(error_of(good_with("\"mac\": \"02:10:00:00:00:01\"", "\"mac\": \"01:00:00:00:00:01\"")),
+            "hosts.h0.mac: must be a unicast, non-zero address");
+  EXPECT_EQ(error_of(good_with("\"ip\": \"10.0.0.1\"", "\"ip\": \"10.0.0.300\"")),
+            "hosts.h0.ip: \"10.0.0.300\" is neither an IPv4 nor an IPv6 address");
+  EXPECT_EQ(error_of(good_with("\"mtu\": 1024", "\"mtu\": 1500")),
+            "hosts.h0.mtu: 1500 is not a RoCE MTU (256, 512, 1024, 2048, 4096)");
+  EXPECT_EQ(error_of(good_with("\"pfc_enable\": \"3,4\"", "\"pfc_enable\": \"3,9\"")),
+            "hosts.h0.pfc_enable: \"3,9\": want priorities 0-7 separated by commas, e.g. \"3,4\"");
+  EXPECT_EQ(error_of(good_with("\"speed\": 10", "\"speed\": 0")), "hosts.h0.speed: 0 out of range [1, 800]");
+  EXPECT_EQ(error_of(good_with("\"host\": \"h0\"", "\"host\": \"h9\"")), "workloads[0].host: unknown host \"h9\"");
+  EXPECT_EQ(error_of(good_with("\"type\": \"write_bw\"", "\"type\": \"write\"")),
+            "workloads[0].type: \"write\" is not one of write_bw, write_lat, read_bw, read_lat, send_bw, send_lat");
+  EXPECT_EQ(error_of(good_with("\"oob\": \"127.0.0.1:18600\"", "\"oob\": \"127.0.0.1\"")),
+            "workloads[0].oob: \"127.0.0.1\": want HOST:PORT");
+  EXPECT_EQ(error_of(good_with("\"oob\": \"127.0.0.1:18600\"", "\"oob\": \"127.0.0.1:99999\"")),
+            "workloads[0].oob: \"127.0.0.1:99999\": the port must be 1-65535");
+  EXPECT_EQ(error_of(good_with("\"cc\": \"dcqcn-paper\"", "\"cc\": \"bbr\"")),
+            "workloads[0].cc: \"bbr\" is not one of none, dcqcn, dcqcn-nvidia, dcqcn-paper");
+  EXPECT_EQ(error_of(good_with("\"iterations\": 0, \"duration_s\": 2.5", "\"iterations\": 0")),
+            "workloads[1]: needs \"iterations\" > 0 or \"duration_s\" > 0");
+  EXPECT_EQ(error_of(good_with("\"qps\": 2", "\"qsp\": 2")).rfind("workloads[0]: unknown key \"qsp\"", 0), 0u);
+}
+
+// 3. Cross-checks: a port or a listening OOB endpoint used twice.
+TEST(SfNicConfig, CrossChecks) {
+  EXPECT_EQ(error_of(good_with("\"devargs\": \"net_memif1\"", "\"devargs\": \"net_memif0,role=client,socket=/tmp/a.sock\"")),
+            "hosts.h1.devargs: \"net_memif0,role=client,socket=/tmp/a.sock\" is used by another host");
+  EXPECT_EQ(error_of(good_with("\"mac\": \"02:10:00:00:00:02\"", "\"mac\": \"02:10:00:00:00:01\"")),
+            "hosts.h1.mac: 02:10:00:00:00:01 is used by another host");
+  std::string two_servers = good_with("\"role\": \"client\"", "\"role\": \"server\"");
+  const size_t at = two_servers.find("0.0.0.0:18601");
+  two_servers.replace(at, 13, "127.0.0.1:18600");
+  EXPECT_EQ(error_of(two_servers), "workloads[1].oob: two server workloads listen on 127.0.0.1:18600");
+  EXPECT_EQ(error_of(R"({"hosts": {}, "workloads": []})"), "hosts: at least one host is needed");
+}
+
+}  // namespace
+}  // namespace sf::nic::app
