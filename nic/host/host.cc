@@ -1,0 +1,98 @@
+// Host: one host's verbs objects (PDs, MRs, CQs, the QP table). See nic_node.h.
+#include <cerrno>
+
+#include "nic/host/nic_node.h"
+
+namespace sf::nic {
+
+Host::Host(const HostConfig& cfg, rte_mempool* pool, std::vector<PortId> ports)
+    : cfg_(cfg), ports_(std::move(ports)), pool_(pool), mrs_(cfg.max_mrs), qps_(cfg.max_qps) {
+  local_.mac = cfg.mac;
+  local_.has_ipv4 = cfg.ipv4.has_value();
+  if (cfg.ipv4) local_.ipv4 = *cfg.ipv4;
+  local_.has_ipv6 = cfg.ipv6.has_value();
+  if (cfg.ipv6) local_.ipv6 = *cfg.ipv6;
+}
+
+verbs::Pd* Host::alloc_pd(verbs::Context* ctx) {
+  if (pds_.size() >= cfg_.max_pds) return nullptr;
+  pds_.push_back(std::make_unique<verbs::Pd>(verbs::Pd{ctx, next_pd_++}));
+  return pds_.back().get();
+}
+
+int Host::dealloc_pd(verbs::Pd* pd) {
+  for (size_t i = 0; i < pds_.size(); ++i) {
+    if (pds_[i].get() != pd) continue;
+    for (const rc::Qp& q : qps_) {
+      if (q.in_use() && q.pd() == pd) return EBUSY;
+    }
+    pds_.erase(pds_.begin() + static_cast<std::ptrdiff_t>(i));
+    return 0;
+  }
+  return EINVAL;
+}
+
+verbs::Mr* Host::reg_mr(verbs::Pd* pd, void* addr, uint64_t length, int access, int* err) {
+  bool ours = false;
+  for (const auto& p : pds_) ours = ours || p.get() == pd;
+  if (!ours) {
+    *err = EINVAL;
+    return nullptr;
+  }
+  return mrs_.add(pd, addr, length, access, err);
+}
+
+verbs::Cq* Host::create_cq(verbs::Context* ctx, uint32_t cqe) {
+  if (cqs_.size() >= cfg_.max_cqs || cqe == 0 || cqe > (1u << 20)) return nullptr;
+  cqs_.push_back(std::make_unique<verbs::Cq>(ctx, cqe));
+  return cqs_.back().get();
+}
+
+int Host::destroy_cq(verbs::Cq* cq) {
+  for (size_t i = 0; i < cqs_.size(); ++i) {
+    if (cqs_[i].get() != cq) continue;
+    for (const rc::Qp& q : qps_) {
+      verbs::QpAttr a;
+      verbs::QpInitAttr init;
+      if (q.in_use() && q.query(&a, &init) == 0 && (init.send_cq == cq || init.recv_cq == cq)) return EBUSY;
+    }
+    cqs_.erase(cqs_.begin() + static_cast<std::ptrdiff_t>(i));
+    return 0;
+  }
+  return EINVAL;
+}
+
+rc::Qp* Host::create_qp(verbs::Pd* pd, const verbs::QpInitAttr& init, int* err) {
+  bool pd_ok = false;
+  for (const auto& p : pds_) pd_ok = pd_ok || p.get() == pd;
+  bool cq_ok_s = false;
+  bool cq_ok_r = false;
+  for (const auto& c : cqs_) {
+    cq_ok_s = cq_ok_s || c.get() == init.send_cq;
+    cq_ok_r = cq_ok_r || c.get() == init.recv_cq;
+  }
+  if (!pd_ok || !cq_ok_s || !cq_ok_r) {
+    *err = EINVAL;
+    return nullptr;
+  }
+  for (uint32_t i = 0; i < qps_.size(); ++i) {
+    if (qps_[i].in_use()) continue;
+    rc::QpEnv env{pool_, &mrs_, &local_, &cfg_.rc, num_ports()};
+    *err = qps_[i].create(env, kFirstQpn + i, pd, init);
+    return *err == 0 ? &qps_[i] : nullptr;
+  }
+  *err = ENOMEM;
+  return nullptr;
+}
+
+int Host::destroy_qp(rc::Qp* qp) {
+  for (rc::Qp& q : qps_) {
+    if (&q == qp && q.in_use()) {
+      q.destroy();
+      return 0;
+    }
+  }
+  return EINVAL;
+}
+
+}  // namespace sf::nic

@@ -1,0 +1,57 @@
+// Configuration of a NicNode: the hosts it carries (each with its MAC, IPv4
+// and/or IPv6 address and its ports) and each port's line rate, receive
+// backlog model and PFC settings. Immutable once the node is built.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/node.h"
+#include "common/pfc/pfc_generator.h"
+#include "common/time.h"
+#include "common/wire/ethernet.h"
+#include "common/wire/ipv4.h"
+#include "common/wire/ipv6.h"
+#include "nic/rc/qp.h"
+
+namespace sf::nic {
+
+struct HostConfig {
+  std::string name;
+  wire::MacAddr mac;
+  std::optional<wire::Ipv4Addr> ipv4;  // GID index 0 (::ffff:a.b.c.d)
+  std::optional<wire::Ipv6Addr> ipv6;  // GID index 1
+  std::vector<PortId> ports;           // node ports of this host; verbs port_num k = ports[k-1]
+  uint32_t max_qps = 64;
+  uint32_t max_mrs = 64;
+  uint32_t max_cqs = 64;
+  uint32_t max_pds = 16;
+  rc::RcConfig rc;
+};
+
+struct NicPortConfig {
+  BitRate line_rate = BitRate::gbps(100);
+  // Receive backlog: 0 = frames are processed as they arrive; otherwise the
+  // host drains its receive ring at this rate (a slow PCIe/host), the ring
+  // holds rx_ring_pkts frames, and PFC can be asserted from its occupancy.
+  BitRate rx_drain_rate{0};
+  uint32_t rx_ring_pkts = 1024;
+  bool pfc_honour = true;                // pause our priorities on received PFC/PAUSE
+  uint8_t pfc_generate_mask = 0;         // priorities we may pause the peer for
+  Hysteresis pfc_backlog{64 * 1024, 32 * 1024};  // bytes of receive backlog per priority
+  uint16_t pfc_quanta = 0xFFFF;
+  // Priority of a received frame: its VLAN PCP, else DSCP >> 3 (DSCP 26 -> 3).
+  // Timing wheel geometry.
+  TimeNs wheel_slot = TimeNs(64);
+  uint32_t wheel_slots = 8192;
+};
+
+struct NicConfig {
+  std::vector<HostConfig> hosts;
+  std::vector<NicPortConfig> ports;  // one per node port
+};
+
+}  // namespace sf::nic

@@ -1,0 +1,198 @@
+// NicNode: the softfabric NIC as an sf::Node. One node carries many hosts
+// (DESIGN section 4: one sf-nic process can be 8 incast senders); each host
+// has its own MAC, IPv4/IPv6 address, ports, QP table (a preallocated array
+// indexed by QPN), MRs and CQs. The node
+//  * receives: PFC/PAUSE -> the port's PfcReceiver; RoCEv2 -> parse, check
+//    MAC/IP/UDP 4791, verify the ICRC over the (possibly chained) mbuf,
+//    demultiplex by destination QPN, hand to the Qp; every rejected frame is
+//    freed and counted by RxDrop reason;
+//  * transmits, per port: a due PFC frame first, then ACK/NAK/CNP control
+//    frames, then data from the port's timing wheel (per-QP pacing rate,
+//    Carousel: departure = max(now, previous departure + wire size / rate)),
+//    skipping QPs whose priority the peer has paused;
+//  * optionally models a slow host: a receive ring drained at a rate, whose
+//    backlog asserts PFC (PfcGenerator with hysteresis).
+// The app (the workload that calls the verbs) runs on the node's thread via
+// App::poll(), after each receive burst and on its own wakeups.
+// Threading: one thread (the driver's). Allocation: construction and verbs
+// control calls only; the packet path allocates nothing but mbufs.
+#pragma once
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "common/node.h"
+#include "common/pfc/pfc_generator.h"
+#include "common/pfc/pfc_receiver.h"
+#include "nic/host/nic_config.h"
+#include "nic/host/timing_wheel.h"
+#include "nic/rc/qp.h"
+#include "nic/verbs/cq.h"
+#include "nic/verbs/mr.h"
+
+namespace sf::nic {
+
+// Why the node dropped a received frame.
+enum class RxDrop : uint8_t {
+  kMalformed,    // parse_frame rejected it (truncated, bad lengths, checksum ...)
+  kNotContiguous,// headers not in the first segment
+  kNotRoce,      // neither RoCEv2 nor MAC Control
+  kWrongMac,     // destination MAC is not the host's (nor broadcast/PFC)
+  kWrongIp,      // destination IP is not the host's
+  kBadIcrc,
+  kUnknownQp,    // no QP with that number in the host
+  kRxRingFull,   // receive backlog full
+  kCount
+};
+const char* to_string(RxDrop d);
+inline constexpr int kNumRxDrops = static_cast<int>(RxDrop::kCount);
+
+struct NicPortCounters {
+  uint64_t rx_pkts = 0;
+  uint64_t rx_bytes = 0;
+  uint64_t tx_pkts = 0;
+  uint64_t tx_bytes = 0;
+  uint64_t tx_ctrl_pkts = 0;
+  uint64_t tx_pfc_frames = 0;
+  uint64_t rx_pfc_frames = 0;
+  uint64_t paused_skips = 0;  // a due QP was set aside because its priority is paused
+  std::array<uint64_t, kNumRxDrops> drops{};
+  uint64_t dropped() const {
+    uint64_t s = 0;
+    for (uint64_t d : drops) s += d;
+    return s;
+  }
+};
+
+// The workload on the node's thread (sf-nic's perftest loop, a test script).
+class App {
+ public:
+  virtual ~App() = default;
+  // Called after each receive burst and at wakeups; may call the verbs.
+  virtual void poll(TimeNs now) = 0;
+  // When poll() wants to run next without input; TimeNs::max() = only on input.
+  virtual TimeNs next_wakeup(TimeNs) const { return TimeNs::max(); }
+};
+
+// One host's device state (the object behind a verbs Context).
+class Host {
+ public:
+  Host(const HostConfig& cfg, rte_mempool* pool, std::vector<PortId> ports);
+  Host(const Host&) = delete;
+  Host& operator=(const Host&) = delete;
+
+  const HostConfig& config() const { return cfg_; }
+  const rc::LocalAddr& local() const { return local_; }
+  uint8_t num_ports() const { return static_cast<uint8_t>(ports_.size()); }
+  PortId node_port(uint8_t port_num) const { return ports_[port_num - 1]; }
+
+  // QPNs are kFirstQpn + slot (QPN 0 and 1 are special in IB).
+  static constexpr uint32_t kFirstQpn = 0x11;
+  rc::Qp* qp_by_qpn(uint32_t qpn) {
+    const uint32_t i = qpn - kFirstQpn;
+    return qpn >= kFirstQpn && i < qps_.size() && qps_[i].in_use() ? &qps_[i] : nullptr;
+  }
+  rc::Qp& qp_slot(uint32_t i) { return qps_[i]; }
+  const rc::Qp& qp_slot(uint32_t i) const { return qps_[i]; }
+  uint32_t qp_capacity() const { return static_cast<uint32_t>(qps_.size()); }
+
+  // Verbs object management (control path).
+  verbs::Pd* alloc_pd(verbs::Context* ctx);
+  int dealloc_pd(verbs::Pd* pd);
+  verbs::Mr* reg_mr(verbs::Pd* pd, void* addr, uint64_t length, int access, int* err);
+  int dereg_mr(verbs::Mr* mr) { return mrs_.remove(mr); }
+  verbs::Cq* create_cq(verbs::Context* ctx, uint32_t cqe);
+  int destroy_cq(verbs::Cq* cq);
+  rc::Qp* create_qp(verbs::Pd* pd, const verbs::QpInitAttr& init, int* err);
+  int destroy_qp(rc::Qp* qp);
+  const verbs::MrTable& mrs() const { return mrs_; }
+
+ private:
+  HostConfig cfg_;
+  rc::LocalAddr local_;
+  std::vector<PortId> ports_;
+  rte_mempool* pool_;
+  verbs::MrTable mrs_;
+  std::vector<rc::Qp> qps_;
+  std::vector<std::unique_ptr<verbs::Cq>> cqs_;
+  std::vector<std::unique_ptr<verbs::Pd>> pds_;
+  uint32_t next_pd_ = 1;
+};
+
+class NicNode final : public Node {
+ public:
+  // Throws std::invalid_argument for an inconsistent config (a port used by
+  // two hosts, a host without ports or address, port count mismatch).
+  NicNode(const NicConfig& cfg, rte_mempool* pool);
+  NicNode(const NicNode&) = delete;
+  NicNode& operator=(const NicNode&) = delete;
+
+  // ---- sf::Node
+  uint16_t num_ports() const override { return static_cast<uint16_t>(ports_.size()); }
+  void receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) override;
+  uint16_t transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) override;
+  TimeNs next_wakeup(TimeNs now) const override;
+  void advance(TimeNs now) override;
+
+  size_t num_hosts() const { return hosts_.size(); }
+  Host& host(size_t i) { return *hosts_[i]; }
+  const Host& host(size_t i) const { return *hosts_[i]; }
+  // The workload run on this node's thread (not owned; nullptr = none).
+  void set_app(App* app) { app_ = app; }
+  // The time of the latest driver call: what verbs calls made between
+  // bursts use as `now`.
+  TimeNs now() const { return now_; }
+
+  // A QP may have become able to send (posted WR, state change, arrival):
+  // file it in its port's wheel / control queue. Called by the verbs layer.
+  void kick(size_t host, rc::Qp& qp);
+
+  const NicPortCounters& counters(PortId port) const { return ports_[port].ctr; }
+  const PfcReceiver& pfc_rx(PortId port) const { return ports_[port].pfc_rx; }
+  const PfcGenerator& pfc_tx(PortId port) const { return ports_[port].pfc_tx; }
+  uint64_t rx_backlog_bytes(PortId port) const { return ports_[port].backlog_bytes_total; }
+
+ private:
+  struct Port {
+    NicPortConfig cfg;
+    uint32_t host = 0;
+    PfcReceiver pfc_rx;
+    PfcGenerator pfc_tx;
+    TimingWheel wheel;
+    std::vector<uint32_t> ctrl;      // FIFO ring of QP slots with control frames owed
+    uint32_t ctrl_head = 0;
+    uint32_t ctrl_count = 0;
+    std::vector<uint8_t> in_ctrl;    // per QP slot
+    std::vector<uint32_t> paused;    // QP slots set aside while their priority is paused
+    std::vector<rte_mbuf*> ring;     // receive backlog (rx_drain_rate > 0)
+    uint32_t ring_head = 0;
+    uint32_t ring_count = 0;
+    std::array<uint64_t, 8> backlog_bytes{};
+    uint64_t backlog_bytes_total = 0;
+    TimeNs drain_next{0};
+    NicPortCounters ctr;
+    Port(const NicPortConfig& c, uint32_t host_index, uint32_t qps);
+  };
+
+  void process(PortId port, rte_mbuf* m, TimeNs now);
+  void drain(PortId port, TimeNs now);
+  void update_pfc(PortId port, TimeNs now);
+  void schedule(uint32_t host, uint32_t slot, TimeNs now);
+  void run_app(TimeNs now);
+  static uint8_t frame_priority(const rte_mbuf* m);
+
+  std::vector<std::unique_ptr<Host>> hosts_;
+  std::vector<Port> ports_;
+  rte_mempool* pool_;
+  App* app_ = nullptr;
+  bool in_app_ = false;
+  TimeNs now_{0};
+};
+
+}  // namespace sf::nic

@@ -1,0 +1,309 @@
+// Qp: one RC queue pair of the softfabric NIC, requester and responder
+// (endpoint.md 1.3-1.10, IBA ch. 9). The verbs handle (ibv_qp) and the
+// protocol engine are this one object; its definition is split by concern:
+//   qp.cc        create, modify_qp (state machine and attribute checks), query, flush
+//   qp_post.cc   post_send / post_recv
+//   qp_tx.cc     requester packets (segmentation, AckReq), read responses, ACK/NAK/CNP frames
+//   qp_rx.cc     responder: PSN check, duplicates, SEND/WRITE/READ execution, access checks
+//   qp_ack.cc    requester: ACK / NAK / RNR NAK / read-response handling, completions
+//   qp_retx.cc   go-back-N rewind, retransmit timer, RNR wait, retry exhaustion
+//   qp_cc.cc     the congestion-control seams (cc_seam.h)
+//
+// Pure logic: every entry takes `TimeNs now`; nothing reads a clock. No
+// allocation after create(): work queues are fixed rings, frames come from the
+// mempool in QpEnv. The host (nic/host) owns the QP table (an array indexed by
+// QPN), demultiplexes arrivals to on_rx(), and asks for frames with
+// make_ctrl() / make_data() when the QP's pacing slot is due.
+// Threading: the node's thread only (the app's verbs calls run there too).
+#pragma once
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "common/time.h"
+#include "common/wire/frame_builder.h"
+#include "common/wire/frame_parser.h"
+#include "common/wire/psn.h"
+#include "nic/rc/cc_seam.h"
+#include "nic/verbs/cq.h"
+#include "nic/verbs/mr.h"
+#include "nic/verbs/verbs.h"
+
+namespace sf::nic::rc {
+
+using wire::Psn;
+
+inline constexpr uint32_t kMaxSge = 4;         // per work request
+inline constexpr uint32_t kMaxRdAtomic = 16;   // outstanding READs per direction
+inline constexpr uint32_t kMaxWr = 16384;      // per work queue
+inline constexpr uint32_t kMaxMessageBytes = 1u << 31;
+
+// The local host's addresses as the QP needs them (GID table: docs/nic.md).
+struct LocalAddr {
+  wire::MacAddr mac;
+  bool has_ipv4 = false;
+  wire::Ipv4Addr ipv4;
+  bool has_ipv6 = false;
+  wire::Ipv6Addr ipv6;
+};
+
+// Transport tunables shared by the QPs of a host.
+struct RcConfig {
+  uint32_t max_unacked_psns = 128;  // requester window (rxe RXE_MAX_UNACKED_PSNS)
+  uint32_t ack_req_every_pkts = 64; // AckReq at least this often (rxe RXE_MAX_PKT_PER_ACK)
+  TimeNs cnp_interval = TimeNs::from_us(50);
+  uint8_t cnp_dscp = 48;
+  bool ecn_capable = true;          // data frames carry ECT(0)
+};
+
+// Everything a QP needs from its host; outlives the QP.
+struct QpEnv {
+  rte_mempool* pool = nullptr;
+  const verbs::MrTable* mrs = nullptr;
+  const LocalAddr* local = nullptr;
+  const RcConfig* cfg = nullptr;
+  uint8_t num_ports = 1;            // valid port_num values: 1..num_ports
+};
+
+// What happened to an arriving frame (counted per QP).
+enum class RxAction : uint8_t {
+  kAccepted,         // in-sequence request or expected response, executed
+  kDuplicate,        // PSN in the past: re-ACKed or READ re-executed
+  kNakSeqSent,       // PSN ahead: one PSN-sequence-error NAK
+  kOutOfSeqDropped,  // PSN ahead after the NAK was sent: silently dropped
+  kRnrNakSent,       // SEND / WRITE-with-imm without a posted receive
+  kNakInvalid,       // invalid request NAK (bad opcode sequence, length)
+  kNakAccess,        // remote access error NAK (rkey, bounds, rights)
+  kNakRemoteOp,      // remote operational error NAK (local failure on our side)
+  kAckProcessed,     // ACK / NAK / RNR NAK that moved requester state
+  kStaleResponse,    // ACK/NAK/response for a PSN already acknowledged
+  kGhostResponse,    // response for a PSN never sent
+  kBadResponse,      // malformed response (length, opcode where none expected)
+  kCnp,              // CNP received
+  kWrongState,       // the QP state does not accept this frame
+  kCount
+};
+const char* to_string(RxAction a);
+inline constexpr int kNumRxActions = static_cast<int>(RxAction::kCount);
+
+struct QpCounters {
+  std::array<uint64_t, kNumRxActions> rx{};
+  uint64_t tx_data_pkts = 0;
+  uint64_t tx_data_bytes = 0;      // frame bytes
+  uint64_t tx_retransmit_pkts = 0;
+  uint64_t tx_acks = 0;
+  uint64_t tx_naks = 0;
+  uint64_t tx_rnr_naks = 0;
+  uint64_t tx_cnps = 0;
+  uint64_t rx_cnps = 0;            // CC SEAM input: CNPs received (see cc_on_cnp)
+  uint64_t rx_ce = 0;              // CE-marked data arrivals
+  uint64_t timeouts = 0;
+  uint64_t go_back = 0;            // rewinds (NAK, timeout, RNR, lost read response)
+  uint64_t rnr_waits = 0;
+  uint64_t alloc_failures = 0;
+  uint64_t cq_overruns = 0;
+};
+
+class Qp {
+ public:
+  Qp() = default;
+  Qp(const Qp&) = delete;
+  Qp& operator=(const Qp&) = delete;
+
+  // ---- verbs (control path; errno values like libibverbs) -------------------
+  // Sets up a RESET QP with `qpn`; sizes the rings (allocates: control path).
+  int create(const QpEnv& env, uint32_t qpn, verbs::Pd* pd, const verbs::QpInitAttr& init);
+  void destroy();
+  bool in_use() const { return in_use_; }
+  // ibv_modify_qp: all-or-nothing; EINVAL for an illegal transition, a
+  // missing required attribute, an attribute not allowed in the transition
+  // or an out-of-range value. `now` arms nothing; it dates the flushes.
+  int modify(const verbs::QpAttr& attr, int attr_mask, TimeNs now);
+  int query(verbs::QpAttr* attr, verbs::QpInitAttr* init) const;
+  // ibv_post_send / ibv_post_recv. EINVAL (bad state, opcode, num_sge),
+  // ENOMEM (queue full); *bad names the first WR not posted.
+  int post_send(verbs::SendWr* wr, verbs::SendWr** bad, TimeNs now);
+  int post_recv(verbs::RecvWr* wr, verbs::RecvWr** bad, TimeNs now);
+
+  uint32_t qp_num() const { return qpn_; }
+  verbs::QpState state() const { return state_; }
+  verbs::Pd* pd() const { return pd_; }
+  uint8_t port_num() const { return attr_.port_num; }
+  uint8_t priority() const { return attr_.ah_attr.sl & 7u; }
+  uint32_t dest_qp() const { return attr_.dest_qp_num; }
+
+  // ---- datapath (host) ------------------------------------------------------
+  // A parsed, ICRC-checked frame for this QP. Does not take the mbuf.
+  RxAction on_rx(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now);
+  // ACK / NAK / CNP owed (sent ahead of data, not paced).
+  // A pending ACK/NAK waits behind queued READ responses, so responses
+  // leave in PSN order (an ACK past a READ then proves its data was lost).
+  bool has_ctrl() const { return ((ack_pending_ || nak_pending_) && read_count_ == 0) || cnp_pending_; }
+  rte_mbuf* make_ctrl(TimeNs now);
+  // A data frame (request or read response) may be built now (window,
+  // RNR wait, read limit); pacing is the host's wheel.
+  bool has_data(TimeNs now) const;
+  rte_mbuf* make_data(TimeNs now);
+  // Earliest timer (retransmit, RNR wait end, CC); TimeNs::max() if none.
+  TimeNs next_deadline() const;
+  void advance(TimeNs now);
+
+  // ---- pacing (nic/host's wheel reads these) ---------------------------------
+  BitRate rate() const { return rate_; }
+  // The pacing rate; BitRate(0) = unpaced (the port's line rate). CC SEAM.
+  void set_rate(BitRate r) { rate_ = r; }
+  // Earliest departure of the next data frame: Carousel's
+  // max(now, t_prev + size_prev / rate) with t_prev the actual departure.
+  TimeNs pace_next() const { return pace_next_; }
+  void on_departed(uint32_t frame_bytes, TimeNs now);
+
+  // ---- CC seams (qp_cc.cc) --------------------------------------------------
+  void cc_on_cnp(TimeNs now);
+  void cc_on_tx_bytes(uint64_t bytes, TimeNs now);
+  TimeNs cc_next_deadline() const;
+  void cc_advance(TimeNs now);
+  CnpGate& cnp_gate() { return cnp_gate_; }
+
+  const QpCounters& counters() const { return ctr_; }
+  // Introspection for tests and telemetry.
+  Psn expected_psn() const { return epsn_; }
+  Psn acked_psn() const { return acked_psn_; }
+  Psn next_psn() const { return next_psn_; }
+  uint32_t sq_outstanding() const { return static_cast<uint32_t>(sq_posted_ - sq_done_); }
+  uint32_t rq_posted() const { return rq_count_; }
+  uint8_t retry_left() const { return retry_left_; }
+
+ private:
+  struct SendWqe {
+    uint64_t wr_id;
+    verbs::WrOpcode opcode;
+    bool signaled;
+    bool solicited;
+    verbs::WcStatus local_err;  // kSuccess, or the error found at post time
+    uint8_t num_sge;
+    std::array<verbs::Sge, kMaxSge> sge;
+    uint32_t length;
+    uint64_t remote_addr;
+    uint32_t rkey;
+    uint32_t imm;
+    Psn first_psn;
+    uint32_t npkts;
+    uint32_t read_done_bytes;  // READ: response bytes placed so far
+    uint32_t read_done_pkts;
+    Psn last_psn() const { return first_psn + (npkts - 1); }
+  };
+  struct RecvWqe {
+    uint64_t wr_id;
+    uint8_t num_sge;
+    std::array<verbs::Sge, kMaxSge> sge;
+    uint32_t length;
+  };
+  struct ReadCtx {
+    uint64_t va;
+    uint32_t rkey;
+    uint32_t length;
+    uint32_t sent_bytes;
+    Psn psn;  // PSN of the next response packet
+    uint32_t left_pkts;
+  };
+  enum class InMsg : uint8_t { kNone, kSend, kWrite };
+
+  // qp.cc
+  void to_error(verbs::WcStatus sq_status, uint64_t failed_sq_index, verbs::WcStatus rq_status, TimeNs now);
+  void flush_all(TimeNs now) { to_error(verbs::WcStatus::kWrFlushErr, UINT64_MAX, verbs::WcStatus::kWrFlushErr, now); }
+  void reset_queues();
+  bool push_cqe(verbs::Cq* cq, const verbs::Wc& wc);
+  // A completion was lost to a full CQ: the QP goes to ERR (async CQ error).
+  void check_overrun(TimeNs now);
+  void build_spec();
+  // qp_tx.cc
+  rte_mbuf* build(const wire::RoceFrameSpec& spec, const uint8_t* payload_contig, const SendWqe* wqe,
+                  uint32_t offset, uint32_t payload_bytes);
+  rte_mbuf* make_request(TimeNs now);
+  rte_mbuf* make_read_response(TimeNs now);
+  uint32_t reads_in_flight() const;
+  // qp_rx.cc
+  RxAction on_request(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now);
+  RxAction on_duplicate(const wire::FrameInfo& fi, TimeNs now);
+  RxAction execute(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now);
+  RxAction nak(wire::NakCode code, Psn psn, bool to_err, verbs::WcStatus rq_status, TimeNs now);
+  bool scatter_recv(const rte_mbuf* m, uint32_t off, uint32_t n);
+  void complete_recv(verbs::WcStatus st, uint32_t byte_len, bool imm, uint32_t imm_v, bool write_imm);
+  // qp_ack.cc
+  RxAction on_response(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now);
+  RxAction on_read_response(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now);
+  // Completes every non-READ WQE whose PSNs end at or before `psn`; a READ
+  // still missing data whose range the ACK covers means lost responses.
+  void ack_upto(Psn psn, TimeNs now);
+  void complete_send(uint64_t abs, verbs::WcStatus st);
+  void note_progress(TimeNs now);
+  SendWqe& sq_at(uint64_t abs) { return sq_[abs % sq_.size()]; }
+  const SendWqe& sq_at(uint64_t abs) const { return sq_[abs % sq_.size()]; }
+  // qp_retx.cc
+  void go_back(Psn psn, TimeNs now);
+  bool outstanding() const { return sent_next_psn_ != acked_psn_ + 1; }
+  void arm_retx(TimeNs now);
+  void fail_oldest(verbs::WcStatus st, TimeNs now);
+
+  bool in_use_ = false;
+  bool cq_overrun_ = false;
+  QpEnv env_;
+  uint32_t qpn_ = 0;
+  verbs::Pd* pd_ = nullptr;
+  verbs::QpInitAttr init_;
+  verbs::QpAttr attr_;
+  verbs::QpState state_ = verbs::QpState::kReset;
+  uint32_t mtu_ = 1024;
+  wire::RoceFrameSpec spec_;  // peer addressing, built at RTR
+
+  // requester
+  std::vector<SendWqe> sq_;
+  uint64_t sq_posted_ = 0;  // absolute WQE counters
+  uint64_t sq_done_ = 0;    // completed (oldest not completed)
+  uint64_t sq_next_ = 0;    // WQE being transmitted
+  uint32_t tx_pkt_ = 0;     // packet index inside sq_next_
+  Psn next_psn_;            // PSN for the next posted WQE
+  Psn acked_psn_;           // everything up to here is acknowledged
+  Psn sent_next_psn_;       // one past the highest PSN sent
+  uint32_t pkts_since_ackreq_ = 0;
+  uint8_t retry_left_ = 0;
+  uint8_t rnr_left_ = 0;
+  TimeNs retx_deadline_ = TimeNs::max();
+  TimeNs rnr_until_ = TimeNs::max();
+  bool read_rewound_ = false;  // a lost read response was asked for again
+
+  // responder
+  std::vector<RecvWqe> rq_;
+  uint32_t rq_head_ = 0;
+  uint32_t rq_count_ = 0;
+  Psn epsn_;
+  uint32_t msn_ = 0;
+  bool nak_seq_sent_ = false;
+  InMsg in_msg_ = InMsg::kNone;
+  bool recv_claimed_ = false;
+  uint32_t recv_offset_ = 0;
+  uint64_t write_va_ = 0;
+  uint32_t write_left_ = 0;
+  uint32_t write_total_ = 0;
+  std::array<ReadCtx, kMaxRdAtomic> reads_{};
+  uint32_t read_head_ = 0;
+  uint32_t read_count_ = 0;
+  bool ack_pending_ = false;
+  bool nak_pending_ = false;
+  uint8_t nak_syndrome_ = 0;
+  Psn nak_psn_;
+  bool cnp_pending_ = false;
+  CnpGate cnp_gate_;
+
+  // pacing
+  BitRate rate_{0};
+  TimeNs pace_next_{0};
+
+  QpCounters ctr_;
+};
+
+}  // namespace sf::nic::rc

@@ -1,0 +1,285 @@
+// Qp responder: the receive side of RC requests (rxe rxe_resp.c check_psn /
+// check_op_seq / check_rkey / execute, IBA 9.7). Demultiplexes every arrival
+// by opcode (requests here, responses in qp_ack.cc, CNPs to the CC seam).
+//
+// PSN rules (endpoint.md 1.9, 1.10): PSN == ePSN is executed; a PSN in
+// [ePSN - 2^23, ePSN) is a duplicate (SEND/WRITE re-ACKed, READ re-executed);
+// a PSN in (ePSN, ePSN + 2^23) gets one PSN-sequence-error NAK, and every
+// further out-of-order packet is dropped until ePSN arrives (commodity RoCE
+// go-back-N). Access checks happen before any byte is written, and every byte
+// goes through MrTable::check: nothing outside a registered region is touched.
+#include <algorithm>
+#include <cstring>
+
+#include "nic/rc/qp.h"
+
+namespace sf::nic::rc {
+
+using verbs::QpState;
+using verbs::WcStatus;
+using wire::Opcode;
+
+namespace {
+
+enum class ReqKind : uint8_t { kSend, kWrite, kRead, kNone };
+struct ReqInfo {
+  ReqKind kind = ReqKind::kNone;
+  bool first = false;
+  bool last = false;
+  bool imm = false;
+};
+
+ReqInfo classify(uint8_t op) {
+  switch (static_cast<Opcode>(op)) {
+    case Opcode::kRcSendFirst: return {ReqKind::kSend, true, false, false};
+    case Opcode::kRcSendMiddle: return {ReqKind::kSend, false, false, false};
+    case Opcode::kRcSendLast: return {ReqKind::kSend, false, true, false};
+    case Opcode::kRcSendLastImm: return {ReqKind::kSend, false, true, true};
+    case Opcode::kRcSendOnly: return {ReqKind::kSend, true, true, false};
+    case Opcode::kRcSendOnlyImm: return {ReqKind::kSend, true, true, true};
+    case Opcode::kRcWriteFirst: return {ReqKind::kWrite, true, false, false};
+    case Opcode::kRcWriteMiddle: return {ReqKind::kWrite, false, false, false};
+    case Opcode::kRcWriteLast: return {ReqKind::kWrite, false, true, false};
+    case Opcode::kRcWriteLastImm: return {ReqKind::kWrite, false, true, true};
+    case Opcode::kRcWriteOnly: return {ReqKind::kWrite, true, true, false};
+    case Opcode::kRcWriteOnlyImm: return {ReqKind::kWrite, true, true, true};
+    case Opcode::kRcReadRequest: return {ReqKind::kRead, true, true, false};
+    default: return {};
+  }
+}
+
+bool is_response(uint8_t op) {
+  return op >= static_cast<uint8_t>(Opcode::kRcReadResponseFirst) && op <= static_cast<uint8_t>(Opcode::kRcAck);
+}
+
+bool is_ce(const wire::FrameInfo& fi) {
+  if (fi.ipv4 != nullptr) return fi.ipv4->ecn() == wire::Ecn::kCe;
+  if (fi.ipv6 != nullptr) return fi.ipv6->ecn() == wire::Ecn::kCe;
+  return false;
+}
+
+}  // namespace
+
+RxAction Qp::on_rx(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now) {
+  const uint8_t op = fi.bth->opcode;
+  RxAction a;
+  if (op == static_cast<uint8_t>(Opcode::kCnp)) {
+    ++ctr_.rx_cnps;
+    cc_on_cnp(now);
+    a = RxAction::kCnp;
+  } else {
+    // Notification point: a CE-marked data packet may send a CNP (CC SEAM).
+    if (fi.payload_bytes > 0 && is_ce(fi) && (state_ == QpState::kRtr || state_ == QpState::kRts)) {
+      ++ctr_.rx_ce;
+      if (cnp_gate_.should_send(now)) cnp_pending_ = true;
+    }
+    a = is_response(op) ? on_response(fi, m, now) : on_request(fi, m, now);
+  }
+  ++ctr_.rx[static_cast<int>(a)];
+  check_overrun(now);
+  return a;
+}
+
+RxAction Qp::nak(wire::NakCode code, Psn psn, bool to_err, WcStatus rq_status, TimeNs now) {
+  nak_pending_ = true;
+  ack_pending_ = false;
+  nak_syndrome_ = wire::Aeth::make_syndrome(wire::AethType::kNak, static_cast<uint8_t>(code));
+  nak_psn_ = psn;
+  if (to_err) to_error(WcStatus::kWrFlushErr, UINT64_MAX, rq_status, now);
+  switch (code) {
+    case wire::NakCode::kRemoteAccessError: return RxAction::kNakAccess;
+    case wire::NakCode::kRemoteOperationalError: return RxAction::kNakRemoteOp;
+    default: return RxAction::kNakInvalid;
+  }
+}
+
+RxAction Qp::on_request(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now) {
+  if (state_ != QpState::kRtr && state_ != QpState::kRts) return RxAction::kWrongState;
+  const Psn psn = fi.bth->get_psn();
+  const int32_t d = Psn::diff(psn, epsn_);
+  if (d < 0) return on_duplicate(fi, now);
+  if (d > 0) {
+    if (nak_seq_sent_) return RxAction::kOutOfSeqDropped;
+    nak_seq_sent_ = true;
+    nak_pending_ = true;
+    ack_pending_ = false;
+    nak_syndrome_ = wire::Aeth::make_syndrome(wire::AethType::kNak, static_cast<uint8_t>(wire::NakCode::kPsnSequenceError));
+    nak_psn_ = epsn_;
+    return RxAction::kNakSeqSent;
+  }
+  return execute(fi, m, now);
+}
+
+RxAction Qp::on_duplicate(const wire::FrameInfo& fi, TimeNs) {
+  const ReqInfo r = classify(fi.bth->opcode);
+  if (r.kind == ReqKind::kRead) {
+    // Re-execute: the requester asks again from this PSN (possibly for the
+    // tail of the original read). Responses queued after it are superseded.
+    const uint64_t va = fi.reth->va.value();
+    const uint32_t len = fi.reth->dma_length.value();
+    const uint32_t rkey = fi.reth->rkey.value();
+    if ((attr_.qp_access_flags & verbs::kAccessRemoteRead) == 0 ||
+        (len > 0 && env_.mrs->check(rkey, true, pd_, va, len, verbs::kAccessRemoteRead) != verbs::MrCheck::kOk)) {
+      return RxAction::kDuplicate;  // its original was NAKed (and the QP is in ERR) or never valid
+    }
+    read_head_ = 0;
+    read_count_ = 1;
+    reads_[0] = ReadCtx{va, rkey, len, 0, fi.bth->get_psn(), 0};
+    return RxAction::kDuplicate;
+  }
+  // Duplicate SEND / WRITE: acknowledge again (C9-105), do not re-execute.
+  ack_pending_ = true;
+  return RxAction::kDuplicate;
+}
+
+bool Qp::scatter_recv(const rte_mbuf* m, uint32_t off, uint32_t n) {
+  const RecvWqe& r = rq_[rq_head_];
+  uint32_t skip = recv_offset_;
+  for (uint32_t i = 0; i < r.num_sge && n > 0; ++i) {
+    const verbs::Sge& s = r.sge[i];
+    if (skip >= s.length) {
+      skip -= s.length;
+      continue;
+    }
+    const uint32_t k = std::min(s.length - skip, n);
+    if (env_.mrs->check(s.lkey, false, pd_, s.addr + skip, k, verbs::kAccessLocalWrite) != verbs::MrCheck::kOk) {
+      return false;
+    }
+    auto* dst = reinterpret_cast<uint8_t*>(s.addr + skip);
+    const void* p = rte_pktmbuf_read(m, off, k, dst);
+    if (p != dst) std::memcpy(dst, p, k);
+    off += k;
+    n -= k;
+    skip = 0;
+  }
+  return n == 0;
+}
+
+void Qp::complete_recv(WcStatus st, uint32_t byte_len, bool imm, uint32_t imm_v, bool write_imm) {
+  const RecvWqe& r = rq_[rq_head_];
+  verbs::Wc wc;
+  wc.wr_id = r.wr_id;
+  wc.status = st;
+  wc.opcode = write_imm ? verbs::WcOpcode::kRecvRdmaWithImm : verbs::WcOpcode::kRecv;
+  wc.byte_len = byte_len;
+  wc.imm_data = imm_v;
+  wc.wc_flags = imm ? verbs::kWcWithImm : 0;
+  wc.qp_num = qpn_;
+  wc.src_qp = attr_.dest_qp_num;
+  wc.sl = priority();
+  push_cqe(init_.recv_cq, wc);
+  rq_head_ = (rq_head_ + 1) % static_cast<uint32_t>(rq_.size());
+  --rq_count_;
+  recv_claimed_ = false;
+  recv_offset_ = 0;
+}
+
+RxAction Qp::execute(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now) {
+  const Psn psn = fi.bth->get_psn();
+  nak_seq_sent_ = false;
+  const ReqInfo r = classify(fi.bth->opcode);
+  const uint32_t n = fi.payload_bytes;
+  // Opcode sequence (IBA C9-93): FIRST/ONLY/READ only between messages,
+  // MIDDLE/LAST only inside a message of the same kind.
+  const bool between = in_msg_ == InMsg::kNone;
+  if (r.kind == ReqKind::kNone) {
+    return nak(wire::NakCode::kInvalidRequest, psn, true, WcStatus::kWrFlushErr, now);
+  }
+  if (r.first != between ||
+      (!between && ((in_msg_ == InMsg::kSend) != (r.kind == ReqKind::kSend)))) {
+    return nak(wire::NakCode::kInvalidRequest, psn, true, WcStatus::kWrFlushErr, now);
+  }
+  // Non-final packets carry exactly one PMTU, final ones at most one.
+  if ((!r.last && n != mtu_) || n > mtu_) {
+    return nak(wire::NakCode::kInvalidRequest, psn, true, WcStatus::kWrFlushErr, now);
+  }
+
+  if (r.kind == ReqKind::kRead) {
+    const uint64_t va = fi.reth->va.value();
+    const uint32_t len = fi.reth->dma_length.value();
+    const uint32_t rkey = fi.reth->rkey.value();
+    if (len > kMaxMessageBytes) return nak(wire::NakCode::kInvalidRequest, psn, true, WcStatus::kWrFlushErr, now);
+    if ((attr_.qp_access_flags & verbs::kAccessRemoteRead) == 0 ||
+        (len > 0 && env_.mrs->check(rkey, true, pd_, va, len, verbs::kAccessRemoteRead) != verbs::MrCheck::kOk)) {
+      return nak(wire::NakCode::kRemoteAccessError, psn, true, WcStatus::kWrFlushErr, now);
+    }
+    const uint32_t limit = std::max<uint32_t>(1, attr_.max_dest_rd_atomic);
+    if (read_count_ >= limit) return nak(wire::NakCode::kInvalidRequest, psn, true, WcStatus::kWrFlushErr, now);
+    const uint32_t npkts = len == 0 ? 1 : (len + mtu_ - 1) / mtu_;
+    reads_[(read_head_ + read_count_) % kMaxRdAtomic] = ReadCtx{va, rkey, len, 0, psn, npkts};
+    ++read_count_;
+    epsn_ += npkts;
+    msn_ = (msn_ + 1) & Psn::kMask;
+    return RxAction::kAccepted;
+  }
+
+  if (r.kind == ReqKind::kWrite) {
+    if (r.first) {
+      const uint64_t va = fi.reth->va.value();
+      const uint32_t len = fi.reth->dma_length.value();
+      const uint32_t rkey = fi.reth->rkey.value();
+      if ((attr_.qp_access_flags & verbs::kAccessRemoteWrite) == 0 ||
+          (len > 0 && env_.mrs->check(rkey, true, pd_, va, len, verbs::kAccessRemoteWrite) != verbs::MrCheck::kOk)) {
+        return nak(wire::NakCode::kRemoteAccessError, psn, true, WcStatus::kWrFlushErr, now);
+      }
+      write_va_ = va;
+      write_left_ = len;
+      write_total_ = len;
+    }
+    // The payload must fit the RETH length, and end exactly with it.
+    if (n > write_left_ || (r.last && n != write_left_)) {
+      return nak(wire::NakCode::kInvalidRequest, psn, true, WcStatus::kWrFlushErr, now);
+    }
+    if (r.imm && rq_count_ == 0) {
+      // RNR before placing the final packet: the requester retries it.
+      nak_pending_ = true;
+      ack_pending_ = false;
+      nak_syndrome_ = wire::Aeth::make_syndrome(wire::AethType::kRnrNak, attr_.min_rnr_timer);
+      nak_psn_ = psn;
+      if (r.first) write_left_ = 0;  // an ONLY_IMM is re-executed from its RETH
+      return RxAction::kRnrNakSent;
+    }
+    if (n > 0) {
+      auto* dst = reinterpret_cast<uint8_t*>(write_va_);
+      const void* p = rte_pktmbuf_read(m, fi.payload_offset, n, dst);
+      if (p != dst) std::memcpy(dst, p, n);
+      write_va_ += n;
+      write_left_ -= n;
+    }
+    in_msg_ = r.last ? InMsg::kNone : InMsg::kWrite;
+    if (r.last && r.imm) {
+      recv_claimed_ = true;
+      complete_recv(WcStatus::kSuccess, write_total_, true, fi.immdt->imm.value(), true);
+    }
+  } else {  // SEND
+    if (r.first) {
+      if (rq_count_ == 0) {
+        nak_pending_ = true;
+        ack_pending_ = false;
+        nak_syndrome_ = wire::Aeth::make_syndrome(wire::AethType::kRnrNak, attr_.min_rnr_timer);
+        nak_psn_ = psn;
+        return RxAction::kRnrNakSent;
+      }
+      recv_claimed_ = true;
+      recv_offset_ = 0;
+    }
+    const RecvWqe& rw = rq_[rq_head_];
+    if (recv_offset_ + n > rw.length) {
+      // Does not fit the posted buffer: local length error here, invalid
+      // request for the requester.
+      return nak(wire::NakCode::kInvalidRequest, psn, true, WcStatus::kLocLenErr, now);
+    }
+    if (!scatter_recv(m, fi.payload_offset, n)) {
+      return nak(wire::NakCode::kRemoteOperationalError, psn, true, WcStatus::kLocProtErr, now);
+    }
+    recv_offset_ += n;
+    in_msg_ = r.last ? InMsg::kNone : InMsg::kSend;
+    if (r.last) complete_recv(WcStatus::kSuccess, recv_offset_, r.imm, r.imm ? fi.immdt->imm.value() : 0, false);
+  }
+  epsn_ += 1;
+  if (r.last) msn_ = (msn_ + 1) & Psn::kMask;
+  if (fi.bth->ack_requested()) ack_pending_ = true;
+  return RxAction::kAccepted;
+}
+
+}  // namespace sf::nic::rc

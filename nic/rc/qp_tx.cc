@@ -1,0 +1,319 @@
+// Qp transmit side: request packets (MTU segmentation, opcode sequence,
+// RETH/ImmDt placement, AckReq coalescing), read responses, and the
+// ACK / NAK / RNR NAK / CNP control frames. Frames are built straight into
+// mbufs from the pool, chained when a frame exceeds one mbuf's data room,
+// payload copied from MR memory, ICRC computed while copying.
+#include <algorithm>
+#include <cstring>
+
+#include "common/node.h"
+#include "common/wire/icrc.h"
+#include "nic/rc/qp.h"
+
+namespace sf::nic::rc {
+
+using verbs::QpState;
+using verbs::WcStatus;
+using verbs::WrOpcode;
+using wire::Opcode;
+
+namespace {
+
+// Appends bytes to an mbuf chain, allocating segments as needed.
+class ChainWriter {
+ public:
+  ChainWriter(rte_mempool* pool, rte_mbuf* head) : pool_(pool), head_(head), tail_(head) {}
+  bool append(const uint8_t* src, uint32_t n, wire::IcrcAccumulator* acc) {
+    while (n > 0) {
+      uint32_t room = rte_pktmbuf_tailroom(tail_);
+      if (room == 0) {
+        rte_mbuf* seg = rte_pktmbuf_alloc(pool_);
+        if (seg == nullptr) return false;
+        tail_->next = seg;
+        tail_ = seg;
+        head_->nb_segs++;
+        room = rte_pktmbuf_tailroom(seg);
+      }
+      const uint32_t k = std::min(room, n);
+      uint8_t* dst = rte_pktmbuf_mtod_offset(tail_, uint8_t*, tail_->data_len);
+      if (src != nullptr) {
+        std::memcpy(dst, src, k);
+        src += k;
+      } else {
+        std::memset(dst, 0, k);
+      }
+      if (acc != nullptr) acc->update({dst, k});
+      tail_->data_len = static_cast<uint16_t>(tail_->data_len + k);
+      head_->pkt_len += k;
+      n -= k;
+    }
+    return true;
+  }
+
+ private:
+  rte_mempool* pool_;
+  rte_mbuf* head_;
+  rte_mbuf* tail_;
+};
+
+wire::IcrcLayout layout_of(const wire::RoceFrameSpec& spec) {
+  if (std::holds_alternative<wire::Ipv4Spec>(spec.l3)) return {wire::IpVersion::kV4, 20};
+  return {wire::IpVersion::kV6, 40};
+}
+
+Opcode send_opcode(bool first, bool last, bool imm) {
+  if (first && last) return imm ? Opcode::kRcSendOnlyImm : Opcode::kRcSendOnly;
+  if (first) return Opcode::kRcSendFirst;
+  if (last) return imm ? Opcode::kRcSendLastImm : Opcode::kRcSendLast;
+  return Opcode::kRcSendMiddle;
+}
+
+Opcode write_opcode(bool first, bool last, bool imm) {
+  if (first && last) return imm ? Opcode::kRcWriteOnlyImm : Opcode::kRcWriteOnly;
+  if (first) return Opcode::kRcWriteFirst;
+  if (last) return imm ? Opcode::kRcWriteLastImm : Opcode::kRcWriteLast;
+  return Opcode::kRcWriteMiddle;
+}
+
+}  // namespace
+
+rte_mbuf* Qp::build(const wire::RoceFrameSpec& spec, const uint8_t* payload_contig, const SendWqe* wqe,
+                    uint32_t offset, uint32_t payload_bytes) {
+  rte_mbuf* m = rte_pktmbuf_alloc(env_.pool);
+  if (m == nullptr) {
+    ++ctr_.alloc_failures;
+    return nullptr;
+  }
+  uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
+  const wire::BuildResult r = wire::build_roce_headers({data, rte_pktmbuf_tailroom(m)}, spec, payload_bytes);
+  if (!r.ok()) {
+    rte_pktmbuf_free(m);
+    ++ctr_.alloc_failures;
+    return nullptr;
+  }
+  m->data_len = static_cast<uint16_t>(r.header_bytes);
+  m->pkt_len = static_cast<uint32_t>(r.header_bytes);
+  const uint32_t ip_off = wire::EthHeader::kSize + (spec.l2.vlan ? wire::VlanTag::kSize : 0);
+  const wire::IcrcLayout layout = layout_of(spec);
+  wire::IcrcAccumulator acc;
+  acc.begin({data + ip_off, r.header_bytes - ip_off}, layout);
+  const uint32_t masked_end = ip_off + layout.masked_bytes();
+  acc.update({data + masked_end, r.header_bytes - masked_end});
+
+  ChainWriter cw(env_.pool, m);
+  bool ok = true;
+  if (payload_contig != nullptr) {
+    ok = cw.append(payload_contig, payload_bytes, &acc);
+  } else if (wqe != nullptr) {
+    uint32_t skip = offset;
+    uint32_t left = payload_bytes;
+    for (uint32_t i = 0; i < wqe->num_sge && left > 0 && ok; ++i) {
+      const verbs::Sge& s = wqe->sge[i];
+      if (skip >= s.length) {
+        skip -= s.length;
+        continue;
+      }
+      const uint32_t k = std::min(s.length - skip, left);
+      ok = cw.append(reinterpret_cast<const uint8_t*>(s.addr) + skip, k, &acc);
+      skip = 0;
+      left -= k;
+    }
+  }
+  const uint32_t pad = (4 - (payload_bytes & 3u)) & 3u;
+  if (ok && pad > 0) ok = cw.append(nullptr, pad, &acc);
+  uint8_t icrc[4];
+  wire::store_le32(icrc, acc.value());
+  if (ok) ok = cw.append(icrc, 4, nullptr);
+  if (!ok) {
+    rte_pktmbuf_free(m);
+    ++ctr_.alloc_failures;
+    return nullptr;
+  }
+  return m;
+}
+
+uint32_t Qp::reads_in_flight() const {
+  uint32_t n = 0;
+  for (uint64_t i = sq_done_; i < sq_next_; ++i) n += sq_at(i).opcode == WrOpcode::kRdmaRead ? 1u : 0u;
+  return n;
+}
+
+bool Qp::has_data(TimeNs now) const {
+  if (!in_use_) return false;
+  if (read_count_ > 0 && (state_ == QpState::kRtr || state_ == QpState::kRts)) return true;
+  if (state_ != QpState::kRts || sq_next_ == sq_posted_) return false;
+  if (rnr_until_ != TimeNs::max() && now < rnr_until_) return false;
+  const SendWqe& w = sq_at(sq_next_);
+  if (w.local_err != WcStatus::kSuccess) return true;  // make_data moves the QP to ERR
+  const Psn psn = w.first_psn + tx_pkt_;
+  if (Psn::diff(psn, acked_psn_) > static_cast<int32_t>(env_.cfg->max_unacked_psns)) return false;
+  if (w.opcode == WrOpcode::kRdmaRead && tx_pkt_ == 0 &&
+      reads_in_flight() >= std::max<uint32_t>(1, attr_.max_rd_atomic)) {
+    return false;
+  }
+  return true;
+}
+
+rte_mbuf* Qp::make_data(TimeNs now) {
+  if (!has_data(now)) return nullptr;
+  rte_mbuf* m = read_count_ > 0 ? make_read_response(now) : make_request(now);
+  check_overrun(now);
+  return m;
+}
+
+rte_mbuf* Qp::make_request(TimeNs now) {
+  SendWqe& w = sq_at(sq_next_);
+  if (w.local_err != WcStatus::kSuccess) {
+    to_error(w.local_err, sq_next_, WcStatus::kWrFlushErr, now);
+    return nullptr;
+  }
+  const Psn psn = w.first_psn + tx_pkt_;
+  wire::RoceFrameSpec spec = spec_;
+  spec.bth.psn = psn;
+  rte_mbuf* m = nullptr;
+  Psn end;
+  bool ackreq_sent = false;
+  if (w.opcode == WrOpcode::kRdmaRead) {
+    const uint32_t off = std::min(w.read_done_bytes, w.length);
+    spec.bth.opcode = Opcode::kRcReadRequest;
+    spec.bth.ack_req = true;
+    spec.ext.reth_va = w.remote_addr + off;
+    spec.ext.reth_rkey = w.rkey;
+    spec.ext.reth_dma_length = w.length - off;
+    m = build(spec, nullptr, nullptr, 0, 0);
+    if (m == nullptr) return nullptr;
+    end = w.last_psn() + 1;
+    ++sq_next_;
+    tx_pkt_ = 0;
+    ackreq_sent = true;
+  } else {
+    const uint32_t off = tx_pkt_ * mtu_;
+    const uint32_t n = std::min(mtu_, w.length - off);
+    const bool first = tx_pkt_ == 0;
+    const bool last = tx_pkt_ + 1 == w.npkts;
+    const bool is_write = w.opcode == WrOpcode::kRdmaWrite || w.opcode == WrOpcode::kRdmaWriteWithImm;
+    const bool imm = w.opcode == WrOpcode::kRdmaWriteWithImm || w.opcode == WrOpcode::kSendWithImm;
+    spec.bth.opcode = is_write ? write_opcode(first, last, imm) : send_opcode(first, last, imm);
+    spec.bth.se = w.solicited && last;
+    spec.bth.ack_req = last || pkts_since_ackreq_ + 1 >= env_.cfg->ack_req_every_pkts;
+    if (is_write && first) {
+      spec.ext.reth_va = w.remote_addr;
+      spec.ext.reth_rkey = w.rkey;
+      spec.ext.reth_dma_length = w.length;
+    }
+    spec.ext.immdt = w.imm;
+    m = build(spec, nullptr, &w, off, n);
+    if (m == nullptr) return nullptr;
+    end = psn + 1;
+    ackreq_sent = spec.bth.ack_req;
+    if (last) {
+      ++sq_next_;
+      tx_pkt_ = 0;
+    } else {
+      ++tx_pkt_;
+    }
+  }
+  pkts_since_ackreq_ = ackreq_sent ? 0 : pkts_since_ackreq_ + 1;
+  if (psn.before(sent_next_psn_)) ++ctr_.tx_retransmit_pkts;
+  if (end.after(sent_next_psn_)) sent_next_psn_ = end;
+  ++ctr_.tx_data_pkts;
+  ctr_.tx_data_bytes += m->pkt_len;
+  if (retx_deadline_ == TimeNs::max()) arm_retx(now);
+  return m;
+}
+
+rte_mbuf* Qp::make_read_response(TimeNs) {
+  ReadCtx& c = reads_[read_head_];
+  const uint32_t off = c.sent_bytes;
+  const uint32_t n = std::min(mtu_, c.length - off);
+  const bool first = off == 0;
+  const bool last = off + n == c.length;
+  // The MR may have been deregistered since the request was checked.
+  if (n > 0 && env_.mrs->check(c.rkey, true, pd_, c.va + off, n, verbs::kAccessRemoteRead) != verbs::MrCheck::kOk) {
+    read_head_ = (read_head_ + 1) % kMaxRdAtomic;
+    --read_count_;
+    return nullptr;
+  }
+  wire::RoceFrameSpec spec = spec_;
+  spec.bth.psn = c.psn;
+  spec.bth.opcode = first && last ? Opcode::kRcReadResponseOnly
+                    : first       ? Opcode::kRcReadResponseFirst
+                    : last        ? Opcode::kRcReadResponseLast
+                                  : Opcode::kRcReadResponseMiddle;
+  spec.ext.aeth_syndrome = wire::Aeth::make_syndrome(wire::AethType::kAck, wire::kAethCreditUnlimited);
+  spec.ext.aeth_msn = msn_;
+  rte_mbuf* m = build(spec, reinterpret_cast<const uint8_t*>(c.va) + off, nullptr, 0, n);
+  if (m == nullptr) return nullptr;
+  c.sent_bytes += n;
+  c.psn += 1;
+  if (last) {
+    read_head_ = (read_head_ + 1) % kMaxRdAtomic;
+    --read_count_;
+  }
+  ++ctr_.tx_data_pkts;
+  ctr_.tx_data_bytes += m->pkt_len;
+  return m;
+}
+
+rte_mbuf* Qp::make_ctrl(TimeNs) {
+  if (!has_ctrl()) return nullptr;
+  wire::RoceFrameSpec spec = spec_;
+  spec.bth.opcode = Opcode::kRcAck;
+  bool is_cnp = false;
+  const bool send_nak = nak_pending_ && read_count_ == 0;
+  const bool send_ack = !send_nak && ack_pending_ && read_count_ == 0;
+  if (send_nak) {
+    spec.bth.psn = nak_psn_;
+    spec.ext.aeth_syndrome = nak_syndrome_;
+  } else if (send_ack) {
+    spec.bth.psn = epsn_ - 1;
+    spec.ext.aeth_syndrome = wire::Aeth::make_syndrome(wire::AethType::kAck, wire::kAethCreditUnlimited);
+  } else {
+    is_cnp = true;
+    if (auto* v4 = std::get_if<wire::Ipv4Spec>(&spec.l3)) {
+      v4->dscp = env_.cfg->cnp_dscp;
+      v4->ecn = wire::Ecn::kNotEct;
+    } else if (auto* v6 = std::get_if<wire::Ipv6Spec>(&spec.l3)) {
+      v6->dscp = env_.cfg->cnp_dscp;
+      v6->ecn = wire::Ecn::kNotEct;
+    }
+  }
+  spec.ext.aeth_msn = msn_;
+  rte_mbuf* m = rte_pktmbuf_alloc(env_.pool);
+  if (m == nullptr) {
+    ++ctr_.alloc_failures;
+    return nullptr;
+  }
+  uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
+  const wire::BuildResult r = is_cnp ? wire::build_cnp_frame({data, rte_pktmbuf_tailroom(m)}, spec)
+                                     : wire::build_roce_frame({data, rte_pktmbuf_tailroom(m)}, spec, {});
+  if (!r.ok()) {
+    rte_pktmbuf_free(m);
+    return nullptr;
+  }
+  m->data_len = static_cast<uint16_t>(r.frame_bytes);
+  m->pkt_len = static_cast<uint32_t>(r.frame_bytes);
+  if (send_nak) {
+    nak_pending_ = false;
+    const auto t = static_cast<wire::AethType>((nak_syndrome_ >> 5) & 3u);
+    if (t == wire::AethType::kRnrNak) {
+      ++ctr_.tx_rnr_naks;
+    } else {
+      ++ctr_.tx_naks;
+    }
+  } else if (send_ack) {
+    ack_pending_ = false;
+    ++ctr_.tx_acks;
+  } else {
+    cnp_pending_ = false;
+    ++ctr_.tx_cnps;
+  }
+  return m;
+}
+
+void Qp::on_departed(uint32_t frame_bytes, TimeNs now) {
+  pace_next_ = rate_.bps() == 0 ? now : now + rate_.tx_time(wire_bytes(frame_bytes));
+  cc_on_tx_bytes(frame_bytes, now);
+}
+
+}  // namespace sf::nic::rc

@@ -1,0 +1,126 @@
+// Verbs entry points over NicNode hosts. See device.h.
+#include "nic/verbs/device.h"
+
+#include <cerrno>
+#include <span>
+
+namespace sf::nic::verbs {
+
+namespace {
+Context* ctx_of(const Qp* qp) { return qp != nullptr && qp->pd() != nullptr ? qp->pd()->context : nullptr; }
+}  // namespace
+
+bool Context::query_gid(uint8_t index, Gid* gid) const {
+  const rc::LocalAddr& l = host().local();
+  if (index == 0 && l.has_ipv4) {
+    *gid = gid_from_ipv4(l.ipv4);
+    return true;
+  }
+  if (index == 1 && l.has_ipv6) {
+    *gid = l.ipv6;
+    return true;
+  }
+  return false;
+}
+
+std::unique_ptr<Context> open_device(NicNode& node, size_t host) {
+  if (host >= node.num_hosts()) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return std::make_unique<Context>(node, host);
+}
+
+Pd* alloc_pd(Context* ctx) {
+  if (ctx == nullptr) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  Pd* pd = ctx->host().alloc_pd(ctx);
+  if (pd == nullptr) errno = ENOMEM;
+  return pd;
+}
+
+int dealloc_pd(Pd* pd) { return pd == nullptr || pd->context == nullptr ? EINVAL : pd->context->host().dealloc_pd(pd); }
+
+Mr* reg_mr(Pd* pd, void* addr, size_t length, int access) {
+  if (pd == nullptr || pd->context == nullptr) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  int err = 0;
+  Mr* mr = pd->context->host().reg_mr(pd, addr, length, access, &err);
+  if (mr == nullptr) errno = err;
+  return mr;
+}
+
+int dereg_mr(Mr* mr) { return mr == nullptr || mr->context == nullptr ? EINVAL : mr->context->host().dereg_mr(mr); }
+
+Cq* create_cq(Context* ctx, int cqe) {
+  if (ctx == nullptr || cqe <= 0) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  Cq* cq = ctx->host().create_cq(ctx, static_cast<uint32_t>(cqe));
+  if (cq == nullptr) errno = ENOMEM;
+  return cq;
+}
+
+int destroy_cq(Cq* cq) { return cq == nullptr || cq->context() == nullptr ? EINVAL : cq->context()->host().destroy_cq(cq); }
+
+Qp* create_qp(Pd* pd, QpInitAttr* init_attr) {
+  if (pd == nullptr || pd->context == nullptr || init_attr == nullptr) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  int err = 0;
+  Qp* qp = pd->context->host().create_qp(pd, *init_attr, &err);
+  if (qp == nullptr) errno = err;
+  return qp;
+}
+
+int destroy_qp(Qp* qp) {
+  Context* ctx = ctx_of(qp);
+  return ctx == nullptr ? EINVAL : ctx->host().destroy_qp(qp);
+}
+
+int modify_qp(Qp* qp, QpAttr* attr, int attr_mask) {
+  Context* ctx = ctx_of(qp);
+  if (ctx == nullptr || attr == nullptr) return EINVAL;
+  const int rc = qp->modify(*attr, attr_mask, ctx->node().now());
+  if (rc == 0) ctx->node().kick(ctx->host_index(), *qp);
+  return rc;
+}
+
+int query_qp(Qp* qp, QpAttr* attr, int, QpInitAttr* init_attr) {
+  return qp == nullptr ? EINVAL : qp->query(attr, init_attr);
+}
+
+int modify_qp_rate_limit(Qp* qp, uint32_t rate_limit_kbps) {
+  if (ctx_of(qp) == nullptr) return EINVAL;
+  qp->set_rate(BitRate(uint64_t{rate_limit_kbps} * 1000));
+  return 0;
+}
+
+int post_send(Qp* qp, SendWr* wr, SendWr** bad_wr) {
+  Context* ctx = ctx_of(qp);
+  if (ctx == nullptr) return EINVAL;
+  const int rc = qp->post_send(wr, bad_wr, ctx->node().now());
+  ctx->node().kick(ctx->host_index(), *qp);
+  return rc;
+}
+
+int post_recv(Qp* qp, RecvWr* wr, RecvWr** bad_wr) {
+  Context* ctx = ctx_of(qp);
+  if (ctx == nullptr) return EINVAL;
+  const int rc = qp->post_recv(wr, bad_wr, ctx->node().now());
+  ctx->node().kick(ctx->host_index(), *qp);
+  return rc;
+}
+
+int poll_cq(Cq* cq, int num_entries, Wc* wc) {
+  if (cq == nullptr || num_entries < 0 || (num_entries > 0 && wc == nullptr)) return -EINVAL;
+  return cq->poll(std::span<Wc>(wc, static_cast<size_t>(num_entries)));
+}
+
+}  // namespace sf::nic::verbs

@@ -1,0 +1,244 @@
+// Verbs-shaped types of the softfabric NIC (rdma-core libibverbs/verbs.h,
+// endpoint.md section 2): work requests, scatter/gather entries, work
+// completions, QP attributes and the enums with ibv's numeric values, so a
+// verbs program ports by renaming (docs/nic.md has the side-by-side).
+// Differences from ibv are marked "sf:" where they occur.
+#pragma once
+
+#include <cstdint>
+
+#include "common/wire/ipv4.h"
+#include "common/wire/ipv6.h"
+
+namespace sf::nic::verbs {
+
+// enum ibv_wc_status: same values. to_string() returns ibv_wc_status_str()'s
+// exact text ("unknown" out of range).
+enum class WcStatus : uint8_t {
+  kSuccess = 0,
+  kLocLenErr = 1,
+  kLocQpOpErr = 2,
+  kLocEecOpErr = 3,
+  kLocProtErr = 4,
+  kWrFlushErr = 5,
+  kMwBindErr = 6,
+  kBadRespErr = 7,
+  kLocAccessErr = 8,
+  kRemInvReqErr = 9,
+  kRemAccessErr = 10,
+  kRemOpErr = 11,
+  kRetryExcErr = 12,
+  kRnrRetryExcErr = 13,
+  kLocRddViolErr = 14,
+  kRemInvRdReqErr = 15,
+  kRemAbortErr = 16,
+  kInvEecnErr = 17,
+  kInvEecStateErr = 18,
+  kFatalErr = 19,
+  kRespTimeoutErr = 20,
+  kGeneralErr = 21,
+  kTmErr = 22,
+  kTmRndvIncomplete = 23,
+};
+const char* to_string(WcStatus s);
+// ibv_wc_status_str() for a raw value (out of range -> "unknown").
+const char* wc_status_str(int status);
+
+// enum ibv_wc_opcode.
+enum class WcOpcode : uint8_t {
+  kSend = 0,
+  kRdmaWrite = 1,
+  kRdmaRead = 2,
+  kCompSwap = 3,
+  kFetchAdd = 4,
+  kBindMw = 5,
+  kLocalInv = 6,
+  kTso = 7,
+  kRecv = 128,
+  kRecvRdmaWithImm = 129,
+};
+const char* to_string(WcOpcode op);
+
+// enum ibv_wr_opcode (the RC subset implemented; others are rejected with EINVAL).
+enum class WrOpcode : uint8_t {
+  kRdmaWrite = 0,
+  kRdmaWriteWithImm = 1,
+  kSend = 2,
+  kSendWithImm = 3,
+  kRdmaRead = 4,
+};
+const char* to_string(WrOpcode op);
+
+// enum ibv_send_flags.
+inline constexpr unsigned kSendFence = 1;
+inline constexpr unsigned kSendSignaled = 2;
+inline constexpr unsigned kSendSolicited = 4;
+inline constexpr unsigned kSendInline = 8;
+
+// enum ibv_wc_flags.
+inline constexpr unsigned kWcGrh = 1;
+inline constexpr unsigned kWcWithImm = 2;
+
+// enum ibv_access_flags.
+inline constexpr int kAccessLocalWrite = 1;
+inline constexpr int kAccessRemoteWrite = 2;
+inline constexpr int kAccessRemoteRead = 4;
+inline constexpr int kAccessRemoteAtomic = 8;
+inline constexpr int kAccessKnownMask = 0x3FF;  // every ibv access bit up to FLUSH_PERSISTENT
+
+// enum ibv_qp_state.
+enum class QpState : uint8_t { kReset = 0, kInit = 1, kRtr = 2, kRts = 3, kSqd = 4, kSqe = 5, kErr = 6, kUnknown = 7 };
+const char* to_string(QpState s);
+
+// enum ibv_qp_type (RC only here).
+enum class QpType : uint8_t { kRc = 2 };
+
+// enum ibv_mtu: 1..5 = 256..4096 bytes.
+enum class Mtu : uint8_t { k256 = 1, k512 = 2, k1024 = 3, k2048 = 4, k4096 = 5 };
+// Bytes of a valid Mtu; 0 for an invalid value.
+uint32_t mtu_bytes(Mtu m);
+
+// enum ibv_qp_attr_mask.
+inline constexpr int kQpState = 1 << 0;
+inline constexpr int kQpCurState = 1 << 1;
+inline constexpr int kQpEnSqdAsyncNotify = 1 << 2;
+inline constexpr int kQpAccessFlags = 1 << 3;
+inline constexpr int kQpPkeyIndex = 1 << 4;
+inline constexpr int kQpPort = 1 << 5;
+inline constexpr int kQpQkey = 1 << 6;
+inline constexpr int kQpAv = 1 << 7;
+inline constexpr int kQpPathMtu = 1 << 8;
+inline constexpr int kQpTimeout = 1 << 9;
+inline constexpr int kQpRetryCnt = 1 << 10;
+inline constexpr int kQpRnrRetry = 1 << 11;
+inline constexpr int kQpRqPsn = 1 << 12;
+inline constexpr int kQpMaxQpRdAtomic = 1 << 13;
+inline constexpr int kQpAltPath = 1 << 14;
+inline constexpr int kQpMinRnrTimer = 1 << 15;
+inline constexpr int kQpSqPsn = 1 << 16;
+inline constexpr int kQpMaxDestRdAtomic = 1 << 17;
+inline constexpr int kQpPathMigState = 1 << 18;
+inline constexpr int kQpCap = 1 << 19;
+inline constexpr int kQpDestQpn = 1 << 20;
+inline constexpr int kQpRateLimit = 1 << 25;
+
+// ibv_gid: 16 bytes. RoCEv2 IPv4 GIDs are IPv4-mapped IPv6 (::ffff:a.b.c.d).
+using Gid = wire::Ipv6Addr;
+Gid gid_from_ipv4(const wire::Ipv4Addr& ip);
+bool gid_is_ipv4(const Gid& g);
+wire::Ipv4Addr gid_to_ipv4(const Gid& g);  // the low 4 bytes
+
+// struct ibv_sge.
+struct Sge {
+  uint64_t addr = 0;    // virtual address inside a registered MR
+  uint32_t length = 0;  // bytes
+  uint32_t lkey = 0;
+};
+
+// struct ibv_send_wr (RC fields).
+struct SendWr {
+  uint64_t wr_id = 0;
+  SendWr* next = nullptr;
+  Sge* sg_list = nullptr;
+  int num_sge = 0;
+  WrOpcode opcode = WrOpcode::kSend;
+  unsigned send_flags = 0;
+  uint32_t imm_data = 0;  // as ibv: already in network order, carried opaque
+  struct {
+    uint64_t remote_addr = 0;
+    uint32_t rkey = 0;
+  } rdma;
+};
+
+// struct ibv_recv_wr.
+struct RecvWr {
+  uint64_t wr_id = 0;
+  RecvWr* next = nullptr;
+  Sge* sg_list = nullptr;
+  int num_sge = 0;
+};
+
+// struct ibv_wc.
+struct Wc {
+  uint64_t wr_id = 0;
+  WcStatus status = WcStatus::kSuccess;
+  WcOpcode opcode = WcOpcode::kSend;
+  uint32_t vendor_err = 0;
+  uint32_t byte_len = 0;
+  uint32_t imm_data = 0;
+  uint32_t qp_num = 0;
+  uint32_t src_qp = 0;
+  unsigned wc_flags = 0;
+  uint16_t pkey_index = 0;
+  uint16_t slid = 0;
+  uint8_t sl = 0;
+  uint8_t dlid_path_bits = 0;
+};
+
+// struct ibv_global_route.
+struct GlobalRoute {
+  Gid dgid;
+  uint32_t flow_label = 0;  // 20 bits; IPv6 flow label
+  uint8_t sgid_index = 0;   // index in the host's GID table (docs/nic.md)
+  uint8_t hop_limit = 64;
+  uint8_t traffic_class = 0;  // DSCP(6) | ECN(2); sf: ECN bits are set by the NIC (ECT(0))
+};
+
+// struct ibv_ah_attr. sf: `dmac` is the peer's MAC (the kernel resolves it
+// from the GID; there is no neighbour discovery here).
+struct AhAttr {
+  GlobalRoute grh;
+  uint16_t dlid = 0;
+  uint8_t sl = 0;  // service level = PFC priority of the QP's packets (0..7)
+  uint8_t src_path_bits = 0;
+  uint8_t static_rate = 0;
+  uint8_t is_global = 0;  // must be 1 for RoCE
+  uint8_t port_num = 1;
+  uint8_t dmac[6] = {};
+};
+
+// struct ibv_qp_cap.
+struct QpCap {
+  uint32_t max_send_wr = 0;
+  uint32_t max_recv_wr = 0;
+  uint32_t max_send_sge = 0;
+  uint32_t max_recv_sge = 0;
+  uint32_t max_inline_data = 0;
+};
+
+class Cq;
+
+// struct ibv_qp_init_attr.
+struct QpInitAttr {
+  Cq* send_cq = nullptr;
+  Cq* recv_cq = nullptr;
+  QpCap cap;
+  QpType qp_type = QpType::kRc;
+  int sq_sig_all = 0;
+};
+
+// struct ibv_qp_attr (the fields RC uses).
+struct QpAttr {
+  QpState qp_state = QpState::kReset;
+  QpState cur_qp_state = QpState::kReset;
+  Mtu path_mtu = Mtu::k1024;
+  uint32_t qkey = 0;
+  uint32_t rq_psn = 0;
+  uint32_t sq_psn = 0;
+  uint32_t dest_qp_num = 0;
+  int qp_access_flags = 0;
+  QpCap cap;
+  AhAttr ah_attr;
+  uint16_t pkey_index = 0;
+  uint8_t sq_draining = 0;
+  uint8_t max_rd_atomic = 0;
+  uint8_t max_dest_rd_atomic = 0;
+  uint8_t min_rnr_timer = 0;  // 5-bit code (endpoint.md 1.5)
+  uint8_t port_num = 0;
+  uint8_t timeout = 0;        // 4.096 us x 2^timeout; 0 = infinite
+  uint8_t retry_cnt = 0;      // 3 bits
+  uint8_t rnr_retry = 0;      // 3 bits, 7 = infinite
+  uint32_t rate_limit = 0;    // kbps; 0 = line rate (IBV_QP_RATE_LIMIT)
+};
+
+}  // namespace sf::nic::verbs

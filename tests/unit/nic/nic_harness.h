@@ -1,0 +1,228 @@
+// Test harness for the NIC (tests/unit/nic, tests/scenario): host configs
+// with distinct addresses, an endpoint = context + PD + CQs + RC QP + one
+// registered buffer, the verbs connection sequence RESET -> INIT -> RTR ->
+// RTS, a ScriptApp that runs test steps on the node's thread at given
+// virtual times, and CQ draining. Header-only; EAL must be up for mbufs.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "nic/host/nic_node.h"
+#include "nic/verbs/device.h"
+
+namespace sf::nic::test {
+
+namespace v = sf::nic::verbs;
+
+inline wire::MacAddr host_mac(int i) { return {{0x02, 0x4E, 0x49, 0x43, 0x00, static_cast<uint8_t>(i)}}; }
+inline wire::Ipv4Addr host_ip4(int i) { return {{10, 1, 0, static_cast<uint8_t>(i + 1)}}; }
+inline wire::Ipv6Addr host_ip6(int i) {
+  wire::Ipv6Addr a{};
+  a.bytes[0] = 0xFD;
+  a.bytes[1] = 0x00;
+  a.bytes[15] = static_cast<uint8_t>(i + 1);
+  return a;
+}
+
+inline HostConfig host_cfg(int i, std::vector<PortId> ports) {
+  HostConfig h;
+  h.name = "host" + std::to_string(i);
+  h.mac = host_mac(i);
+  h.ipv4 = host_ip4(i);
+  h.ipv6 = host_ip6(i);
+  h.ports = std::move(ports);
+  return h;
+}
+
+// A single-host, single-port node.
+inline NicConfig one_host_cfg(int i, BitRate rate = BitRate::gbps(100)) {
+  NicConfig c;
+  c.hosts.push_back(host_cfg(i, {0}));
+  NicPortConfig p;
+  p.line_rate = rate;
+  c.ports.push_back(p);
+  return c;
+}
+
+struct Endpoint {
+  std::unique_ptr<v::Context> ctx;
+  v::Pd* pd = nullptr;
+  v::Cq* scq = nullptr;
+  v::Cq* rcq = nullptr;
+  v::Qp* qp = nullptr;
+  std::vector<uint8_t> buf;
+  v::Mr* mr = nullptr;
+  uint64_t addr() const { return reinterpret_cast<uint64_t>(buf.data()); }
+};
+
+inline constexpr int kAllAccess = v::kAccessLocalWrite | v::kAccessRemoteWrite | v::kAccessRemoteRead;
+
+inline Endpoint make_endpoint(NicNode& node, size_t host, size_t buf_bytes, int access = kAllAccess,
+                              uint32_t max_wr = 256, int cqe = 1024) {
+  Endpoint e;
+  e.ctx = v::open_device(node, host);
+  e.pd = v::alloc_pd(e.ctx.get());
+  e.scq = v::create_cq(e.ctx.get(), cqe);
+  e.rcq = v::create_cq(e.ctx.get(), cqe);
+  v::QpInitAttr ia;
+  ia.send_cq = e.scq;
+  ia.recv_cq = e.rcq;
+  ia.cap.max_send_wr = max_wr;
+  ia.cap.max_recv_wr = max_wr;
+  ia.cap.max_send_sge = 4;
+  ia.cap.max_recv_sge = 4;
+  e.qp = v::create_qp(e.pd, &ia);
+  e.buf.assign(buf_bytes, 0);
+  e.mr = v::reg_mr(e.pd, e.buf.data(), e.buf.size(), access);
+  return e;
+}
+
+struct ConnParams {
+  v::Mtu mtu = v::Mtu::k4096;
+  uint8_t timeout = 10;  // 4.19 ms
+  uint8_t retry_cnt = 7;
+  uint8_t rnr_retry = 7;
+  uint8_t min_rnr_timer = 1;  // 10 us
+  uint32_t sq_psn = 0x100;
+  uint32_t rq_psn = 0x200;   // the peer's sq_psn
+  bool ipv6 = false;
+  uint8_t sl = 3;
+  uint8_t traffic_class = 26 << 2;
+  uint8_t rd_atomic = 16;
+  int access = v::kAccessRemoteWrite | v::kAccessRemoteRead | v::kAccessLocalWrite;
+};
+
+// RESET -> INIT -> RTR -> RTS towards `peer`; returns the first failing rc.
+inline int connect_qp(Endpoint& self, const Endpoint& peer, const ConnParams& p) {
+  v::QpAttr a;
+  a.qp_state = v::QpState::kInit;
+  a.pkey_index = 0;
+  a.port_num = 1;
+  a.qp_access_flags = p.access;
+  int rc = v::modify_qp(self.qp, &a, v::kQpState | v::kQpPkeyIndex | v::kQpPort | v::kQpAccessFlags);
+  if (rc != 0) return rc;
+  const rc::LocalAddr& pl = peer.ctx->host().local();
+  v::QpAttr r;
+  r.qp_state = v::QpState::kRtr;
+  r.path_mtu = p.mtu;
+  r.dest_qp_num = peer.qp->qp_num();
+  r.rq_psn = p.rq_psn;
+  r.max_dest_rd_atomic = p.rd_atomic;
+  r.min_rnr_timer = p.min_rnr_timer;
+  r.ah_attr.is_global = 1;
+  r.ah_attr.sl = p.sl;
+  r.ah_attr.port_num = 1;
+  r.ah_attr.grh.sgid_index = p.ipv6 ? 1 : 0;
+  r.ah_attr.grh.dgid = p.ipv6 ? pl.ipv6 : v::gid_from_ipv4(pl.ipv4);
+  r.ah_attr.grh.traffic_class = p.traffic_class;
+  for (int i = 0; i < 6; ++i) r.ah_attr.dmac[i] = pl.mac.bytes[i];
+  rc = v::modify_qp(self.qp, &r,
+                    v::kQpState | v::kQpAv | v::kQpPathMtu | v::kQpDestQpn | v::kQpRqPsn | v::kQpMaxDestRdAtomic |
+                        v::kQpMinRnrTimer);
+  if (rc != 0) return rc;
+  v::QpAttr s;
+  s.qp_state = v::QpState::kRts;
+  s.sq_psn = p.sq_psn;
+  s.max_rd_atomic = p.rd_atomic;
+  s.retry_cnt = p.retry_cnt;
+  s.rnr_retry = p.rnr_retry;
+  s.timeout = p.timeout;
+  return v::modify_qp(self.qp, &s,
+                      v::kQpState | v::kQpSqPsn | v::kQpMaxQpRdAtomic | v::kQpRetryCnt | v::kQpRnrRetry | v::kQpTimeout);
+}
+
+// Connects a and b both ways (a's sq_psn = b's rq_psn and vice versa).
+inline void connect_pair(Endpoint& a, Endpoint& b, ConnParams p = {}) {
+  ConnParams pb = p;
+  std::swap(pb.sq_psn, pb.rq_psn);
+  ASSERT_EQ(connect_qp(a, b, p), 0);
+  ASSERT_EQ(connect_qp(b, a, pb), 0);
+}
+
+// Runs steps on the node's thread: at(t, f) runs f(now) at the first node
+// call at or after t; every(f) runs f on every poll.
+class ScriptApp final : public App {
+ public:
+  void at(TimeNs t, std::function<void(TimeNs)> f) { steps_.push_back({t, std::move(f)}); }
+  void every(std::function<void(TimeNs)> f) { every_.push_back(std::move(f)); }
+  void poll(TimeNs now) override {
+    for (auto& s : steps_) {
+      if (s.f && s.t <= now) {
+        auto f = std::move(s.f);
+        s.f = nullptr;
+        f(now);
+      }
+    }
+    for (auto& f : every_) f(now);
+  }
+  TimeNs next_wakeup(TimeNs now) const override {
+    TimeNs t = TimeNs::max();
+    for (const auto& s : steps_) {
+      if (s.f && s.t > now && s.t < t) t = s.t;
+    }
+    return t;
+  }
+
+ private:
+  struct Step {
+    TimeNs t;
+    std::function<void(TimeNs)> f;
+  };
+  std::vector<Step> steps_;
+  std::vector<std::function<void(TimeNs)>> every_;
+};
+
+inline std::vector<v::Wc> drain(v::Cq* cq) {
+  std::vector<v::Wc> out;
+  v::Wc wc[16];
+  for (;;) {
+    const int n = v::poll_cq(cq, 16, wc);
+    if (n <= 0) break;
+    out.insert(out.end(), wc, wc + n);
+  }
+  return out;
+}
+
+inline void fill_pattern(std::vector<uint8_t>& b, uint32_t seed) {
+  uint32_t x = seed * 2654435761u + 1;
+  for (auto& c : b) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    c = static_cast<uint8_t>(x);
+  }
+}
+
+inline int post_write(Endpoint& e, uint64_t wr_id, uint64_t local_off, uint32_t len, uint64_t remote_addr, uint32_t rkey,
+                      v::WrOpcode op = v::WrOpcode::kRdmaWrite, uint32_t imm = 0, unsigned flags = v::kSendSignaled) {
+  v::Sge sge{e.addr() + local_off, len, e.mr->lkey};
+  v::SendWr wr;
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = op;
+  wr.send_flags = flags;
+  wr.imm_data = imm;
+  wr.rdma.remote_addr = remote_addr;
+  wr.rdma.rkey = rkey;
+  v::SendWr* bad = nullptr;
+  return v::post_send(e.qp, &wr, &bad);
+}
+
+inline int post_recv(Endpoint& e, uint64_t wr_id, uint64_t off, uint32_t len) {
+  v::Sge sge{e.addr() + off, len, e.mr->lkey};
+  v::RecvWr wr;
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  v::RecvWr* bad = nullptr;
+  return v::post_recv(e.qp, &wr, &bad);
+}
+
+}  // namespace sf::nic::test

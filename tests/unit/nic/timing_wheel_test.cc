@@ -1,0 +1,94 @@
+// The Carousel timing wheel as pure logic: exact departure order and times,
+// same-slot ordering, past times due at once, entries beyond the horizon,
+// removal and moves.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "nic/host/timing_wheel.h"
+
+namespace sf::nic {
+namespace {
+
+// 1. Entries leave in time order, each exactly when due and not before.
+TEST(TimingWheel, ExactOrderAndTimes) {
+  TimingWheel w(8, TimeNs(100), 16);
+  w.insert(3, TimeNs(550));
+  w.insert(1, TimeNs(120));
+  w.insert(2, TimeNs(199));  // same slot as id 1, later
+  EXPECT_EQ(w.next_time(), TimeNs(120));
+  uint32_t id = 99;
+  EXPECT_FALSE(w.pop_due(TimeNs(119), &id));
+  ASSERT_TRUE(w.pop_due(TimeNs(120), &id));
+  EXPECT_EQ(id, 1u);
+  EXPECT_EQ(w.next_time(), TimeNs(199));
+  EXPECT_FALSE(w.pop_due(TimeNs(198), &id));
+  ASSERT_TRUE(w.pop_due(TimeNs(199), &id));
+  EXPECT_EQ(id, 2u);
+  EXPECT_FALSE(w.pop_due(TimeNs(549), &id));
+  ASSERT_TRUE(w.pop_due(TimeNs(1000), &id));  // late poll: still delivered
+  EXPECT_EQ(id, 3u);
+  EXPECT_EQ(w.size(), 0u);
+  EXPECT_EQ(w.next_time(), TimeNs::max());
+}
+
+// 2. A time before the cursor is due at once; a far-future time beyond the
+//    horizon (16 x 100 ns) waits in the overflow and still leaves exactly.
+TEST(TimingWheel, PastAndBeyondHorizon) {
+  TimingWheel w(8, TimeNs(100), 16);
+  uint32_t id = 0;
+  w.insert(0, TimeNs(1000));
+  ASSERT_TRUE(w.pop_due(TimeNs(1000), &id));
+  w.insert(4, TimeNs(500));  // before the cursor (slot of 1000)
+  ASSERT_TRUE(w.pop_due(TimeNs(1000), &id));
+  EXPECT_EQ(id, 4u);
+  w.insert(5, TimeNs(1000 + 5000));  // 50 slots ahead
+  w.insert(6, TimeNs(1000 + 300));
+  EXPECT_EQ(w.next_time(), TimeNs(1300));
+  ASSERT_TRUE(w.pop_due(TimeNs(1300), &id));
+  EXPECT_EQ(id, 6u);
+  EXPECT_EQ(w.next_time(), TimeNs(6000));
+  EXPECT_FALSE(w.pop_due(TimeNs(3000), &id));
+  EXPECT_FALSE(w.pop_due(TimeNs(5999), &id));
+  ASSERT_TRUE(w.pop_due(TimeNs(6000), &id));
+  EXPECT_EQ(id, 5u);
+}
+
+// 3. Wrapping the wheel many times with one entry re-filed per pop (a paced
+//    QP): every departure at exactly previous + gap.
+TEST(TimingWheel, PacedEntryWrapsExactly) {
+  TimingWheel w(4, TimeNs(64), 8);
+  TimeNs t(0);
+  const TimeNs gap(337);
+  w.insert(2, t);
+  for (int i = 0; i < 1000; ++i) {
+    uint32_t id = 0;
+    ASSERT_EQ(w.next_time(), t);
+    ASSERT_FALSE(w.pop_due(t - TimeNs(1), &id));
+    ASSERT_TRUE(w.pop_due(t, &id));
+    ASSERT_EQ(id, 2u);
+    t += gap;
+    w.insert(2, t);
+  }
+}
+
+// 4. remove() and re-insert (move) keep the wheel consistent.
+TEST(TimingWheel, RemoveAndMove) {
+  TimingWheel w(4, TimeNs(10), 4);
+  w.insert(0, TimeNs(15));
+  w.insert(1, TimeNs(25));
+  w.remove(0);
+  EXPECT_FALSE(w.contains(0));
+  EXPECT_EQ(w.next_time(), TimeNs(25));
+  w.insert(1, TimeNs(5));  // moved earlier
+  EXPECT_EQ(w.size(), 1u);
+  uint32_t id = 9;
+  ASSERT_TRUE(w.pop_due(TimeNs(5), &id));
+  EXPECT_EQ(id, 1u);
+  EXPECT_EQ(w.size(), 0u);
+  w.insert(7, TimeNs(1));  // out of capacity: ignored
+  EXPECT_EQ(w.size(), 0u);
+}
+
+}  // namespace
+}  // namespace sf::nic
