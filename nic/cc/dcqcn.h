@@ -6,6 +6,7 @@
 // owns the QP.
 //
 // Units: rates are BitRate (bit/s, integer), times TimeNs, alpha a real in [0, 1].
+// `now` never goes backwards across calls on one object.
 #pragma once
 
 #include <cstdint>

@@ -522,6 +522,47 @@ TEST(DcqcnNvidia, PersistentCnpsSinkToMinRate) {
   EXPECT_NEAR(d.alpha(), a_cut, 1e-9);
 }
 
+// 20. rpg_max_rate below line caps the start rate and every increase; a zero
+// byte counter disables byte-driven increases.
+TEST(DcqcnNvidia, MaxRateCapAndNoByteCounter) {
+  DcqcnParams p = nvidia();
+  p.max_rate = BitRate::gbps(40);
+  p.byte_counter_bytes = 0;
+  Dcqcn d(p, kLine);
+  EXPECT_EQ(d.rate(), BitRate::gbps(40));
+  EXPECT_EQ(d.max_rate(), BitRate::gbps(40));
+  d.on_cnp(us(0));
+  d.advance(us(4));
+  EXPECT_LT(d.rate(), BitRate::gbps(40));
+  d.on_tx_bytes(1'000'000'000, us(5));
+  EXPECT_EQ(d.counters().byte_counter_events, 0u);
+  TimeNs now = us(5);
+  while (d.next_deadline() != TimeNs::max()) {
+    now = d.next_deadline();
+    d.advance(now);
+    EXPECT_LE(d.target_rate(), BitRate::gbps(40));
+  }
+  EXPECT_EQ(d.rate(), BitRate::gbps(40));
+  EXPECT_EQ(d.stage(), DcqcnStage::kIdle);
+  // A max_rate above line means line.
+  p.max_rate = BitRate::gbps(400);
+  EXPECT_EQ(Dcqcn(p, kLine).rate(), kLine);
+}
+
+// 21. A cut and an increase-timer expiry due at the same nanosecond: the cut
+// wins and restarts the timer (no increase at that instant).
+TEST(DcqcnNvidia, CutBeatsIncreaseAtSameInstant) {
+  const DcqcnParams p = nvidia();
+  Dcqcn d(p, kLine);
+  d.on_cnp(us(0));
+  d.advance(us(4));  // cut 1 at 4 us; increase timer due at 304 us
+  d.on_cnp(us(301));  // decrease period [300, 304): cut due at 304 us too
+  d.advance(us(304));
+  EXPECT_EQ(d.counters().cuts, 2u);
+  EXPECT_EQ(d.counters().timer_events, 0u);
+  EXPECT_EQ(d.next_deadline(), us(604));
+}
+
 // 19. The variant interface: none = fixed line rate ignoring CNPs; dcqcn
 // behaves exactly as a bare Dcqcn; names round-trip.
 TEST(CongestionControl, VariantDispatchAndNames) {
