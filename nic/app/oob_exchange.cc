@@ -60,11 +60,11 @@ int hex_value(char c) {
 }
 
 // Templates: 'h' marks one lower-case hex digit, everything else is literal.
-constexpr std::string_view kHelloTmpl = "SFOOB/1 HELLO nqp=hhhh\n";
+constexpr std::string_view kHelloTmpl = "SFOOB/2 HELLO nqp=hhhh\n";
 constexpr std::string_view kQpTmpl =
-    "SFOOB/1 QP idx=hhhh lid=hhhh qpn=hhhhhh psn=hhhhhh rkey=hhhhhhhh va=hhhhhhhhhhhhhhhh "
-    "gid=hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh mtu=hhhh size=hhhhhhhhhhhhhhhh\n";
-constexpr std::string_view kDoneTmpl = "SFOOB/1 DONE\n";
+    "SFOOB/2 QP idx=hhhh lid=hhhh qpn=hhhhhh psn=hhhhhh rkey=hhhhhhhh va=hhhhhhhhhhhhhhhh "
+    "gid=hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh mac=hhhhhhhhhhhh mtu=hhhh size=hhhhhhhhhhhhhhhh\n";
+constexpr std::string_view kDoneTmpl = "SFOOB/2 DONE\n";
 static_assert(kHelloTmpl.size() == kOobHelloBytes);
 static_assert(kQpTmpl.size() == kOobQpBytes);
 static_assert(kDoneTmpl.size() == kOobDoneBytes);
@@ -175,9 +175,11 @@ uint32_t parse_hello(std::string_view line, std::string_view what) {
 std::string encode_qp(uint32_t idx, const QpConnInfo& qp) {
   std::string gid;
   for (uint8_t b : qp.gid) gid += hex(b, 2);
+  std::string mac;
+  for (uint8_t b : qp.mac) mac += hex(b, 2);
   return std::string(kOobVersion) + " QP idx=" + hex(idx & 0xffff, 4) + " lid=" + hex(qp.lid, 4) +
          " qpn=" + hex(qp.qpn & 0xffffff, 6) + " psn=" + hex(qp.psn & 0xffffff, 6) + " rkey=" + hex(qp.rkey, 8) +
-         " va=" + hex(qp.va, 16) + " gid=" + gid + " mtu=" + hex(qp.mtu_bytes & 0xffff, 4) +
+         " va=" + hex(qp.va, 16) + " gid=" + gid + " mac=" + mac + " mtu=" + hex(qp.mtu_bytes & 0xffff, 4) +
          " size=" + hex(qp.msg_size_bytes, 16) + "\n";
 }
 
@@ -197,6 +199,10 @@ QpConnInfo parse_qp(std::string_view line, uint32_t expect_idx, std::string_view
   const size_t gid_at = kQpTmpl.find(" gid=") + 5;
   for (size_t i = 0; i < 16; ++i) {
     qp.gid[i] = static_cast<uint8_t>(hex_value(line[gid_at + 2 * i]) * 16 + hex_value(line[gid_at + 2 * i + 1]));
+  }
+  const size_t mac_at = kQpTmpl.find(" mac=") + 5;
+  for (size_t i = 0; i < 6; ++i) {
+    qp.mac[i] = static_cast<uint8_t>(hex_value(line[mac_at + 2 * i]) * 16 + hex_value(line[mac_at + 2 * i + 1]));
   }
   qp.mtu_bytes = static_cast<uint32_t>(hex_field(line, kQpTmpl, "mtu"));
   qp.msg_size_bytes = hex_field(line, kQpTmpl, "size");

@@ -4,12 +4,12 @@
 // "done" barrier so both sides finish together. Control thread only:
 // blocking sockets with poll() timeouts; never used on the data path.
 //
-// Wire format (version 1, fixed-length text lines, all numbers lower-case hex):
-//   hello   "SFOOB/1 HELLO nqp=NNNN\n"                                   (23 bytes)
-//   per QP  "SFOOB/1 QP idx=IIII lid=LLLL qpn=QQQQQQ psn=PPPPPP rkey=KKKKKKKK
-//            va=VVVVVVVVVVVVVVVV gid=<32 hex> mtu=MMMM size=SSSSSSSSSSSSSSSS\n"
-//            (one line, single spaces, 153 bytes)
-//   barrier "SFOOB/1 DONE\n"                                             (13 bytes)
+// Wire format (version 2, fixed-length text lines, all numbers lower-case hex):
+//   hello   "SFOOB/2 HELLO nqp=NNNN\n"                                   (23 bytes)
+//   per QP  "SFOOB/2 QP idx=IIII lid=LLLL qpn=QQQQQQ psn=PPPPPP rkey=KKKKKKKK
+//            va=VVVVVVVVVVVVVVVV gid=<32 hex> mac=<12 hex> mtu=MMMM size=SSSSSSSSSSSSSSSS\n"
+//            (one line, single spaces, 170 bytes; version 2 added the MAC)
+//   barrier "SFOOB/2 DONE\n"                                             (13 bytes)
 // The client sends first and the server answers (perftest's order). Every
 // message is checked on receipt; a bad, truncated, or foreign message is an
 // OobError naming the peer, the message and the field, never a crash.
@@ -28,7 +28,7 @@
 namespace sf::nic {
 
 inline constexpr uint16_t kOobDefaultPort = 18515;  // perftest's default port
-inline constexpr std::string_view kOobVersion = "SFOOB/1";
+inline constexpr std::string_view kOobVersion = "SFOOB/2";
 
 // Every failure of the exchange (setup time: exceptions are fine here).
 class OobError : public std::runtime_error {
@@ -109,7 +109,7 @@ QpConnInfo parse_qp(std::string_view line, uint32_t expect_idx, std::string_view
 std::string encode_done();
 void parse_done(std::string_view line, std::string_view what);
 inline constexpr size_t kOobHelloBytes = 23;
-inline constexpr size_t kOobQpBytes = 153;
+inline constexpr size_t kOobQpBytes = 170;
 inline constexpr size_t kOobDoneBytes = 13;
 
 }  // namespace sf::nic

@@ -15,6 +15,9 @@ struct QpConnInfo {
   uint32_t rkey = 0;       // of the MR the peer may WRITE/READ
   uint64_t va = 0;         // that MR's address
   std::array<uint8_t, 16> gid{};  // RoCEv2 GID (IPv4-mapped IPv6 or IPv6), network order
+  // sf: the host's MAC. A kernel resolves it from the GID (ARP / ND); sf-nic
+  // has no neighbour discovery, so it travels with the QP info.
+  std::array<uint8_t, 6> mac{};
   uint32_t mtu_bytes = 0;  // path MTU the side uses (256..4096, or larger for jumbo sf-nic links)
   uint64_t msg_size_bytes = 0;  // -s of the test, so both ends agree
 

@@ -35,6 +35,7 @@ QpConnInfo qp(uint32_t base) {
   q.rkey = 0x1000 * (base + 1);
   q.va = 0x7f0000000000ull + base * 0x10000;
   for (size_t i = 0; i < 16; ++i) q.gid[i] = static_cast<uint8_t>(i * 17 + base);
+  for (size_t i = 0; i < 6; ++i) q.mac[i] = static_cast<uint8_t>(0xA0 + i + base);
   q.mtu_bytes = 4096;
   q.msg_size_bytes = 65536;
   return q;
@@ -62,15 +63,15 @@ std::string error_of(const std::function<void()>& f) {
 
 // 1. The codec round-trips and has the documented fixed sizes.
 TEST(OobCodec, RoundTripAndSizes) {
-  EXPECT_EQ(encode_hello(4), "SFOOB/1 HELLO nqp=0004\n");
+  EXPECT_EQ(encode_hello(4), "SFOOB/2 HELLO nqp=0004\n");
   EXPECT_EQ(encode_hello(4).size(), kOobHelloBytes);
   EXPECT_EQ(parse_hello(encode_hello(300), "t"), 300u);
   const QpConnInfo q = qp(3);
   const std::string line = encode_qp(2, q);
   EXPECT_EQ(line.size(), kOobQpBytes);
-  EXPECT_EQ(line.substr(0, 40), "SFOOB/1 QP idx=0002 lid=0000 qpn=000103 ");
+  EXPECT_EQ(line.substr(0, 40), "SFOOB/2 QP idx=0002 lid=0000 qpn=000103 ");
   EXPECT_EQ(parse_qp(line, 2, "t"), q);
-  EXPECT_EQ(encode_done(), "SFOOB/1 DONE\n");
+  EXPECT_EQ(encode_done(), "SFOOB/2 DONE\n");
   parse_done(encode_done(), "t");
 }
 
@@ -85,8 +86,8 @@ TEST(OobCodec, BadMessagesNameTheField) {
   EXPECT_NE(e.find("idx is 1, expected 0"), std::string::npos) << e;
   e = error_of([] { parse_hello("GET / HTTP/1.1\r\nHost: x\n", "HELLO"); });
   EXPECT_NE(e.find("not an sf-nic OOB message"), std::string::npos) << e;
-  e = error_of([] { parse_hello("SFOOB/2 HELLO nqp=0004\n", "HELLO"); });
-  EXPECT_NE(e.find("peer speaks SFOOB/2"), std::string::npos) << e;
+  e = error_of([] { parse_hello("SFOOB/1 HELLO nqp=0004\n", "HELLO"); });
+  EXPECT_NE(e.find("peer speaks SFOOB/1"), std::string::npos) << e;
   std::string zero_mtu = encode_qp(0, qp(0));
   zero_mtu.replace(zero_mtu.find("mtu=") + 4, 4, "0000");
   e = error_of([&] { parse_qp(zero_mtu, 0, "QP 0"); });
@@ -145,7 +146,7 @@ TEST(OobExchange, TruncatedPeerMessage) {
   OobConnection c = listener.accept();
   const std::vector<QpConnInfo> mine{qp(0)};
   const std::string e = error_of([&] { c.exchange(mine); });
-  EXPECT_NE(e.find("closed the connection after 60 of 153 bytes of QP 0 info"), std::string::npos) << e;
+  EXPECT_NE(e.find("closed the connection after 60 of 170 bytes of QP 0 info"), std::string::npos) << e;
 }
 
 // 6. Different QP counts: both sides fail and say why.
