@@ -178,6 +178,12 @@ void validate_app_config(const AppConfig& cfg) {
       throw config::ConfigError(where + ".oob", "two server workloads listen on " + w.oob_host + ":" +
                                                     std::to_string(w.oob_port));
     }
+    if (is_latency(w.type) && w.qps != 1) {
+      throw config::ConfigError(where + ".qps", "latency tests run on one QP (perftest's ib_*_lat do too)");
+    }
+    if (w.type == WorkloadType::kWriteLat && w.size_bytes < 2) {
+      throw config::ConfigError(where + ".size", "write_lat needs at least 2 bytes (the last one is the marker)");
+    }
     if (is_latency(w.type) && w.size_bytes > cfg.hosts[w.host].mtu_bytes * 1024ull) {
       throw config::ConfigError(where + ".size", "latency tests take messages of at most 1024 MTUs");
     }

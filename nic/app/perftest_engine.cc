@@ -1,0 +1,447 @@
+// perftest workloads over the verbs API. See perftest_engine.h.
+#include "nic/app/perftest_engine.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace sf::nic::app {
+
+namespace {
+
+namespace v = verbs;
+
+// A bw test's buffer holds up to this many message slots per QP, at most
+// kRegionBytes; latency tests use two (outgoing, incoming).
+constexpr uint64_t kMaxSlots = 256;
+constexpr uint64_t kRegionBytes = 16ull << 20;
+constexpr uint64_t kMsgMask = (1ull << 48) - 1;
+constexpr int kPollBatch = 32;
+// perftest's defaults for the QP attributes.
+constexpr uint8_t kTimeout = 14;  // 4.096 us x 2^14 = 67 ms
+constexpr uint8_t kRetryCnt = 7;
+constexpr uint8_t kRnrRetry = 7;  // infinite
+constexpr uint8_t kMinRnrTimer = 12;
+constexpr uint8_t kRdAtomic = 16;
+
+uint64_t wr_id(uint32_t qi, uint64_t msg) { return (uint64_t{qi} << 48) | (msg & kMsgMask); }
+
+v::Mtu to_mtu(uint32_t bytes) {
+  switch (bytes) {
+    case 256: return v::Mtu::k256;
+    case 512: return v::Mtu::k512;
+    case 1024: return v::Mtu::k1024;
+    case 2048: return v::Mtu::k2048;
+    default: return v::Mtu::k4096;
+  }
+}
+
+// 1 + i mod 255: never 0 (the buffers start zeroed), changes every iteration.
+uint8_t marker(uint64_t i) { return static_cast<uint8_t>(1 + i % 255); }
+
+}  // namespace
+
+Workload::Workload(const AppWorkload& cfg, const AppHost& host, NicNode& node, size_t host_index)
+    : cfg_(cfg), host_(host), node_(node) {
+  auto err = [&](const std::string& what) {
+    throw std::runtime_error("workload " + cfg_.name + ": " + what + " failed (errno " + std::to_string(errno) + ")");
+  };
+  ctx_ = v::open_device(node_, host_index);
+  if (!ctx_) err("open_device");
+  pd_ = v::alloc_pd(ctx_.get());
+  if (pd_ == nullptr) err("alloc_pd");
+
+  const bool lat = is_latency(cfg_.type);
+  slots_ = lat ? 2 : std::clamp<uint64_t>(kRegionBytes / cfg_.size_bytes, 1, kMaxSlots);
+  target_ = cfg_.duration_s > 0 ? 0 : cfg_.iterations;
+  const uint64_t region = slots_ * cfg_.size_bytes;
+  buf_.assign(region * cfg_.qps, 0);
+  mr_ = v::reg_mr(pd_, buf_.data(), buf_.size(),
+                  v::kAccessLocalWrite | v::kAccessRemoteWrite | v::kAccessRemoteRead);
+  if (mr_ == nullptr) err("reg_mr of " + std::to_string(buf_.size()) + " bytes");
+
+  const uint32_t depth = std::max<uint32_t>(cfg_.tx_depth, 2);
+  scq_ = v::create_cq(ctx_.get(), static_cast<int>(cfg_.qps * (depth + 16)));
+  rcq_ = v::create_cq(ctx_.get(), static_cast<int>(cfg_.qps * (slots_ + 16)));
+  if (scq_ == nullptr || rcq_ == nullptr) err("create_cq");
+
+  qps_.resize(cfg_.qps);
+  for (uint32_t qi = 0; qi < cfg_.qps; ++qi) {
+    QpRun& q = qps_[qi];
+    v::QpInitAttr ia;
+    ia.send_cq = scq_;
+    ia.recv_cq = rcq_;
+    ia.cap.max_send_wr = depth + 8;
+    ia.cap.max_recv_wr = static_cast<uint32_t>(slots_ + 8);
+    ia.cap.max_send_sge = 1;
+    ia.cap.max_recv_sge = 1;
+    q.qp = v::create_qp(pd_, &ia);
+    if (q.qp == nullptr) err("create_qp");
+    q.region = buf_.data() + qi * region;
+    // READ servers expose the pattern of every slot; others start zeroed.
+    if (is_read(cfg_.type) && !client()) {
+      for (uint64_t s = 0; s < slots_; ++s) fill(qi, q.region + s * cfg_.size_bytes, s);
+    }
+    QpConnInfo info;
+    info.qpn = q.qp->qp_num();
+    info.psn = (info.qpn * 2654435761u) & 0xFFFFFF;
+    info.rkey = mr_->rkey;
+    info.va = reinterpret_cast<uint64_t>(q.region);
+    if (host_.ipv4) {
+      info.gid = v::gid_from_ipv4(wire::Ipv4Addr{*host_.ipv4}).bytes;
+    } else {
+      info.gid = *host_.ipv6;
+    }
+    info.mac = host_.mac.bytes;
+    info.mtu_bytes = host_.mtu_bytes;
+    info.msg_size_bytes = cfg_.size_bytes;
+    local_.push_back(info);
+  }
+}
+
+Workload::~Workload() {
+  for (QpRun& q : qps_) {
+    if (q.qp != nullptr) v::destroy_qp(q.qp);
+  }
+  if (mr_ != nullptr) v::dereg_mr(mr_);
+  if (scq_ != nullptr) v::destroy_cq(scq_);
+  if (rcq_ != nullptr) v::destroy_cq(rcq_);
+  if (pd_ != nullptr) v::dealloc_pd(pd_);
+}
+
+std::string Workload::connect(std::span<const QpConnInfo> peer, TimeNs now) {
+  if (peer.size() != qps_.size()) {
+    return "peer has " + std::to_string(peer.size()) + " QPs, this side " + std::to_string(qps_.size());
+  }
+  mtu_bytes_ = host_.mtu_bytes;
+  for (uint32_t qi = 0; qi < qps_.size(); ++qi) {
+    QpRun& q = qps_[qi];
+    const QpConnInfo& p = peer[qi];
+    if (p.msg_size_bytes != cfg_.size_bytes) {
+      return "peer uses message size " + std::to_string(p.msg_size_bytes) + ", this side " +
+             std::to_string(cfg_.size_bytes);
+    }
+    mtu_bytes_ = std::min(mtu_bytes_, p.mtu_bytes);
+    q.peer = p;
+    v::QpAttr a;
+    a.qp_state = v::QpState::kInit;
+    a.pkey_index = 0;
+    a.port_num = 1;
+    a.qp_access_flags = v::kAccessRemoteWrite | v::kAccessRemoteRead | v::kAccessLocalWrite;
+    if (int rc = v::modify_qp(q.qp, &a, v::kQpState | v::kQpPkeyIndex | v::kQpPort | v::kQpAccessFlags); rc != 0) {
+      return "modify_qp to INIT: errno " + std::to_string(rc);
+    }
+    v::QpAttr r;
+    r.qp_state = v::QpState::kRtr;
+    r.path_mtu = to_mtu(mtu_bytes_);
+    r.dest_qp_num = p.qpn;
+    r.rq_psn = p.psn;
+    r.max_dest_rd_atomic = kRdAtomic;
+    r.min_rnr_timer = kMinRnrTimer;
+    r.ah_attr.is_global = 1;
+    r.ah_attr.sl = static_cast<uint8_t>(host_.dscp >> 3);
+    r.ah_attr.port_num = 1;
+    std::copy(p.gid.begin(), p.gid.end(), r.ah_attr.grh.dgid.bytes.begin());
+    r.ah_attr.grh.sgid_index = v::gid_is_ipv4(r.ah_attr.grh.dgid) ? 0 : 1;
+    r.ah_attr.grh.traffic_class = static_cast<uint8_t>(host_.dscp << 2);
+    std::copy(p.mac.begin(), p.mac.end(), r.ah_attr.dmac);
+    if (int rc = v::modify_qp(q.qp, &r,
+                              v::kQpState | v::kQpAv | v::kQpPathMtu | v::kQpDestQpn | v::kQpRqPsn |
+                                  v::kQpMaxDestRdAtomic | v::kQpMinRnrTimer);
+        rc != 0) {
+      return "modify_qp to RTR: errno " + std::to_string(rc);
+    }
+    v::QpAttr s;
+    s.qp_state = v::QpState::kRts;
+    s.sq_psn = local_[qi].psn;
+    s.max_rd_atomic = kRdAtomic;
+    s.retry_cnt = kRetryCnt;
+    s.rnr_retry = kRnrRetry;
+    s.timeout = kTimeout;
+    if (int rc = v::modify_qp(q.qp, &s,
+                              v::kQpState | v::kQpSqPsn | v::kQpMaxQpRdAtomic | v::kQpRetryCnt | v::kQpRnrRetry |
+                                  v::kQpTimeout);
+        rc != 0) {
+      return "modify_qp to RTS: errno " + std::to_string(rc);
+    }
+    // Receives: SEND receivers, WRITE_WITH_IMM targets (verify), both ping-pong sides of send_lat.
+    const bool needs_recv = (is_send(cfg_.type) && (!client() || is_latency(cfg_.type))) ||
+                            (cfg_.verify && cfg_.type == WorkloadType::kWriteBw && !client());
+    if (needs_recv) {
+      for (uint64_t i = 0; i < slots_; ++i) {
+        if (post_recv_one(qi) != 0) return "post_recv failed";
+      }
+    }
+  }
+  if (client()) {
+    const uint64_t per_qp = target_ != 0 ? target_ : kMaxRecordedMessages;
+    if (is_latency(cfg_.type)) {
+      res_.lat_posts.reserve(std::min<uint64_t>(per_qp + 1, kMaxRecordedMessages));
+    } else if (qps_.size() == 1) {
+      res_.posted.reserve(std::min<uint64_t>(per_qp, kMaxRecordedMessages));
+      res_.completed.reserve(std::min<uint64_t>(per_qp, kMaxRecordedMessages));
+    }
+  }
+  start_at_ = now + TimeNs::from_ms(cfg_.start_ms);
+  connected_ = true;
+  // A server's own work is done at once, except answering a counted ping-pong.
+  if (!client() && !(is_latency(cfg_.type) && !is_read(cfg_.type) && target_ != 0)) {
+    traffic_done_.store(true, std::memory_order_release);
+  }
+  return "";
+}
+
+void Workload::fail(std::string why) {
+  if (!res_.failed) {
+    res_.failed = true;
+    res_.status = std::move(why);
+  }
+  posting_ = false;
+  traffic_done_.store(true, std::memory_order_release);
+}
+
+void Workload::fill(uint32_t qi, uint8_t* dst, uint64_t msg) const {
+  for (uint64_t o = 0; o < cfg_.size_bytes; ++o) dst[o] = pattern_byte(qi, msg, o);
+}
+
+bool Workload::check(uint32_t qi, const uint8_t* src, uint64_t msg) {
+  // write_lat's last byte is the iteration marker, not pattern.
+  const uint64_t len = cfg_.size_bytes - (cfg_.type == WorkloadType::kWriteLat ? 1 : 0);
+  for (uint64_t o = 0; o < len; ++o) {
+    if (src[o] != pattern_byte(qi, msg, o)) {
+      if (res_.verify_errors++ == 0) res_.first_bad_message = msg;
+      return false;
+    }
+  }
+  return true;
+}
+
+int Workload::post_recv_one(uint32_t qi) {
+  QpRun& q = qps_[qi];
+  v::Sge sge{reinterpret_cast<uint64_t>(slot(q, q.recv_posted)), static_cast<uint32_t>(cfg_.size_bytes), mr_->lkey};
+  v::RecvWr wr;
+  wr.wr_id = wr_id(qi, q.recv_posted);
+  // WRITE_WITH_IMM consumes a receive but places nothing through it.
+  const bool imm_only = cfg_.type == WorkloadType::kWriteBw;
+  wr.sg_list = imm_only ? nullptr : &sge;
+  wr.num_sge = imm_only ? 0 : 1;
+  v::RecvWr* bad = nullptr;
+  const int rc = v::post_recv(q.qp, &wr, &bad);
+  if (rc == 0) ++q.recv_posted;
+  return rc;
+}
+
+int Workload::post_one(uint32_t qi, uint64_t msg, TimeNs now) {
+  QpRun& q = qps_[qi];
+  const bool lat = is_latency(cfg_.type);
+  // Latency tests send from slot 0 into the peer's slot 1; bw tests use slot msg % slots.
+  uint8_t* local = lat ? q.region : slot(q, msg);
+  const uint64_t remote = q.peer.va + (lat ? cfg_.size_bytes : (msg % slots_) * cfg_.size_bytes);
+  v::Sge sge{reinterpret_cast<uint64_t>(local), static_cast<uint32_t>(cfg_.size_bytes), mr_->lkey};
+  v::SendWr wr;
+  wr.wr_id = wr_id(qi, msg);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.send_flags = v::kSendSignaled;
+  switch (cfg_.type) {
+    case WorkloadType::kWriteBw:
+    case WorkloadType::kWriteLat:
+      wr.opcode = cfg_.verify && !lat ? v::WrOpcode::kRdmaWriteWithImm : v::WrOpcode::kRdmaWrite;
+      wr.imm_data = static_cast<uint32_t>(msg);
+      break;
+    case WorkloadType::kReadBw:
+    case WorkloadType::kReadLat:
+      wr.opcode = v::WrOpcode::kRdmaRead;
+      break;
+    case WorkloadType::kSendBw:
+    case WorkloadType::kSendLat:
+      wr.opcode = v::WrOpcode::kSend;
+      break;
+  }
+  wr.rdma.remote_addr = remote;
+  wr.rdma.rkey = q.peer.rkey;
+  if (cfg_.verify && !is_read(cfg_.type)) fill(qi, local, msg);
+  if (cfg_.type == WorkloadType::kWriteLat) local[cfg_.size_bytes - 1] = marker(msg);
+  v::SendWr* bad = nullptr;
+  const int rc = v::post_send(q.qp, &wr, &bad);
+  if (rc != 0) return rc;
+  ++q.posted;
+  if (res_.first_post == TimeNs::max()) {
+    res_.first_post = now;
+    if (cfg_.duration_s > 0) stop_posting_at_ = now + TimeNs(static_cast<int64_t>(cfg_.duration_s * 1e9));
+  }
+  return 0;
+}
+
+void Workload::poll_send_cq(TimeNs now) {
+  v::Wc wc[kPollBatch];
+  for (;;) {
+    const int n = v::poll_cq(scq_, kPollBatch, wc);
+    if (n < 0) return fail("send CQ overrun");
+    for (int i = 0; i < n; ++i) {
+      if (wc[i].status != v::WcStatus::kSuccess) return fail(v::to_string(wc[i].status));
+      const auto qi = static_cast<uint32_t>(wc[i].wr_id >> 48);
+      const uint64_t msg = wc[i].wr_id & kMsgMask;
+      QpRun& q = qps_[qi];
+      ++q.completed;
+      if (!client()) continue;  // a ping-pong server's responses
+      res_.last_completion = now;
+      if (is_latency(cfg_.type) && !is_read(cfg_.type)) continue;  // the round trip ends at the reply
+      ++res_.messages;
+      res_.bytes += cfg_.size_bytes;
+      if (!is_latency(cfg_.type) && qps_.size() == 1 && res_.completed.size() < res_.completed.capacity()) {
+        res_.completed.push_back(now);
+      }
+      if (cfg_.verify && is_read(cfg_.type)) {
+        // read_bw reads remote slot msg % slots into the same local slot;
+        // read_lat always reads remote slot 1 into local slot 0.
+        if (is_latency(cfg_.type)) {
+          check(qi, q.region, 1);
+        } else {
+          check(qi, slot(q, msg), msg % slots_);
+        }
+      }
+      if (cfg_.type == WorkloadType::kReadLat) {
+        ++q.received;
+        ++res_.lat_round_trips;
+      }
+    }
+    if (n < kPollBatch) return;
+  }
+}
+
+void Workload::poll_recv_cq(TimeNs) {
+  v::Wc wc[kPollBatch];
+  for (;;) {
+    const int n = v::poll_cq(rcq_, kPollBatch, wc);
+    if (n < 0) return fail("receive CQ overrun");
+    for (int i = 0; i < n; ++i) {
+      if (wc[i].status != v::WcStatus::kSuccess) return fail(v::to_string(wc[i].status));
+      const auto qi = static_cast<uint32_t>(wc[i].wr_id >> 48);
+      const uint64_t j = wc[i].wr_id & kMsgMask;  // receive index
+      QpRun& q = qps_[qi];
+      ++q.received;
+      if (cfg_.type == WorkloadType::kWriteBw) {
+        // WRITE_WITH_IMM (--verify): the data is in slot imm % slots.
+        const uint64_t msg = wc[i].imm_data;
+        check(qi, slot(q, msg), msg);
+        ++res_.messages;
+        res_.bytes += cfg_.size_bytes;
+      } else if (cfg_.type == WorkloadType::kSendBw) {
+        if (cfg_.verify) check(qi, slot(q, j), j);
+        ++res_.messages;
+        res_.bytes += cfg_.size_bytes;
+      } else if (cfg_.verify) {  // send_lat: message j landed in slot j % 2
+        check(qi, slot(q, j), j);
+      }
+      if (post_recv_one(qi) != 0) return fail("post_recv failed");
+    }
+    if (n < kPollBatch) return;
+  }
+}
+
+void Workload::poll_bw_client(TimeNs now) {
+  if (now < start_at_) return;
+  if (posting_ && now >= stop_posting_at_) posting_ = false;
+  // --verify keeps in-flight messages under half the slots, so a slot is
+  // checked before a later message can land in it.
+  uint64_t depth = cfg_.tx_depth;
+  if (cfg_.verify || is_send(cfg_.type)) depth = std::min<uint64_t>(depth, std::max<uint64_t>(slots_ / 2, 1));
+  for (uint32_t qi = 0; qi < qps_.size() && posting_; ++qi) {
+    QpRun& q = qps_[qi];
+    while (posting_ && (target_ == 0 || q.posted < target_) && q.posted - q.completed < depth) {
+      const int rc = post_one(qi, q.posted, now);
+      if (rc == ENOMEM) break;
+      if (rc != 0) return fail("post_send: errno " + std::to_string(rc));
+      if (qps_.size() == 1 && res_.posted.size() < res_.posted.capacity()) res_.posted.push_back(now);
+      if (now >= stop_posting_at_) posting_ = false;
+    }
+  }
+}
+
+void Workload::poll_lat(TimeNs now) {
+  const bool over = now >= stop_posting_at_;
+  for (uint32_t qi = 0; qi < qps_.size(); ++qi) {
+    QpRun& q = qps_[qi];
+    if (client()) {
+      if (now < start_at_) return;
+      // A round trip ends when the reply is here: the marker in slot 1
+      // (write), a receive completion (send), the READ's completion.
+      if (cfg_.type == WorkloadType::kWriteLat && q.posted > q.received &&
+          q.region[2 * cfg_.size_bytes - 1] == marker(q.posted - 1)) {
+        if (cfg_.verify) check(qi, q.region + cfg_.size_bytes, q.posted - 1);
+        ++q.received;
+        ++res_.lat_round_trips;
+        ++res_.messages;
+        res_.bytes += cfg_.size_bytes;
+      } else if (cfg_.type == WorkloadType::kSendLat && q.received > res_.lat_round_trips) {
+        // A reply's receive completion (poll_recv_cq counted it in q.received).
+        ++res_.lat_round_trips;
+        ++res_.messages;
+        res_.bytes += cfg_.size_bytes;
+      }
+      const bool idle = q.posted == q.received;
+      const bool more = target_ == 0 ? !over : q.posted < target_;
+      if (idle && more && posting_) {
+        const int rc = post_one(qi, q.posted, now);
+        if (rc != 0 && rc != ENOMEM) return fail("post_send: errno " + std::to_string(rc));
+        if (rc == 0 && res_.lat_posts.size() < res_.lat_posts.capacity()) res_.lat_posts.push_back(now);
+      }
+    } else if (cfg_.type == WorkloadType::kWriteLat) {
+      // Answer iteration j once its marker is in our slot 1.
+      const uint64_t j = q.posted;
+      if (q.region[2 * cfg_.size_bytes - 1] == marker(j)) {
+        if (cfg_.verify) check(qi, q.region + cfg_.size_bytes, j);
+        const int rc = post_one(qi, j, now);
+        if (rc != 0 && rc != ENOMEM) return fail("post_send: errno " + std::to_string(rc));
+      }
+    } else if (cfg_.type == WorkloadType::kSendLat) {
+      // Answer every request received so far.
+      while (q.posted < q.received) {
+        const int rc = post_one(qi, q.posted, now);
+        if (rc == ENOMEM) break;
+        if (rc != 0) return fail("post_send: errno " + std::to_string(rc));
+      }
+    }
+  }
+}
+
+void Workload::update_done(TimeNs now) {
+  if (traffic_done()) return;
+  bool done = true;
+  for (const QpRun& q : qps_) {
+    if (client()) {
+      const bool all_posted = target_ != 0 ? q.posted >= target_ : (!posting_ || now >= stop_posting_at_);
+      if (is_latency(cfg_.type)) {
+        done = done && all_posted && q.received >= q.posted && q.completed >= q.posted;
+      } else {
+        done = done && all_posted && q.completed >= q.posted;
+      }
+    } else {
+      done = done && q.posted >= target_ && q.completed >= q.posted;  // counted ping-pong server
+    }
+  }
+  if (done) traffic_done_.store(true, std::memory_order_release);
+}
+
+void Workload::poll(TimeNs now) {
+  if (!connected_ || res_.failed) return;
+  poll_send_cq(now);
+  poll_recv_cq(now);
+  if (res_.failed) return;
+  if (is_latency(cfg_.type)) {
+    poll_lat(now);
+  } else if (client()) {
+    poll_bw_client(now);
+  }
+  if (!res_.failed) update_done(now);
+}
+
+TimeNs Workload::next_wakeup(TimeNs now) const {
+  if (!connected_ || res_.failed || !client() || traffic_done()) return TimeNs::max();
+  if (res_.first_post == TimeNs::max()) return std::max(start_at_, now);  // start traffic
+  if (stop_posting_at_ != TimeNs::max() && posting_) return stop_posting_at_;
+  return TimeNs::max();
+}
+
+}  // namespace sf::nic::app

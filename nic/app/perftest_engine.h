@@ -1,0 +1,163 @@
+// The perftest workloads of sf-nic (write/read/send x bw/lat, server and
+// client) as verbs programs on one host of a NicNode, run by the node's
+// thread through App::poll(). A Workload is set up and connected on the
+// control path (before the driver runs: verbs objects, buffers, QP info for
+// the out-of-band exchange, RESET -> RTS), then driven per poll.
+//
+// What each test does (as perftest does it, docs/nic-app.md):
+//  *_bw   client keeps up to tx_depth signalled WRs outstanding per QP
+//         (message m to remote slot m % slots), counts completions; the
+//         server is passive (READ: its buffer holds the pattern; SEND: it keeps
+//         receives posted).
+//  write_lat  ping-pong: each side WRITEs into the other's buffer and polls
+//         the last byte of its own for the iteration's marker.
+//  send_lat   ping-pong with SEND / receive completions.
+//  read_lat   client READs, one outstanding.
+// --verify: every message carries pattern_byte(qp, message, offset); WRITEs
+// become WRITE_WITH_IMM (imm = message index) so the server sees each one
+// land and checks it; SEND receivers and READ requesters check theirs.
+//
+// Threading: setup/connect on the control thread before the loop, poll() on
+// the node's thread; set_peer_done() and traffic_done() are the only calls
+// from the OOB threads (atomics). Allocation: setup only; poll() allocates
+// nothing (sample arrays are reserved at connect).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nic/app/qp_conn_info.h"
+#include "nic/app/sf_nic_config.h"
+#include "nic/host/nic_node.h"
+#include "nic/verbs/device.h"
+
+namespace sf::nic::app {
+
+// Byte `offset` of message `msg` on QP `qp`: what --verify writes and checks.
+inline uint8_t pattern_byte(uint32_t qp, uint64_t msg, uint64_t offset) {
+  return static_cast<uint8_t>((msg * 0x9E3779B1ull >> 11) + offset * 31 + qp * 7);
+}
+
+// Per-message time stamps are kept (for perftest's BW peak) up to this many
+// messages per workload; latency samples up to this many iterations.
+inline constexpr uint64_t kMaxRecordedMessages = 1u << 22;
+
+struct WorkloadResult {
+  std::string status = "ok";  // "ok", an ibv_wc_status string, or why it failed
+  bool failed = false;
+  uint64_t messages = 0;      // completed (client) / received and checked (server with verify)
+  uint64_t bytes = 0;         // message bytes of those
+  TimeNs first_post = TimeNs::max();
+  TimeNs last_completion{0};
+  uint64_t verify_errors = 0;
+  uint64_t first_bad_message = 0;  // valid when verify_errors > 0
+  std::vector<TimeNs> posted;      // bw client: per message, when recorded
+  std::vector<TimeNs> completed;
+  std::vector<TimeNs> lat_posts;   // lat client: post time of each round trip
+  uint64_t lat_round_trips = 0;
+};
+
+class Workload {
+ public:
+  // Creates the verbs objects and the buffer (control path). Throws
+  // std::runtime_error naming the workload when a verbs call fails.
+  Workload(const AppWorkload& cfg, const AppHost& host, NicNode& node, size_t host_index);
+  ~Workload();
+  Workload(const Workload&) = delete;
+  Workload& operator=(const Workload&) = delete;
+
+  // What the peer needs per QP (QPN, PSN, rkey, VA, GID, MAC, MTU, size).
+  const std::vector<QpConnInfo>& local_info() const { return local_; }
+  // RESET -> INIT -> RTR -> RTS toward `peer` (one entry per QP, same count).
+  // Returns an error message, or "" on success. Control path.
+  std::string connect(std::span<const QpConnInfo> peer, TimeNs now);
+
+  // Node thread.
+  void poll(TimeNs now);
+  TimeNs next_wakeup(TimeNs now) const;
+
+  // Client: all messages completed (or the duration is over and nothing is
+  // outstanding), or the workload failed. Server: what it had to do is done
+  // (bw: at once; lat: responded to every iteration). Any thread.
+  bool traffic_done() const { return traffic_done_.load(std::memory_order_acquire); }
+  // The peer said DONE at the barrier (OOB thread).
+  void set_peer_done() { peer_done_.store(true, std::memory_order_release); }
+  bool peer_done() const { return peer_done_.load(std::memory_order_acquire); }
+  bool finished() const { return traffic_done() && peer_done(); }
+
+  const AppWorkload& config() const { return cfg_; }
+  const AppHost& host() const { return host_; }
+  const WorkloadResult& result() const { return res_; }
+  size_t num_qps() const { return qps_.size(); }
+  const verbs::Qp& qp(size_t i) const { return *qps_[i].qp; }
+  uint32_t path_mtu_bytes() const { return mtu_bytes_; }
+
+ private:
+  struct QpRun {
+    verbs::Qp* qp = nullptr;
+    uint8_t* region = nullptr;  // this QP's slots in the buffer
+    QpConnInfo peer;
+    uint64_t posted = 0;        // messages posted (client) / responses posted (lat server)
+    uint64_t completed = 0;     // send completions
+    uint64_t received = 0;      // receive completions / markers seen
+    uint64_t recv_posted = 0;   // receive WRs posted
+  };
+
+  bool client() const { return cfg_.role == Role::kClient; }
+  void fail(std::string why);
+  uint8_t* slot(QpRun& q, uint64_t msg) { return q.region + (msg % slots_) * cfg_.size_bytes; }
+  void fill(uint32_t qi, uint8_t* dst, uint64_t msg) const;
+  bool check(uint32_t qi, const uint8_t* src, uint64_t msg);
+  int post_one(uint32_t qi, uint64_t msg, TimeNs now);
+  int post_recv_one(uint32_t qi);
+  void poll_send_cq(TimeNs now);
+  void poll_recv_cq(TimeNs now);
+  void poll_bw_client(TimeNs now);
+  void poll_lat(TimeNs now);
+  void update_done(TimeNs now);
+
+  AppWorkload cfg_;
+  AppHost host_;
+  NicNode& node_;
+  std::unique_ptr<verbs::Context> ctx_;
+  verbs::Pd* pd_ = nullptr;
+  verbs::Cq* scq_ = nullptr;
+  verbs::Cq* rcq_ = nullptr;
+  verbs::Mr* mr_ = nullptr;
+  std::vector<uint8_t> buf_;
+  uint64_t slots_ = 1;           // message slots per QP
+  uint32_t mtu_bytes_ = 0;
+  uint64_t target_ = 0;          // messages per QP (0 = duration mode)
+  std::vector<QpRun> qps_;
+  std::vector<QpConnInfo> local_;
+  TimeNs start_at_{0};           // client: traffic starts here
+  TimeNs stop_posting_at_ = TimeNs::max();
+  bool connected_ = false;
+  bool posting_ = true;
+  std::atomic<bool> traffic_done_{false};
+  std::atomic<bool> peer_done_{false};
+  WorkloadResult res_;
+};
+
+// The App the NicNode runs: every workload's poll, in order.
+class PerftestEngine final : public App {
+ public:
+  void add(Workload* w) { workloads_.push_back(w); }
+  void poll(TimeNs now) override {
+    for (Workload* w : workloads_) w->poll(now);
+  }
+  TimeNs next_wakeup(TimeNs now) const override {
+    TimeNs t = TimeNs::max();
+    for (const Workload* w : workloads_) t = std::min(t, w->next_wakeup(now));
+    return t;
+  }
+
+ private:
+  std::vector<Workload*> workloads_;
+};
+
+}  // namespace sf::nic::app
