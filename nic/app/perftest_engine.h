@@ -94,6 +94,8 @@ class Workload {
   const WorkloadResult& result() const { return res_; }
   size_t num_qps() const { return qps_.size(); }
   const verbs::Qp& qp(size_t i) const { return *qps_[i].qp; }
+  // The peer's info of QP i (valid after connect()).
+  const QpConnInfo& peer_info(size_t i) const { return qps_[i].peer; }
   uint32_t path_mtu_bytes() const { return mtu_bytes_; }
 
  private:

@@ -1,0 +1,393 @@
+// sf-nic: the softfabric RoCEv2 NIC on DPDK ports, running perftest-style
+// workloads. Startup (STYLE G14): arguments -> config -> EAL -> mempool ->
+// ports -> NIC node -> workloads (verbs objects) -> out-of-band exchange ->
+// QPs to RTS -> sync -> poll loop; SIGINT/SIGTERM stop it; perftest's report
+// on stdout, JSON report and time series on request.
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/app/app_args.h"
+#include "common/config/config_error.h"
+#include "common/dpdk/clock.h"
+#include "common/dpdk/eal.h"
+#include "common/dpdk/mempool.h"
+#include "common/dpdk/poll_loop.h"
+#include "common/dpdk/port.h"
+#include "nic/app/oob_session.h"
+#include "nic/app/perftest_engine.h"
+#include "nic/app/sf_nic_config.h"
+#include "nic/app/sf_nic_report.h"
+#include "nic/host/nic_node.h"
+
+namespace po = boost::program_options;
+using namespace sf;
+using namespace sf::nic::app;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_signal(int) { g_stop.store(true, std::memory_order_relaxed); }
+
+constexpr const char* kUsage = R"(sf-nic: the softfabric RoCEv2 NIC on DPDK ports, with perftest's workloads.
+
+Usage:
+  sf-nic [EAL options] -- TEST --port DEVARGS --mac MAC --ip IP [options] [SERVER]
+  sf-nic [EAL options] -- --config nic.json [options]
+
+TEST is one of write_bw, write_lat, read_bw, read_lat, send_bw, send_lat (or
+perftest's names ib_write_bw ...). Without SERVER sf-nic is the server: it
+listens for the out-of-band TCP exchange (QPN, PSN, rkey, VA, GID) on
+--oob-port; with SERVER (an address of the server's machine) it is the client
+and drives the test. Both sides print perftest's tables.
+
+--config runs many hosts (each on its own port) and workloads in one
+process, e.g. 8 incast senders (docs/nic-app.md has the nic.json schema).
+
+Each port's --speed is its line rate: the driver shapes transmit to it, so a
+memif link behaves like a NIC of that speed. EAL options come before `--`;
+sf-nic adds a unique --file-prefix and falls back to --no-huge.
+
+Examples:
+  server: sf-nic --vdev=net_memif0,role=server,socket=/tmp/m.sock -- write_bw \
+            --port net_memif0 --mac 02:00:00:00:00:01 --ip 10.0.0.1 -s 65536 -n 1000
+  client: sf-nic --vdev=net_memif0,socket=/tmp/m.sock -- write_bw \
+            --port net_memif0 --mac 02:00:00:00:00:02 --ip 10.0.0.2 -s 65536 -n 1000 127.0.0.1
+
+Options)";
+
+struct Options {
+  std::string config;
+  std::string test;
+  std::string server;
+  std::string port;
+  std::string mac;
+  std::string ip;
+  uint32_t speed_gbps = 100;
+  uint32_t mtu = 4096;
+  uint32_t dscp = 26;
+  std::string pfc_enable;
+  uint64_t size = 65536;
+  uint64_t iters = 1000;
+  double duration_s = 0;
+  uint32_t qps = 1;
+  uint32_t tx_depth = 128;
+  std::string cc = "none";
+  uint16_t oob_port = 18515;
+  bool verify = false;
+  std::string report;
+  std::string timeseries;
+  uint32_t ts_period_ms = 100;
+  double run_limit_s = 0;
+  bool backoff = false;
+  std::string ready_file;
+  std::string log_level = "warn";
+};
+
+po::options_description describe(Options& o) {
+  po::options_description d(kUsage);
+  d.add_options()
+    ("help,h", "this help")
+    ("config", po::value(&o.config), "hosts and workloads (JSON, docs/nic-app.md); replaces TEST and its flags")
+    ("test", po::value(&o.test), "TEST (positional)")
+    ("server", po::value(&o.server), "SERVER (positional): client mode, connect to this address")
+    ("port", po::value(&o.port), "DEVARGS of the host's port (a --vdev name, a PCI address)")
+    ("mac", po::value(&o.mac), "the host's MAC")
+    ("ip", po::value(&o.ip), "the host's IPv4 or IPv6 address (its GID)")
+    ("speed", po::value(&o.speed_gbps)->default_value(100), "line rate in Gb/s (the driver shapes to it)")
+    ("mtu,m", po::value(&o.mtu)->default_value(4096), "RoCE path MTU: 256 512 1024 2048 4096")
+    ("dscp", po::value(&o.dscp)->default_value(26), "DSCP of data frames (priority = DSCP >> 3)")
+    ("pfc-enable", po::value(&o.pfc_enable), "priorities whose received PFC pauses us, e.g. 3 or 3,4")
+    ("size,s", po::value(&o.size)->default_value(65536), "message size in bytes")
+    ("iters,n", po::value(&o.iters)->default_value(1000), "messages per QP")
+    ("duration,D", po::value(&o.duration_s)->default_value(0), "run for this many seconds instead of -n")
+    ("qp,q", po::value(&o.qps)->default_value(1), "QPs (bandwidth tests)")
+    ("tx-depth,t", po::value(&o.tx_depth)->default_value(128), "outstanding work requests per QP")
+    ("cc", po::value(&o.cc)->default_value("none"), "congestion control: none, dcqcn, dcqcn-nvidia, dcqcn-paper")
+    ("oob-port,p", po::value(&o.oob_port)->default_value(18515), "TCP port of the out-of-band exchange")
+    ("verify", po::bool_switch(&o.verify), "check every byte at the receiver")
+    ("report", po::value(&o.report), "write the results (JSON) to this file at exit")
+    ("timeseries", po::value(&o.timeseries), "append one JSON line of host counters per sample")
+    ("ts-period-ms", po::value(&o.ts_period_ms)->default_value(100), "time-series sample period")
+    ("run-limit", po::value(&o.run_limit_s)->default_value(0), "give up after this many seconds of traffic (0 = none)")
+    ("backoff", po::bool_switch(&o.backoff), "idle back-off to share cores with other processes")
+    ("ready-file", po::value(&o.ready_file), "create this file once the ports are up and the OOB servers listen")
+    ("log-level", po::value(&o.log_level)->default_value("warn"), "debug | info | warn | error");
+  return d;
+}
+
+// perftest-style flags -> the one-host, one-workload AppConfig.
+AppConfig config_from_flags(const Options& o) {
+  config::Json doc;
+  doc["hosts"]["h0"] = {{"devargs", o.port}, {"mac", o.mac}, {"ip", o.ip}, {"speed", o.speed_gbps},
+                        {"mtu", o.mtu}, {"dscp", o.dscp}};
+  if (!o.pfc_enable.empty()) doc["hosts"]["h0"]["pfc_enable"] = o.pfc_enable;
+  std::string test = o.test;
+  if (test.rfind("ib_", 0) == 0) test = test.substr(3);
+  const bool client = !o.server.empty();
+  config::Json w = {{"name", test}, {"host", "h0"}, {"type", test}, {"role", client ? "client" : "server"},
+                    {"oob", (client ? o.server : std::string("0.0.0.0")) + ":" + std::to_string(o.oob_port)},
+                    {"size", o.size}, {"iterations", o.duration_s > 0 ? 0 : o.iters}, {"duration_s", o.duration_s},
+                    {"qps", o.qps}, {"tx_depth", o.tx_depth}, {"cc", o.cc}, {"verify", o.verify}};
+  doc["workloads"] = config::Json::array({w});
+  return parse_app_config(doc);
+}
+
+int run(int argc, char** argv) {
+  // 1. Arguments and config, validated before anything starts.
+  const dpdk::SplitArgs args = dpdk::split_args(argc, argv);
+  Options o;
+  po::options_description desc = describe(o);
+  po::positional_options_description pos;
+  pos.add("test", 1).add("server", 1);
+  std::vector<const char*> av;
+  for (const auto& a : args.app) av.push_back(a.c_str());
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(static_cast<int>(av.size()), av.data()).options(desc).positional(pos).run(), vm);
+    if (vm.count("help")) {
+      std::cout << desc << "\n";
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "sf-nic: " << e.what() << " (sf-nic -- --help)\n";
+    return 2;
+  }
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+      std::cout << desc << "\n";
+      return 0;
+    }
+  }
+  if (!app::set_log_level(o.log_level, "sf-nic")) return 2;
+  if (o.ts_period_ms == 0) {
+    std::cerr << "sf-nic: --ts-period-ms must be > 0\n";
+    return 2;
+  }
+  AppConfig cfg;
+  try {
+    if (!o.config.empty()) {
+      if (!o.test.empty()) {
+        std::cerr << "sf-nic: give either --config or TEST, not both\n";
+        return 2;
+      }
+      cfg = load_app_config(o.config);
+    } else {
+      if (o.test.empty() || o.port.empty() || o.mac.empty() || o.ip.empty()) {
+        std::cerr << "sf-nic: need TEST, --port, --mac and --ip (or --config); sf-nic -- --help\n";
+        return 2;
+      }
+      cfg = config_from_flags(o);
+    }
+  } catch (const config::ConfigError& e) {
+    std::cerr << "sf-nic: " << (o.config.empty() ? "" : o.config + ": ") << e.what() << "\n";
+    return 2;
+  }
+
+  // 2. EAL.
+  auto eal = dpdk::init_eal(args.eal);
+  if (!eal) {
+    spdlog::error("{}", eal.error());
+    return 1;
+  }
+  int rc = 0;
+  {
+    // 3. Mempool: descriptors and loop buffers per port; the NIC builds frames
+    // as it sends them and holds none beyond the receive ring.
+    dpdk::MempoolSizing sz;
+    sz.ports = static_cast<uint32_t>(cfg.hosts.size());
+    sz.extra = 4096;
+    auto pool = dpdk::create_pktmbuf_pool("sf_nic", sz, RTE_MBUF_DEFAULT_BUF_SIZE);
+    if (!pool) {
+      spdlog::error("{}", pool.error());
+      dpdk::cleanup_eal();
+      return 1;
+    }
+    // 4. One port per host.
+    std::vector<dpdk::Port> ports;
+    for (const AppHost& h : cfg.hosts) {
+      dpdk::PortConfig pc;
+      pc.devargs = h.devargs;
+      pc.mtu = static_cast<uint16_t>(h.mtu_bytes + 128);  // RoCE headers on top of the path MTU
+      pc.mtu_best_effort = true;
+      pc.link_wait = dpdk::LinkWait::kSkip;
+      auto p = dpdk::Port::open(pc, *pool);
+      if (!p) {
+        spdlog::error("host {}: {}", h.name, p.error());
+        rc = 1;
+        break;
+      }
+      ports.push_back(std::move(*p));
+    }
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    if (rc == 0) {
+      // 5. The NIC node: host i on node port i.
+      nic::NicConfig nc;
+      for (size_t i = 0; i < cfg.hosts.size(); ++i) {
+        const AppHost& h = cfg.hosts[i];
+        nic::HostConfig hc;
+        hc.name = h.name;
+        hc.mac.bytes = h.mac.bytes;
+        if (h.ipv4) hc.ipv4 = wire::Ipv4Addr{*h.ipv4};
+        if (h.ipv6) hc.ipv6 = wire::Ipv6Addr{*h.ipv6};
+        hc.ports = {static_cast<PortId>(i)};
+        hc.rc.cnp_dscp = h.cnp_dscp;
+        nc.hosts.push_back(hc);
+        nic::NicPortConfig pcfg;
+        pcfg.line_rate = BitRate::gbps(h.speed_gbps);
+        pcfg.pfc_honour = h.pfc_enable != 0;
+        nc.ports.push_back(pcfg);
+      }
+      std::unique_ptr<nic::NicNode> node;
+      std::vector<std::unique_ptr<Workload>> workloads;
+      std::vector<Workload*> wl;
+      try {
+        node = std::make_unique<nic::NicNode>(nc, *pool);
+        for (const AppWorkload& w : cfg.workloads) {
+          workloads.push_back(std::make_unique<Workload>(w, cfg.hosts[w.host], *node, w.host));
+          wl.push_back(workloads.back().get());
+        }
+      } catch (const std::exception& e) {
+        spdlog::error("setup: {}", e.what());
+        rc = 1;
+      }
+      if (rc == 0) {
+        PerftestEngine engine;
+        for (Workload* w : wl) engine.add(w);
+        node->set_app(&engine);
+        dpdk::TscClock clock;
+        dpdk::LoopOptions lo;
+        lo.backoff.enabled = o.backoff;
+        dpdk::PollLoop<dpdk::Port, dpdk::TscClock> loop(clock, lo);
+        for (size_t i = 0; i < ports.size(); ++i) {
+          dpdk::LoopPortOptions lpo;
+          lpo.rate = BitRate::gbps(cfg.hosts[i].speed_gbps);
+          if (auto r = loop.add_port(ports[i], *node, static_cast<PortId>(i), lpo); !r) spdlog::error("{}", r.error());
+        }
+
+        // 6. Out-of-band exchange, one session per workload, in parallel.
+        std::vector<std::unique_ptr<OobSession>> sessions;
+        for (Workload* w : wl) {
+          nic::OobOptions oo;
+          oo.host = w->config().oob_host;
+          oo.port = w->config().oob_port;
+          oo.connect_attempts = 120;  // 60 s for the server to come up
+          oo.retry_interval = std::chrono::milliseconds(500);
+          oo.io_timeout = std::chrono::milliseconds(600000);
+          sessions.push_back(std::make_unique<OobSession>(*w, oo, g_stop));
+        }
+        if (!o.ready_file.empty()) {
+          if (FILE* f = std::fopen(o.ready_file.c_str(), "w"); f != nullptr) std::fclose(f);
+        }
+        for (size_t i = 0; i < wl.size() && rc == 0; ++i) {
+          if (!sessions[i]->wait_exchanged()) {
+            spdlog::error("{}", g_stop ? "stopped" : sessions[i]->error());
+            rc = 1;
+          }
+        }
+        // 7. QPs to RTS on this thread (the node's, before the loop runs), then sync.
+        for (size_t i = 0; i < wl.size(); ++i) {
+          bool ok = rc == 0;
+          if (ok) {
+            const std::string err = wl[i]->connect(sessions[i]->peer_info(), clock.now());
+            if (!err.empty()) {
+              spdlog::error("workload {}: {}", wl[i]->config().name, err);
+              ok = false;
+              rc = 1;
+            }
+          }
+          sessions[i]->connected(ok);
+        }
+        for (size_t i = 0; i < wl.size() && rc == 0; ++i) {
+          if (!sessions[i]->wait_synced()) {
+            spdlog::error("{}", g_stop ? "stopped" : sessions[i]->error());
+            rc = 1;
+          }
+        }
+
+        if (rc == 0) {
+          // 8. Control thread: time series.
+          std::atomic<bool> ctl_stop{false};
+          std::thread ctl([&] {
+            if (o.timeseries.empty()) return;
+            std::ofstream ts(o.timeseries, std::ios::app);
+            const auto start = std::chrono::steady_clock::now();
+            auto next = start;
+            while (!ctl_stop.load()) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(std::min<uint32_t>(o.ts_period_ms, 20)));
+              const auto now = std::chrono::steady_clock::now();
+              if (now < next) continue;
+              ts << timeseries_sample(*node, std::chrono::duration<double>(now - start).count()).dump() << "\n";
+              ts.flush();
+              next += std::chrono::milliseconds(o.ts_period_ms);
+            }
+          });
+          // 9. The data path until every workload is finished (its traffic
+          // done and the peer's DONE received), its session failed, SIGINT,
+          // or --run-limit.
+          const TimeNs limit = o.run_limit_s > 0 ? clock.now() + TimeNs(static_cast<int64_t>(o.run_limit_s * 1e9))
+                                                 : TimeNs::max();
+          bool timed_out = false;
+          loop.run([&](TimeNs now) {
+            if (g_stop.load(std::memory_order_relaxed)) return true;
+            if (now >= limit) return timed_out = true;
+            for (size_t i = 0; i < wl.size(); ++i) {
+              const bool over = wl[i]->finished() || (sessions[i]->ended() && wl[i]->traffic_done());
+              if (!over) return false;
+            }
+            return true;
+          });
+          loop.drain(TimeNs::from_ms(100));
+          loop.release();
+          ctl_stop.store(true);
+          ctl.join();
+          // 10. Results.
+          for (size_t i = 0; i < wl.size(); ++i) {
+            std::cout << perftest_text(*wl[i]);
+            if (wl[i]->result().failed) rc = 1;
+            if (wl[i]->result().verify_errors > 0) {
+              spdlog::error("workload {}: {} verify errors, first in message {}", wl[i]->config().name,
+                            wl[i]->result().verify_errors, wl[i]->result().first_bad_message);
+              rc = 1;
+            }
+            if (!wl[i]->finished()) {
+              const std::string e = sessions[i]->error();
+              spdlog::warn("workload {}: not finished{}{}", wl[i]->config().name, e.empty() ? "" : ": ", e);
+              if (!g_stop) rc = 1;
+            }
+          }
+          if (timed_out) {
+            spdlog::error("--run-limit of {} s reached", o.run_limit_s);
+            rc = 1;
+          }
+          if (!o.report.empty()) std::ofstream(o.report) << report_json(*node, wl).dump(2) << "\n";
+        }
+        for (auto& s : sessions) s->release();
+        node->set_app(nullptr);
+        workloads.clear();
+      }
+      node.reset();
+    }
+    for (auto& p : ports) p.close();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // memif's deferred socket cleanup
+    rte_mempool_free(*pool);
+  }
+  dpdk::cleanup_eal();
+  return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return run(argc, argv); }

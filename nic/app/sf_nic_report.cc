@@ -1,0 +1,204 @@
+// sf-nic's output. See sf_nic_report.h.
+#include "nic/app/sf_nic_report.h"
+
+#include <algorithm>
+
+#include "nic/app/perftest_report.h"
+
+namespace sf::nic::app {
+
+namespace {
+
+PerftestVerb verb_of(WorkloadType t) {
+  if (is_read(t)) return PerftestVerb::kRead;
+  if (is_send(t)) return PerftestVerb::kSend;
+  return PerftestVerb::kWrite;
+}
+
+PerftestTest test_of(WorkloadType t) {
+  return {verb_of(t), is_latency(t) ? PerftestKind::kLat : PerftestKind::kBw};
+}
+
+std::vector<int64_t> lat_deltas(const WorkloadResult& r) {
+  std::vector<int64_t> d;
+  for (size_t i = 1; i < r.lat_posts.size(); ++i) d.push_back((r.lat_posts[i] - r.lat_posts[i - 1]).ns());
+  return d;
+}
+
+// Summed counters of the QPs of host h.
+rc::QpCounters qp_sum(const Host& host) {
+  rc::QpCounters s;
+  for (uint32_t i = 0; i < host.qp_capacity(); ++i) {
+    const rc::Qp& qp = host.qp_slot(i);
+    if (!qp.in_use()) continue;
+    const rc::QpCounters& c = qp.counters();
+    for (size_t a = 0; a < s.rx.size(); ++a) s.rx[a] += c.rx[a];
+    s.tx_data_pkts += c.tx_data_pkts;
+    s.tx_data_bytes += c.tx_data_bytes;
+    s.tx_retransmit_pkts += c.tx_retransmit_pkts;
+    s.tx_acks += c.tx_acks;
+    s.tx_naks += c.tx_naks;
+    s.tx_rnr_naks += c.tx_rnr_naks;
+    s.tx_cnps += c.tx_cnps;
+    s.rx_cnps += c.rx_cnps;
+    s.rx_ce += c.rx_ce;
+    s.timeouts += c.timeouts;
+    s.go_back += c.go_back;
+    s.rnr_waits += c.rnr_waits;
+  }
+  return s;
+}
+
+// The pacing rate of the host's first QP in use, Gb/s (line rate when unpaced).
+double first_qp_rate_gbps(const NicNode& node, size_t h) {
+  const Host& host = node.host(h);
+  for (uint32_t i = 0; i < host.qp_capacity(); ++i) {
+    const rc::Qp& qp = host.qp_slot(i);
+    if (!qp.in_use()) continue;
+    const BitRate r = qp.rate();
+    return r.bps() == 0 ? 0.0 : r.gbps_value();
+  }
+  return 0.0;
+}
+
+}  // namespace
+
+std::string perftest_text(const Workload& w) {
+  const AppWorkload& c = w.config();
+  const WorkloadResult& r = w.result();
+  PerftestBanner b;
+  b.test = test_of(c.type);
+  b.role = c.role == Role::kClient ? PerftestRole::kClient : PerftestRole::kServer;
+  b.device = "sf-nic:" + w.host().name;
+  b.num_qps = c.qps;
+  b.tx_depth = c.tx_depth;
+  b.mtu_bytes = w.path_mtu_bytes();
+  b.gid_index = w.host().ipv4 ? 0 : 1;
+  std::string out = format_banner(b);
+  for (size_t i = 0; i < w.num_qps(); ++i) {
+    out += format_qp_address(w.local_info()[i], false, b.test.verb, b.gid_index);
+    out += format_qp_address(w.peer_info(i), true, b.test.verb, b.gid_index);
+  }
+  out += std::string(result_line());
+  if (r.failed) {
+    out += " " + c.name + " failed: " + r.status + "\n";
+    return out + std::string(result_line());
+  }
+  if (c.role == Role::kServer && r.messages == 0) return out;  // passive side: perftest prints the banner only
+  if (is_latency(c.type)) {
+    const std::vector<int64_t> d = lat_deltas(r);
+    if (c.duration_s > 0 || d.size() < 3) {
+      LatDurationResults lr{c.size_bytes, r.lat_round_trips, verb_of(c.type), r.last_completion - r.first_post};
+      if (lr.iterations > 0 && lr.elapsed.ns() > 0) {
+        out += lat_duration_header() + format_lat_duration_row(compute_lat_duration(lr));
+      }
+    } else {
+      const LatReport lr = compute_lat({c.size_bytes, c.iterations, verb_of(c.type), d});
+      out += lat_header() + format_lat_row(lr);
+    }
+  } else if (r.messages > 0 && r.last_completion > r.first_post) {
+    BwResults br{c.size_bytes, r.messages, r.last_completion - r.first_post, TimeNs(0)};
+    if (!r.posted.empty() && r.posted.size() == r.completed.size()) {
+      br.best_msg_time = perftest_peak_msg_time(r.posted, r.completed);
+    }
+    out += bw_header(BwUnits::kGbps) + format_bw_row(compute_bw(br, BwUnits::kGbps));
+  }
+  return out + std::string(result_line());
+}
+
+nlohmann::json workload_json(const Workload& w) {
+  const AppWorkload& c = w.config();
+  const WorkloadResult& r = w.result();
+  const double sec = r.first_post != TimeNs::max() && r.last_completion > r.first_post
+                         ? (r.last_completion - r.first_post).sec()
+                         : 0.0;
+  nlohmann::json j = {{"name", c.name},
+                      {"host", w.host().name},
+                      {"type", std::string(to_string(c.type))},
+                      {"role", std::string(to_string(c.role))},
+                      {"bytes", r.bytes},
+                      {"messages", r.messages},
+                      {"seconds", sec},
+                      {"goodput_gbps", sec > 0 ? static_cast<double>(r.bytes) * 8 / sec / 1e9 : 0.0},
+                      {"msg_rate_mpps", sec > 0 ? static_cast<double>(r.messages) / sec / 1e6 : 0.0},
+                      {"completion_s", sec},
+                      {"latency_us", nullptr},
+                      {"status", r.status},
+                      {"verify_errors", r.verify_errors}};
+  if (is_latency(c.type)) {
+    std::vector<int64_t> d = lat_deltas(r);
+    if (!d.empty()) {
+      // One-way for WRITE/SEND (half the round trip), as perftest reports.
+      const double f = is_read(c.type) ? 1e3 : 2e3;
+      std::sort(d.begin(), d.end());
+      double sum = 0;
+      for (int64_t x : d) sum += static_cast<double>(x);
+      auto pct = [&](double p) { return static_cast<double>(d[std::min(d.size() - 1, static_cast<size_t>(p * d.size()))]) / f; };
+      j["latency_us"] = {{"min", static_cast<double>(d.front()) / f},
+                         {"p50", pct(0.50)},
+                         {"p99", pct(0.99)},
+                         {"max", static_cast<double>(d.back()) / f},
+                         {"avg", sum / static_cast<double>(d.size()) / f},
+                         {"samples", d.size()}};
+    }
+  }
+  return j;
+}
+
+nlohmann::json host_json(const NicNode& node, size_t h) {
+  const Host& host = node.host(h);
+  const PortId port = host.node_port(1);
+  const NicPortCounters& pc = node.counters(port);
+  const rc::QpCounters q = qp_sum(host);
+  nlohmann::json j = {{"name", host.config().name},
+                      {"tx_packets", pc.tx_pkts},
+                      {"rx_packets", pc.rx_pkts},
+                      {"tx_bytes", pc.tx_bytes},
+                      {"rx_bytes", pc.rx_bytes},
+                      {"cnp_sent", q.tx_cnps},
+                      {"cnp_received", q.rx_cnps},
+                      {"ecn_ce_received", q.rx_ce},
+                      {"retransmits", q.tx_retransmit_pkts},
+                      {"timeouts", q.timeouts},
+                      {"go_back", q.go_back},
+                      {"naks_sent", q.tx_naks + q.tx_rnr_naks},
+                      {"rx_pfc_frames", pc.rx_pfc_frames},
+                      {"tx_pfc_frames", pc.tx_pfc_frames}};
+  const PfcRxCounters& rx = node.pfc_rx(port).counters();
+  const PfcTxCounters& tx = node.pfc_tx(port).counters();
+  for (int p = 0; p < kPfcPrios; ++p) {
+    j["rx_prio" + std::to_string(p) + "_pause"] = rx.pause_frames[p];
+    j["tx_prio" + std::to_string(p) + "_pause"] = tx.pause_frames[p];
+  }
+  nlohmann::json drops = nlohmann::json::object();
+  for (int d = 0; d < kNumRxDrops; ++d) {
+    if (pc.drops[d] != 0) drops[to_string(static_cast<RxDrop>(d))] = pc.drops[d];
+  }
+  j["drops"] = drops;
+  return j;
+}
+
+nlohmann::json report_json(const NicNode& node, const std::vector<Workload*>& workloads) {
+  nlohmann::json j = {{"workloads", nlohmann::json::array()}, {"hosts", nlohmann::json::array()}};
+  for (const Workload* w : workloads) j["workloads"].push_back(workload_json(*w));
+  for (size_t h = 0; h < node.num_hosts(); ++h) j["hosts"].push_back(host_json(node, h));
+  return j;
+}
+
+nlohmann::json timeseries_sample(const NicNode& node, double t_s) {
+  nlohmann::json hosts = nlohmann::json::object();
+  for (size_t h = 0; h < node.num_hosts(); ++h) {
+    const Host& host = node.host(h);
+    const NicPortCounters& pc = node.counters(host.node_port(1));
+    const rc::QpCounters q = qp_sum(host);
+    hosts[host.config().name] = {{"tx_bytes", pc.tx_bytes},
+                                 {"rx_bytes", pc.rx_bytes},
+                                 {"cnp_sent", q.tx_cnps},
+                                 {"cnp_received", q.rx_cnps},
+                                 {"retransmits", q.tx_retransmit_pkts},
+                                 {"rate_gbps", first_qp_rate_gbps(node, h)}};
+  }
+  return {{"t_s", t_s}, {"hosts", hosts}};
+}
+
+}  // namespace sf::nic::app
