@@ -89,6 +89,7 @@ struct Options {
   std::string timeseries;
   uint32_t ts_period_ms = 100;
   double run_limit_s = 0;
+  uint32_t link_wait_s = 30;
   bool backoff = false;
   std::string ready_file;
   std::string log_level = "warn";
@@ -120,6 +121,7 @@ po::options_description describe(Options& o) {
     ("timeseries", po::value(&o.timeseries), "append one JSON line of host counters per sample")
     ("ts-period-ms", po::value(&o.ts_period_ms)->default_value(100), "time-series sample period")
     ("run-limit", po::value(&o.run_limit_s)->default_value(0), "give up after this many seconds of traffic (0 = none)")
+    ("link-wait-s", po::value(&o.link_wait_s)->default_value(30), "wait up to this long for every link to come up")
     ("backoff", po::bool_switch(&o.backoff), "idle back-off to share cores with other processes")
     ("ready-file", po::value(&o.ready_file), "create this file once the ports are up and the OOB servers listen")
     ("log-level", po::value(&o.log_level)->default_value("warn"), "debug | info | warn | error");
@@ -297,7 +299,14 @@ int run(int argc, char** argv) {
             rc = 1;
           }
         }
-        // 7. QPs to RTS on this thread (the node's, before the loop runs), then sync.
+        // 7. Links up (a memif peer connects asynchronously), QPs to RTS on
+        // this thread (the node's, before the loop runs), then sync.
+        for (size_t i = 0; i < ports.size() && rc == 0; ++i) {
+          if (auto st = ports[i].wait_link_up(TimeNs::from_s(o.link_wait_s)); !st) {
+            spdlog::error("host {}: {}", cfg.hosts[i].name, st.error());
+            rc = 1;
+          }
+        }
         for (size_t i = 0; i < wl.size(); ++i) {
           bool ok = rc == 0;
           if (ok) {

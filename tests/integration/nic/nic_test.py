@@ -1,0 +1,234 @@
+#!/usr/bin/python3
+"""sf-nic integration tests: real sf-nic processes (server and client, the
+out-of-band TCP exchange on loopback) over memif, directly and through a real
+sf-switch, with --verify (every byte checked at the receiver), judged by
+their --report JSON and exit status; and bad command lines / configs.
+
+Usage: nic_test.py --build BUILD_DIR CASE
+CASE: memif_write_bw, memif_read_lat, memif_send_bw_4qp, switch_write_bw,
+switch_read_lat, bad_input. Exit 0 = pass, 77 = skipped, else fail.
+
+Same rules as the switch tests (harness.py): --no-pci, own --file-prefix,
+--backoff, only our PIDs signalled, bounded waits on processes and files.
+"""
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "switch"))
+import harness  # noqa: E402
+from harness import SKIP, TestFailure, check, port_by_name, wait_until  # noqa: E402
+
+SERVER_MAC, CLIENT_MAC = "02:4e:00:00:00:01", "02:4e:00:00:00:02"
+SERVER_IP, CLIENT_IP = "10.7.0.1", "10.7.0.2"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def sf_nic(h):
+    b = os.path.join(h.build, "nic", "app", "sf-nic")
+    check(os.access(b, os.X_OK), f"{b} not built")
+    return b
+
+
+def start_nic(h, name, devargs, test, mac, ip, args, server_addr=None):
+    """One sf-nic process (perftest mode) on the port `devargs`; waits
+    (bounded) for its ready file (port open: a memif server's socket exists).
+    Returns its Proc with .report."""
+    prefix = h.prefix("nic")
+    report = h.path(f"{prefix}.report.json")
+    ready = h.path(f"{prefix}.ready")
+    cmd = [sf_nic(h)] + harness.EAL_COMMON + [f"--file-prefix={prefix}", "--no-telemetry"]
+    cmd += ["--", test, "--port", devargs, "--mac", mac, "--ip", ip, "--backoff", "--report", report,
+            "--ready-file", ready, "--log-level", "warn"] + [str(a) for a in args]
+    if server_addr:
+        cmd.append(server_addr)
+    p = h.start(name, cmd)
+    p.report = report
+    wait_until(lambda: os.path.exists(ready), 30, f"{name} ready file", procs=[p])
+    return p
+
+
+def finish_nic(p, timeout_s):
+    rc = p.wait(timeout_s)
+    check(rc == 0, f"{p.name} exited {rc}:\n{p.out()[-2000:]}\n{p.err_tail()}")
+    with open(p.report) as f:
+        return json.load(f)
+
+
+def pair(h, test, args, server_dev, client_dev, timeout_s=60):
+    """Server then client; both must exit 0. Returns (server report, client report, client stdout)."""
+    port = free_port()
+    common = list(args) + ["-p", port]
+    srv = start_nic(h, "server", server_dev, test, SERVER_MAC, SERVER_IP, common)
+    cli = start_nic(h, "client", client_dev, test, CLIENT_MAC, CLIENT_IP, common, server_addr="127.0.0.1")
+    rc_cli = finish_nic(cli, timeout_s)
+    rc_srv = finish_nic(srv, 20)
+    return rc_srv, rc_cli, cli.out()
+
+
+def check_clean(rep, who):
+    for hst in rep["hosts"]:
+        check(not hst["drops"], f"{who}: frames dropped: {hst['drops']}")
+    for w in rep["workloads"]:
+        check(w["status"] == "ok", f"{who}: {w['name']} status {w['status']}")
+        check(w["verify_errors"] == 0, f"{who}: {w['verify_errors']} verify errors")
+
+
+def memif_devs(h):
+    sock = h.path("link.sock")
+    return f"net_memif0,role=server,socket={sock}", f"net_memif0,role=client,socket={sock}"
+
+
+# ---- cases -----------------------------------------------------------------------
+
+def memif_write_bw(h):
+    """write_bw, 64 KiB x 300 with --verify over one memif link: every
+    message lands (WRITE_WITH_IMM) and is checked at the server; the client's
+    perftest table shows 300 iterations."""
+    s, c = memif_devs(h)
+    srv, cli, out = pair(h, "write_bw", ["-s", 65536, "-n", 300, "--verify", "--speed", 10], s, c)
+    check_clean(srv, "server")
+    check_clean(cli, "client")
+    cw, sw = cli["workloads"][0], srv["workloads"][0]
+    check(cw["messages"] == 300 and cw["bytes"] == 300 * 65536, f"client moved {cw}")
+    check(sw["messages"] == 300, f"server checked {sw['messages']} messages, want 300")
+    check(cw["goodput_gbps"] > 0 and cw["goodput_gbps"] <= 10.0, f"goodput {cw['goodput_gbps']} outside (0, 10] Gb/s")
+    check("RDMA_Write BW Test" in out and " 65536      300 " in out, f"no perftest table:\n{out}")
+    # Frames: 16 per 64 KiB message at 4096 B MTU, plus ACKs the other way.
+    check(cli["hosts"][0]["tx_packets"] >= 300 * 16, f"client sent {cli['hosts'][0]['tx_packets']} frames")
+
+
+def memif_read_lat(h):
+    """read_lat, 64 B x 200 with --verify: 199 samples, p50 within [min, max]."""
+    s, c = memif_devs(h)
+    srv, cli, out = pair(h, "read_lat", ["-s", 64, "-n", 200, "--verify", "--speed", 10], s, c)
+    check_clean(srv, "server")
+    check_clean(cli, "client")
+    lat = cli["workloads"][0]["latency_us"]
+    check(lat is not None and lat["samples"] == 199, f"latency {lat}")
+    check(0 < lat["min"] <= lat["p50"] <= lat["p99"] <= lat["max"], f"latency order {lat}")
+    check("RDMA_Read Latency Test" in out or "t_typical" in out, f"no latency table:\n{out}")
+
+
+def memif_send_bw_4qp(h):
+    """send_bw on 4 QPs, 4 KiB x 500 each, --verify: 2000 receives checked."""
+    s, c = memif_devs(h)
+    srv, cli, _ = pair(h, "send_bw", ["-s", 4096, "-n", 500, "-q", 4, "--verify", "--speed", 10], s, c)
+    check_clean(srv, "server")
+    check_clean(cli, "client")
+    check(cli["workloads"][0]["messages"] == 2000, f"client {cli['workloads'][0]}")
+    check(srv["workloads"][0]["messages"] == 2000, f"server {srv['workloads'][0]}")
+
+
+def switch_cfg(h):
+    names = ["Ethernet0", "Ethernet4"]
+    ports = {}
+    for i, n in enumerate(names):
+        ports[n] = {"devargs": f"net_memif{i},role=server,socket={h.path(n + '.sock')}", "speed": 10, "mtu": 9100}
+    return {"DEVICE_METADATA": {"localhost": {"mmu_size": "64MiB"}}, "PORT": ports,
+            "FDB": {SERVER_MAC: {"port": "Ethernet0"}, CLIENT_MAC: {"port": "Ethernet4"}}}
+
+
+def through_switch(h, test, args):
+    cfg = switch_cfg(h)
+    sw = h.start_switch(cfg)
+    s = f"net_memif0,role=client,socket={h.path('Ethernet0.sock')}"
+    c = f"net_memif0,role=client,socket={h.path('Ethernet4.sock')}"
+    srv, cli, out = pair(h, test, args, s, c)
+    rep = h.stop_switch(sw)
+    return srv, cli, out, rep
+
+
+def switch_write_bw(h):
+    """write_bw 64 KiB x 200 --verify through sf-switch (two memif ports, static
+    FDB): the switch forwards every frame both ways and drops none."""
+    srv, cli, _, rep = through_switch(h, "write_bw", ["-s", 65536, "-n", 200, "--verify", "--speed", 10])
+    check_clean(srv, "server")
+    check_clean(cli, "client")
+    check(srv["workloads"][0]["messages"] == 200, f"server {srv['workloads'][0]}")
+    p0, p4 = port_by_name(rep, "Ethernet0"), port_by_name(rep, "Ethernet4")
+    check(p4["rx_packets"] == cli["hosts"][0]["tx_packets"], f"switch rx {p4['rx_packets']} != client tx")
+    check(p0["tx_packets"] == srv["hosts"][0]["rx_packets"], f"switch tx {p0['tx_packets']} != server rx")
+    check(p0["dropped"] == 0 and p4["dropped"] == 0, "switch dropped frames")
+
+
+def switch_read_lat(h):
+    """read_lat 4 KiB x 100 --verify through sf-switch."""
+    srv, cli, _, rep = through_switch(h, "read_lat", ["-s", 4096, "-n", 100, "--verify", "--speed", 10])
+    check_clean(cli, "client")
+    check(cli["workloads"][0]["latency_us"]["samples"] == 99, f"{cli['workloads'][0]}")
+    check(port_by_name(rep, "Ethernet0")["tx_packets"] >= 100, "switch forwarded too little")
+
+
+def bad_input(h):
+    """Bad command lines and configs: exit 2 with a message naming the problem,
+    before any port is opened."""
+    b = sf_nic(h)
+
+    def run(args, want):
+        r = subprocess.run([b, "--no-pci", "--no-huge", "--"] + args, capture_output=True, text=True, timeout=20)
+        check(r.returncode == 2, f"{args}: exit {r.returncode}, want 2\n{r.stderr}")
+        check(want in r.stderr, f"{args}: stderr lacks {want!r}:\n{r.stderr}")
+
+    run(["write_bw"], "need TEST, --port, --mac and --ip")
+    run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "-s", "1", "--bogus"],
+        "unrecognised option")
+    run(["write", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1"], "workloads[0].type")
+    run(["write_bw", "--port", "x", "--mac", "zz", "--ip", "10.0.0.1"], "hosts.h0.mac")
+    run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "-m", "1500"], "hosts.h0.mtu")
+    run(["write_lat", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "-q", "2"], "workloads[0].qps")
+    cfg = h.write_json("bad.json", {"hosts": {"a": {"devargs": "x", "mac": "02:00:00:00:00:01", "ip": "10.0.0.1"}},
+                                    "workloads": [{"name": "w", "host": "b", "type": "write_bw", "role": "client",
+                                                   "oob": "127.0.0.1:1"}]})
+    run(["--config", cfg], "workloads[0].host: unknown host \"b\"")
+    run(["--config", h.path("missing.json")], "missing.json")
+
+
+CASES = {
+    "memif_write_bw": memif_write_bw,
+    "memif_read_lat": memif_read_lat,
+    "memif_send_bw_4qp": memif_send_bw_4qp,
+    "switch_write_bw": switch_write_bw,
+    "switch_read_lat": switch_read_lat,
+    "bad_input": bad_input,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("case", choices=sorted(CASES))
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        print("SKIP: needs root (huge pages, /var/run/dpdk)")
+        return SKIP
+    t0 = time.monotonic()
+    h = harness.Harness(a.build, "nic-" + a.case)
+    rc = 1
+    try:
+        rc = CASES[a.case](h) or 0
+    except (TestFailure, subprocess.TimeoutExpired, subprocess.CalledProcessError) as e:
+        print("FAIL:", e)
+        h.dump_logs()
+        rc = 1
+    finally:
+        leaked = h.close(keep_dir=a.keep)
+        if leaked:
+            print("removed huge page files left behind:", " ".join(leaked))
+    print(("PASS" if rc == 0 else "SKIP" if rc == SKIP else "FAIL"), a.case, f"{time.monotonic() - t0:.1f} s")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
