@@ -83,6 +83,7 @@ struct Options {
   uint32_t qps = 1;
   uint32_t tx_depth = 128;
   std::string cc = "none";
+  double rate_limit_gbps = 0;
   uint16_t oob_port = 18515;
   bool verify = false;
   std::string report;
@@ -115,6 +116,7 @@ po::options_description describe(Options& o) {
     ("qp,q", po::value(&o.qps)->default_value(1), "QPs (bandwidth tests)")
     ("tx-depth,t", po::value(&o.tx_depth)->default_value(128), "outstanding work requests per QP")
     ("cc", po::value(&o.cc)->default_value("none"), "congestion control: none, dcqcn, dcqcn-nvidia, dcqcn-paper")
+    ("rate-limit", po::value(&o.rate_limit_gbps)->default_value(0), "pace every QP at this many Gb/s (0 = line rate)")
     ("oob-port,p", po::value(&o.oob_port)->default_value(18515), "TCP port of the out-of-band exchange")
     ("verify", po::bool_switch(&o.verify), "check every byte at the receiver")
     ("report", po::value(&o.report), "write the results (JSON) to this file at exit")
@@ -141,6 +143,7 @@ AppConfig config_from_flags(const Options& o) {
                     {"oob", (client ? o.server : std::string("0.0.0.0")) + ":" + std::to_string(o.oob_port)},
                     {"size", o.size}, {"iterations", o.duration_s > 0 ? 0 : o.iters}, {"duration_s", o.duration_s},
                     {"qps", o.qps}, {"tx_depth", o.tx_depth}, {"cc", o.cc}, {"verify", o.verify}};
+  if (o.rate_limit_gbps > 0) w["rate_limit"] = o.rate_limit_gbps;
   doc["workloads"] = config::Json::array({w});
   return parse_app_config(doc);
 }

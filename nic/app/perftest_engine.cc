@@ -164,6 +164,10 @@ std::string Workload::connect(std::span<const QpConnInfo> peer, TimeNs now) {
         rc != 0) {
       return "modify_qp to RTS: errno " + std::to_string(rc);
     }
+    if (cfg_.rate_limit.bps() != 0) {
+      const auto kbps = static_cast<uint32_t>(std::min<uint64_t>(cfg_.rate_limit.bps() / 1000, UINT32_MAX));
+      if (int rc = v::modify_qp_rate_limit(q.qp, kbps); rc != 0) return "modify_qp_rate_limit: errno " + std::to_string(rc);
+    }
     // Receives: SEND receivers, WRITE_WITH_IMM targets (verify), both ping-pong sides of send_lat.
     const bool needs_recv = (is_send(cfg_.type) && (!client() || is_latency(cfg_.type))) ||
                             (cfg_.verify && cfg_.type == WorkloadType::kWriteBw && !client());

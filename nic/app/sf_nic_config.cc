@@ -109,6 +109,7 @@ AppWorkload parse_workload(config::ConfigNode n, const std::vector<AppHost>& hos
   const auto choice = cc_choice_from_string(cc);
   if (!choice) n.fail_key("cc", "\"" + cc + "\" is not one of " + std::string(kCcChoiceNames));
   w.cc = *choice;
+  w.rate_limit = n.has("rate_limit") ? n.req_rate("rate_limit", {BitRate::mbps(1), BitRate::gbps(800)}) : BitRate(0);
   w.verify = n.opt<bool>("verify", false);
   w.start_ms = n.opt<uint32_t>("start_ms", 0, config::in_range<uint32_t>(0, 3600000));
   n.finish();

@@ -56,6 +56,7 @@ struct AppWorkload {
   uint32_t qps = 1;              // -q
   uint32_t tx_depth = 128;       // -t: outstanding work requests per QP (bandwidth tests)
   CcChoice cc;                   // --cc
+  BitRate rate_limit{0};         // per-QP pacing rate (ibv_modify_qp_rate_limit); 0 = line rate
   bool verify = false;           // check every received byte (the sender writes a pattern)
   uint32_t start_ms = 0;         // client: start traffic this long after connecting
 };

@@ -191,7 +191,8 @@ nlohmann::json timeseries_sample(const NicNode& node, double t_s) {
     const Host& host = node.host(h);
     const NicPortCounters& pc = node.counters(host.node_port(1));
     const rc::QpCounters q = qp_sum(host);
-    hosts[host.config().name] = {{"tx_bytes", pc.tx_bytes},
+    hosts[host.config().name] = {{"tx_packets", pc.tx_pkts},
+                                 {"tx_bytes", pc.tx_bytes},
                                  {"rx_bytes", pc.rx_bytes},
                                  {"cnp_sent", q.tx_cnps},
                                  {"cnp_received", q.rx_cnps},

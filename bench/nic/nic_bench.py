@@ -1,0 +1,182 @@
+#!/usr/bin/python3
+"""sf-nic benchmarks, each against a reference measured in the same run:
+
+  nic_write_bw    write_bw goodput between two sf-nic processes over memif,
+                  4096 B MTU, 64 KiB messages, unshaped (--speed 800); ref =
+                  the raw memif frame rate between two dpdk-testpmd processes
+                  (txonly -> rxonly) at the same frame size (4154 B = a
+                  4096 B RoCEv2 WRITE frame), expressed as payload Gb/s.
+  nic_msg_rate    write_bw message rate with 64 B messages; ref = testpmd's
+                  frame rate at 122 B (a 64 B WRITE frame), in Mpps.
+  nic_pacing_<R>G write_bw with --rate-limit R (the QP's timing wheel) on an
+                  800 Gb/s port; value = the worst 100 ms window's wire rate
+                  (frames + 24 B preamble/IFG/FCS each), ref = R; also the
+                  mean and the worst relative error.
+
+One JSON line each: {"bench","value","unit","ref","ratio",...}. Usage:
+  nic_bench.py SF_NIC [--seconds S] [--only NAME]
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+EAL = ["--no-pci", "--log-level", "*:warning", "--no-telemetry"]
+ROCE_HDR = 14 + 20 + 8 + 12 + 4          # Eth + IPv4 + UDP + BTH + ICRC (WRITE_MIDDLE)
+WIRE_EXTRA = 24                          # preamble + IFG + FCS
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def emit(name, value, unit, ref, **extra):
+    d = {"bench": name, "value": round(value, 4), "unit": unit, "ref": round(ref, 4),
+         "ratio": round(value / ref, 4) if ref else None}
+    d.update(extra)
+    print(json.dumps(d), flush=True)
+
+
+def sf_pair(binary, tmp, test, args, tag, client_extra=()):
+    sock = os.path.join(tmp, f"{tag}.sock")
+    port = 20000 + os.getpid() % 10000
+    common = ["--mac", "", "--ip", "", "-p", str(port), "--speed", "800", "--mtu", "4096"] + list(args)
+
+    def cmd(role, lcore):
+        mac = "02:00:00:00:00:01" if role == "server" else "02:00:00:00:00:02"
+        ip = "10.0.0.1" if role == "server" else "10.0.0.2"
+        a = list(common)
+        a[1], a[3] = mac, ip
+        dev = f"net_memif0,role={role},socket={sock}"
+        c = [binary] + EAL + ["-l", str(lcore), "--file-prefix", f"sfnb-{tag}-{role}-{os.getpid()}", "--",
+                              test, "--port", dev, "--report", os.path.join(tmp, f"{tag}-{role}.json"),
+                              "--ready-file", os.path.join(tmp, f"{tag}-{role}.ready")] + a
+        if role == "client":
+            c += list(client_extra) + ["127.0.0.1"]
+        return c
+
+    srv = subprocess.Popen(cmd("server", 0), stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, f"{tag}-s.err"), "w"))
+    deadline = time.monotonic() + 30
+    while not os.path.exists(os.path.join(tmp, f"{tag}-server.ready")):
+        if srv.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"sf-nic server did not start: {open(os.path.join(tmp, f'{tag}-s.err')).read()[-2000:]}")
+        time.sleep(0.05)
+    cli = subprocess.run(cmd("client", 1), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=300)
+    srv.wait(timeout=60)
+    if cli.returncode != 0:
+        raise RuntimeError(f"sf-nic client exited {cli.returncode}: {cli.stderr[-2000:]}")
+    with open(os.path.join(tmp, f"{tag}-client.json")) as f:
+        return json.load(f)
+
+
+def testpmd_rate(tmp, frame_bytes, seconds, tag):
+    """txonly -> rxonly over memif; returns the receiver's mean Rx-pps after warm-up."""
+    sock = os.path.join(tmp, f"tp-{tag}.sock")
+    segs = []
+    left = frame_bytes
+    while left > 0:
+        segs.append(min(2048, left))
+        left -= segs[-1]
+    txpkts = ",".join(str(s) for s in segs)
+    rx = subprocess.Popen(["dpdk-testpmd"] + EAL + ["--file-prefix", f"sfnb-tprx-{os.getpid()}", "--lcores", "0@1,1@0",
+                           f"--vdev=net_memif0,role=server,socket={sock}", "--", "--forward-mode=rxonly",
+                           "--stats-period", "1", "--nb-cores", "1", "--total-num-mbufs", "16384"],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(1.0)  # the server socket must exist before the client starts (external processes)
+    tx = subprocess.Popen(["dpdk-testpmd"] + EAL + ["--file-prefix", f"sfnb-tptx-{os.getpid()}", "--lcores", "0@0,1@1",
+                           f"--vdev=net_memif0,role=client,socket={sock}", "--", "--forward-mode=txonly",
+                           f"--txpkts={txpkts}", "--stats-period", "1", "--nb-cores", "1",
+                           "--total-num-mbufs", "16384"],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(seconds + 2.5)
+    for p in (tx, rx):
+        p.send_signal(signal.SIGINT)
+    try:
+        out, _ = rx.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        rx.kill()
+        out, _ = rx.communicate()
+    try:
+        tx.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        tx.kill()
+    pps = [int(x) for x in re.findall(r"Rx-pps:\s+(\d+)", out)]
+    live = [x for x in pps if x > 0][1:]  # skip the first (partial) period
+    if not live:
+        raise RuntimeError("testpmd rxonly reported no traffic:\n" + out[-2000:])
+    return sum(live) / len(live)
+
+
+def write_bw(binary, tmp, seconds):
+    frame = 4096 + ROCE_HDR
+    ref_pps = testpmd_rate(tmp, frame, seconds, "bw")
+    ref_gbps = ref_pps * 4096 * 8 / 1e9
+    rep = sf_pair(binary, tmp, "write_bw", ["-s", "65536", "-D", str(seconds)], "bw")
+    w = rep["workloads"][0]
+    emit("nic_write_bw", w["goodput_gbps"], "Gb/s", ref_gbps, ref_tool=f"dpdk-testpmd txonly->rxonly memif {frame} B",
+         ref_mpps=round(ref_pps / 1e6, 4), messages=w["messages"], load1=os.getloadavg()[0])
+
+
+def msg_rate(binary, tmp, seconds):
+    frame = 64 + ROCE_HDR + 16  # WRITE_ONLY carries a RETH
+    ref_pps = testpmd_rate(tmp, frame, seconds, "mr")
+    rep = sf_pair(binary, tmp, "write_bw", ["-s", "64", "-D", str(seconds)], "mr")
+    w = rep["workloads"][0]
+    emit("nic_msg_rate", w["msg_rate_mpps"], "Mpps", ref_pps / 1e6,
+         ref_tool=f"dpdk-testpmd txonly->rxonly memif {frame} B", load1=os.getloadavg()[0])
+
+
+def pacing(binary, tmp, rate_gbps, seconds):
+    ts = os.path.join(tmp, f"pace{rate_gbps}.jsonl")
+    sf_pair(binary, tmp, "write_bw", ["-s", "65536", "-D", str(seconds)], f"pace{rate_gbps}",
+            client_extra=["--rate-limit", str(rate_gbps), "--timeseries", ts, "--ts-period-ms", "100"])
+    samples = [json.loads(l) for l in open(ts)]
+    rates = []
+    for a, b in zip(samples, samples[1:]):
+        ha, hb = a["hosts"]["h0"], b["hosts"]["h0"]
+        dt = b["t_s"] - a["t_s"]
+        dbytes = hb["tx_bytes"] - ha["tx_bytes"]
+        dpkts = hb["tx_packets"] - ha["tx_packets"]
+        if dpkts > 0 and dt > 0:
+            rates.append((dbytes + WIRE_EXTRA * dpkts) * 8 / dt / 1e9)
+    rates = rates[1:-1]  # the first and last windows are partly idle
+    if not rates:
+        raise RuntimeError(f"no pacing windows in {ts}")
+    worst = max(rates, key=lambda r: abs(r - rate_gbps))
+    emit(f"nic_pacing_{rate_gbps}G", worst, "Gb/s", rate_gbps, mean_gbps=round(sum(rates) / len(rates), 4),
+         worst_error=round(abs(worst - rate_gbps) / rate_gbps, 4), windows=len(rates), window_ms=100,
+         load1=os.getloadavg()[0])
+
+
+def main():
+    binary = sys.argv[1]
+    seconds = 3.0
+    only = None
+    if "--seconds" in sys.argv:
+        seconds = float(sys.argv[sys.argv.index("--seconds") + 1])
+    if "--only" in sys.argv:
+        only = sys.argv[sys.argv.index("--only") + 1]
+    runs = [("nic_write_bw", lambda t: write_bw(binary, t, seconds)),
+            ("nic_msg_rate", lambda t: msg_rate(binary, t, seconds)),
+            ("nic_pacing_1G", lambda t: pacing(binary, t, 1, seconds)),
+            ("nic_pacing_10G", lambda t: pacing(binary, t, 10, seconds)),
+            ("nic_pacing_40G", lambda t: pacing(binary, t, 40, seconds))]
+    rc = 0
+    with tempfile.TemporaryDirectory(prefix="sf-nic-bench-") as tmp:
+        for name, fn in runs:
+            if only and name != only:
+                continue
+            try:
+                fn(tmp)
+            except Exception as e:  # one failing figure must not hide the others
+                log(f"{name}: {e}")
+                rc = 1
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
