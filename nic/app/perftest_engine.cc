@@ -164,6 +164,7 @@ std::string Workload::connect(std::span<const QpConnInfo> peer, TimeNs now) {
         rc != 0) {
       return "modify_qp to RTS: errno " + std::to_string(rc);
     }
+    q.qp->set_congestion_control(cfg_.cc, BitRate::gbps(host_.speed_gbps));
     if (cfg_.rate_limit.bps() != 0) {
       const auto kbps = static_cast<uint32_t>(std::min<uint64_t>(cfg_.rate_limit.bps() / 1000, UINT32_MAX));
       if (int rc = v::modify_qp_rate_limit(q.qp, kbps); rc != 0) return "modify_qp_rate_limit: errno " + std::to_string(rc);
