@@ -4,7 +4,8 @@
 // packets or not. Mitigation by action: drop (flush the queue, drop what
 // arrives for it and ignore its incoming pauses), forward (ignore pause, keep
 // sending), alert (report only). A stormed queue is restored once no PFC frame
-// has arrived for its priority for `restoration`. Event-driven and exact in
+// has arrived for its priority for `restoration` (counted from the storm or
+// the last frame, whichever is later); under alert, as soon as the pause ends. Event-driven and exact in
 // time (microsecond timers work as well as SONiC's millisecond defaults):
 // the owner reports pause/transmit/frame events and calls advance() at
 // next_deadline(). Pure logic.
