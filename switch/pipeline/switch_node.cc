@@ -328,11 +328,13 @@ void SwitchNode::enqueue(QueuedPkt p) {
   if (lossless && !mmu_.egress_could_fit(p.out_port, p.queue, in.ticket.cells)) {
     // Waiting would block the PG forever: no buffer, or larger than the limit.
     mmu_.release_ingress(p.in_port, p.pg, in.ticket);
+    update_pfc(p.in_port, p.pg, now_);
     return refuse(mmu_.queue_profile(p.out_port, p.queue) == nullptr ? DropCause::kNoBuffer : DropCause::kEgressLimit);
   }
   if (lossless && (!held.empty() || !mmu_.egress_fits(p.out_port, p.queue, in.ticket.cells))) {
     if (held.full()) {
       mmu_.release_ingress(p.in_port, p.pg, in.ticket);
+      update_pfc(p.in_port, p.pg, now_);
       return refuse(DropCause::kQueueFull);
     }
     if (held.empty()) ++held_pgs_;
@@ -344,6 +346,7 @@ void SwitchNode::enqueue(QueuedPkt p) {
   const Admission out = mmu_.admit_egress(p.out_port, p.queue, in.ticket);
   if (out.verdict != Verdict::kAccept) {
     mmu_.release_ingress(p.in_port, p.pg, in.ticket);
+    update_pfc(p.in_port, p.pg, now_);
     if (out.verdict == Verdict::kTrim) return trim(p, drop_cause_of(out.reason));
     return refuse(drop_cause_of(out.reason));
   }
@@ -356,6 +359,7 @@ void SwitchNode::to_egress(QueuedPkt p, const Ticket& t) {
   EgressQueue& q = op.queues[p.queue];
   auto refuse = [&](DropCause cause) {
     mmu_.release(p.in_port, p.pg, p.out_port, p.queue, t);
+    update_pfc(p.in_port, p.pg, now_);  // the PG may drop below XON
     ++qc.dropped;
     if (p.trimmed) ++op.ctr.trimmed_dropped;
     drop(p.in_port, p.mbuf, cause);
