@@ -144,8 +144,6 @@ nlohmann::json timeseries_sample(const SwitchNode& node, const SwitchConfig& cfg
                                            {"tx_bytes", c.tx_bytes},
                                            {"dropped", c.dropped},
                                            {"paused", node.paused(p)},
-                                           {"tx_pfc_frames", c.tx_pfc_frames},
-                                           {"trimmed_tx", c.trimmed_tx},
                                            {"queues", q}};
   }
   j["buffer_used_bytes"] = uint64_t{node.mmu().total_used()} * node.mmu().cell_bytes();
