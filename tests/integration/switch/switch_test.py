@@ -5,7 +5,8 @@ DPDK telemetry, its time series and captures.
 
 Usage: switch_test.py --build BUILD_DIR CASE
 CASE: memif_l2, memif_l2_4k, incast_ecn, bad_config, bad_frames, telemetry,
-timeseries, capture, capture_cleanup, af_xdp, pfc_generate, pfc_receive. Exit 0 = pass, 77 = skipped (meson), else fail.
+timeseries, capture, capture_cleanup, af_xdp, pfc_generate, pfc_receive,
+pfc_watchdog. Exit 0 = pass, 77 = skipped (meson), else fail.
 
 Every DPDK process gets --no-pci, its own --file-prefix and --backoff (the CI
 machine has 2 cores); only PIDs started here are signalled; temp dirs, runtime
@@ -902,9 +903,65 @@ def pfc_receive(h):
     harness.check_drop_causes(rep)
 
 
+def pfc_watchdog(h):
+    """The pausing peer of pfc_receive against PFC_WD on Ethernet8 (action
+    drop, detection 20 ms, restoration 2 s). Expect: queue 3 is stormed
+    (report pfc_wd: stormed, deadlock_detected >= 1, the storm logged by
+    sf-switch), the pauses that keep coming are ignored (rx_ignored_pause),
+    DSCP 26 packets are dropped as pfcwd_drop instead of waiting, DSCP 10
+    still flows, and no DSCP 26 frame leaves Ethernet8 before the storm."""
+    from scapy.all import Ether, Raw, wrpcap
+    names = ["Ethernet0", "Ethernet4", "Ethernet8"]
+    cfg = lossless_cfg(h, names, {"Ethernet0": 1, "Ethernet4": 1, "Ethernet8": 1})
+    cfg["PFC_WD"] = {"Ethernet8": {"action": "drop", "detection_time": "20", "restoration_time": "2000"}}
+    pfc_pcap, out_pcap = h.path("pfc.pcap"), h.path("out.pcap")
+    body = struct.pack("!HH8H", 0x0101, 0x0008, 0, 0, 0, 0xFFFF, 0, 0, 0, 0) + bytes(26)
+    wrpcap(pfc_pcap, [Ether(dst="01:80:c2:00:00:01", src=RECEIVER, type=0x8808) / Raw(body)])
+    a_pcap, b_pcap = h.path("a.pcap"), h.path("b.pcap")
+    ecn_pcap(a_pcap, SENDER_A, 26, 64)
+    ecn_pcap(b_pcap, SENDER_B, 10, 64)
+    sw = h.start_switch(cfg, telemetry=True)
+    peer = h.pktio("pausing-peer", "fwd",
+                   [client(cfg, "Ethernet8"), f"net_pcap1,rx_pcap={pfc_pcap},infinite_rx=1,tx_pcap={out_pcap}"],
+                   ["--rate-gbps", 0.05, "--duration", 12, "--link-wait-s", 15], ready=True)
+    port8 = lambda: telemetry(sw.prefix, "/softfabric/switch/port,Ethernet8") or {}  # noqa: E731
+    wait_until(lambda: port8().get("pfcwd_stormed_queues_mask", 0) == 1 << 3, 15, "queue 3 stormed",
+               procs=[sw, peer])
+    senders = [h.pktio(f"sender-{n}", "fwd", [f"net_pcap0,rx_pcap={pc},infinite_rx=1", client(cfg, port)],
+                       ["--rate-gbps", 0.02, "--count", 400, "--duration", 20, "--link-wait-s", 15,
+                        "--linger-ms", 500])
+               for n, port, pc in (("a", "Ethernet0", a_pcap), ("b", "Ethernet4", b_pcap))]
+    for p in senders:
+        h.finish(p, 40)
+    rep = h.stop_switch(sw)
+    h.finish(peer, 30, ok_rc=(0, 1))
+    p0, p8 = port_by_name(rep, "Ethernet0"), port_by_name(rep, "Ethernet8")
+    wd = p8.get("pfc_wd", {})
+    wq = {q["queue"]: q for q in wd.get("queues", [])}
+    frames = [f for f in read_pcap(out_pcap) if f[12:14] == b"\x08\x00"]
+    dscps = {}
+    for f in frames:
+        dscps[f[15] >> 2] = dscps.get(f[15] >> 2, 0) + 1
+    print(f"Ethernet8 pfc_wd {wd}; pfc {p8['pfc']}; Ethernet0 drops {p0['drops']}; queues tx "
+          f"{[q['tx_packets'] for q in p8['queues']]}; capture by DSCP {dscps}; events {rep['pfc_wd_events']}")
+    check(wd.get("action") == "drop" and wd.get("detection_time_us") == 20000, f"watchdog config {wd}")
+    check(3 in wq and wq[3]["deadlock_detected"] >= 1, f"queue 3 not stormed: {wd}")
+    check(wq[3]["rx_ignored_pause"] > 0 and p8["pfc"].get("rx_ignored_pause", 0) > 0, f"pauses not ignored: {wd}")
+    check(p0["drops"].get("pfcwd_drop", 0) > 0, f"no pfcwd_drop on Ethernet0: {p0['drops']}")
+    check(wq[3]["tx_dropped_packets"] >= p0["drops"].get("pfcwd_drop", 0), f"tx_dropped {wq[3]}")
+    check(dscps.get(26, 0) == 0 and p8["queues"][3]["tx_packets"] == 0, f"DSCP 26 left Ethernet8: {dscps}")
+    check(dscps.get(10, 0) > 0, f"DSCP 10 stopped: {dscps}")
+    ev = rep["pfc_wd_events"]
+    check(ev["total"] >= 1 and ev["log"][0]["event"] == "storm" and ev["log"][0]["port"] == "Ethernet8",
+          f"storm not logged: {ev}")
+    check("PFC watchdog: storm on Ethernet8 queue 3" in sw.out() + sw.err(), "sf-switch did not log the storm")
+    harness.check_drop_causes(rep)
+
+
 CASES = {
     "pfc_generate": pfc_generate,
     "pfc_receive": pfc_receive,
+    "pfc_watchdog": pfc_watchdog,
     "memif_l2": lambda h: memif_l2(h, 1500, 20000),
     "memif_l2_4k": lambda h: memif_l2(h, 4096, 8000),
     "incast_ecn": incast_ecn,
