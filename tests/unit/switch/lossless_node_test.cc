@@ -6,6 +6,8 @@
 #include <rte_mbuf.h>
 
 #include <cstring>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "common/config/json_loader.h"
@@ -337,6 +339,46 @@ TEST_F(LosslessNodeTest, BadMacControlFramesCountedAndIgnored) {
   rx_bytes(1, pause, TimeNs(20));
   EXPECT_EQ(node_->paused(1), 0xFFu);
   EXPECT_EQ(node_->pfc_rx(1).counters().global_pause_frames, 1u);
+}
+
+// 7. PFC generation over time: a congested lossless PG sends XOFF (0xFFFF
+// quanta, 335.5 us at 100G) ahead of data, refreshes it once half of that has
+// passed while still congested (before the peer's timer runs out), and sends
+// XON (time 0) once drained. Expect: frames at t, t + 167.8 us, then XON.
+TEST_F(LosslessNodeTest, PfcXoffIsRefreshedWhileCongested) {
+  make(wd_doc("drop"));
+  for (int i = 0; i < 250; ++i) rx(0, frame(v4(kHostC, kHostA), 930), TimeNs(10));
+  ASSERT_TRUE(node_->pfc_tx(0).xoff(3));
+  auto pfc_out = [&](TimeNs t) -> std::optional<std::pair<uint8_t, uint16_t>> {
+    rte_mbuf* b[4];
+    const uint16_t n = node_->transmit(0, b, t);
+    std::optional<std::pair<uint8_t, uint16_t>> r;
+    for (uint16_t i = 0; i < n; ++i) {
+      const wire::FrameInfo f = wire::parse_frame({rte_pktmbuf_mtod(b[i], uint8_t*), b[i]->data_len});
+      if (f.pfc != nullptr) r = std::make_pair(f.pfc->enabled_mask(), f.pfc->time_quanta[3].value());
+      rte_pktmbuf_free(b[i]);
+    }
+    return r;
+  };
+  const auto first = pfc_out(TimeNs(20));
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->first, 1u << 3);
+  EXPECT_EQ(first->second, 0xFFFF);
+  const TimeNs refresh_at = node_->next_wakeup(TimeNs(20));
+  const TimeNs half = TimeNs(65535LL * 512 * 10 / 1000 / 2);  // 0xFFFF x 5.12 ns / 2
+  EXPECT_GE(refresh_at, TimeNs(20) + half - TimeNs(10));
+  EXPECT_LE(refresh_at, TimeNs(20) + half + TimeNs(10));
+  EXPECT_FALSE(pfc_out(refresh_at - TimeNs(1)).has_value());
+  const auto again = pfc_out(refresh_at);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->second, 0xFFFF);
+  drain(2, refresh_at);
+  EXPECT_FALSE(node_->pfc_tx(0).xoff(3));
+  const auto xon = pfc_out(refresh_at + TimeNs(1));
+  ASSERT_TRUE(xon.has_value());
+  EXPECT_EQ(xon->second, 0);
+  EXPECT_EQ(node_->pfc_tx(0).counters().pause_frames[3], 2u);
+  EXPECT_EQ(node_->pfc_tx(0).counters().xon_frames[3], 1u);
 }
 
 }  // namespace
