@@ -55,6 +55,7 @@ nlohmann::json port_snapshot(const SwitchNode& node, const SwitchConfig& cfg, Po
                               {"deadlock_detected", w.storms[q]},
                               {"deadlock_restored", w.restores[q]},
                               {"tx_dropped_packets", w.tx_dropped[q]},
+                              {"rx_dropped_packets", w.rx_dropped[q]},
                               {"rx_ignored_pause", w.rx_ignored_pause[q]}});
     }
     j["pfc_wd"] = wj;

@@ -315,6 +315,17 @@ void SwitchNode::enqueue(QueuedPkt p) {
     ports_[p.out_port].wd.count_dropped(p.queue);
     return refuse(DropCause::kPfcWatchdog);  // stormed queue, action drop
   }
+  if ((ports_[p.in_port].wd_drop_pgs >> p.pg) & 1u) {
+    // From a stormed peer in a stormed priority's PG (queue: the PG's first stormed one).
+    Port& ip = ports_[p.in_port];
+    for (uint8_t q = 0; q < kNumQueues; ++q) {
+      if ((ip.wd_drop >> q) & 1u) {
+        ip.wd.count_rx_dropped(q);
+        break;
+      }
+    }
+    return refuse(DropCause::kPfcWatchdog);
+  }
   const Admission in = mmu_.admit_ingress(p.in_port, p.pg, p.bytes);
   if (in.verdict == Verdict::kTrim) return trim(p, drop_cause_of(in.reason));
   if (in.verdict != Verdict::kAccept) return refuse(drop_cause_of(in.reason));

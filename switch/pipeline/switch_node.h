@@ -99,6 +99,7 @@ class SwitchNode final : public Node {
     bool wd_on = false;
     uint8_t wd_paused = 0;          // paused queues as last reported to wd
     uint8_t wd_drop = 0;            // queues whose packets are dropped (stormed, action drop)
+    uint8_t wd_drop_pgs = 0;        // ingress PGs of their priorities: arrivals dropped too (SONiC)
     PortCounters ctr;
   };
   // Received-pause state of `port` at `now`, as a queue mask.

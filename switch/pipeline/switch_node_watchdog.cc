@@ -4,7 +4,9 @@
 // transmissions and pause frames, and applies what they decide:
 // - storm, action drop: received pauses for the queue's priorities are
 //   ignored, the queue is flushed, and packets for it are dropped
-//   (`pfcwd_drop`) until restoration;
+//   (`pfcwd_drop`) until restoration, as are packets arriving on the stormed
+//   port in the PGs of those priorities (SONiC: so that the port's PG cannot
+//   fill and pause upstream);
 // - storm, action forward: pauses ignored, the queue keeps sending;
 // - storm, action alert: logged and counted only;
 // - restoration: pauses are honoured again.
@@ -51,6 +53,11 @@ void SwitchNode::wd_service(uint16_t pi, TimeNs now) {
   refresh_pfc_paused(port, now);
   const auto flush = static_cast<uint8_t>(port.wd.drop_mask() & ~port.wd_drop);
   port.wd_drop = port.wd.drop_mask();
+  port.wd_drop_pgs = 0;
+  const uint8_t prios = prios_of_queues(port, port.wd_drop);
+  for (int p = 0; p < kPfcPrios; ++p) {
+    if ((prios >> p) & 1u) port.wd_drop_pgs = static_cast<uint8_t>(port.wd_drop_pgs | 1u << port.qos->tc_to_pg[p]);
+  }
   for (uint8_t q = 0; q < kNumQueues; ++q) {
     if ((flush >> q) & 1u) wd_flush(pi, q);
   }

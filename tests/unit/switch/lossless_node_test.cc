@@ -133,7 +133,8 @@ class LosslessNodeTest : public testing::Test {
 // 1. Watchdog, action drop, seed-000 timers. Port 2's peer pauses priority 3
 // and keeps refreshing. Expect: at 200 us of pause without transmission the
 // queue is stormed (logged), flushed (pfcwd_drop), its pauses ignored (count),
-// new packets for it dropped while other queues and the lossless PGs go on;
+// new packets for it dropped, and so are the peer's own packets in that PG,
+// while other queues and priorities go on;
 // 50 us after the last pause frame it is restored and pauses count again.
 TEST_F(LosslessNodeTest, WatchdogDropFlushesAndRestores) {
   make(wd_doc("drop"));
@@ -168,6 +169,13 @@ TEST_F(LosslessNodeTest, WatchdogDropFlushesAndRestores) {
   EXPECT_EQ(drops(0, DropCause::kPfcWatchdog), 6u);
   EXPECT_EQ(drain(2, TimeNs::from_us(230)).size(), 1u);
   EXPECT_EQ(node_->pfc_wd(2)->counters().tx_dropped[3], 6u);
+  // Lossless arrivals from the stormed peer (port 2, PG 3) are dropped too;
+  // its other priorities pass.
+  rx(2, frame(v4(kHostA, kHostC)), TimeNs::from_us(231));
+  rx(2, frame(v4(kHostA, kHostC, 8)), TimeNs::from_us(231));
+  EXPECT_EQ(drops(2, DropCause::kPfcWatchdog), 1u);
+  EXPECT_EQ(node_->pfc_wd(2)->counters().rx_dropped[3], 1u);
+  EXPECT_EQ(drain(0, TimeNs::from_us(231)).size(), 1u);
   // 49 us after the last frame: still stormed; 50 us: restored.
   run_until(TimeNs::from_us(269));
   EXPECT_EQ(node_->pfc_wd(2)->stormed(), 1u << 3);
