@@ -27,7 +27,7 @@ nlohmann::json port_snapshot(const SwitchNode& node, const SwitchConfig& cfg, Po
     const std::string n = "prio" + std::to_string(prio);
     if (rx.pause_frames[prio] == 0 && tx.pause_frames[prio] == 0 && tx.xon_frames[prio] == 0) continue;
     pfc["rx_" + n + "_pause"] = rx.pause_frames[prio];
-    pfc["rx_" + n + "_pause_duration"] = rx.pause_duration[prio].ns() / 1000;  // us, as mlx5
+    pfc["rx_" + n + "_pause_duration"] = node.pfc_rx(p).pause_duration_at(prio, node.last_now()).ns() / 1000;  // us
     pfc["rx_" + n + "_pause_transition"] = rx.transitions[prio];
     pfc["tx_" + n + "_pause"] = tx.pause_frames[prio];
     pfc["tx_" + n + "_xon"] = tx.xon_frames[prio];

@@ -61,6 +61,9 @@ class SwitchNode final : public Node {
   uint8_t paused(PortId port) const { return ports_[port].paused | ports_[port].pfc_paused_queues; }
   const PfcReceiver& pfc_rx(PortId port) const { return ports_[port].pfc_rx; }
   const PfcGenerator& pfc_tx(PortId port) const { return ports_[port].pfc_tx; }
+  // `now` of the latest receive / transmit / advance call (for counters that
+  // include a running interval, e.g. a pause in progress).
+  TimeNs last_now() const { return now_; }
 
   const PortCounters& counters(PortId port) const { return ports_[port].ctr; }
   uint64_t queue_bytes(PortId port, uint8_t q) const { return ports_[port].queues[q].bytes(); }
