@@ -10,6 +10,7 @@
 #include <map>
 
 #include "common/config/json_loader.h"
+#include "switch/config/credit_fc_config.h"
 
 namespace sf::sw {
 namespace {
@@ -598,6 +599,7 @@ SwitchConfig parse_switch_config(const Json& doc) {
   parse_qos(root, c);
   parse_queues(root, c);
   parse_routes(root, c);
+  parse_credit_fc(root, c);  // credit_fc_config.cc
   root.finish();
   return c;
 }

@@ -50,6 +50,7 @@ struct PortCounters {
   uint64_t held = 0;             // lossless arrivals held at ingress (egress queue at its limit)
   uint64_t tx_pfc_frames = 0;    // PFC frames sent (XOFF, refresh, XON)
   uint64_t pfc_alloc_failures = 0;  // a PFC frame waited: no mbuf in the control pool
+  uint64_t rx_credit_ignored = 0;  // credit frames on a port not in credit mode (consumed); credit ports: credit(p)
   uint64_t dropped = 0;          // all causes, charged to the ingress port
   std::array<uint64_t, kNumDropCauses> drops{};  // by cause, ingress port
   std::array<QueueCounters, kNumQueues> queues{};

@@ -24,6 +24,7 @@
 #include "switch/fwd/route_table.h"
 #include "switch/mmu/mmu.h"
 #include "switch/pipeline/counters.h"
+#include "switch/pipeline/credit_link.h"
 #include "switch/pipeline/egress_queue.h"
 #include "switch/qos/scheduler.h"
 #include "switch/qos/wred.h"
@@ -62,6 +63,8 @@ class SwitchNode final : public Node {
   uint32_t queue_packets(PortId port, uint8_t q) const { return ports_[port].queues[q].packets(); }
   uint32_t held_packets(PortId port, uint8_t pg) const { return ports_[port].held[pg].packets(); }
   const Mmu& mmu() const { return mmu_; }
+  // Credit-based link FC state of a CREDIT_FC port (nullptr: the port runs PFC).
+  const CreditPort* credit(PortId port) const { return ports_[port].credit ? &ports_[port].credit->fc : nullptr; }
   const Fdb& fdb() const { return *fdb_; }
   void clear_watermarks();
 
@@ -79,6 +82,7 @@ class SwitchNode final : public Node {
     PfcReceiver pfc_rx;             // pause timers of received frames
     PfcGenerator pfc_tx;            // frames we owe the peer (XOFF / refresh / XON)
     PortCounters ctr;
+    std::unique_ptr<CreditLink> credit;  // CREDIT_FC ports only (switch_node_credit.cc)
   };
   // Received-pause state of `port` at `now`, as a queue mask.
   uint8_t refresh_pfc_paused(Port& port, TimeNs now);
@@ -96,6 +100,31 @@ class SwitchNode final : public Node {
   void to_egress(QueuedPkt p, const Ticket& t);
   // Moves held packets whose egress queue now has room (head of line per PG).
   void drain_held();
+
+  // ---- credit-based link FC (switch_node_credit.cc) ----
+  void init_credit();
+  // Start of process(): the VL charged if the frame is dropped unclassified.
+  void credit_begin_rx(uint16_t in);
+  // After classification: the VL whose slot the packet holds (0xFF none).
+  uint8_t credit_on_arrival(uint16_t in, uint8_t queue);
+  // A flooded packet: its slot is freed now, the copies hold none.
+  void credit_release_flooded(uint16_t in, QueuedPkt& pkt);
+  // drop(): frees the dropped packet's slot.
+  void credit_on_drop(uint16_t in);
+  // A credit update frame arrived (consumed).
+  void on_credit_frame(Port& port, rte_mbuf* m, TimeNs now);
+  // The credit update owed by `port`, if one is due (one ctrl_pool_ mbuf).
+  rte_mbuf* credit_frame(Port& port);
+  // Queues the scheduler may pick on a credit port: those of the VL the VL
+  // arbiter chose among VLs with a packet and a credit.
+  uint8_t credit_eligible(Port& port, std::span<const uint32_t, kNumQueues> head, uint8_t eligible);
+  // A packet left `port` from queue q: spend its credit, free its ingress slot.
+  void credit_on_dequeue(Port& port, int q, const QueuedPkt& pkt);
+  // End of transmit(): stall timing of the port's VLs.
+  void credit_note_backlog(Port& port, uint8_t blocked, TimeNs now);
+  TimeNs credit_wakeup(TimeNs now) const;
+  uint8_t credit_drop_vl_ = kNoCreditVl;  // VL freed if the packet in hand is dropped
+  bool credit_kick_ = false;  // an update became due outside receive/advance: run again now
 
   const SwitchConfig& cfg_;
   std::vector<Port> ports_;

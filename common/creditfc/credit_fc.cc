@@ -1,7 +1,7 @@
 // Credit-based flow control. See credit_fc.h.
-#include "switch/lossless/credit_fc.h"
+#include "common/creditfc/credit_fc.h"
 
-namespace sf::sw {
+namespace sf {
 
 CreditSender::CreditSender(const CreditFcConfig& cfg) {
   for (int v = 0; v < kMaxVls; ++v) limit_[v] = cfg.credits(v);
@@ -19,6 +19,7 @@ void CreditSender::note_backlog(int vl, bool waiting, TimeNs now) {
     stalled_[vl] = true;
     stall_since_[vl] = now;
     ++stall_[vl].stalls;
+    ++all_.stalls;
   } else if (!stall && stalled_[vl]) {
     end_stall(vl, now);
   }
@@ -28,16 +29,24 @@ void CreditSender::end_stall(int vl, TimeNs now) {
   stalled_[vl] = false;
   const TimeNs d = now - stall_since_[vl];
   stall_[vl].stalled_time += d;
+  all_.stalled_time += d;
   int b = 0;
   for (int64_t us = d.ns() / 1000; us > 0 && b < kStallBuckets - 1; us >>= 1) ++b;
   ++stall_[vl].histogram[b];
+  ++all_.histogram[b];
 }
 
-CreditReceiver::CreditReceiver(const CreditFcConfig& cfg) : threshold_(cfg.update_threshold == 0 ? 1 : cfg.update_threshold) {
-  for (int v = 0; v < kMaxVls; ++v) granted_[v] = cfg.credits(v);
+CreditReceiver::CreditReceiver(const CreditFcConfig& cfg)
+    : threshold_(cfg.update_threshold == 0 ? 1 : cfg.update_threshold) {
+  for (int v = 0; v < kMaxVls; ++v) granted_[v] = credits_[v] = cfg.credits(v);
+}
+
+bool CreditReceiver::on_arrival(int vl) {
+  return ++occupied_[vl] <= credits_[vl];
 }
 
 void CreditReceiver::on_freed(int vl) {
+  if (occupied_[vl] > 0) --occupied_[vl];
   ++granted_[vl];
   if (++freed_since_update_[vl] >= threshold_) {
     freed_since_update_[vl] = 0;
@@ -59,4 +68,4 @@ int VlArbiter::pick(uint16_t ready) {
   return -1;
 }
 
-}  // namespace sf::sw
+}  // namespace sf

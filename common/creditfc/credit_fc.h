@@ -1,17 +1,19 @@
 // Credit-based link flow control, InfiniBand style (seed 003; DESIGN.md
-// switch/): an alternative to PFC per port. Per virtual lane (VL) the receiver
-// owns a buffer of `credits` MTU-sized slots; the sender spends one credit per
-// packet and stops at zero. The receiver returns freed slots in in-band
-// credit updates (docs/wire-formats.md, "credit update"), but only once
-// `update_threshold` slots have been freed since its last update. Updates carry
-// the cumulative number of credits granted (as IB's FCCL), so a lost update is
-// repaired by the next one. Service levels map to VLs; a weighted arbitration
-// table shares the link among VLs that have both packets and credits.
+// switch/): an alternative to PFC per link, shared by the switch and the
+// hosts (the NIC later). Per virtual lane (VL) the receiver owns a buffer of
+// `credits` MTU-sized slots; the sender spends one credit per packet and
+// stops at zero. The receiver returns freed slots in in-band credit updates
+// (common/wire/credit_frame.h, docs/wire-formats.md), but only once
+// `update_threshold` slots have been freed since its last update. Updates
+// carry the cumulative number of credits granted (as IB's FCCL), so a lost
+// update is repaired by the next one. Service levels map to VLs; a weighted
+// arbitration table shares the link among VLs that have both packets and
+// credits.
 //
 // Counters: credit stalls (a VL with packets waiting and no credit) and a
 // histogram of stall durations, which tells a threshold problem (short stalls,
 // microseconds) from congestion (long ones) - seed 003's diagnosis.
-// Pure logic; time is an argument.
+// Pure logic; time is an argument. Owned by the lcore of the port.
 #pragma once
 
 #include <array>
@@ -19,27 +21,33 @@
 
 #include "common/time.h"
 
-namespace sf::sw {
+namespace sf {
 
 inline constexpr int kMaxVls = 16;
+inline constexpr int kManagementVl = 15;
+inline constexpr int kMaxSls = 16;
 // Stall histogram buckets: [0] < 1 us, [i] in [2^(i-1), 2^i) us, last = longer.
 inline constexpr int kStallBuckets = 16;
 
+// Lower edge of stall histogram bucket `b`, in us (0 for bucket 0).
+constexpr uint64_t stall_bucket_floor_us(int b) { return b == 0 ? 0 : uint64_t{1} << (b - 1); }
+
 struct CreditFcConfig {
-  uint32_t mtu_bytes = 4096;          // one credit = one MTU-sized slot
-  uint8_t num_vls = 1;                // data VLs in use (1..15) + VL15 management if configured
+  uint32_t mtu_bytes = 4096;                        // one credit = one packet slot of this size
+  uint16_t vl_mask = 1;                             // bit v = VL v in use (VL15 = management)
   std::array<uint32_t, kMaxVls> vl_buffer_bytes{};  // receive buffer per VL
-  uint32_t update_threshold = 1;      // freed slots before an update is sent
-  std::array<uint8_t, 16> sl_to_vl{};               // service level -> VL
-  std::array<uint32_t, kMaxVls> vl_weight{};        // arbitration weights (0 = VL not scheduled)
+  uint32_t update_threshold = 1;                    // freed slots before an update is sent
+  std::array<uint8_t, kMaxSls> sl_to_vl{};          // service level (traffic class) -> VL
+  std::array<uint32_t, kMaxVls> vl_weight{};        // arbitration: packets per round (0 = never)
 
   uint32_t credits(int vl) const { return vl_buffer_bytes[vl] / mtu_bytes; }
+  bool vl_valid(int vl) const { return vl >= 0 && vl < kMaxVls && ((vl_mask >> vl) & 1u); }
 };
 
 struct CreditStallStats {
   uint64_t stalls = 0;                       // stall episodes started
-  TimeNs stalled_time{0};                    // total time with packets waiting and no credit
-  std::array<uint64_t, kStallBuckets> histogram{};
+  TimeNs stalled_time{0};                    // total time with packets waiting and no credit (ended episodes)
+  std::array<uint64_t, kStallBuckets> histogram{};  // ended episodes by duration
 };
 
 // Transmit side of a link: credits available per VL and stall accounting.
@@ -57,8 +65,10 @@ class CreditSender {
   // The owner reports whether the VL has packets waiting; stalls are timed
   // from the moment a VL is waiting with no credit.
   void note_backlog(int vl, bool waiting, TimeNs now);
+  bool stalled(int vl) const { return stalled_[vl]; }
 
   const CreditStallStats& stalls(int vl) const { return stall_[vl]; }
+  const CreditStallStats& total_stalls() const { return all_; }  // all VLs
 
  private:
   void end_stall(int vl, TimeNs now);
@@ -68,16 +78,22 @@ class CreditSender {
   std::array<bool, kMaxVls> stalled_{};
   std::array<TimeNs, kMaxVls> stall_since_{};
   std::array<CreditStallStats, kMaxVls> stall_{};
+  CreditStallStats all_;
 };
 
-// Receive side: slots freed as packets leave the buffer, updates owed.
+// Receive side: packets occupying slots, slots freed as packets leave the
+// buffer, updates owed.
 class CreditReceiver {
  public:
   CreditReceiver() = default;
   explicit CreditReceiver(const CreditFcConfig& cfg);
 
-  // A packet on `vl` left the receive buffer (forwarded or consumed).
+  // A packet that spends a credit arrived on `vl`. Returns false when the VL
+  // had no free slot (the sender sent without a credit: an overrun).
+  bool on_arrival(int vl);
+  // A packet on `vl` left the receive buffer (forwarded, consumed or dropped).
   void on_freed(int vl);
+  uint32_t occupied(int vl) const { return occupied_[vl]; }
   // VLs with an update due (bit v), and the cumulative grant to advertise.
   uint16_t updates_due() const { return due_; }
   uint32_t granted_total(int vl) const { return granted_[vl]; }
@@ -88,8 +104,10 @@ class CreditReceiver {
 
  private:
   uint32_t threshold_ = 1;
+  std::array<uint32_t, kMaxVls> credits_{};
   std::array<uint32_t, kMaxVls> granted_{};
   std::array<uint32_t, kMaxVls> freed_since_update_{};
+  std::array<uint32_t, kMaxVls> occupied_{};
   uint16_t due_ = 0;
   uint64_t updates_ = 0;
 };
@@ -109,4 +127,4 @@ class VlArbiter {
   uint32_t used_ = 0;  // packets sent by cur_ this round
 };
 
-}  // namespace sf::sw
+}  // namespace sf

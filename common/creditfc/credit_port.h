@@ -1,0 +1,82 @@
+// CreditPort: the credit-based flow-control state of one link end (switch
+// port or host port), both directions: the sender half (credits granted by
+// the peer, stalls, VL arbitration) and the receiver half (slots occupied by
+// the peer's packets, updates owed to it), plus the in-band credit frames
+// between them (common/wire/credit_frame.h). Bad frames are counted by reason
+// and ignored; entries for VLs the port does not use are counted and skipped.
+// Pure logic: time is an argument; no allocation. Owned by the port's lcore.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "common/creditfc/credit_fc.h"
+#include "common/time.h"
+#include "common/wire/credit_frame.h"
+
+namespace sf {
+
+struct CreditCounters {
+  uint64_t tx_updates = 0;        // credit frames sent
+  uint64_t rx_updates = 0;        // well-formed credit frames received
+  uint64_t rx_malformed = 0;      // credit frames ignored as malformed (all reasons)
+  std::array<uint64_t, static_cast<std::size_t>(wire::CreditParseReason::kCount)> rx_malformed_by_reason{};
+  uint64_t rx_unknown_vl = 0;     // entries for a VL this port does not use (skipped)
+  uint64_t rx_overrun = 0;        // data packets that arrived with no free slot (peer ignored credits)
+  uint64_t alloc_failures = 0;    // an update waited: no buffer for the frame
+  uint64_t credit_stalls = 0;     // stall episodes (all VLs)
+  TimeNs stalled_time{0};         // time stalled, ended episodes
+  std::array<uint64_t, kStallBuckets> stall_histogram{};  // see kStallBuckets
+};
+
+enum class CreditRxOutcome : uint8_t { kApplied, kMalformed, kPartlyUnknownVl };
+const char* to_string(CreditRxOutcome o);
+
+class CreditPort {
+ public:
+  CreditPort() = default;
+  explicit CreditPort(const CreditFcConfig& cfg);
+
+  const CreditFcConfig& config() const { return cfg_; }
+  // VL of a packet of service level (traffic class) `sl` on this link.
+  uint8_t vl_of_sl(uint8_t sl) const { return cfg_.sl_to_vl[sl % kMaxSls]; }
+
+  // ---- transmit (our packets toward the peer)
+  bool can_send(int vl) const { return tx_.can_send(vl); }
+  void on_send(int vl) { tx_.on_send(vl); }
+  // Whether `vl` has packets waiting, for stall timing (after every transmit
+  // offer and on every credit update).
+  void note_backlog(int vl, bool waiting, TimeNs now) { tx_.note_backlog(vl, waiting, now); }
+  // VL arbitration among `ready` (bit v: packets and a credit).
+  int arbitrate(uint16_t ready) { return arb_.pick(ready); }
+  const CreditSender& sender() const { return tx_; }
+
+  // ---- receive (the peer's packets into our buffer)
+  // A data packet arrived on `vl`; counts an overrun when no slot was free.
+  void on_arrival(int vl);
+  // A packet that arrived on `vl` left our buffer.
+  void on_freed(int vl) { rx_.on_freed(vl); }
+  bool update_due() const { return rx_.updates_due() != 0; }
+  // Writes the update owed to the peer into `out` (all due VLs in one
+  // frame). Returns the frame bytes, 0 when nothing is due or `out` is short.
+  std::size_t build_update(std::span<uint8_t> out, const wire::MacAddr& src);
+  const CreditReceiver& receiver() const { return rx_; }
+  // The owner could not get a buffer for a due update (it stays due).
+  void count_alloc_failure() { ++ctr_.alloc_failures; }
+
+  // A frame with EtherType 0x88B5 from the peer (contiguous bytes).
+  CreditRxOutcome on_frame(std::span<const uint8_t> frame, TimeNs now);
+
+  CreditCounters counters() const;
+
+ private:
+  CreditFcConfig cfg_;
+  CreditSender tx_;
+  CreditReceiver rx_;
+  VlArbiter arb_;
+  CreditCounters ctr_;  // frame counters; stalls come from tx_
+};
+
+}  // namespace sf
