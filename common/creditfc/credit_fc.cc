@@ -38,11 +38,19 @@ void CreditSender::end_stall(int vl, TimeNs now) {
 
 CreditReceiver::CreditReceiver(const CreditFcConfig& cfg)
     : threshold_(cfg.update_threshold == 0 ? 1 : cfg.update_threshold) {
-  for (int v = 0; v < kMaxVls; ++v) granted_[v] = credits_[v] = cfg.credits(v);
+  for (int v = 0; v < kMaxVls; ++v) granted_[v] = credits_[v] = advertised_[v] = cfg.credits(v);
 }
 
 bool CreditReceiver::on_arrival(int vl) {
-  return ++occupied_[vl] <= credits_[vl];
+  ++occupied_[vl];
+  return static_cast<int32_t>(++received_[vl] - advertised_[vl]) <= 0;
+}
+
+void CreditReceiver::sent_updates(uint16_t mask) {
+  for (int v = 0; v < kMaxVls; ++v) {
+    if ((mask >> v) & 1u) advertised_[v] = granted_[v];
+  }
+  due_ = static_cast<uint16_t>(due_ & ~mask);
 }
 
 void CreditReceiver::on_freed(int vl) {

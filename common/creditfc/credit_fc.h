@@ -58,8 +58,13 @@ class CreditSender {
 
   bool can_send(int vl) const { return available(vl) > 0; }
   uint32_t available(int vl) const { return limit_[vl] - sent_[vl]; }  // modular arithmetic
-  // Spends one credit (the caller checked can_send).
-  void on_send(int vl) { ++sent_[vl]; }
+  // Spends one credit (the caller checked can_send; a send without one is
+  // counted: it would overrun the peer).
+  void on_send(int vl) {
+    if (!can_send(vl)) ++without_credit_;
+    ++sent_[vl];
+  }
+  uint64_t sent_without_credit() const { return without_credit_; }
   // A credit update: `granted_total` credits granted so far on `vl`.
   void on_update(int vl, uint32_t granted_total, TimeNs now);
   // The owner reports whether the VL has packets waiting; stalls are timed
@@ -79,6 +84,7 @@ class CreditSender {
   std::array<TimeNs, kMaxVls> stall_since_{};
   std::array<CreditStallStats, kMaxVls> stall_{};
   CreditStallStats all_;
+  uint64_t without_credit_ = 0;
 };
 
 // Receive side: packets occupying slots, slots freed as packets leave the
@@ -88,8 +94,9 @@ class CreditReceiver {
   CreditReceiver() = default;
   explicit CreditReceiver(const CreditFcConfig& cfg);
 
-  // A packet that spends a credit arrived on `vl`. Returns false when the VL
-  // had no free slot (the sender sent without a credit: an overrun).
+  // A packet that spends a credit arrived on `vl`. Returns false when the
+  // sender had no credit for it: more packets arrived than we have
+  // advertised (initial pool + updates sent), an overrun.
   bool on_arrival(int vl);
   // A packet on `vl` left the receive buffer (forwarded, consumed or dropped).
   void on_freed(int vl);
@@ -98,7 +105,7 @@ class CreditReceiver {
   uint16_t updates_due() const { return due_; }
   uint32_t granted_total(int vl) const { return granted_[vl]; }
   // The update for the VLs in `mask` went out.
-  void sent_updates(uint16_t mask) { due_ = static_cast<uint16_t>(due_ & ~mask); }
+  void sent_updates(uint16_t mask);
   uint64_t updates_sent() const { return updates_; }
   void count_update() { ++updates_; }
 
@@ -108,6 +115,8 @@ class CreditReceiver {
   std::array<uint32_t, kMaxVls> granted_{};
   std::array<uint32_t, kMaxVls> freed_since_update_{};
   std::array<uint32_t, kMaxVls> occupied_{};
+  std::array<uint32_t, kMaxVls> received_{};    // arrivals, mod 2^32
+  std::array<uint32_t, kMaxVls> advertised_{};  // grant the peer may know of, mod 2^32
   uint16_t due_ = 0;
   uint64_t updates_ = 0;
 };

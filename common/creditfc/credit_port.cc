@@ -57,6 +57,7 @@ CreditRxOutcome CreditPort::on_frame(std::span<const uint8_t> frame, TimeNs now)
 CreditCounters CreditPort::counters() const {
   CreditCounters c = ctr_;
   const CreditStallStats& s = tx_.total_stalls();
+  c.tx_without_credit = tx_.sent_without_credit();
   c.credit_stalls = s.stalls;
   c.stalled_time = s.stalled_time;
   c.stall_histogram = s.histogram;

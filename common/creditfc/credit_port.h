@@ -26,6 +26,7 @@ struct CreditCounters {
   uint64_t rx_unknown_vl = 0;     // entries for a VL this port does not use (skipped)
   uint64_t rx_overrun = 0;        // data packets that arrived with no free slot (peer ignored credits)
   uint64_t alloc_failures = 0;    // an update waited: no buffer for the frame
+  uint64_t tx_without_credit = 0; // packets we sent with no credit (an owner bug; must stay 0)
   uint64_t credit_stalls = 0;     // stall episodes (all VLs)
   TimeNs stalled_time{0};         // time stalled, ended episodes
   std::array<uint64_t, kStallBuckets> stall_histogram{};  // see kStallBuckets

@@ -139,15 +139,25 @@ TEST(CreditPort, LostUpdateHealedAndVlsShareAFrame) {
   EXPECT_EQ(a.sender().available(1), 1u);
 }
 
-// 6. A peer that sends without credit: the third arrival on a 2-slot VL is an
-// overrun. Expect: counted once.
-TEST(CreditPort, OverrunCounted) {
+// 6. A peer that sends without credit. B has 2 slots; after 2 arrivals it
+// frees one but has not advertised it yet (threshold 1, frame not sent), so
+// a third arrival is an overrun even though a slot is free. Once updates
+// went out (grant 4), a fourth arrival is within credit. Expect: 1 overrun.
+TEST(CreditPort, OverrunIsArrivalBeyondAdvertisedCredit) {
   CreditPort b(cfg(4096, 2 * 4096, 1));
   b.on_arrival(0);
   b.on_arrival(0);
   EXPECT_EQ(b.counters().rx_overrun, 0u);
+  b.on_freed(0);
   b.on_arrival(0);
   EXPECT_EQ(b.counters().rx_overrun, 1u);
+  std::array<uint8_t, wire::kCreditFrameMaxBytes> buf{};
+  ASSERT_GT(b.build_update(buf, kMacA), 0u);  // advertises 3
+  b.on_freed(0);
+  ASSERT_GT(b.build_update(buf, kMacA), 0u);  // advertises 4
+  b.on_arrival(0);
+  EXPECT_EQ(b.counters().rx_overrun, 1u);
+  EXPECT_EQ(b.receiver().occupied(0), 2u);
 }
 
 }  // namespace
