@@ -12,6 +12,7 @@
 #include "common/config/json_loader.h"
 #include "common/wire/credit_frame.h"
 #include "common/wire/frame_builder.h"
+#include "switch/app/switch_stats.h"
 #include "switch/pipeline/switch_node.h"
 #include "tests/support/eal_env.h"
 
@@ -117,6 +118,13 @@ TEST_F(SwitchCreditTest, EgressSendsOnlyWithCredit) {
   EXPECT_EQ(c.stalled_time, TimeNs::from_us(3));
   EXPECT_EQ(c.rx_updates, 2u);
   EXPECT_EQ(node_->counters(1).dropped, 0u);
+  // The app's report carries the same figures (PFC ports have none).
+  const nlohmann::json j = port_snapshot(*node_, cfg_, 1);
+  EXPECT_EQ(j["credit"]["credit_stalls"], 1u);
+  EXPECT_EQ(j["credit"]["stall_histogram"]["ge_2us"], 1u);
+  EXPECT_EQ(j["credit"]["stalled_us"], 3u);
+  EXPECT_EQ(j["credit"]["vls"][0]["credits_available"], 0u);
+  EXPECT_FALSE(port_snapshot(*node_, cfg_, 0).contains("credit"));
 }
 
 // 2. Ingress slots. Port 0 in credit mode, threshold 2. Two packets from A
@@ -196,6 +204,7 @@ TEST_F(SwitchCreditTest, BadCreditFramesCountedAndIgnored) {
   EXPECT_EQ(c.rx_malformed_by_reason[static_cast<size_t>(wire::CreditParseReason::kBadVersion)], 1u);
   EXPECT_EQ(c.rx_unknown_vl, 1u);
   EXPECT_EQ(node_->counters(0).rx_credit_ignored, 1u);
+  EXPECT_EQ(credit_snapshot(*node_, 1)["rx_credit_malformed_by_reason"]["bad_version"], 1u);
   EXPECT_EQ(node_->counters(0).dropped + node_->counters(1).dropped, 0u);
   EXPECT_EQ(node_->queue_packets(1, 3), 1u);  // still waiting for a credit
 }
