@@ -65,6 +65,18 @@ TEST(CreditFcConfig, SeedCaseLoads) {
   EXPECT_EQ(f.vl_weight[15], 4u);
 }
 
+// 1b. The example of docs/config-reference.md "CREDIT_FC" loads.
+TEST(CreditFcConfig, DocExampleLoads) {
+  const SwitchConfig c = parse_switch_config(doc_with(R"({
+    "CREDIT_FC": {"Ethernet0,Ethernet4": {"mtu": 4096, "vls": 4, "management_vl": true,
+                                          "vl_buffer": "64KiB", "update_threshold": 2,
+                                          "sl_to_vl": {"3": 1, "7": 15},
+                                          "vl_arbitration": {"0": 1, "1": 8, "2": 1, "3": 1, "15": 1}}}})"));
+  ASSERT_TRUE(c.credit_fc[0]);
+  EXPECT_EQ(c.credit_fc[0]->credits(1), 16u);
+  EXPECT_EQ(c.credit_fc[0]->vl_weight[1], 8u);
+}
+
 // 2. Defaults: MTU 4096, one VL, 1 MiB, threshold 1, weight 1.
 TEST(CreditFcConfig, Defaults) {
   const SwitchConfig c = parse_switch_config(credit(""));
