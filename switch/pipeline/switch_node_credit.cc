@@ -109,6 +109,10 @@ uint8_t SwitchNode::credit_eligible(Port& port, std::span<const uint32_t, kNumQu
 
 void SwitchNode::credit_on_dequeue(Port& port, int q, const QueuedPkt& pkt) {
   if (port.credit) port.credit->fc.on_send(port.credit->queue_vl[static_cast<size_t>(q)]);
+  credit_release(pkt);
+}
+
+void SwitchNode::credit_release(const QueuedPkt& pkt) {
   if (pkt.credit_vl == kNoCreditVl) return;
   CreditPort& in = ports_[pkt.in_port].credit->fc;
   in.on_freed(pkt.credit_vl);
