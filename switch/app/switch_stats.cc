@@ -97,12 +97,11 @@ nlohmann::json credit_snapshot(const SwitchNode& node, PortId p) {
   nlohmann::json j;
   j["credit_stalls"] = c.credit_stalls;
   j["stalled_us"] = c.stalled_time.ns() / 1000;
-  nlohmann::json h = nlohmann::json::object();
+  // Bucket b counts ended stalls of [floor_us[b], floor_us[b + 1]) us; the last is open-ended.
   for (int b = 0; b < kStallBuckets; ++b) {
-    const std::string edge = b == 0 ? "lt_1us" : "ge_" + std::to_string(stall_bucket_floor_us(b)) + "us";
-    h[edge] = c.stall_histogram[b];
+    j["stall_histogram"].push_back(c.stall_histogram[b]);
+    j["stall_histogram_floor_us"].push_back(stall_bucket_floor_us(b));
   }
-  j["stall_histogram"] = h;
   j["tx_credit_updates"] = c.tx_updates;
   j["rx_credit_updates"] = c.rx_updates;
   j["rx_credit_malformed"] = c.rx_malformed;

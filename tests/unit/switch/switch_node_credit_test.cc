@@ -121,7 +121,8 @@ TEST_F(SwitchCreditTest, EgressSendsOnlyWithCredit) {
   // The app's report carries the same figures (PFC ports have none).
   const nlohmann::json j = port_snapshot(*node_, cfg_, 1);
   EXPECT_EQ(j["credit"]["credit_stalls"], 1u);
-  EXPECT_EQ(j["credit"]["stall_histogram"]["ge_2us"], 1u);
+  EXPECT_EQ(j["credit"]["stall_histogram"][2], 1u);
+  EXPECT_EQ(j["credit"]["stall_histogram_floor_us"][2], 2u);
   EXPECT_EQ(j["credit"]["stalled_us"], 3u);
   EXPECT_EQ(j["credit"]["vls"][0]["credits_available"], 0u);
   EXPECT_FALSE(port_snapshot(*node_, cfg_, 0).contains("credit"));
