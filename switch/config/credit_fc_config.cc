@@ -77,7 +77,6 @@ CreditFcConfig parse_entry(ConfigNode& n) {
       f.sl_to_vl[sl] = static_cast<uint8_t>(vl);
     }
   }
-  if (!f.vl_valid(0)) n.fail("internal: VL 0 must exist");
   if (auto a = n.opt_child("vl_arbitration")) {
     a->expect_object();
     for (auto& [k, v] : a->members()) {
