@@ -10,11 +10,12 @@ CreditSender::CreditSender(const CreditFcConfig& cfg) {
 void CreditSender::on_update(int vl, uint32_t granted_total, TimeNs now) {
   // Cumulative: a stale (reordered) update never takes credits back.
   if (static_cast<int32_t>(granted_total - limit_[vl]) > 0) limit_[vl] = granted_total;
-  if (stalled_[vl] && can_send(vl)) end_stall(vl, now);
+  if (stalled_[vl] && can_send(vl, need_[vl])) end_stall(vl, now);
 }
 
-void CreditSender::note_backlog(int vl, bool waiting, TimeNs now) {
-  const bool stall = waiting && !can_send(vl);
+void CreditSender::note_backlog(int vl, uint32_t head_credits, TimeNs now) {
+  need_[vl] = head_credits;
+  const bool stall = head_credits != 0 && !can_send(vl, head_credits);
   if (stall && !stalled_[vl]) {
     stalled_[vl] = true;
     stall_since_[vl] = now;
@@ -41,9 +42,10 @@ CreditReceiver::CreditReceiver(const CreditFcConfig& cfg)
   for (int v = 0; v < kMaxVls; ++v) granted_[v] = credits_[v] = advertised_[v] = cfg.credits(v);
 }
 
-bool CreditReceiver::on_arrival(int vl) {
-  ++occupied_[vl];
-  return static_cast<int32_t>(++received_[vl] - advertised_[vl]) <= 0;
+bool CreditReceiver::on_arrival(int vl, uint32_t credits) {
+  occupied_[vl] += credits;
+  received_[vl] += credits;
+  return static_cast<int32_t>(received_[vl] - advertised_[vl]) <= 0;
 }
 
 void CreditReceiver::sent_updates(uint16_t mask) {
@@ -53,10 +55,11 @@ void CreditReceiver::sent_updates(uint16_t mask) {
   due_ = static_cast<uint16_t>(due_ & ~mask);
 }
 
-void CreditReceiver::on_freed(int vl) {
-  if (occupied_[vl] > 0) --occupied_[vl];
-  ++granted_[vl];
-  if (++freed_since_update_[vl] >= threshold_) {
+void CreditReceiver::on_freed(int vl, uint32_t credits) {
+  occupied_[vl] -= credits < occupied_[vl] ? credits : occupied_[vl];
+  granted_[vl] += credits;
+  freed_since_update_[vl] += credits;
+  if (freed_since_update_[vl] >= threshold_) {
     freed_since_update_[vl] = 0;
     due_ = static_cast<uint16_t>(due_ | 1u << vl);
   }

@@ -26,6 +26,10 @@ namespace sf {
 inline constexpr int kMaxVls = 16;
 inline constexpr int kManagementVl = 15;
 inline constexpr int kMaxSls = 16;
+// A credit holds one frame of up to mtu + this many bytes (the MTU is of
+// payload, as in IB; the headers ride along); a longer frame takes as many
+// credits as it needs.
+inline constexpr uint32_t kCreditSlotHeaderBytes = 128;
 // Stall histogram buckets: [0] < 1 us, [i] in [2^(i-1), 2^i) us, last = longer.
 inline constexpr int kStallBuckets = 16;
 
@@ -41,6 +45,11 @@ struct CreditFcConfig {
   std::array<uint32_t, kMaxVls> vl_weight{};        // arbitration: packets per round (0 = never)
 
   uint32_t credits(int vl) const { return vl_buffer_bytes[vl] / mtu_bytes; }
+  // Credits a frame of `frame_bytes` (pkt_len) takes: 1 up to mtu + 128 bytes.
+  uint32_t credits_for(uint32_t frame_bytes) const {
+    const uint32_t slot = mtu_bytes + kCreditSlotHeaderBytes;
+    return frame_bytes <= slot ? 1 : (frame_bytes + slot - 1) / slot;
+  }
   bool vl_valid(int vl) const { return vl >= 0 && vl < kMaxVls && ((vl_mask >> vl) & 1u); }
 };
 
@@ -56,20 +65,21 @@ class CreditSender {
   CreditSender() = default;
   explicit CreditSender(const CreditFcConfig& cfg);
 
-  bool can_send(int vl) const { return available(vl) > 0; }
+  bool can_send(int vl, uint32_t credits = 1) const { return available(vl) >= credits; }
   uint32_t available(int vl) const { return limit_[vl] - sent_[vl]; }  // modular arithmetic
-  // Spends one credit (the caller checked can_send; a send without one is
+  // Spends `credits` (the caller checked can_send; a send without them is
   // counted: it would overrun the peer).
-  void on_send(int vl) {
-    if (!can_send(vl)) ++without_credit_;
-    ++sent_[vl];
+  void on_send(int vl, uint32_t credits = 1) {
+    if (!can_send(vl, credits)) ++without_credit_;
+    sent_[vl] += credits;
   }
   uint64_t sent_without_credit() const { return without_credit_; }
   // A credit update: `granted_total` credits granted so far on `vl`.
   void on_update(int vl, uint32_t granted_total, TimeNs now);
-  // The owner reports whether the VL has packets waiting; stalls are timed
-  // from the moment a VL is waiting with no credit.
-  void note_backlog(int vl, bool waiting, TimeNs now);
+  // The owner reports the credits the VL's next packet needs (0: nothing
+  // waiting); stalls are timed from the moment a VL is waiting without
+  // enough credit until an update brings it.
+  void note_backlog(int vl, uint32_t head_credits, TimeNs now);
   bool stalled(int vl) const { return stalled_[vl]; }
 
   const CreditStallStats& stalls(int vl) const { return stall_[vl]; }
@@ -82,6 +92,7 @@ class CreditSender {
   std::array<uint32_t, kMaxVls> sent_{};
   std::array<bool, kMaxVls> stalled_{};
   std::array<TimeNs, kMaxVls> stall_since_{};
+  std::array<uint32_t, kMaxVls> need_{};  // credits the waiting packet needs
   std::array<CreditStallStats, kMaxVls> stall_{};
   CreditStallStats all_;
   uint64_t without_credit_ = 0;
@@ -97,9 +108,10 @@ class CreditReceiver {
   // A packet that spends a credit arrived on `vl`. Returns false when the
   // sender had no credit for it: more packets arrived than we have
   // advertised (initial pool + updates sent), an overrun.
-  bool on_arrival(int vl);
-  // A packet on `vl` left the receive buffer (forwarded, consumed or dropped).
-  void on_freed(int vl);
+  bool on_arrival(int vl, uint32_t credits = 1);
+  // A packet on `vl` that took `credits` left the receive buffer (forwarded,
+  // consumed or dropped).
+  void on_freed(int vl, uint32_t credits = 1);
   uint32_t occupied(int vl) const { return occupied_[vl]; }
   // VLs with an update due (bit v), and the cumulative grant to advertise.
   uint16_t updates_due() const { return due_; }

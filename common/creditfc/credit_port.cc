@@ -14,8 +14,8 @@ const char* to_string(CreditRxOutcome o) {
 
 CreditPort::CreditPort(const CreditFcConfig& cfg) : cfg_(cfg), tx_(cfg), rx_(cfg), arb_(cfg.vl_weight) {}
 
-void CreditPort::on_arrival(int vl) {
-  if (!rx_.on_arrival(vl)) ++ctr_.rx_overrun;
+void CreditPort::on_arrival(int vl, uint32_t credits) {
+  if (!rx_.on_arrival(vl, credits)) ++ctr_.rx_overrun;
 }
 
 std::size_t CreditPort::build_update(std::span<uint8_t> out, const wire::MacAddr& src) {

@@ -43,22 +43,25 @@ class CreditPort {
   const CreditFcConfig& config() const { return cfg_; }
   // VL of a packet of service level (traffic class) `sl` on this link.
   uint8_t vl_of_sl(uint8_t sl) const { return cfg_.sl_to_vl[sl % kMaxSls]; }
+  // Credits a frame of `frame_bytes` takes on this link (1 up to mtu + 128).
+  uint32_t credits_for(uint32_t frame_bytes) const { return cfg_.credits_for(frame_bytes); }
 
   // ---- transmit (our packets toward the peer)
-  bool can_send(int vl) const { return tx_.can_send(vl); }
-  void on_send(int vl) { tx_.on_send(vl); }
-  // Whether `vl` has packets waiting, for stall timing (after every transmit
-  // offer and on every credit update).
-  void note_backlog(int vl, bool waiting, TimeNs now) { tx_.note_backlog(vl, waiting, now); }
+  bool can_send(int vl, uint32_t credits = 1) const { return tx_.can_send(vl, credits); }
+  void on_send(int vl, uint32_t credits = 1) { tx_.on_send(vl, credits); }
+  // Credits the next packet of `vl` needs (0: nothing waiting), for stall
+  // timing (after every transmit offer that finds the wire free).
+  void note_backlog(int vl, uint32_t head_credits, TimeNs now) { tx_.note_backlog(vl, head_credits, now); }
   // VL arbitration among `ready` (bit v: packets and a credit).
   int arbitrate(uint16_t ready) { return arb_.pick(ready); }
   const CreditSender& sender() const { return tx_; }
 
   // ---- receive (the peer's packets into our buffer)
-  // A data packet arrived on `vl`; counts an overrun when no slot was free.
-  void on_arrival(int vl);
-  // A packet that arrived on `vl` left our buffer.
-  void on_freed(int vl) { rx_.on_freed(vl); }
+  // A data packet taking `credits` arrived on `vl`; counts an overrun when
+  // the peer had no credit for it.
+  void on_arrival(int vl, uint32_t credits = 1);
+  // A packet that arrived on `vl` and took `credits` left our buffer.
+  void on_freed(int vl, uint32_t credits = 1) { rx_.on_freed(vl, credits); }
   bool update_due() const { return rx_.updates_due() != 0; }
   // Writes the update owed to the peer into `out` (all due VLs in one
   // frame). Returns the frame bytes, 0 when nothing is due or `out` is short.

@@ -121,6 +121,13 @@ void parse_credit_fc(ConfigNode& root, SwitchConfig& c) {
       const int p = c.ports.find(name);
       if (p < 0) n.fail("unknown port \"" + name + "\" (not in PORT)");
       if (c.credit_fc[static_cast<size_t>(p)]) n.fail("port \"" + name + "\" is already in another CREDIT_FC entry");
+      // The longest frame the port takes must fit the pool, or it could never be sent.
+      const uint32_t max_frame = c.ports.ports[static_cast<size_t>(p)].mtu_bytes + 18;
+      if (f.credits_for(max_frame) > f.credits(0)) {
+        n.fail_key("vl_buffer", "port \"" + name + "\": " + std::to_string(f.credits(0)) + " credits per VL, but a " +
+                                    std::to_string(max_frame) + "-byte frame (PORT mtu + 18) takes " +
+                                    std::to_string(f.credits_for(max_frame)) + " (one per mtu + 128 bytes)");
+      }
       const PortQos& q = c.qos[static_cast<size_t>(p)];
       if (q.pfc_enable != 0) {
         n.fail("port \"" + name + "\" has PFC enabled (PORT_QOS_MAP pfc_enable); credit FC and PFC are " +

@@ -152,7 +152,7 @@ void SwitchNode::drop(uint16_t in_port, rte_mbuf* m, DropCause cause) {
 
 void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
   Port& ip = ports_[in];
-  credit_begin_rx(in);  // credit
+  credit_begin_rx(in, m);  // credit
   ip.ctr.rx_packets++;
   ip.ctr.rx_bytes += m->pkt_len;
   if (m->pkt_len > ip.max_frame_bytes) return drop(in, m, DropCause::kOversize);
@@ -207,7 +207,7 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
   }
   pkt.pg = qos.tc_to_pg[tc];
   pkt.queue = qos.tc_to_queue[tc];
-  pkt.credit_vl = credit_on_arrival(in, pkt.queue);  // credit
+  credit_on_arrival(in, pkt);  // credit
 
   wire::EthHeader* eth = const_cast<wire::EthHeader*>(f.eth);
   const uint16_t vlan = f.vlan != nullptr ? f.vlan->vid() : 0;
@@ -316,7 +316,7 @@ void SwitchNode::enqueue(QueuedPkt p) {
 }
 
 void SwitchNode::to_egress(QueuedPkt p, const Ticket& t) {
-  credit_drop_vl_ = p.credit_vl;  // credit
+  credit_in_hand(p);  // credit
   Port& op = ports_[p.out_port];
   QueueCounters& qc = op.ctr.queues[p.queue];
   EgressQueue& q = op.queues[p.queue];

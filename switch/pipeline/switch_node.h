@@ -103,13 +103,18 @@ class SwitchNode final : public Node {
 
   // ---- credit-based link FC (switch_node_credit.cc) ----
   void init_credit();
-  // Start of process(): the VL charged if the frame is dropped unclassified.
-  void credit_begin_rx(uint16_t in);
-  // After classification: the VL whose slot the packet holds (0xFF none).
-  uint8_t credit_on_arrival(uint16_t in, uint8_t queue);
-  // A flooded packet: its slot is freed now, the copies hold none.
+  // Start of process(): the slots charged if the frame (`m`) is dropped unclassified.
+  void credit_begin_rx(uint16_t in, const rte_mbuf* m);
+  // After classification: sets the VL and slots the packet holds (0xFF: none).
+  void credit_on_arrival(uint16_t in, QueuedPkt& pkt);
+  // A flooded packet: its slots are freed now, the copies hold none.
   void credit_release_flooded(uint16_t in, QueuedPkt& pkt);
-  // drop(): frees the dropped packet's slot.
+  // The packet in hand (to_egress): its slots are freed if it is dropped.
+  void credit_in_hand(const QueuedPkt& pkt) {
+    credit_drop_vl_ = pkt.credit_vl;
+    credit_drop_slots_ = pkt.credit_slots;
+  }
+  // drop(): frees the dropped packet's slots.
   void credit_on_drop(uint16_t in);
   // A credit update frame arrived (consumed).
   void on_credit_frame(Port& port, rte_mbuf* m, TimeNs now);
@@ -127,6 +132,7 @@ class SwitchNode final : public Node {
   void credit_note_backlog(Port& port, uint8_t blocked, TimeNs now);
   TimeNs credit_wakeup(TimeNs now) const;
   uint8_t credit_drop_vl_ = kNoCreditVl;  // VL freed if the packet in hand is dropped
+  uint8_t credit_drop_slots_ = 0;         // and how many of its slots
   bool credit_kick_ = false;  // an update became due outside receive/advance: run again now
 
   const SwitchConfig& cfg_;

@@ -1,7 +1,8 @@
 // SwitchNode, credit-based link flow control (CREDIT_FC ports; InfiniBand
 // style, seed 003; docs/switch.md "Credit-based link flow control"):
 //  * receive: a data packet arriving on a credit port occupies a slot of its
-//    VL (SL = traffic class -> VL); the slot is freed when the packet leaves
+//    VL (SL = traffic class -> VL; a frame over mtu + 128 bytes takes as many
+//    slots as it needs); the slots are freed when the packet leaves
 //    the switch (transmitted or dropped; a flooded packet at once), and once
 //    `update_threshold` slots of a VL are freed the port owes the peer a
 //    credit update frame, sent ahead of data on the next transmit offer;
@@ -13,6 +14,8 @@
 //    entries for unknown VLs are counted (CreditCounters) and ignored; on a
 //    port not in credit mode they are counted (rx_credit_ignored) and dropped.
 #include <rte_mbuf.h>
+
+#include <algorithm>
 
 #include "switch/pipeline/switch_node.h"
 
@@ -32,27 +35,34 @@ void SwitchNode::init_credit() {
   }
 }
 
-void SwitchNode::credit_begin_rx(uint16_t in) {
+void SwitchNode::credit_begin_rx(uint16_t in, const rte_mbuf* m) {
   const Port& p = ports_[in];
-  credit_drop_vl_ = p.credit ? static_cast<uint8_t>(kUnclassified | p.credit->default_vl) : kNoCreditVl;
-}
-
-uint8_t SwitchNode::credit_on_arrival(uint16_t in, uint8_t queue) {
-  Port& p = ports_[in];
   if (!p.credit) {
     credit_drop_vl_ = kNoCreditVl;
-    return kNoCreditVl;
+    return;
   }
-  const uint8_t vl = p.credit->queue_vl[queue];
-  p.credit->fc.on_arrival(vl);
-  credit_drop_vl_ = vl;
-  return vl;
+  credit_drop_vl_ = static_cast<uint8_t>(kUnclassified | p.credit->default_vl);
+  credit_drop_slots_ = static_cast<uint8_t>(std::min<uint32_t>(255, p.credit->fc.credits_for(m->pkt_len)));
+}
+
+void SwitchNode::credit_on_arrival(uint16_t in, QueuedPkt& pkt) {
+  Port& p = ports_[in];
+  if (!p.credit) {
+    pkt.credit_vl = kNoCreditVl;
+    credit_in_hand(pkt);
+    return;
+  }
+  pkt.credit_vl = p.credit->queue_vl[pkt.queue];
+  pkt.credit_slots = static_cast<uint8_t>(std::min<uint32_t>(255, p.credit->fc.credits_for(pkt.bytes)));
+  p.credit->fc.on_arrival(pkt.credit_vl, pkt.credit_slots);
+  credit_in_hand(pkt);
 }
 
 void SwitchNode::credit_release_flooded(uint16_t in, QueuedPkt& pkt) {
-  if (pkt.credit_vl != kNoCreditVl) ports_[in].credit->fc.on_freed(pkt.credit_vl);
+  if (pkt.credit_vl != kNoCreditVl) ports_[in].credit->fc.on_freed(pkt.credit_vl, pkt.credit_slots);
   pkt.credit_vl = kNoCreditVl;
-  credit_drop_vl_ = kNoCreditVl;
+  pkt.credit_slots = 0;
+  credit_in_hand(pkt);
 }
 
 void SwitchNode::credit_on_drop(uint16_t in) {
@@ -60,8 +70,8 @@ void SwitchNode::credit_on_drop(uint16_t in) {
   if (v == kNoCreditVl) return;
   CreditPort& fc = ports_[in].credit->fc;
   const int vl = v & 0x0F;
-  if (v & kUnclassified) fc.on_arrival(vl);
-  fc.on_freed(vl);
+  if (v & kUnclassified) fc.on_arrival(vl, credit_drop_slots_);
+  fc.on_freed(vl, credit_drop_slots_);
   if (fc.update_due()) credit_kick_ = true;
 }
 
@@ -101,21 +111,21 @@ uint8_t SwitchNode::credit_eligible(Port& port, std::span<const uint32_t, kNumQu
   for (int q = 0; q < kNumQueues; ++q) {
     if (((eligible >> q) & 1u) == 0 || head[q] == 0) continue;
     const uint8_t vl = c.queue_vl[q];
-    if (c.fc.can_send(vl)) ready = static_cast<uint16_t>(ready | 1u << vl);
+    if (c.fc.can_send(vl, c.fc.credits_for(head[q]))) ready = static_cast<uint16_t>(ready | 1u << vl);
   }
   const int vl = c.fc.arbitrate(ready);
   return vl < 0 ? 0 : static_cast<uint8_t>(eligible & c.queues_of_vl[static_cast<size_t>(vl)]);
 }
 
 void SwitchNode::credit_on_dequeue(Port& port, int q, const QueuedPkt& pkt) {
-  if (port.credit) port.credit->fc.on_send(port.credit->queue_vl[static_cast<size_t>(q)]);
+  if (port.credit) port.credit->fc.on_send(port.credit->queue_vl[static_cast<size_t>(q)], port.credit->fc.credits_for(pkt.bytes));
   credit_release(pkt);
 }
 
 void SwitchNode::credit_release(const QueuedPkt& pkt) {
   if (pkt.credit_vl == kNoCreditVl) return;
   CreditPort& in = ports_[pkt.in_port].credit->fc;
-  in.on_freed(pkt.credit_vl);
+  in.on_freed(pkt.credit_vl, pkt.credit_slots);
   // The update goes out on the ingress port, which the driver may not offer a
   // transmit until the node runs again: next_wakeup() asks for that.
   if (in.update_due()) credit_kick_ = true;
@@ -126,11 +136,14 @@ void SwitchNode::credit_note_backlog(Port& port, uint8_t blocked, TimeNs now) {
   CreditLink& c = *port.credit;
   for (int vl = 0; vl < kMaxVls; ++vl) {
     if (!c.fc.config().vl_valid(vl)) continue;
-    bool waiting = false;
-    for (int q = 0; q < kNumQueues && !waiting; ++q) {
-      waiting = ((c.queues_of_vl[vl] >> q) & 1u) && !((blocked >> q) & 1u) && !port.queues[q].empty();
+    // The VL waits for the cheapest head packet among its sendable queues.
+    uint32_t need = 0;
+    for (int q = 0; q < kNumQueues; ++q) {
+      if (!((c.queues_of_vl[vl] >> q) & 1u) || ((blocked >> q) & 1u) || port.queues[q].empty()) continue;
+      const uint32_t n = c.fc.credits_for(port.queues[q].head_bytes());
+      need = need == 0 ? n : std::min(need, n);
     }
-    c.fc.note_backlog(vl, waiting, now);
+    c.fc.note_backlog(vl, need, now);
   }
 }
 

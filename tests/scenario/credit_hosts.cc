@@ -86,9 +86,10 @@ void CreditRoceSender::receive(PortId, std::span<rte_mbuf*> pkts, TimeNs now) {
 uint16_t CreditRoceSender::transmit(PortId, std::span<rte_mbuf*> out, TimeNs now) {
   release(now);
   if (out.empty()) return 0;
-  if (pending_frames_ == 0 || !fc_.can_send(vl_)) {
-    // The wire is free: waiting with no credit is a stall.
-    fc_.note_backlog(vl_, pending_frames_ != 0, now);
+  const uint32_t need = fc_.credits_for(frame_bytes_);
+  if (pending_frames_ == 0 || !fc_.can_send(vl_, need)) {
+    // The wire is free: waiting without credit is a stall.
+    fc_.note_backlog(vl_, pending_frames_ != 0 ? need : 0, now);
     return 0;
   }
   rte_mbuf* m = rte_pktmbuf_alloc(pool_);
@@ -104,7 +105,7 @@ uint16_t CreditRoceSender::transmit(PortId, std::span<rte_mbuf*> out, TimeNs now
     rte_pktmbuf_free(m);
     throw std::logic_error("CreditRoceSender: build_roce_frame failed");
   }
-  fc_.on_send(vl_);
+  fc_.on_send(vl_, need);
   psn_ = (psn_ + 1) & 0xFFFFFF;
   --pending_frames_;
   ++sent_frames_;
@@ -138,8 +139,9 @@ void CreditRoceSink::receive(PortId, std::span<rte_mbuf*> pkts, TimeNs now) {
       ++not_roce_;
     }
     const uint8_t vl = fc_.vl_of_sl(static_cast<uint8_t>(dscp >> 3));
-    fc_.on_arrival(vl);
-    fc_.on_freed(vl);  // consumed at once
+    const uint32_t slots = fc_.credits_for(m->pkt_len);
+    fc_.on_arrival(vl, slots);
+    fc_.on_freed(vl, slots);  // consumed at once
     ++frames_;
     bytes_ += m->pkt_len;
     dscp_bytes_[dscp] += m->pkt_len;

@@ -45,8 +45,8 @@ def credit_pcap(h):
     inp, out0, out1 = h.path("in0.pcap"), h.path("out0.pcap"), h.path("out1.pcap")
     write_pcap(inp, data + bad)
     cfg = {"DEVICE_METADATA": {"localhost": {"mmu_size": "4MiB"}},
-           "PORT": {"Ethernet0": {"devargs": f"net_pcap0,rx_pcap={inp},tx_pcap={out0}", "speed": 10},
-                    "Ethernet4": {"devargs": f"net_pcap1,tx_pcap={out1}", "speed": 10}},
+           "PORT": {"Ethernet0": {"devargs": f"net_pcap0,rx_pcap={inp},tx_pcap={out0}", "speed": 10, "mtu": 4000},
+                    "Ethernet4": {"devargs": f"net_pcap1,tx_pcap={out1}", "speed": 10, "mtu": 4000}},
            "FDB": {B: {"port": "Ethernet4"}},
            "CREDIT_FC": {"Ethernet0": {"update_threshold": 2},
                          "Ethernet4": {"mtu": 4096, "vl_buffer": 8192}}}

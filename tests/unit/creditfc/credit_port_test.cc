@@ -160,5 +160,37 @@ TEST(CreditPort, OverrunIsArrivalBeyondAdvertisedCredit) {
   EXPECT_EQ(b.receiver().occupied(0), 2u);
 }
 
+// 7. Jumbo frames: with a 2 KiB MTU a credit holds a frame of up to
+// 2048 + 128 bytes; a 9000-byte frame takes 5. A sends one 9000-byte and one
+// 100-byte frame from a pool of 6; a second jumbo waits (a stall for 5
+// credits) until B frees the first one and advertises.
+// Expect: credits_for 1/1/5, stall ended by the update, no overrun.
+TEST(CreditPort, JumboFrameTakesSeveralCredits) {
+  CreditPort a(cfg(2048, 6 * 2048, 1));
+  CreditPort b(cfg(2048, 6 * 2048, 1));
+  EXPECT_EQ(a.credits_for(100), 1u);
+  EXPECT_EQ(a.credits_for(2048 + 128), 1u);
+  EXPECT_EQ(a.credits_for(9000), 5u);
+  a.on_send(0, 5);
+  b.on_arrival(0, 5);
+  a.on_send(0, 1);
+  b.on_arrival(0, 1);
+  EXPECT_FALSE(a.can_send(0, 5));
+  a.note_backlog(0, 5, TimeNs(0));
+  EXPECT_TRUE(a.sender().stalled(0));
+  b.on_freed(0, 1);  // the small one: 1 credit back is not enough for the jumbo
+  ASSERT_TRUE(deliver_update(b, a, TimeNs(100)));
+  EXPECT_TRUE(a.sender().stalled(0));
+  b.on_freed(0, 5);
+  ASSERT_TRUE(deliver_update(b, a, TimeNs(300)));
+  EXPECT_FALSE(a.sender().stalled(0));
+  EXPECT_EQ(a.counters().stalled_time, TimeNs(300));
+  EXPECT_EQ(a.sender().available(0), 6u);
+  EXPECT_EQ(b.counters().rx_overrun, 0u);
+  EXPECT_EQ(a.counters().tx_without_credit, 0u);
+  a.on_send(0, 7);  // a bug in the owner: counted
+  EXPECT_EQ(a.counters().tx_without_credit, 1u);
+}
+
 }  // namespace
 }  // namespace sf

@@ -122,6 +122,11 @@ TEST(CreditFcConfig, InconsistentTablesRejectedWithPath) {
             "CREDIT_FC.Ethernet9: unknown port \"Ethernet9\" (not in PORT)");
   EXPECT_EQ(error_of(doc_with(R"({"CREDIT_FC": {"Ethernet0": {}, "Ethernet4,Ethernet0": {}}})")),
             "CREDIT_FC.Ethernet4,Ethernet0: port \"Ethernet0\" is already in another CREDIT_FC entry");
+  // A PORT-mtu frame (9100 + 18 bytes) that needs more credits than the pool:
+  // 2 credits of 4096 (+ 128) bytes, the frame takes 3.
+  EXPECT_EQ(error_of(credit(R"("mtu": 4096, "vl_buffer": 8192)")),
+            at + ".vl_buffer: port \"Ethernet0\": 2 credits per VL, but a 9118-byte frame (PORT mtu + 18) takes 3 "
+                 "(one per mtu + 128 bytes)");
   // MTU out of range, vls out of range.
   EXPECT_EQ(error_of(credit(R"("mtu": 100)")), at + ".mtu: 100 out of range [256, 65536]");
   EXPECT_EQ(error_of(credit(R"("vls": 16)")), at + ".vls: 16 out of range [1, 15]");

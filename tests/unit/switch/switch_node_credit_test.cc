@@ -27,8 +27,8 @@ const MacAddr kHostB{{0x02, 0, 0, 0, 0, 0x0B}};
 // Port 0 (host A) and port 1 (host B, static FDB entry), both 100G; `credit`
 // is the CREDIT_FC table (may be empty).
 std::string doc(const std::string& credit) {
-  return R"({"PORT": {"Ethernet0": {"devargs": "a", "speed": 100, "mtu": 9100},
-                      "Ethernet4": {"devargs": "b", "speed": 100, "mtu": 9100}},
+  return R"({"PORT": {"Ethernet0": {"devargs": "a", "speed": 100, "mtu": 4000},
+                      "Ethernet4": {"devargs": "b", "speed": 100, "mtu": 4000}},
              "FDB": {")" +
          std::string("02:00:00:00:00:0b") + R"(": {"port": "Ethernet4"}, "02:00:00:00:00:0a": {"port": "Ethernet0"}})" +
          (credit.empty() ? "" : ", \"CREDIT_FC\": " + credit) + "}";
@@ -47,7 +47,7 @@ class SwitchCreditTest : public testing::Test {
     EXPECT_EQ(rte_mempool_avail_count(test::mbuf_pool()), free_before_) << "mbuf leak";
   }
   // A 1 KiB WRITE from `src` to `dst` with `dscp` (TC = dscp >> 3).
-  static rte_mbuf* data(MacAddr dst, MacAddr src, uint8_t dscp = 26) {
+  static rte_mbuf* data(MacAddr dst, MacAddr src, uint8_t dscp = 26, size_t payload = 1024) {
     wire::RoceFrameSpec s;
     s.l2 = {dst, src, std::nullopt};
     wire::Ipv4Spec ip;
@@ -56,9 +56,9 @@ class SwitchCreditTest : public testing::Test {
     ip.dscp = dscp;
     s.l3 = ip;
     s.bth.opcode = wire::Opcode::kRcWriteOnly;
-    s.ext.reth_dma_length = 1024;
-    std::vector<uint8_t> buf(2048);
-    const auto r = wire::build_roce_frame(buf, s, std::vector<uint8_t>(1024, 0x5A));
+    s.ext.reth_dma_length = static_cast<uint32_t>(payload);
+    std::vector<uint8_t> buf(payload + 200);
+    const auto r = wire::build_roce_frame(buf, s, std::vector<uint8_t>(payload, 0x5A));
     EXPECT_TRUE(r.ok());
     buf.resize(r.frame_bytes);
     return test::make_mbuf(buf);
@@ -208,6 +208,30 @@ TEST_F(SwitchCreditTest, BadCreditFramesCountedAndIgnored) {
   EXPECT_EQ(credit_snapshot(*node_, 1)["rx_credit_malformed_by_reason"]["bad_version"], 1u);
   EXPECT_EQ(node_->counters(0).dropped + node_->counters(1).dropped, 0u);
   EXPECT_EQ(node_->queue_packets(1, 3), 1u);  // still waiting for a credit
+}
+
+// 6. Jumbo frames on a 1 KiB-MTU credit port: a 3000-byte frame takes 3
+// credits (one per 1024 + 128 bytes). Port 1 has 4. Expect: the first jumbo
+// leaves, the second waits (1 credit left) until an update grants 3 more;
+// port 0, a credit port too, frees 3 slots per jumbo (threshold 3: one
+// update per jumbo, granting 3 each).
+TEST_F(SwitchCreditTest, JumboFramesTakeSeveralCredits) {
+  make(R"({"Ethernet0,Ethernet4": {"mtu": 1024, "vl_buffer": 4096, "update_threshold": 3}})");
+  for (int i = 0; i < 2; ++i) rx(0, data(kHostB, kHostA, 26, 2900));
+  EXPECT_EQ(node_->credit(0)->receiver().occupied(0), 6u);
+  EXPECT_EQ(node_->credit(0)->counters().rx_overrun, 1u);  // 6 > 4: the test sender ignored credits
+  EXPECT_EQ(drain(1).size(), 1u);
+  EXPECT_EQ(node_->credit(1)->sender().available(0), 1u);
+  EXPECT_TRUE(node_->credit(1)->sender().stalled(0));
+  std::vector<uint8_t> f = tx1(0);
+  ASSERT_TRUE(is_credit(f));
+  EXPECT_EQ(wire::parse_credit_frame(f).entries[0].granted_total.value(), 4u + 3u);
+  rx(1, credit_frame({{0, 7}}));
+  EXPECT_EQ(drain(1).size(), 1u);
+  f = tx1(0);
+  ASSERT_TRUE(is_credit(f));
+  EXPECT_EQ(wire::parse_credit_frame(f).entries[0].granted_total.value(), 4u + 6u);
+  EXPECT_EQ(node_->credit(1)->counters().tx_without_credit, 0u);
 }
 
 // 5. VL arbitration. Port 1: VL 0 (TC 1) weight 3, VL 1 (TC 3) weight 1,
