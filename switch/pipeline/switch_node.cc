@@ -383,6 +383,7 @@ void SwitchNode::drain_held() {
 uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
   now_ = now;
   Port& p = ports_[port];
+  credit_drop_vl_ = kNoCreditVl;  // credit: no received packet in hand
   uint16_t n = 0;
   // Control first: a PFC frame goes ahead of data (802.1Qbb).
   if (!out.empty()) {
@@ -484,6 +485,7 @@ TimeNs SwitchNode::next_wakeup(TimeNs now) const {
 void SwitchNode::advance(TimeNs now) {
   now_ = now;
   credit_kick_ = false;  // credit: the driver offers every idle port a transmit after this call
+  credit_drop_vl_ = kNoCreditVl;  // credit: no received packet in hand
   if (now >= next_age_) {
     fdb_->age(now, cfg_.fdb_ageing);
     next_age_ = now + kAgeingPeriod;

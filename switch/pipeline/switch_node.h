@@ -125,8 +125,9 @@ class SwitchNode final : public Node {
   uint8_t credit_eligible(Port& port, std::span<const uint32_t, kNumQueues> head, uint8_t eligible);
   // A packet left `port` from queue q: spend its credit, free its ingress slot.
   void credit_on_dequeue(Port& port, int q, const QueuedPkt& pkt);
-  // Frees the ingress slot a queued packet holds (any path that frees a
-  // queued packet other than transmit() or drop() must call it).
+  // Frees the ingress slots a queued packet holds. A path that frees a
+  // queued packet other than through transmit() must call it, or call
+  // credit_in_hand(pkt) right before drop().
   void credit_release(const QueuedPkt& pkt);
   // End of transmit(): stall timing of the port's VLs.
   void credit_note_backlog(Port& port, uint8_t blocked, TimeNs now);

@@ -67,7 +67,10 @@ void SwitchNode::credit_release_flooded(uint16_t in, QueuedPkt& pkt) {
 
 void SwitchNode::credit_on_drop(uint16_t in) {
   const uint8_t v = credit_drop_vl_;
-  if (v == kNoCreditVl) return;
+  // Each packet in hand is dropped at most once; a later drop() outside
+  // receive()/to_egress() must not free its slots again.
+  credit_drop_vl_ = kNoCreditVl;
+  if (v == kNoCreditVl || !ports_[in].credit) return;
   CreditPort& fc = ports_[in].credit->fc;
   const int vl = v & 0x0F;
   if (v & kUnclassified) fc.on_arrival(vl, credit_drop_slots_);
