@@ -29,14 +29,14 @@ std::string_view to_string(CreditParseReason r) {
 CreditFrameInfo parse_credit_frame(std::span<const uint8_t> frame) {
   CreditFrameInfo fi;
   if (frame.size() < EthHeader::kSize + CreditUpdateHeader::kSize) {
-    fi.reason = frame.size() >= EthHeader::kSize &&
-                        reinterpret_cast<const EthHeader*>(frame.data())->ether_type.value() != kEtherTypeCreditFc
+    const auto* eth = reinterpret_cast<const EthHeader*>(frame.data());
+    fi.reason = frame.size() >= EthHeader::kSize && !is_credit_frame(*eth, eth->ether_type.value())
                     ? CreditParseReason::kNotCreditFrame
                     : CreditParseReason::kTruncated;
     return fi;
   }
   const auto* eth = reinterpret_cast<const EthHeader*>(frame.data());
-  if (eth->ether_type.value() != kEtherTypeCreditFc) {
+  if (!is_credit_frame(*eth, eth->ether_type.value())) {
     fi.reason = CreditParseReason::kNotCreditFrame;
     return fi;
   }

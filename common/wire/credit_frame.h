@@ -3,8 +3,12 @@
 // docs/wire-formats.md "Credit update frame"). Link-local like PFC: it ends at
 // the next hop, is never forwarded and never spends a credit itself.
 //
-// Layout (untagged Ethernet II, EtherType 0x88B5 = IEEE 802 Local
-// Experimental EtherType 1, zero-padded to the 60-byte minimum):
+// Layout (untagged Ethernet II to DA 03-53-46-43-46-00, EtherType 0x88B5 =
+// IEEE 802 Local Experimental EtherType 1, zero-padded to the 60-byte
+// minimum). The local experimental EtherType is shared with sf-pktio's test
+// frames (tools/sf-pktio), so a credit frame is recognised by EtherType *and*
+// destination address (is_credit_frame); other 0x88B5 frames are plain L2
+// traffic.
 //   Eth(14) | CreditUpdateHeader(4) | CreditEntry(8) x count | pad
 // Each entry carries a VL and the cumulative number of credits the receiver
 // has granted on it since the link came up (mod 2^32; IB's FCCL), so a lost
@@ -22,8 +26,7 @@
 namespace sf::wire {
 
 inline constexpr uint16_t kEtherTypeCreditFc = 0x88B5;
-// Locally administered group address (never a station address); receivers do
-// not check it, since the frame is consumed by whoever is on the other end.
+// Locally administered group address ("SFCF"), never a station address.
 inline constexpr MacAddr kCreditFcDst{{0x03, 0x53, 0x46, 0x43, 0x46, 0x00}};
 inline constexpr uint8_t kCreditFcVersion = 1;
 inline constexpr uint8_t kCreditFcMaxVl = 15;
@@ -63,10 +66,16 @@ constexpr std::size_t credit_frame_bytes(std::size_t count) {
   return n < 60 ? 60 : n;
 }
 
+// Whether an Ethernet frame is a credit frame: EtherType (after any VLAN tag,
+// `ether_type`) 0x88B5 and DA kCreditFcDst. Its body is then parse_credit_frame's.
+constexpr bool is_credit_frame(const EthHeader& eth, uint16_t ether_type) {
+  return ether_type == kEtherTypeCreditFc && eth.dst == kCreditFcDst;
+}
+
 enum class CreditParseReason : uint8_t {
   kOk,
   kTruncated,        // shorter than Eth + header, or than `count` entries
-  kNotCreditFrame,   // EtherType is not 0x88B5 (a VLAN tag in front counts: credit frames are untagged)
+  kNotCreditFrame,   // EtherType is not 0x88B5 (a VLAN tag in front counts: credit frames are untagged) or DA is not kCreditFcDst
   kBadVersion,       // version != 1
   kUnknownOpcode,    // opcode != update
   kBadCount,         // count 0 or > 16

@@ -160,7 +160,7 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
   uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
   const wire::FrameInfo f = wire::parse_frame({data, m->data_len}, m->pkt_len);
   if (f.eth == nullptr) return drop(in, m, DropCause::kMalformed);
-  if (f.ether_type == wire::kEtherTypeCreditFc) return on_credit_frame(ip, m, now);  // credit
+  if (wire::is_credit_frame(*f.eth, f.ether_type)) return on_credit_frame(ip, m, now);  // credit
   if (f.kind == wire::FrameKind::kMacControl) {
     // PAUSE / PFC end at this hop: they pause this port's transmit. PFC is
     // honoured for the port's pfc_enable priorities only; a frame not sent to

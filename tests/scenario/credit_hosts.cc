@@ -37,7 +37,7 @@ rte_mbuf* update_frame(rte_mempool* pool, CreditPort& fc, const wire::MacAddr& s
 
 bool is_credit_frame(const rte_mbuf* m) {
   const auto* eth = rte_pktmbuf_mtod(m, const wire::EthHeader*);
-  return m->data_len >= wire::EthHeader::kSize && eth->ether_type.value() == wire::kEtherTypeCreditFc;
+  return m->data_len >= wire::EthHeader::kSize && wire::is_credit_frame(*eth, eth->ether_type.value());
 }
 }  // namespace
 

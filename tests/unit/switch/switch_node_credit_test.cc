@@ -87,7 +87,7 @@ class SwitchCreditTest : public testing::Test {
     return out;
   }
   static bool is_credit(const std::vector<uint8_t>& b) {
-    return b.size() >= 14 && b[12] == 0x88 && b[13] == 0xB5;
+    return b.size() >= 14 && b[0] == 0x03 && b[5] == 0x00 && b[12] == 0x88 && b[13] == 0xB5;
   }
 
   SwitchConfig cfg_;
@@ -232,6 +232,24 @@ TEST_F(SwitchCreditTest, JumboFramesTakeSeveralCredits) {
   ASSERT_TRUE(is_credit(f));
   EXPECT_EQ(wire::parse_credit_frame(f).entries[0].granted_total.value(), 4u + 6u);
   EXPECT_EQ(node_->credit(1)->counters().tx_without_credit, 0u);
+}
+
+// 7. Other 0x88B5 frames (sf-pktio's test traffic, local experimental
+// EtherType) to a station address are plain L2 traffic, on credit ports too:
+// forwarded, holding a slot like any data frame. Expect: out on port 1.
+TEST_F(SwitchCreditTest, Other88B5FramesAreForwarded) {
+  make(R"({"Ethernet0": {}})");
+  std::vector<uint8_t> f(60, 0x11);
+  std::copy(kHostB.bytes.begin(), kHostB.bytes.end(), f.begin());
+  std::copy(kHostA.bytes.begin(), kHostA.bytes.end(), f.begin() + 6);
+  f[12] = 0x88;
+  f[13] = 0xB5;
+  rx(0, test::make_mbuf(f));
+  const auto out = drain(1);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0], f);
+  EXPECT_EQ(node_->credit(0)->counters().rx_malformed, 0u);
+  EXPECT_EQ(node_->credit(0)->receiver().granted_total(0), 257u);
 }
 
 // 5. VL arbitration. Port 1: VL 0 (TC 1) weight 3, VL 1 (TC 3) weight 1,

@@ -90,6 +90,7 @@ TEST(CreditFrame, ParserReasons) {
     return parse_credit_frame(b).reason;
   };
   EXPECT_EQ(with(12, 0x08), CreditParseReason::kNotCreditFrame);
+  EXPECT_EQ(with(5, 0x01), CreditParseReason::kNotCreditFrame);  // another DA: e.g. sf-pktio's 0x88B5 frames
   EXPECT_EQ(with(14, 0), CreditParseReason::kBadVersion);
   EXPECT_EQ(with(14, 2), CreditParseReason::kBadVersion);
   EXPECT_EQ(with(15, 0x02), CreditParseReason::kUnknownOpcode);
