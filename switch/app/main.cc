@@ -48,7 +48,7 @@ Usage: sf-switch [EAL options] -- --config FILE [options]
 The config is SONiC-style JSON (docs/config-reference.md): PORT (devargs,
 speed, mtu), BUFFER_POOL / BUFFER_PROFILE / BUFFER_PG / BUFFER_QUEUE, the QoS
 maps and PORT_QOS_MAP, WRED_PROFILE, SCHEDULER, QUEUE, STATIC_ROUTE + NEIGH,
-FDB, SRV6. A bad config stops sf-switch before anything starts, naming the
+FDB, SRV6, CREDIT_FC. A bad config stops sf-switch before anything starts, naming the
 JSON path. Each port's `speed` is its line rate: the driver shapes transmit to
 it, so a memif port behaves as a port of that speed.
 
@@ -57,7 +57,8 @@ own to attach dpdk-telemetry.py or dpdk-dumpcap) and falls back to --no-huge.
 
 While it runs:
   dpdk-telemetry.py -f PREFIX   then /softfabric/switch/ports, /softfabric/switch/port,0,
-                                /softfabric/switch/buffer, /softfabric/switch/fdb
+                                /softfabric/switch/buffer, /softfabric/switch/fdb,
+                                /softfabric/switch/credit,0 (CREDIT_FC ports)
   dpdk-dumpcap --file-prefix PREFIX -i 0 -w cap.pcapng   (start sf-switch with --capture;
                                 needs huge pages)
 

@@ -19,6 +19,8 @@ nlohmann::json port_snapshot(const SwitchNode& node, const SwitchConfig& cfg, Po
   j["routed"] = c.routed;
   j["held_at_ingress"] = c.held;
   j["tx_pfc_frames"] = c.tx_pfc_frames;
+  if (node.credit(p) != nullptr) j["credit"] = credit_snapshot(node, p);  // CREDIT_FC ports
+  if (c.rx_credit_ignored != 0) j["rx_credit_ignored"] = c.rx_credit_ignored;
   // PFC per priority under mlx5's names (ethtool -S).
   const PfcRxCounters& rx = node.pfc_rx(p).counters();
   const PfcTxCounters& tx = node.pfc_tx(p).counters();
@@ -128,6 +130,45 @@ nlohmann::json switch_snapshot(const SwitchNode& node, const SwitchConfig& cfg) 
   j["trimming"] = {{"trimmed", trimmed}, {"trimmed_tx", trimmed_tx}, {"trimmed_dropped", trimmed_dropped}};
   j["fdb"] = {{"entries", node.fdb().size()}, {"learned", f.learned}, {"moved", f.moved},
               {"aged", f.aged},             {"table_full", f.table_full}};
+  return j;
+}
+
+nlohmann::json credit_snapshot(const SwitchNode& node, PortId p) {
+  const CreditPort* cp = node.credit(p);
+  if (cp == nullptr) return nullptr;
+  const CreditCounters c = cp->counters();
+  nlohmann::json j;
+  j["credit_stalls"] = c.credit_stalls;
+  j["stalled_us"] = c.stalled_time.ns() / 1000;
+  // Bucket b counts ended stalls of [floor_us[b], floor_us[b + 1]) us; the last is open-ended.
+  for (int b = 0; b < kStallBuckets; ++b) {
+    j["stall_histogram"].push_back(c.stall_histogram[b]);
+    j["stall_histogram_floor_us"].push_back(stall_bucket_floor_us(b));
+  }
+  j["tx_credit_updates"] = c.tx_updates;
+  j["rx_credit_updates"] = c.rx_updates;
+  j["rx_credit_malformed"] = c.rx_malformed;
+  nlohmann::json why = nlohmann::json::object();
+  for (size_t r = 1; r < c.rx_malformed_by_reason.size(); ++r) {
+    if (c.rx_malformed_by_reason[r] != 0) {
+      why[std::string(wire::to_string(static_cast<wire::CreditParseReason>(r)))] = c.rx_malformed_by_reason[r];
+    }
+  }
+  j["rx_credit_malformed_by_reason"] = why;
+  j["rx_credit_unknown_vl"] = c.rx_unknown_vl;
+  j["rx_overrun"] = c.rx_overrun;
+  j["tx_without_credit"] = c.tx_without_credit;
+  j["update_alloc_failures"] = c.alloc_failures;
+  const CreditFcConfig& f = cp->config();
+  for (int vl = 0; vl < kMaxVls; ++vl) {
+    if (!f.vl_valid(vl)) continue;
+    j["vls"].push_back({{"vl", vl},
+                        {"credits_available", cp->sender().available(vl)},
+                        {"stalled", cp->sender().stalled(vl)},
+                        {"stalls", cp->sender().stalls(vl).stalls},
+                        {"rx_occupied", cp->receiver().occupied(vl)},
+                        {"rx_granted_total", cp->receiver().granted_total(vl)}});
+  }
   return j;
 }
 

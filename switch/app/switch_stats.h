@@ -15,6 +15,10 @@ namespace sf::sw {
 nlohmann::json switch_snapshot(const SwitchNode& node, const SwitchConfig& cfg);
 // One port (same layout as an element of switch_snapshot()["ports"]).
 nlohmann::json port_snapshot(const SwitchNode& node, const SwitchConfig& cfg, PortId port);
+// Credit-based link FC of a CREDIT_FC port (null JSON for a PFC port):
+// credit_stalls, stall histogram (bucket edges in us), update frames, bad
+// frames by reason, unknown-VL entries, overruns, credits per VL.
+nlohmann::json credit_snapshot(const SwitchNode& node, PortId port);
 // Compact sample for the time series: cumulative counters and instantaneous
 // depths, one object per port keyed by name.
 nlohmann::json timeseries_sample(const SwitchNode& node, const SwitchConfig& cfg, double t_s);

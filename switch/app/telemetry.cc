@@ -123,6 +123,30 @@ int cmd_fdb(const char*, const char*, rte_tel_data* d) {
   return 0;
 }
 
+// Credit-based link FC of a CREDIT_FC port (an error for a PFC port).
+int cmd_credit(const char*, const char* params, rte_tel_data* d) {
+  const int pi = find_port(params);
+  if (pi < 0) return -1;
+  const CreditPort* cp = g_node->credit(static_cast<PortId>(pi));
+  if (cp == nullptr) return -1;
+  const CreditCounters c = cp->counters();
+  rte_tel_data_start_dict(d);
+  rte_tel_data_add_dict_u64(d, "credit_stalls", c.credit_stalls);
+  rte_tel_data_add_dict_u64(d, "stalled_us", static_cast<uint64_t>(c.stalled_time.ns() / 1000));
+  rte_tel_data* h = rte_tel_data_alloc();
+  if (h == nullptr) return -1;
+  rte_tel_data_start_array(h, RTE_TEL_U64_VAL);
+  for (int b = 0; b < kStallBuckets; ++b) rte_tel_data_add_array_u64(h, c.stall_histogram[b]);
+  rte_tel_data_add_dict_container(d, "stall_histogram_pow2_us", h, 0);
+  rte_tel_data_add_dict_u64(d, "tx_credit_updates", c.tx_updates);
+  rte_tel_data_add_dict_u64(d, "rx_credit_updates", c.rx_updates);
+  rte_tel_data_add_dict_u64(d, "rx_credit_malformed", c.rx_malformed);
+  rte_tel_data_add_dict_u64(d, "rx_credit_unknown_vl", c.rx_unknown_vl);
+  rte_tel_data_add_dict_u64(d, "rx_overrun", c.rx_overrun);
+  rte_tel_data_add_dict_u64(d, "tx_without_credit", c.tx_without_credit);
+  return 0;
+}
+
 }  // namespace
 
 bool register_switch_telemetry(const SwitchNode& node, const SwitchConfig& cfg) {
@@ -134,6 +158,8 @@ bool register_switch_telemetry(const SwitchNode& node, const SwitchConfig& cfg) 
   ok &= rte_telemetry_register_cmd("/softfabric/switch/buffer", cmd_buffer,
                                    "Shared buffer and pool usage. Takes no parameters") == 0;
   ok &= rte_telemetry_register_cmd("/softfabric/switch/fdb", cmd_fdb, "FDB counters. Takes no parameters") == 0;
+  ok &= rte_telemetry_register_cmd("/softfabric/switch/credit", cmd_credit,
+                                   "Credit FC stalls, stall histogram, update frames. Parameter: port index or name") == 0;
   return ok;
 }
 

@@ -13,6 +13,7 @@
 
 #include "common/config/json_loader.h"
 #include "switch/lossless/headroom.h"
+#include "switch/config/credit_fc_config.h"
 
 namespace sf::sw {
 namespace {
@@ -844,6 +845,7 @@ SwitchConfig parse_switch_config(const Json& doc) {
   parse_routes(root, c);
   parse_pfcwd(root, c);
   parse_trimming(root, c);
+  parse_credit_fc(root, c);  // credit_fc_config.cc
   root.finish();
   return c;
 }

@@ -16,6 +16,7 @@
 
 #include "common/config/config_node.h"
 #include "common/config/port_config.h"
+#include "common/creditfc/credit_fc.h"  // CREDIT_FC
 #include "common/time.h"
 #include "switch/lossless/pfc_watchdog.h"
 #include "switch/mmu/mmu_config.h"
@@ -93,6 +94,8 @@ struct SwitchConfig {
   uint32_t fdb_capacity = 65536;
   TimeNs fdb_ageing = TimeNs::from_s(300);
   uint64_t seed = 1;  // WRED draws
+  // CREDIT_FC (credit_fc_config.h): per port; set = credit-based link FC instead of PFC.
+  std::vector<std::optional<CreditFcConfig>> credit_fc;
 };
 
 // Parses and validates a whole switch document. Throws config::ConfigError.

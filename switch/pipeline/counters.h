@@ -61,6 +61,7 @@ struct PortCounters {
   uint64_t trimmed = 0;          // packets cut to headers instead of dropped
   uint64_t trimmed_tx = 0;       // trimmed packets transmitted
   uint64_t trimmed_dropped = 0;  // trimmed packets lost anyway (trim queue full) or not trimmable
+  uint64_t rx_credit_ignored = 0;  // credit frames on a port not in credit mode (consumed); credit ports: credit(p)
   uint64_t dropped = 0;          // all causes, charged to the ingress port
   std::array<uint64_t, kNumDropCauses> drops{};  // by cause, ingress port
   std::array<QueueCounters, kNumQueues> queues{};

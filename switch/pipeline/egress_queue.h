@@ -24,6 +24,8 @@ struct QueuedPkt {
   bool trimmed = false;    // cut to its headers by packet trimming
   uint16_t l3_offset = 0;
   uint32_t bytes = 0;      // frame bytes (pkt_len)
+  uint8_t credit_vl = 0xFF;  // credit-mode ingress: VL whose slots this packet holds; 0xFF none (switch_node_credit.cc)
+  uint8_t credit_slots = 0;  // credits it took there
 };
 
 class EgressQueue {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/wire/credit_frame.h"
 #include "common/wire/frame_parser.h"
 #include "common/wire/mac_control.h"
 #include "common/wire/srv6.h"
@@ -149,6 +150,7 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
     }
   }
   next_age_ = kAgeingPeriod;
+  init_credit();  // switch_node_credit.cc
 }
 
 SwitchNode::~SwitchNode() {
@@ -198,11 +200,13 @@ void SwitchNode::drop(uint16_t in_port, rte_mbuf* m, DropCause cause) {
   PortCounters& c = ports_[in_port].ctr;
   ++c.dropped;
   ++c.drops[static_cast<size_t>(cause)];
+  credit_on_drop(in_port);  // credit
   rte_pktmbuf_free(m);
 }
 
 void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
   Port& ip = ports_[in];
+  credit_begin_rx(in, m);  // credit
   ip.ctr.rx_packets++;
   ip.ctr.rx_bytes += m->pkt_len;
   if (m->pkt_len > ip.max_frame_bytes) return drop(in, m, DropCause::kOversize);
@@ -211,6 +215,7 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
   // BTH and what follows are payload to a switch: stop at UDP.
   const wire::FrameInfo f = wire::parse_frame({data, m->data_len}, m->pkt_len, kParseOptions);
   if (f.eth == nullptr) return drop(in, m, DropCause::kMalformed);
+  if (wire::is_credit_frame(*f.eth, f.ether_type)) return on_credit_frame(ip, m, now);  // credit
   if (f.kind == wire::FrameKind::kMacControl) {
     on_mac_control(in, f, now);
     rte_pktmbuf_free(m);
@@ -246,6 +251,7 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
   }
   pkt.pg = qos.tc_to_pg[tc];
   pkt.queue = qos.tc_to_queue[tc];
+  credit_on_arrival(in, pkt);  // credit
 
   wire::EthHeader* eth = const_cast<wire::EthHeader*>(f.eth);
   const uint16_t vlan = f.vlan != nullptr ? f.vlan->vid() : 0;
@@ -301,6 +307,7 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
     return enqueue(pkt);
   }
   ip.ctr.flooded++;
+  credit_release_flooded(in, pkt);  // credit
   const uint16_t n = num_ports();
   if (n <= 1) return drop(in, m, DropCause::kHairpin);
   // One mbuf, one reference per copy; flooded copies are never ECN-marked
@@ -413,6 +420,7 @@ void SwitchNode::enqueue(QueuedPkt p) {
 }
 
 void SwitchNode::to_egress(QueuedPkt p, const Ticket& t) {
+  credit_in_hand(p);  // credit
   Port& op = ports_[p.out_port];
   QueueCounters& qc = op.ctr.queues[p.queue];
   EgressQueue& q = op.queues[p.queue];
@@ -486,10 +494,14 @@ void SwitchNode::drain_held() {
 uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
   now_ = now;
   Port& p = ports_[port];
+  credit_drop_vl_ = kNoCreditVl;  // credit: no received packet in hand
   uint16_t n = 0;
   // Control first: a PFC frame goes ahead of data (802.1Qbb).
   if (!out.empty()) {
     if (rte_mbuf* f = pfc_frame(p, now); f != nullptr) out[n++] = f;
+  }
+  if (p.credit && n < out.size()) {
+    if (rte_mbuf* f = credit_frame(p); f != nullptr) out[n++] = f;  // credit
   }
   refresh_pfc_paused(p, now);
   if (p.wd_on) wd_service(port, now);
@@ -500,11 +512,12 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
   std::array<uint32_t, kNumQueues> head{};
   for (int q = 0; q < kNumQueues; ++q) head[q] = p.queues[q].head_bytes();
   while (n < out.size()) {
-    const int q = p.sched.pick(head, static_cast<uint8_t>(~blocked));
+    const int q = p.sched.pick(head, credit_eligible(p, head, static_cast<uint8_t>(~blocked)));  // credit
     if (q < 0) break;
     const QueuedPkt pkt = p.queues[q].pop();
     head[q] = p.queues[q].head_bytes();
     mmu_.release(pkt.in_port, pkt.pg, port, static_cast<uint8_t>(q), pkt.ticket);
+    credit_on_dequeue(p, q, pkt);  // credit
     update_pfc(pkt.in_port, pkt.pg, now);
     if (held_pgs_ != 0) {
       drain_held();
@@ -519,6 +532,7 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
     p.ctr.tx_bytes += pkt.bytes;
     out[n++] = pkt.mbuf;
   }
+  credit_note_backlog(p, blocked, now);  // credit
   return n;
 }
 
@@ -591,11 +605,13 @@ TimeNs SwitchNode::next_wakeup(TimeNs now) const {
     if (d > now) t = std::min(t, d);
     if (p.wd_on) t = std::min(t, p.wd.next_deadline());
   }
-  return t;
+  return std::min(t, credit_wakeup(now));  // credit
 }
 
 void SwitchNode::advance(TimeNs now) {
   now_ = now;
+  credit_kick_ = false;  // credit: the driver offers every idle port a transmit after this call
+  credit_drop_vl_ = kNoCreditVl;  // credit: no received packet in hand
   if (now >= next_age_) {
     fdb_->age(now, cfg_.fdb_ageing);
     next_age_ = now + kAgeingPeriod;

@@ -27,6 +27,7 @@
 #include "switch/lossless/pfc_watchdog.h"
 #include "switch/mmu/mmu.h"
 #include "switch/pipeline/counters.h"
+#include "switch/pipeline/credit_link.h"
 #include "switch/pipeline/egress_queue.h"
 #include "switch/qos/scheduler.h"
 #include "switch/qos/wred.h"
@@ -83,6 +84,8 @@ class SwitchNode final : public Node {
   const std::vector<PfcWdLogEntry>& pfc_wd_log() const { return wd_log_; }
   uint64_t pfc_wd_events() const { return wd_events_; }
   const Mmu& mmu() const { return mmu_; }
+  // Credit-based link FC state of a CREDIT_FC port (nullptr: the port runs PFC).
+  const CreditPort* credit(PortId port) const { return ports_[port].credit ? &ports_[port].credit->fc : nullptr; }
   const Fdb& fdb() const { return *fdb_; }
   void clear_watermarks();
 
@@ -112,6 +115,7 @@ class SwitchNode final : public Node {
     uint8_t wd_drop = 0;            // queues whose packets are dropped (stormed, action drop)
     uint8_t wd_drop_pgs = 0;        // ingress PGs of their priorities: arrivals dropped too (SONiC)
     PortCounters ctr;
+    std::unique_ptr<CreditLink> credit;  // CREDIT_FC ports only (switch_node_credit.cc)
   };
   // Received-pause state of `port` at `now`, as a queue mask.
   uint8_t refresh_pfc_paused(Port& port, TimeNs now);
@@ -148,6 +152,41 @@ class SwitchNode final : public Node {
   void to_egress(QueuedPkt p, const Ticket& t);
   // Moves held packets whose egress queue now has room (head of line per PG).
   void drain_held();
+
+  // ---- credit-based link FC (switch_node_credit.cc) ----
+  void init_credit();
+  // Start of process(): the slots charged if the frame (`m`) is dropped unclassified.
+  void credit_begin_rx(uint16_t in, const rte_mbuf* m);
+  // After classification: sets the VL and slots the packet holds (0xFF: none).
+  void credit_on_arrival(uint16_t in, QueuedPkt& pkt);
+  // A flooded packet: its slots are freed now, the copies hold none.
+  void credit_release_flooded(uint16_t in, QueuedPkt& pkt);
+  // The packet in hand (to_egress): its slots are freed if it is dropped.
+  void credit_in_hand(const QueuedPkt& pkt) {
+    credit_drop_vl_ = pkt.credit_vl;
+    credit_drop_slots_ = pkt.credit_slots;
+  }
+  // drop(): frees the dropped packet's slots.
+  void credit_on_drop(uint16_t in);
+  // A credit update frame arrived (consumed).
+  void on_credit_frame(Port& port, rte_mbuf* m, TimeNs now);
+  // The credit update owed by `port`, if one is due (one ctrl_pool_ mbuf).
+  rte_mbuf* credit_frame(Port& port);
+  // Queues the scheduler may pick on a credit port: those of the VL the VL
+  // arbiter chose among VLs with a packet and a credit.
+  uint8_t credit_eligible(Port& port, std::span<const uint32_t, kNumQueues> head, uint8_t eligible);
+  // A packet left `port` from queue q: spend its credit, free its ingress slot.
+  void credit_on_dequeue(Port& port, int q, const QueuedPkt& pkt);
+  // Frees the ingress slots a queued packet holds. A path that frees a
+  // queued packet other than through transmit() must call it, or call
+  // credit_in_hand(pkt) right before drop().
+  void credit_release(const QueuedPkt& pkt);
+  // End of transmit(): stall timing of the port's VLs.
+  void credit_note_backlog(Port& port, uint8_t blocked, TimeNs now);
+  TimeNs credit_wakeup(TimeNs now) const;
+  uint8_t credit_drop_vl_ = kNoCreditVl;  // VL freed if the packet in hand is dropped
+  uint8_t credit_drop_slots_ = 0;         // and how many of its slots
+  bool credit_kick_ = false;  // an update became due outside receive/advance: run again now
 
   const SwitchConfig& cfg_;
   std::vector<Port> ports_;

@@ -74,6 +74,7 @@ void SwitchNode::wd_flush(uint16_t pi, uint8_t q) {
     ++port.ctr.queues[q].dropped;
     if (pkt.trimmed) ++port.ctr.trimmed_dropped;
     port.wd.count_dropped(q);
+    credit_in_hand(pkt);  // a credit port frees the slots the packet holds
     drop(pkt.in_port, pkt.mbuf, DropCause::kPfcWatchdog);
   }
 }

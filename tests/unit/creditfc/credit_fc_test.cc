@@ -1,17 +1,17 @@
 // Credit-based flow control: credits per VL in MTU units, updates after the
 // threshold, cumulative grants that survive a lost update, stall timing, VL
 // arbitration weights.
-#include "switch/lossless/credit_fc.h"
+#include "common/creditfc/credit_fc.h"
 
 #include <gtest/gtest.h>
 
-namespace sf::sw {
+namespace sf {
 namespace {
 
 CreditFcConfig cfg(uint32_t mtu, uint32_t buffer, uint32_t threshold) {
   CreditFcConfig c;
   c.mtu_bytes = mtu;
-  c.num_vls = 2;
+  c.vl_mask = 0b11;
   c.vl_buffer_bytes[0] = buffer;
   c.vl_buffer_bytes[1] = buffer;
   c.update_threshold = threshold;
@@ -104,4 +104,4 @@ TEST(VlArbiter, WeightedShares) {
 }
 
 }  // namespace
-}  // namespace sf::sw
+}  // namespace sf
