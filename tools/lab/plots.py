@@ -1,0 +1,214 @@
+"""sf-lab PNG plots (python3-matplotlib, Agg): queue depth per queue, ECN
+marks / CNPs / PFC pauses over time, per-flow throughput, latency CDF.
+Each function returns True when it wrote its file."""
+import json
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+import series  # noqa: E402
+
+COLORS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+
+
+def _t0(lab, ts):
+    """Switch time of the lab's start: the switch's clock began at its own
+    start, a little before; align by the last sample before traffic."""
+    return lab.switch_t0.get(ts, 0.0)
+
+
+def _save(fig, path):
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return os.path.getsize(path) > 0
+
+
+def queue_depth(lab, res, path):
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    n = 0
+    for sw, ts in lab.ts.items():
+        t0 = _t0(lab, sw)
+        for p in res["ports"]:
+            if p["switch"] != sw:
+                continue
+            for q in p["queues"]:
+                if not q["watermark_bytes"]:
+                    continue
+                xs = [s["t_s"] - t0 for s in ts.samples if p["port"] in s["ports"]]
+                ys = [s["ports"][p["port"]]["queues"][q["queue"]][series.DEPTH] / 1024 for s in ts.samples
+                      if p["port"] in s["ports"]]
+                ax.plot(xs, ys, lw=1.3, color=COLORS[n % len(COLORS)],
+                        label=f"{sw}:{p['port']} q{q['queue']} (max {q['watermark_bytes'] / 1024:.0f} KiB)")
+                n += 1
+    for k, (lo, hi) in enumerate(lab.wred_lines()):
+        ax.axhline(lo / 1024, color="#ff7f0e", ls="--", lw=0.9, label="Kmin" if k == 0 else None)
+        ax.axhline(hi / 1024, color="#b8860b", ls=":", lw=0.9, label="Kmax" if k == 0 else None)
+    ax.set_xlabel("seconds since the start")
+    ax.set_ylabel("queue depth (KiB)")
+    ax.set_title("egress queue depth per queue (time-series samples)", loc="left", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.set_ylim(bottom=0)
+    if n == 0:
+        ax.text(0.5, 0.5, "no queue held any bytes", transform=ax.transAxes, ha="center")
+    ax.legend(fontsize=7, loc="upper right")
+    return _save(fig, path)
+
+
+def marks_pauses(lab, res, path):
+    fig, (ax_e, ax_c, ax_p) = plt.subplots(3, 1, figsize=(10, 8), sharex=True)
+    n = 0
+    for sw, ts in lab.ts.items():
+        t0 = _t0(lab, sw)
+        base = ts.samples[0] if ts.samples else None
+        for p in res["ports"]:
+            if p["switch"] != sw or not p["ecn_marked"]:
+                continue
+            xs = [s["t_s"] - t0 for s in ts.samples]
+            ys = [series.marks(s, p["port"]) - series.marks(base, p["port"]) for s in ts.samples]
+            ax_e.plot(xs, ys, lw=1.4, color=COLORS[n % len(COLORS)], label=f"{sw}:{p['port']}")
+            n += 1
+    ax_e.set_ylabel("ECN CE marks\n(cumulative)")
+    ax_e.set_title("ECN marks by egress port", loc="left", fontsize=10)
+    if n == 0:
+        ax_e.text(0.5, 0.5, "no ECN marks", transform=ax_e.transAxes, ha="center")
+    # CNPs: sf-nic's time series (pktio senders neither make nor see CNPs).
+    m = 0
+    for proc in lab.nics:
+        fn = os.path.join(lab.out, f"timeseries-nic-{proc}.jsonl")
+        if not os.path.exists(fn):
+            continue
+        rows = []
+        with open(fn) as f:
+            for line in f:
+                try:
+                    rows.append(json.loads(line))
+                except ValueError:
+                    pass
+        for host in sorted({h for r in rows for h in r.get("hosts", {})}):
+            for key, ls in (("cnp_sent", "-"), ("cnp_received", "--")):
+                xs = [r["t_s"] for r in rows if host in r.get("hosts", {})]
+                ys = [r["hosts"][host].get(key, 0) for r in rows if host in r.get("hosts", {})]
+                ax_c.plot(xs, ys, ls=ls, lw=1.2, color=COLORS[m % len(COLORS)], label=f"{host} {key}")
+            m += 1
+    ax_c.set_ylabel("CNPs\n(cumulative)")
+    ax_c.set_title("CNPs (sf-nic hosts)", loc="left", fontsize=10)
+    if m == 0:
+        ax_c.text(0.5, 0.5, "no CNPs: no nic hosts (pktio senders do not take part in DCQCN)",
+                  transform=ax_c.transAxes, ha="center", fontsize=9)
+    # PFC pause frames sent / received per port, from the lab's telemetry polls.
+    k = 0
+    if lab.tel:
+        b0 = lab.tel[0]
+        for sw in lab.t.switches:
+            for port in lab.t.switches[sw].ports:
+                for key, ls in (("tx_pause", "-"), ("rx_pause", "--")):
+                    ys = [s["switches"].get(sw, {}).get(port, {}).get(key, 0) -
+                          b0["switches"].get(sw, {}).get(port, {}).get(key, 0) for s in lab.tel]
+                    if not any(ys):
+                        continue
+                    ax_p.plot([s["t_s"] for s in lab.tel], ys, ls=ls, lw=1.2, color=COLORS[k % len(COLORS)],
+                              label=f"{sw}:{port} {'sent' if key == 'tx_pause' else 'received'}")
+                    k += 1
+    ax_p.set_ylabel("PFC pause frames\n(cumulative)")
+    ax_p.set_title("PFC pause frames sent / received by switch ports (telemetry, 1 s)", loc="left", fontsize=10)
+    if k == 0:
+        ax_p.text(0.5, 0.5, "no PFC pause frames", transform=ax_p.transAxes, ha="center")
+    ax_p.set_xlabel("seconds since the start")
+    for ax in (ax_e, ax_c, ax_p):
+        ax.grid(True, alpha=0.3)
+        ax.set_ylim(bottom=0)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="upper left", ncol=3)
+    return _save(fig, path)
+
+
+def _rates(samples, port, field, t0, win_s):
+    xs, ys = [], []
+    j = 0
+    for i, s in enumerate(samples):
+        while j < i - 1 and s["t_s"] - samples[j + 1]["t_s"] >= win_s:
+            j += 1
+        a = samples[j]
+        if i == j or s["t_s"] - a["t_s"] <= 0:
+            continue
+        xs.append(s["t_s"] - t0)
+        ys.append(series.rate_gbps(a, s, port, field))
+    return xs, ys
+
+
+def flow_throughput(lab, res, path, win_s=None):
+    """Per flow: the rate its sender's switch port received (a pktio host's
+    flows share that port: their names are listed together), nic flows from
+    sf-nic's per-host time series; receivers' ports dashed."""
+    win_s = win_s or max(0.1, 2 * lab.t.ts_period_ms / 1000)
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    n = 0
+    t = lab.t
+    for host in sorted(t.senders(), key=lambda x: t.hosts[x].index):
+        h = t.hosts[host]
+        names = ", ".join(f.name for f in t.flows_from(host))
+        ts = lab.ts[h.switch]
+        xs, ys = _rates(ts.samples, h.port, "rx_bytes", _t0(lab, h.switch), win_s)
+        ax.plot(xs, ys, lw=1.1, color=COLORS[n % len(COLORS)], label=f"{names} ({host} -> {h.switch}:{h.port})")
+        n += 1
+    for host in t.receivers():
+        h = t.hosts[host]
+        ts = lab.ts[h.switch]
+        xs, ys = _rates(ts.samples, h.port, "tx_bytes", _t0(lab, h.switch), win_s)
+        ax.plot(xs, ys, lw=1.8, ls="--", color="#d62728" if n < 99 else None,
+                label=f"to receiver {host} ({h.switch}:{h.port} tx, line {h.speed_gbps} Gb/s)")
+        n += 1
+    ax.set_xlabel("seconds since the start")
+    ax.set_ylabel("Gb/s")
+    ax.set_title(f"throughput per flow ({win_s:g} s windows of the switch time series)", loc="left", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=7, loc="upper right")
+    return _save(fig, path)
+
+
+def latency_cdf(lab, res, path):
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    n = 0
+    for k, v in res["latency"]["ports"].items():
+        vals = sorted(v["values_us"])
+        if not vals or max(vals) == 0:
+            continue
+        ys = [(i + 1) / len(vals) for i in range(len(vals))]
+        ax.step(vals, ys, where="post", lw=1.4, color=COLORS[n % len(COLORS)],
+                label=f"{k}: p50 {v['p50_us']:.0f} us, p99 {v['p99_us']:.0f} us")
+        n += 1
+    for f in res["flows"]:
+        lat = f.get("latency_us")
+        if isinstance(lat, dict) and lat.get("p50") is not None:
+            ax.plot([lat["p50"], lat["p99"], lat["max"]], [0.5, 0.99, 1.0], "o-", ms=4,
+                    label=f"{f['name']} (sf-nic: p50 / p99 / max)")
+            n += 1
+    ax.set_xlabel("microseconds")
+    ax.set_ylabel("fraction")
+    ax.set_title("latency CDF: egress queueing delay (depth x 8 / line rate) per sample", loc="left", fontsize=10)
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, alpha=0.3)
+    if n == 0:
+        ax.text(0.5, 0.5, "no queueing: every sampled egress queue was empty", transform=ax.transAxes, ha="center")
+    else:
+        ax.legend(fontsize=7, loc="lower right")
+    return _save(fig, path)
+
+
+PLOTS = [("queue_depth.png", "Queue depth per queue", queue_depth),
+         ("marks_pauses.png", "ECN marks, CNPs and PFC pauses", marks_pauses),
+         ("flow_throughput.png", "Throughput per flow", flow_throughput),
+         ("latency_cdf.png", "Latency CDF", latency_cdf)]
+
+
+def make_all(lab, res, out):
+    done = []
+    for name, title, fn in PLOTS:
+        if fn(lab, res, os.path.join(out, name)):
+            done.append((name, title))
+    return done
