@@ -5,6 +5,7 @@ Everything is checked before anything starts; an error names the JSON path:
 The result is a Topology of plain dataclasses that launch.py turns into
 processes. Only the standard library is used.
 """
+import difflib
 import json
 import os
 import re
@@ -176,7 +177,7 @@ def _keys(obj, path, allowed):
         raise TopologyError(path, f"want an object, got {json.dumps(obj)[:40]}")
     for k in obj:
         if k not in allowed:
-            near = [a for a in allowed if a.replace("_", "") in k.replace("_", "") or k in a]
+            near = difflib.get_close_matches(k, sorted(allowed), n=1, cutoff=0.6)
             hint = f" (did you mean '{near[0]}'?)" if near else ""
             raise TopologyError(path, f"unknown key '{k}'{hint}; known: {', '.join(sorted(allowed))}")
 
@@ -214,9 +215,10 @@ def _read_json(path, what):
     try:
         return json.loads(text, object_pairs_hook=_no_dup_object_pairs)
     except json.JSONDecodeError as e:
-        raise TopologyError(what, f"{path}: line {e.lineno}, column {e.colno}: {e.msg}") from e
+        where = f"{path}: " if what else ""
+        raise TopologyError(what, f"{where}line {e.lineno}, column {e.colno}: {e.msg}") from e
     except ValueError as e:
-        raise TopologyError(what, f"{path}: {e}") from e
+        raise TopologyError(what, f"{path}: {e}" if what else str(e)) from e
 
 
 def resolve_file(rel, topo_dir, path):
@@ -263,7 +265,7 @@ def load(path, *, duration_override=None, memory_bytes=None):
     path = os.path.abspath(path)
     if not os.path.isfile(path):
         raise TopologyError("", f"no such topology file '{path}'")
-    raw = _read_json(path, os.path.basename(path))
+    raw = _read_json(path, "")
     topo_dir = os.path.dirname(path)
     _keys(raw, "topology", TOP_KEYS)
     for k in ("nodes", "links", "workloads"):

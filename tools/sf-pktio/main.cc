@@ -98,6 +98,7 @@ struct RxGate {
   const sf::pktio::FwdNode* fwd = nullptr;
   uint64_t limit = 0;  // frames to read from the budgeted port (0 = no limit)
   uint64_t taken = 0;
+  bool closed = false;  // stopping: read nothing more, send what is queued
 };
 
 class LoopIo {
@@ -108,6 +109,7 @@ class LoopIo {
   uint16_t rx_burst(std::span<rte_mbuf*> pkts) {
     size_t n = pkts.size();
     if (gate_ != nullptr && gate_->fwd != nullptr) {
+      if (gate_->closed) return 0;
       n = std::min<size_t>(n, gate_->fwd->room(out_));
       if (budgeted_ && gate_->limit > 0) n = std::min<uint64_t>(n, gate_->limit - gate_->taken);
       if (n == 0) return 0;
@@ -150,7 +152,7 @@ po::options_description describe(Options& o) {
     ("expect", po::value(&o.expect)->default_value(0), "sink: stop once this many frames arrived")
     ("idle-exit-ms", po::value(&o.idle_exit_ms)->default_value(0), "sink/fwd/echo: stop when nothing arrived for this long after the first frame")
     ("link-wait-s", po::value(&o.link_wait_s)->default_value(5), "wait this long for every link to come up before starting (memif peer, NIC)")
-    ("linger-ms", po::value(&o.linger_ms)->default_value(200), "gen/fwd: keep the ports open this long after the last frame left, so the peer can drain the link (memif frees its rings on disconnect)")
+    ("linger-ms", po::value(&o.linger_ms)->default_value(200), "gen/fwd: keep the ports open this long after the last frame left, so the peer can drain the link (memif frees its rings on disconnect); fwd also at SIGINT/--duration, after sending what it had queued")
     ("rx-desc", po::value(&o.rx_desc)->default_value(1024), "rx descriptors per queue")
     ("tx-desc", po::value(&o.tx_desc)->default_value(1024), "tx descriptors per queue")
     ("mtu", po::value(&o.mtu)->default_value(0), "port MTU (0 = device default)")
@@ -332,9 +334,17 @@ int run(int argc, char** argv) {
           last_seen = now;
         }
         if (g_stop.load(std::memory_order_relaxed) || now - started >= duration) {
+          if (stop_asked == TimeNs::max()) stop_asked = now;
+          if (fwd != nullptr) {
+            // fwd: read nothing more, send what is queued, then linger so the
+            // peer reads the ring (memif frees it on close); at most 2 s + linger.
+            gate.closed = true;
+            if ((fwd->queued() > 0 || buffered() > 0) && now - stop_asked < TimeNs::from_ms(2000)) return false;
+            if (finished == TimeNs::max()) finished = now;
+            return now - finished >= linger;
+          }
           // A sink reads what is still in its rings (memif frees them on close).
           if (sink == nullptr || stop_drain == TimeNs::zero()) return true;
-          if (stop_asked == TimeNs::max()) stop_asked = now;
           return now - last_seen >= stop_drain || now - stop_asked >= stop_drain * 20;
         }
         if (sink != nullptr && o.expect > 0 && sink->total_rx() >= o.expect) return true;
@@ -401,7 +411,8 @@ int run(int argc, char** argv) {
         j["flow_other_pkts"] = sink->flow_other_pkts();
       }
       if (fwd != nullptr) {
-        j["fwd"] = {{"forwarded", fwd->forwarded()}, {"queue_drops", fwd->queue_drops()}, {"read", gate.taken}};
+        j["fwd"] = {{"forwarded", fwd->forwarded()}, {"queue_drops", fwd->queue_drops()}, {"read", gate.taken},
+                    {"queued_at_stop", fwd->queued()}};
       }
       std::cout << j.dump() << std::endl;
     }
