@@ -30,7 +30,8 @@ import topology as tp  # noqa: E402
 
 EAL = ["--no-pci", "--log-level", "*:warning"]
 SENDER_LINGER_MS = 1500  # a sender keeps its memif open this long after its last frame (the switch reads the ring)
-RECEIVER_DRAIN_MS = 200  # a sink keeps reading this long after SIGINT until idle
+RECEIVER_DRAIN_MS = 200
+TELEMETRY_PERIOD_S = 0.2  # PFC counters polled over DPDK telemetry (the switch time series has no PFC counts)  # a sink keeps reading this long after SIGINT until idle
 
 
 class LabError(RuntimeError):
@@ -306,6 +307,8 @@ class Lab:
         pending = sorted({s["start_ms"] for s in self.plan.senders.values()})
         self.t0_ns = time.monotonic_ns()
         self.align_switch_clocks()
+        self.poll_telemetry(0.0)  # the baseline of the PFC counters
+        last_tel = time.monotonic()
         for ms in list(pending):
             if ms == 0:
                 open(self.start_file(0), "w").close()
@@ -325,11 +328,15 @@ class Lab:
                     raise Interrupted()
                 if self.all_done() and not pending:
                     break
+                if time.monotonic() - last_tel >= TELEMETRY_PERIOD_S:
+                    self.poll_telemetry(self.elapsed())
+                    last_tel = time.monotonic()
                 time.sleep(0.02)
             self.check_alive()
             for ts in self.ts.values():
                 ts.poll()
             self.poll_telemetry(self.elapsed())
+            last_tel = time.monotonic()
             if self.console:
                 self.console.tick(self, self.elapsed())
             if self.all_done() and not pending:
@@ -477,6 +484,7 @@ class Lab:
             self.traffic()
             self.stop_senders()
             self.drained = self.drain()
+            self.poll_telemetry(self.elapsed())  # PFC counters after the drain
         except (Interrupted, KeyboardInterrupt):
             self.interrupted = True
             self.stop_reason = "interrupted (Ctrl-C)"

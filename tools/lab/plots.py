@@ -21,6 +21,10 @@ def _t0(lab, ts):
 
 
 def _save(fig, path):
+    for ax in fig.axes:
+        lo, hi = ax.get_xlim()
+        if lo < -0.25 and hi > 0:  # samples from before the start: show only the last moment
+            ax.set_xlim(left=-0.25)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -114,7 +118,8 @@ def marks_pauses(lab, res, path):
                               label=f"{sw}:{port} {'sent' if key == 'tx_pause' else 'received'}")
                     k += 1
     ax_p.set_ylabel("PFC pause frames\n(cumulative)")
-    ax_p.set_title("PFC pause frames sent / received by switch ports (telemetry, 1 s)", loc="left", fontsize=10)
+    ax_p.set_title("PFC pause frames sent / received by switch ports (telemetry, every 0.2 s)", loc="left",
+                   fontsize=10)
     if k == 0:
         ax_p.text(0.5, 0.5, "no PFC pause frames", transform=ax_p.transAxes, ha="center")
     ax_p.set_xlabel("seconds since the start")
