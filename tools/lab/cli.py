@@ -65,11 +65,16 @@ def main(argv=None):
     from console import Console  # noqa: E402
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     out = os.path.abspath(a.out or os.path.join("out", f"lab-{t.name}-{stamp}"))
+    con = None if a.no_console else Console()
+    lab = launch.Lab(t, out, a.build, console=con)
+    try:
+        lab.plan.check_binaries()
+    except launch.LabError as e:
+        print(f"sf-lab: {e}", file=sys.stderr)
+        return 2
     os.makedirs(out, exist_ok=True)
     print(describe(t), flush=True)
     print(f"  report   {out}", flush=True)
-    con = None if a.no_console else Console()
-    lab = launch.Lab(t, out, a.build, console=con)
     lab.started_utc = report.now_utc()
 
     def on_signal(signum, _frame):

@@ -416,6 +416,7 @@ def case_nic_config(build):
         if not os.path.exists(nic_bin) and os.geteuid() == 0:
             p = run_lab(["run", path, "--out", os.path.join(d, "o"), "--build", build], 20)
             check(p.returncode == 2 and "sf-nic is not built" in p.stderr, f"no sf-nic: {p.returncode} {p.stderr}")
+            check(not os.path.exists(os.path.join(d, "o")), "no sf-nic: the report dir was made")
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
