@@ -8,6 +8,8 @@ CASE:
                  processes start, traffic crosses the switch, the report has
                  non-empty plots and numbers that add up (recomputed here from
                  the processes' own reports), nothing is left running
+  two_switch     config/topologies/two-switch-incast.json: across a
+                 switch-switch memif link
   interrupt      a timed workload, SIGINT to sf-lab mid-run: exit 130, the
                  report is still written, nothing is left running
   bad_topology   unknown nodes, a port used twice, impossible speeds, a
@@ -15,6 +17,8 @@ CASE:
                  exit 2 with the JSON path, before anything starts
   nic_config     nic.json and the sf-nic command line per the contract, and
                  parsing a contract-shaped --report (no sf-nic process)
+  frames         pktio frames against scapy (headers, ICRC), pcap round trip,
+                 per-flow attribution of a looped replay (no process)
 Exit 0 = pass, 77 = skipped, else fail. Waits are bounded polls on the
 sf-lab process and its files, never a sleep to let time pass.
 """
@@ -177,6 +181,42 @@ def case_small(build):
         for png in res["plots"]:
             check(f"]({png})" in md, f"report.md does not embed {png}")
         check("holds" in md, "report.md lacks the conservation line")
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+# ---- two switches ------------------------------------------------------------------------
+
+def case_two_switch(build):
+    """config/topologies/two-switch-incast.json: h0, h1 on leaf0 -> r0 on
+    leaf1 over a switch-switch memif link. The inter-switch link loses
+    nothing, the numbers add up over both switches, nothing is left."""
+    out = tempfile.mkdtemp(prefix="sf-labt-2sw-")
+    try:
+        topo_path = os.path.join(ROOT, "config", "topologies", "two-switch-incast.json")
+        p = subprocess.Popen([SF_LAB, "run", topo_path, "--out", out, "--build", build, "--no-console"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            so, se = p.communicate(timeout=50)
+        except subprocess.TimeoutExpired:
+            p.send_signal(signal.SIGINT)
+            so, se = p.communicate(timeout=20)
+            raise TestFailure(f"sf-lab did not finish in 50 s:\n{so[-3000:]}\n{se[-3000:]}")
+        print(so[-2000:])
+        check(p.returncode == 0, f"sf-lab exited {p.returncode}:\n{se[-3000:]}")
+        res = json.load(open(os.path.join(out, "results.json")))
+        check_nothing_left(res, p.pid)
+        l0 = {q["name"]: q for q in json.load(open(os.path.join(out, "switch-leaf0-report.json")))["ports"]}
+        l1 = {q["name"]: q for q in json.load(open(os.path.join(out, "switch-leaf1-report.json")))["ports"]}
+        check(l0["Ethernet12"]["tx_packets"] > 0, "nothing crossed the switch-switch link")
+        check(l1["Ethernet12"]["rx_packets"] == l0["Ethernet12"]["tx_packets"],
+              f"leaf0 sent {l0['Ethernet12']['tx_packets']} over the link, leaf1 got {l1['Ethernet12']['rx_packets']}")
+        check(l1["Ethernet0"]["tx_packets"] == res["hosts"]["r0"]["rx_packets"], "r0 got what leaf1 sent")
+        c = res["conservation"]
+        check(c["ok"] and c["lost_in_links_frames"] == 0 and c["left_in_switch_frames"] == 0, f"conservation {c}")
+        check(sum(f["frames_received"] for f in res["flows"]) == res["hosts"]["r0"]["rx_packets"], "per-flow sum")
+        for png in res["plots"]:
+            png_ok(os.path.join(out, png))
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
@@ -421,7 +461,56 @@ def case_nic_config(build):
         shutil.rmtree(d, ignore_errors=True)
 
 
-CASES = {"small": case_small, "interrupt": case_interrupt, "bad_topology": case_bad_topology,
+# ---- frames (no process) -----------------------------------------------------------------
+
+def case_frames(build):
+    """The pktio frames against scapy's decoder and ICRC; pcap round trip;
+    the per-flow attribution of a looped replay."""
+    import frames
+    from scapy.all import Ether, IP, UDP  # python3-scapy
+    from scapy.contrib.roce import BTH
+    sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+    from pcapfile import read_pcap
+    for mtu, dscp, ect in ((1024, 26, True), (256, 0, False), (512, 46, True)):
+        ff = frames.FlowFrames(src_mac="02:1a:00:00:00:01", dst_mac="02:1a:00:00:00:09", src_ip="10.0.0.1",
+                               dst_ip="10.0.0.9", sport=49153, dscp=dscp, qpn=0x101, ib_mtu=mtu, ect=ect)
+        for k in (0, 1, 255, 0xFFFFFF + 3):
+            fr = ff.frame(k)
+            check(len(fr) == 74 + mtu == ff.frame_bytes, f"length {len(fr)}")
+            pkt = Ether(fr)
+            check(pkt[IP].tos == (dscp << 2 | (2 if ect else 0)) and pkt[UDP].sport == 49153 and
+                  pkt[UDP].dport == 4791, f"headers {pkt.summary()}")
+            check(pkt[BTH].opcode == 0x0A and pkt[BTH].dqpn == 0x101 and pkt[BTH].psn == k & 0xFFFFFF,
+                  f"BTH {pkt[BTH].opcode} {pkt[BTH].dqpn} {pkt[BTH].psn}")
+            again = Ether(fr)
+            again[BTH].icrc = None
+            del again[IP].chksum
+            del again[UDP].chksum
+            re = Ether(bytes(again))
+            check(re[BTH].icrc == pkt[BTH].icrc, f"ICRC {pkt[BTH].icrc:#x}, scapy {re[BTH].icrc:#x}")
+            check(re[IP].chksum == pkt[IP].chksum, "IPv4 checksum")
+    d = tempfile.mkdtemp(prefix="sf-labt-frames-")
+    try:
+        a = frames.FlowFrames(src_mac="02:00:00:00:00:01", dst_mac="02:00:00:00:00:02", src_ip="10.0.0.1",
+                              dst_ip="10.0.0.2", sport=49152, dscp=26, qpn=1, ib_mtu=256)
+        b = frames.FlowFrames(src_mac="02:00:00:00:00:01", dst_mac="02:00:00:00:00:03", src_ip="10.0.0.1",
+                              dst_ip="10.0.0.3", sport=49153, dscp=0, qpn=2, ib_mtu=256, ect=False)
+        counts = [5, 2]
+        order = list(frames.interleave(counts))
+        check(order == [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (0, 3), (0, 4)], f"interleave {order}")
+        path = os.path.join(d, "x.pcap")
+        n, nbytes = frames.write_pcap(path, ((a, b)[i].frame(k) for i, k in order))
+        got = read_pcap(path)
+        check(n == 7 == len(got) and nbytes == 7 * 330 and got[1] == b.frame(0) and got[6] == a.frame(4),
+              f"pcap {n} {nbytes} {len(got)}")
+        check(frames.cycle_sent(counts, 0) == [0, 0] and frames.cycle_sent(counts, 3) == [2, 1] and
+              frames.cycle_sent(counts, 7) == [5, 2] and frames.cycle_sent(counts, 7 * 3 + 4) == [17, 8],
+              "cycle_sent")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+CASES = {"frames": case_frames, "small": case_small, "two_switch": case_two_switch, "interrupt": case_interrupt, "bad_topology": case_bad_topology,
          "nic_config": case_nic_config}
 
 
@@ -431,7 +520,7 @@ def main():
     ap.add_argument("case", choices=sorted(CASES))
     a = ap.parse_args()
     build = os.path.abspath(a.build)
-    if a.case in ("small", "interrupt"):
+    if a.case in ("small", "interrupt", "two_switch"):
         if os.geteuid() != 0:
             print("SKIP: needs root (huge pages, memif)")
             return SKIP
