@@ -3,6 +3,8 @@ rates (Gb/s), the deepest queue now and its largest sample in the second
 (KiB), ECN marks, PFC pause frames sent / received and drops per second, CNPs
 (nic hosts), and a progress bar for the run's duration. On a terminal the
 block is redrawn in place; otherwise (a log, CI) one block per second."""
+import json
+import os
 import sys
 
 
@@ -73,14 +75,14 @@ class Console:
         for proc in lab.nics:
             path = f"{lab.out}/timeseries-nic-{proc}.jsonl"
             try:
-                with open(path) as f:
-                    last = f.read().strip().splitlines()[-1:]
+                with open(path, "rb") as f:
+                    f.seek(max(0, os.path.getsize(path) - 65536))
+                    last = f.read().decode(errors="replace").strip().splitlines()[-1:]
             except OSError:
                 continue
             if not last:
                 continue
             try:
-                import json
                 s = json.loads(last[0])
             except ValueError:
                 continue

@@ -150,8 +150,19 @@ class Plan:
                 json.dump(cfg, f, indent=2)
             self.switch_cfgs[name] = (path, cfg)
 
+    def _check_disk(self):
+        """Sized pktio flows are written whole into pcaps in the run dir."""
+        need = sum(tp.pktio_flow_frames(f, self.t.hosts[f.src]) * (tp.pktio_frame_bytes(self.t.hosts[f.src]) + 16)
+                   for f in self.t.flows if self.t.hosts[f.src].kind == "pktio" and f.size_bytes)
+        st = os.statvfs(self.run_dir)
+        free = st.f_bavail * st.f_frsize
+        if need > free // 2:
+            raise LabError(f"the workloads' pcaps need {need / 2**20:,.0f} MiB in {self.run_dir}, which has "
+                           f"{free / 2**20:,.0f} MiB free: the workload is larger than the disk allows")
+
     def _pktio(self):
         t = self.t
+        self._check_disk()
         for h in t.pktio_hosts():
             flows = t.flows_from(h.name)
             if not flows:
@@ -305,9 +316,9 @@ class Lab:
     def traffic(self):
         t = self.t
         pending = sorted({s["start_ms"] for s in self.plan.senders.values()})
-        self.t0_ns = time.monotonic_ns()
-        self.align_switch_clocks()
         self.poll_telemetry(0.0)  # the baseline of the PFC counters
+        self.align_switch_clocks()  # the switches' time of the start, just below
+        self.t0_ns = time.monotonic_ns()
         last_tel = time.monotonic()
         for ms in list(pending):
             if ms == 0:
