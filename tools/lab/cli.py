@@ -99,10 +99,10 @@ def main(argv=None):
         print(cleanup_line(clean))
         return rc or 1
     res = report.build_results(lab, raw, clean)
-    report.write_timeseries(lab, os.path.join(out, "timeseries.jsonl"))
+    report.write_timeseries(lab, os.path.join(out, "timeseries.jsonl"), raw)
     try:
         import plots
-        made = plots.make_all(lab, res, out)
+        made = plots.make_all(lab, res, out, raw)
     except ImportError as e:
         print(f"sf-lab: no plots: {e} (python3-matplotlib)", file=sys.stderr)
         made = []

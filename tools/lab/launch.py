@@ -254,6 +254,7 @@ class Lab:
                 "--file-prefix", pre, "--", "--mode", "sink", "--port", p.host_devargs(h), "--backoff",
                 "--link-wait-s", "15", "--duration", f"{safety:g}", "--ready-file", self.ready(h.name),
                 "--flow-sport-base", str(tp.FLOW_SPORT_BASE), "--stop-drain-ms", str(RECEIVER_DRAIN_MS),
+                "--timeseries", self.receiver_ts(h.name), "--ts-period-ms", str(t.ts_period_ms),
                 "--log-level", "warn"]
             self.receivers[h.name] = self._child(h.name, argv, pre)
         for proc, cfg_path in p.nic_cfgs.items():
@@ -281,6 +282,32 @@ class Lab:
             self.senders[host] = self._child(host, argv, pre, nice=h.nice)
         for host, c in self.senders.items():
             c.wait_ready(self.ready(host), 30)
+
+    def receiver_ts(self, host):
+        return os.path.join(self.out, f"timeseries-{host}.jsonl")
+
+    def receiver_series(self, raw):
+        """{host: [(t_s since the start, {sport: (pkts, bytes)})]} from the
+        receivers' time series (their loop clock, converted with the
+        CLOCK_MONOTONIC zero of their final JSON)."""
+        out = {}
+        for host in self.receivers:
+            j = (raw or {}).get("receivers", {}).get(host)
+            path = self.receiver_ts(host)
+            if not j or not os.path.exists(path):
+                continue
+            zero = j.get("clock_zero_mono_ns", 0)
+            rows = []
+            with open(path) as f:
+                for line in f:
+                    try:
+                        r = json.loads(line)
+                    except ValueError:
+                        continue
+                    rows.append(((zero + r["t_ns"] - self.t0_ns) / 1e9,
+                                 {int(k): tuple(v) for k, v in r["flows"].items()}))
+            out[host] = rows
+        return out
 
     def start_file(self, ms):
         return os.path.join(self.plan.work, f"start-{ms}")

@@ -145,31 +145,58 @@ def _rates(samples, port, field, t0, win_s):
     return xs, ys
 
 
-def flow_throughput(lab, res, path, win_s=None):
-    """Per flow: the rate its sender's switch port received (a pktio host's
-    flows share that port: their names are listed together), nic flows from
-    sf-nic's per-host time series; receivers' ports dashed."""
+def flow_throughput(lab, res, path, win_s=None, rseries=None):
+    """Per flow: its goodput at the receiver (pktio receivers' per-flow time
+    series; solid), and the rate its sender's switch port received (thin,
+    dotted: what the sender offered); receivers' ports dashed."""
     win_s = win_s or max(0.1, 2 * lab.t.ts_period_ms / 1000)
     fig, ax = plt.subplots(figsize=(10, 4.5))
     n = 0
     t = lab.t
+    color = {}
+    for f in t.flows:
+        color[f.name] = COLORS[len(color) % len(COLORS)]
+    for host, rows in (rseries or {}).items():
+        for f in [f for f in t.flows if f.dst == host]:
+            xs, ys = [], []
+            j = 0
+            for i in range(1, len(rows)):
+                while j < i - 1 and rows[i][0] - rows[j + 1][0] >= win_s:
+                    j += 1
+                dt = rows[i][0] - rows[j][0]
+                if dt <= 0:
+                    continue
+                b1 = rows[i][1].get(f.sport, (0, 0))[1]
+                b0 = rows[j][1].get(f.sport, (0, 0))[1]
+                xs.append(rows[i][0])
+                ys.append((b1 - b0) * 8 / dt / 1e9)
+            ax.plot(xs, ys, lw=1.4, color=color[f.name], label=f"{f.name} received")
+            n += 1
     for host in sorted(t.senders(), key=lambda x: t.hosts[x].index):
         h = t.hosts[host]
-        names = ", ".join(f.name for f in t.flows_from(host))
+        flows = t.flows_from(host)
+        names = ", ".join(f.name for f in flows)
         ts = lab.ts[h.switch]
         xs, ys = _rates(ts.samples, h.port, "rx_bytes", _t0(lab, h.switch), win_s)
-        ax.plot(xs, ys, lw=1.1, color=COLORS[n % len(COLORS)], label=f"{names} ({host} -> {h.switch}:{h.port})")
+        ax.plot(xs, ys, lw=0.8, ls=":", color=color[flows[0].name], label=f"{names} offered ({h.switch}:{h.port} rx)")
         n += 1
+    last_busy = 0.0
     for host in t.receivers():
         h = t.hosts[host]
         ts = lab.ts[h.switch]
         xs, ys = _rates(ts.samples, h.port, "tx_bytes", _t0(lab, h.switch), win_s)
-        ax.plot(xs, ys, lw=1.8, ls="--", color="#d62728" if n < 99 else None,
+        ax.plot(xs, ys, lw=1.8, ls="--", color="#000000",
                 label=f"to receiver {host} ({h.switch}:{h.port} tx, line {h.speed_gbps} Gb/s)")
+        busy = [x for x, y in zip(xs, ys) if y > 0]
+        if busy:
+            last_busy = max(last_busy, max(busy))
         n += 1
+    if last_busy > 0:
+        ax.set_xlim(right=last_busy + max(0.3, 0.1 * last_busy))
     ax.set_xlabel("seconds since the start")
     ax.set_ylabel("Gb/s")
-    ax.set_title(f"throughput per flow ({win_s:g} s windows of the switch time series)", loc="left", fontsize=10)
+    ax.set_title(f"throughput per flow ({win_s:g} s windows): received at the receiver (solid), offered at the "
+                 "switch (dotted)", loc="left", fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=7, loc="upper right")
@@ -211,9 +238,12 @@ PLOTS = [("queue_depth.png", "Queue depth per queue", queue_depth),
          ("latency_cdf.png", "Latency CDF", latency_cdf)]
 
 
-def make_all(lab, res, out):
+def make_all(lab, res, out, raw=None):
     done = []
+    rseries = lab.receiver_series(raw)
     for name, title, fn in PLOTS:
-        if fn(lab, res, os.path.join(out, name)):
+        ok = fn(lab, res, os.path.join(out, name), rseries=rseries) if fn is flow_throughput else \
+            fn(lab, res, os.path.join(out, name))
+        if ok:
             done.append((name, title))
     return done

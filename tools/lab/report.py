@@ -254,15 +254,23 @@ def conservation(lab, raw, port_rep):
     return c
 
 
-def write_timeseries(lab, path):
-    """One JSON line per switch sample (t_s since the lab's start), then the
-    lab's telemetry samples (PFC counters), tagged by "source"."""
+def write_timeseries(lab, path, raw=None):
+    """Every series in one file, one JSON line per sample tagged by "source":
+    switch samples (t_s of the switch's own clock, and lab_t_s since the
+    lab's start), the lab's telemetry samples (PFC counters), and the pktio
+    receivers' per-flow counters (t_s since the start, flows {sport: [pkts,
+    bytes]})."""
     with open(path, "w") as f:
         for sw, ts in lab.ts.items():
+            t0 = lab.switch_t0.get(sw, 0.0)
             for s in ts.samples:
-                f.write(json.dumps({"source": f"switch:{sw}", **s}) + "\n")
+                f.write(json.dumps({"source": f"switch:{sw}", "lab_t_s": round(s["t_s"] - t0, 6), **s}) + "\n")
         for s in lab.tel:
             f.write(json.dumps({"source": "lab:telemetry", **s}) + "\n")
+        for host, rows in lab.receiver_series(raw).items():
+            for t_s, flows in rows:
+                f.write(json.dumps({"source": f"receiver:{host}", "t_s": round(t_s, 6),
+                                    "flows": {str(k): list(v) for k, v in flows.items()}}) + "\n")
 
 
 def _fmt(v, nd=2):

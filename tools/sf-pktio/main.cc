@@ -89,6 +89,8 @@ struct Options {
   std::string start_file;
   uint32_t stop_drain_ms = 100;
   uint16_t flow_sport_base = 0;
+  std::string timeseries;
+  uint32_t ts_period_ms = 100;
 };
 
 // A port as the loop sees it. fwd gates rx: a port is read only while the
@@ -162,6 +164,8 @@ po::options_description describe(Options& o) {
     ("start-file", po::value(&o.start_file), "after the ready file, wait until this file exists before polling (several senders start together)")
     ("stop-drain-ms", po::value(&o.stop_drain_ms)->default_value(100), "sink: at SIGINT/--duration keep reading until nothing arrived for this long (at most 20x; 0 = stop at once)")
     ("flow-sport-base", po::value(&o.flow_sport_base)->default_value(0), "sink: count IPv4/UDP frames per flow, flow i = UDP source port BASE+i, i < 1024 (0 = off)")
+    ("timeseries", po::value(&o.timeseries), "sink with --flow-sport-base: append one JSON line per period: {\"t_ns\", \"flows\": {SPORT: [pkts, bytes]}} (cumulative, loop time)")
+    ("ts-period-ms", po::value(&o.ts_period_ms)->default_value(100), "time-series period")
     ("log-level", po::value(&o.log_level)->default_value("info"), "spdlog level: debug | info | warn | error");
   return d;
 }
@@ -325,8 +329,34 @@ int run(int argc, char** argv) {
       const TimeNs linger = TimeNs::from_ms(o.linger_ms);
       const TimeNs stop_drain = TimeNs::from_ms(o.stop_drain_ms);
       TimeNs stop_asked = TimeNs::max();
+      // Per-flow time series of a sink, written from the loop between bursts
+      // (a tool's control path: one line per period, flows that saw frames).
+      FILE* ts = nullptr;
+      if (sink != nullptr && o.flow_sport_base != 0 && !o.timeseries.empty()) {
+        ts = std::fopen(o.timeseries.c_str(), "a");
+        if (ts == nullptr) spdlog::warn("--timeseries {}: cannot open", o.timeseries);
+      }
+      const TimeNs ts_period = TimeNs::from_ms(std::max<uint32_t>(o.ts_period_ms, 1));
+      TimeNs next_ts = started;
+      auto write_sample = [&](TimeNs now) {
+        std::fprintf(ts, "{\"t_ns\":%lld,\"flows\":{", static_cast<long long>(now.ns()));
+        bool first = true;
+        for (uint32_t i = 0; i < sf::pktio::SinkNode::kMaxFlows; ++i) {
+          const auto& f = sink->flow(i);
+          if (f.pkts == 0) continue;
+          std::fprintf(ts, "%s\"%u\":[%llu,%llu]", first ? "" : ",", o.flow_sport_base + i,
+                       static_cast<unsigned long long>(f.pkts), static_cast<unsigned long long>(f.bytes));
+          first = false;
+        }
+        std::fprintf(ts, "}}\n");
+        std::fflush(ts);
+      };
       loop.run([&](TimeNs now) {
         end = now;
+        if (ts != nullptr && now >= next_ts) {
+          write_sample(now);
+          while (next_ts <= now) next_ts += ts_period;
+        }
         uint64_t rx = 0;
         for (size_t i = 0; i < loop.num_ports(); ++i) rx += loop.counters(i).rx_pkts;
         if (rx != last_rx) {
@@ -359,6 +389,10 @@ int run(int argc, char** argv) {
       });
       const uint32_t left = loop.drain(TimeNs::from_ms(100));
       loop.release();
+      if (ts != nullptr) {
+        write_sample(clock.now());
+        std::fclose(ts);
+      }
 
       // 6. Report.
       nlohmann::json j;

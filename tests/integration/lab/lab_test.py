@@ -177,6 +177,12 @@ def case_small(build):
         with open(os.path.join(out, "timeseries.jsonl")) as f:
             lines = [json.loads(l) for l in f]
         check(len([l for l in lines if l["source"] == "switch:sw0"]) >= 10, "time series too short")
+        rx = [l for l in lines if l["source"] == "receiver:r0"]
+        check(len(rx) >= 5, "receiver time series too short")
+        final = {int(k): v for k, v in rx[-1]["flows"].items()}
+        check(final == {fl["sport"]: [fl["pkts"], fl["bytes"]] for fl in r0["flows"]},
+              f"the receiver's last sample {final} != its final counts {r0['flows']}")
+        check(all(a["t_s"] <= b["t_s"] for a, b in zip(rx, rx[1:])), "receiver samples out of order")
         md = open(os.path.join(out, "report.md")).read()
         for png in res["plots"]:
             check(f"]({png})" in md, f"report.md does not embed {png}")
