@@ -196,6 +196,9 @@ def conservation(lab, raw, port_rep):
     pk = [h for h in t.pktio_hosts()]
     if not pk or not lab.plan.senders:
         return {"applies": False, "why": "no pktio flows"}
+    if t.nic_hosts():
+        return {"applies": False, "why": "pktio and nic traffic share the switches' drop counters; the pktio "
+                                         "flows' figures are in flows[]"}
     lens = {tp.pktio_frame_bytes(h) for h in pk}
     uniform = lens.pop() if len(lens) == 1 else None
     c = {"applies": True, "frame_bytes": uniform}
