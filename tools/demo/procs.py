@@ -73,6 +73,8 @@ class Child:
 
         def setup():  # in the child, before exec
             _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+            # The parent may block these around start() (sf-lab does); the child must get them.
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
             if nice:
                 os.nice(nice)
 

@@ -72,9 +72,6 @@ def main(argv=None):
     except launch.LabError as e:
         print(f"sf-lab: {e}", file=sys.stderr)
         return 2
-    os.makedirs(out, exist_ok=True)
-    print(describe(t), flush=True)
-    print(f"  report   {out}", flush=True)
     lab.started_utc = report.now_utc()
 
     def on_signal(signum, _frame):
@@ -84,6 +81,9 @@ def main(argv=None):
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
+    os.makedirs(out, exist_ok=True)
+    print(describe(t), flush=True)
+    print(f"  report   {out}", flush=True)  # from here on Ctrl-C stops the run cleanly
     try:
         rc, raw, clean = lab.run()
     except launch.LabError as e:  # before any process (binaries missing)
@@ -95,7 +95,8 @@ def main(argv=None):
     if lab.error:
         print(f"\nsf-lab: {lab.error}", file=sys.stderr)
     if raw is None:
-        print("sf-lab: stopped before traffic started; no report", file=sys.stderr)
+        if rc != 2:
+            print("sf-lab: stopped before traffic started; no report", file=sys.stderr)
         print(cleanup_line(clean))
         return rc or 1
     res = report.build_results(lab, raw, clean)

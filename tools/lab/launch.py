@@ -38,6 +38,10 @@ class LabError(RuntimeError):
     pass
 
 
+class PlanError(LabError):
+    """The topology cannot run here (found while planning, before any process)."""
+
+
 class Interrupted(Exception):
     pass
 
@@ -157,7 +161,7 @@ class Plan:
         st = os.statvfs(self.run_dir)
         free = st.f_bavail * st.f_frsize
         if need > free // 2:
-            raise LabError(f"the workloads' pcaps need {need / 2**20:,.0f} MiB in {self.run_dir}, which has "
+            raise PlanError(f"the workloads' pcaps need {need / 2**20:,.0f} MiB in {self.run_dir}, which has "
                            f"{free / 2**20:,.0f} MiB free: the workload is larger than the disk allows")
 
     def _pktio(self):
@@ -222,8 +226,15 @@ class Lab:
 
     # ---- start ----------------------------------------------------------------
     def _child(self, name, argv, prefix, nice=0):
+        """Starts a child with SIGINT/SIGTERM blocked meanwhile, so a Ctrl-C
+        cannot leave a started process that is not in self.children."""
         c = procs.Child(name, argv, self.plan.logs, nice=nice, prefix=prefix)
-        self.children.append(c.start())
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            c.start()
+            self.children.append(c)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
         return c
 
     def ready(self, name):
@@ -515,9 +526,9 @@ class Lab:
     def run(self):
         """The whole run. Returns (rc, raw results or None, cleanup record)."""
         self.plan.check_binaries()
-        self.plan.write()
         rc, error, raw = 0, None, None
         try:
+            self.plan.write()
             self.start()
             self.traffic()
             self.stop_senders()
@@ -529,8 +540,8 @@ class Lab:
             rc = 130
         except (LabError, procs.StartError) as e:
             error = str(e)
-            self.stop_reason = "a process failed"
-            rc = 1
+            self.stop_reason = "bad input" if isinstance(e, PlanError) else "a process failed"
+            rc = 2 if isinstance(e, PlanError) else 1
         finally:
             old = signal.signal(signal.SIGINT, signal.SIG_IGN)  # let the shutdown finish
             self.stop_all()

@@ -12,6 +12,8 @@ CASE:
                  switch-switch memif link
   interrupt      a timed workload, SIGINT to sf-lab mid-run: exit 130, the
                  report is still written, nothing is left running
+  interrupt_startup  SIGINT while sf-lab plans or starts processes: exit
+                 130, nothing left
   bad_topology   unknown nodes, a port used twice, impossible speeds, a
                  workload larger than memory, a missing config file, ...:
                  exit 2 with the JSON path, before anything starts
@@ -276,6 +278,50 @@ def case_interrupt(build):
         shutil.rmtree(d, ignore_errors=True)
 
 
+# ---- interrupt during start-up -------------------------------------------------------------
+
+def case_interrupt_startup(build):
+    """SIGINT to sf-lab while it is still planning or starting processes
+    (0, 0.3, 0.8, 1.5, 2.5 s after it said where the report goes): exit 130,
+    nothing left (no PID of its own, no runtime dir, socket dir or huge page
+    file of its prefixes)."""
+    topo_path = os.path.join(ROOT, "config", "topologies", "small-incast.json")
+    for delay in (0.0, 0.3, 0.8, 1.5, 2.5):
+        out = tempfile.mkdtemp(prefix="sf-labt-early-")
+        try:
+            p = subprocess.Popen([SF_LAB, "run", topo_path, "--out", out, "--build", build, "--no-console"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 20
+            for line in p.stdout:  # bounded by sf-lab's own progress; it prints the line before starting
+                if line.startswith("  report"):
+                    break
+                check(time.monotonic() < deadline, "sf-lab did not print its plan")
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < delay and p.poll() is None:
+                time.sleep(0.02)
+            p.send_signal(signal.SIGINT)
+            so, se = p.communicate(timeout=40)
+            print(f"SIGINT {delay} s after start-up began: exit {p.returncode}; {se.strip()[-200:]}")
+            check(p.returncode == 130 or (p.returncode == 0 and "every workload finished" in so),
+                  f"exit {p.returncode} after an early SIGINT:\n{se[-2000:]}")
+            pre = f"sflab{p.pid}-"
+            check(not [d for d in os.listdir("/var/run/dpdk") if d.startswith(pre)]
+                  if os.path.isdir("/var/run/dpdk") else True, "runtime dirs left")
+            check(not glob.glob(f"/tmp/{pre}*"), f"socket dir left: {glob.glob(f'/tmp/{pre}*')}")
+            for mnt in hugetlbfs_mounts():
+                check(not [f for f in os.listdir(mnt) if f.startswith(pre)], "huge page files left")
+            for d in os.listdir("/proc"):
+                if d.isdigit():
+                    try:
+                        with open(f"/proc/{d}/cmdline", "rb") as f:
+                            cmd = f.read()
+                    except OSError:
+                        continue
+                    check(pre.encode() not in cmd, f"process {d} of the run still there: {cmd[:200]}")
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
+
+
 # ---- bad topology ----------------------------------------------------------------------------
 
 def case_bad_topology(build):
@@ -516,7 +562,8 @@ def case_frames(build):
         shutil.rmtree(d, ignore_errors=True)
 
 
-CASES = {"frames": case_frames, "small": case_small, "two_switch": case_two_switch, "interrupt": case_interrupt, "bad_topology": case_bad_topology,
+CASES = {"frames": case_frames, "small": case_small, "two_switch": case_two_switch,
+         "interrupt_startup": case_interrupt_startup, "interrupt": case_interrupt, "bad_topology": case_bad_topology,
          "nic_config": case_nic_config}
 
 
@@ -526,7 +573,7 @@ def main():
     ap.add_argument("case", choices=sorted(CASES))
     a = ap.parse_args()
     build = os.path.abspath(a.build)
-    if a.case in ("small", "interrupt", "two_switch"):
+    if a.case in ("small", "interrupt", "two_switch", "interrupt_startup"):
         if os.geteuid() != 0:
             print("SKIP: needs root (huge pages, memif)")
             return SKIP
