@@ -121,6 +121,11 @@ def main(argv=None):
         rc = 1
     if clean["still_running"] or clean["still_present"]:
         rc = rc or 1
+    bad = {n: st for n, st in clean["exit_status"].items() if st not in (0, None)}
+    if rc == 0 and bad:
+        print(f"sf-lab: processes exited with an error: {bad} (logs in {os.path.join(out, 'logs')})",
+              file=sys.stderr)
+        rc = 1
     return rc
 
 
