@@ -27,6 +27,8 @@ def parse_args(argv):
     r.add_argument("--build", default=os.path.join(tp.ROOT, "build"), metavar="DIR",
                    help="meson build directory (default: the repository's build/)")
     r.add_argument("--no-console", action="store_true", help="no live console (still the final summary)")
+    r.add_argument("--keep-pcaps", action="store_true", help="keep the senders' pcaps in DIR/run/ (removed at the "
+                   "end otherwise: they are made again from the topology)")
     c = sub.add_parser("check", help="validate a topology and print what would run; starts nothing")
     c.add_argument("topology")
     c.add_argument("--duration", type=float, metavar="S")
@@ -95,11 +97,20 @@ def main(argv=None):
     if lab.error:
         print(f"\nsf-lab: {lab.error}", file=sys.stderr)
     if raw is None:
+        if not a.keep_pcaps:
+            for s in lab.plan.senders.values():
+                if os.path.exists(s["pcap"]):
+                    os.unlink(s["pcap"])
         if rc != 2:
             print("sf-lab: stopped before traffic started; no report", file=sys.stderr)
         print(cleanup_line(clean))
         return rc or 1
     res = report.build_results(lab, raw, clean)
+    res["run"]["pcaps_kept"] = bool(a.keep_pcaps)
+    if not a.keep_pcaps:
+        for s in lab.plan.senders.values():
+            if os.path.exists(s["pcap"]):
+                os.unlink(s["pcap"])
     report.write_timeseries(lab, os.path.join(out, "timeseries.jsonl"), raw)
     try:
         import plots

@@ -128,9 +128,12 @@ class Plan:
         peer_of = {}  # (sw, port) -> (role, socket path)
         for l in t.links:
             if l.a[1] and l.b[1]:
-                s = self.sock(l.a[0], l.a[1])
-                peer_of[l.a] = ("server", s)
-                peer_of[l.b] = ("client", s)
+                # The switch started first (topology order) is the memif server:
+                # a client's port cannot open before its server's socket exists.
+                srv, cli = (l.a, l.b) if t.switches[l.a[0]].index < t.switches[l.b[0]].index else (l.b, l.a)
+                s = self.sock(srv[0], srv[1])
+                peer_of[srv] = ("server", s)
+                peer_of[cli] = ("client", s)
         speeds = {}
         for l in t.links:
             for ep in (l.a, l.b):
@@ -255,8 +258,8 @@ class Lab:
                                              "--log-level", "warn"]
             self.switches[name] = self._child(name, argv, pre)
             self.ts[name] = series.TimeSeries(ts_path)
-        for name, c in self.switches.items():
-            c.wait_ready(self.ready(name), 30)
+            # One at a time: the next may be a memif client of this one's sockets.
+            self.switches[name].wait_ready(self.ready(name), 30)
         for h in t.pktio_hosts():
             if h.name not in t.receivers():
                 continue
