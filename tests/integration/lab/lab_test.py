@@ -10,6 +10,8 @@ CASE:
                  the processes' own reports), nothing is left running
   two_switch     config/topologies/two-switch-incast.json: across a
                  switch-switch memif link
+  victim         config/topologies/incast-victim.json: sized and timed
+                 flows, per-flow accounting
   interrupt      a timed workload, SIGINT to sf-lab mid-run: exit 130, the
                  report is still written, nothing is left running
   interrupt_startup  SIGINT while sf-lab plans or starts processes: exit
@@ -225,6 +227,51 @@ def case_two_switch(build):
         check(sum(f["frames_received"] for f in res["flows"]) == res["hosts"]["r0"]["rx_packets"], "per-flow sum")
         for png in res["plots"]:
             png_ok(os.path.join(out, png))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+# ---- incast + victim + background ---------------------------------------------------------
+
+def case_victim(build):
+    """config/topologies/incast-victim.json: sized incast and victim flows
+    and a timed background flow (an endless pcap replayed for 3 s) over two
+    switches. Per flow: sent = received + lost, the flows of each sender add
+    up to its tx, the flows' losses add up to the switches' drops, the timed
+    flow ran about its duration, nothing is left."""
+    out = tempfile.mkdtemp(prefix="sf-labt-victim-")
+    try:
+        topo_path = os.path.join(ROOT, "config", "topologies", "incast-victim.json")
+        p = subprocess.Popen([SF_LAB, "run", topo_path, "--out", out, "--build", build, "--no-console"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            so, se = p.communicate(timeout=50)
+        except subprocess.TimeoutExpired:
+            p.send_signal(signal.SIGINT)
+            so, se = p.communicate(timeout=20)
+            raise TestFailure(f"sf-lab did not finish in 50 s:\n{so[-3000:]}\n{se[-3000:]}")
+        print(so[-2000:])
+        check(p.returncode == 0, f"sf-lab exited {p.returncode}:\n{se[-3000:]}")
+        res = json.load(open(os.path.join(out, "results.json")))
+        check_nothing_left(res, p.pid)
+        flows = {f["name"]: f for f in res["flows"]}
+        check(set(flows) == {"incast/h0", "incast/h1", "victim", "bg"}, f"flows {list(flows)}")
+        for f in flows.values():
+            check(f["frames_sent"] == f["frames_received"] + f["frames_lost"], f"{f['name']}: {f}")
+            check(f["frames_received"] > 0, f"{f['name']}: nothing arrived")
+        for host in ("h0", "h1", "h2"):
+            sent = last_json(os.path.join(out, "logs", f"{host}.stdout"))["ports"][1]["tx_pkts"]
+            check(sum(f["frames_sent"] for f in flows.values() if f["src"] == host) == sent == 8192 // (
+                2 if host == "h2" else 1), f"{host}: flows {sent}")
+        bg = last_json(os.path.join(out, "logs", "h3.stdout"))
+        check(flows["bg"]["frames_sent"] == bg["ports"][1]["tx_pkts"] and bg["fwd"]["queue_drops"] == 0,
+              f"bg: {flows['bg']['frames_sent']} vs {bg['ports'][1]['tx_pkts']}, {bg['fwd']}")
+        check(2.5 <= bg["ports"][1]["tx_window_s"] <= 3.5, f"bg sent for {bg['ports'][1]['tx_window_s']} s, want ~3")
+        drops = sum(q["dropped"] for sw in ("leaf0", "leaf1")
+                    for q in json.load(open(os.path.join(out, f"switch-{sw}-report.json")))["ports"])
+        check(sum(f["frames_lost"] for f in flows.values()) == drops, f"flow losses vs switch drops {drops}")
+        check(res["conservation"]["ok"], f"conservation {res['conservation']}")
+        check(not glob.glob(os.path.join(out, "run", "*.pcap")), "pcaps not removed")
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
@@ -562,7 +609,7 @@ def case_frames(build):
         shutil.rmtree(d, ignore_errors=True)
 
 
-CASES = {"frames": case_frames, "small": case_small, "two_switch": case_two_switch,
+CASES = {"frames": case_frames, "small": case_small, "two_switch": case_two_switch, "victim": case_victim,
          "interrupt_startup": case_interrupt_startup, "interrupt": case_interrupt, "bad_topology": case_bad_topology,
          "nic_config": case_nic_config}
 
@@ -573,7 +620,7 @@ def main():
     ap.add_argument("case", choices=sorted(CASES))
     a = ap.parse_args()
     build = os.path.abspath(a.build)
-    if a.case in ("small", "interrupt", "two_switch", "interrupt_startup"):
+    if a.case in ("small", "interrupt", "two_switch", "interrupt_startup", "victim"):
         if os.geteuid() != 0:
             print("SKIP: needs root (huge pages, memif)")
             return SKIP
