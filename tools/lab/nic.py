@@ -2,7 +2,9 @@
 
 All nic hosts with the same "process" run in one sf-nic process:
   sf-nic [EAL] -- --config nic.json --report FILE --timeseries FILE
-                  --ts-period-ms P --duration S --backoff --ready-file FILE
+                  --ts-period-ms P --run-limit S --backoff --ready-file FILE
+(the contract names the bound --duration; sf-nic as merged takes --duration
+only with perftest flags and bounds a --config run with --run-limit, exit 1)
 A flow becomes two workloads: a write_bw client on its source host and the
 matching server on its destination host, joined by an out-of-band TCP address
 on 127.0.0.1. build_nic_config() makes nic.json, nic_command() the command
@@ -62,6 +64,8 @@ def build_nic_config(topo, process, devargs_of, oob_port_of):
         iters = -(-f.size_bytes // msg) if f.size_bytes else 0
         common = {"type": "write_bw", "oob": f"127.0.0.1:{oob_port_of(f)}", "size": msg, "iterations": iters,
                   "duration_s": f.duration_s, "qps": f.qps, "cc": topo.hosts[f.src].cc, "verify": False}
+        if f.rate_gbps:
+            common["rate_limit"] = f.rate_gbps  # QP pacing, Gb/s (sf-nic nic.json "rate_limit")
         if f.dst in members:
             workloads.append(dict({"name": sname, "host": f.dst, "role": "server"}, **common, start_ms=0))
         if f.src in members:
@@ -69,9 +73,9 @@ def build_nic_config(topo, process, devargs_of, oob_port_of):
     return {"hosts": hosts, "workloads": workloads}
 
 
-def nic_command(binary, eal, cfg_path, report, timeseries, ts_period_ms, duration_s, ready):
+def nic_command(binary, eal, cfg_path, report, timeseries, ts_period_ms, limit_s, ready):
     return [binary] + list(eal) + ["--", "--config", cfg_path, "--report", report, "--timeseries", timeseries,
-                                   "--ts-period-ms", str(ts_period_ms), "--duration", f"{duration_s:g}",
+                                   "--ts-period-ms", str(ts_period_ms), "--run-limit", f"{limit_s:g}",
                                    "--backoff", "--ready-file", ready, "--log-level", "warn"]
 
 

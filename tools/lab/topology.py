@@ -482,6 +482,8 @@ def _load_workloads(t, wls):
             if hs.kind != hd.kind:
                 raise TopologyError(sp, f"{src} is a {hs.kind} host and {dst} a {hd.kind} host: a flow runs "
                                         "between two hosts of one kind")
+            if hs.kind == "nic" and qps > 64:
+                raise TopologyError(f"{p}.qps", f"{qps}: sf-nic runs at most 64 QPs per workload")
             if rate > hs.speed_gbps:
                 raise TopologyError(f"{p}.rate_gbps", f"{rate:g} Gb/s exceeds {src}'s link speed {hs.speed_gbps} Gb/s")
             if len(t.flows) >= MAX_FLOWS:

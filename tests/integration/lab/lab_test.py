@@ -472,7 +472,7 @@ def case_nic_config(build):
             "workloads": [{"name": "inc", "type": "incast", "senders": ["n0", "n1"], "receiver": "n2",
                            "size_bytes": "1MiB", "message_bytes": "64KiB", "qps": 2},
                           {"name": "bg", "type": "background", "src": "n1", "dst": "n2", "duration_s": 2,
-                           "start_ms": 100}],
+                           "start_ms": 100, "rate_gbps": 2.5}],
         }
         path = os.path.join(d, "t.json")
         json.dump(topo, open(path, "w"))
@@ -496,7 +496,8 @@ def case_nic_config(build):
         keys = {"name", "host", "type", "role", "oob", "size", "iterations", "duration_s", "qps", "cc", "verify",
                 "start_ms"}
         for w in snd["workloads"] + rx["workloads"]:
-            check(set(w) == keys, f"workload keys {sorted(w)}")
+            extra = {"rate_limit"} if w["name"].startswith("bg.") else set()
+            check(set(w) == keys | extra, f"workload keys {sorted(w)}")
             check(w["type"] == "write_bw", f"type {w['type']}")
         # Clients in the senders' process, servers in the receiver's, one OOB port per flow.
         check(sorted((w["name"], w["role"]) for w in snd["workloads"]) ==
@@ -510,14 +511,14 @@ def case_nic_config(build):
               and c["duration_s"] == 0 and c["oob"] == f"127.0.0.1:{oob['inc/n0']}", f"inc-n0 {c}")
         check(by["inc-n0.server"]["oob"] == c["oob"], "client and server OOB differ")
         b = by["bg.client"]
-        check(b["iterations"] == 0 and b["duration_s"] == 2 and b["start_ms"] == 100 and b["cc"] == "dcqcn-nvidia",
-              f"bg {b}")
+        check(b["iterations"] == 0 and b["duration_s"] == 2 and b["start_ms"] == 100 and b["cc"] == "dcqcn-nvidia"
+              and b["rate_limit"] == 2.5, f"bg {b}")
         check(len({w["oob"] for w in snd["workloads"]}) == 3, "OOB ports must differ per flow")
         cmd = nic.nic_command("/b/nic/app/sf-nic", ["--no-pci", "--file-prefix", "p"], "/r/nic.json", "/o/rep.json",
                               "/o/ts.jsonl", 100, 8, "/w/ready")
         check(cmd == ["/b/nic/app/sf-nic", "--no-pci", "--file-prefix", "p", "--", "--config", "/r/nic.json",
                       "--report", "/o/rep.json", "--timeseries", "/o/ts.jsonl", "--ts-period-ms", "100",
-                      "--duration", "8", "--backoff", "--ready-file", "/w/ready", "--log-level", "warn"], f"cmd {cmd}")
+                      "--run-limit", "8", "--backoff", "--ready-file", "/w/ready", "--log-level", "warn"], f"cmd {cmd}")
         ports = nic.free_tcp_ports(4)
         check(len(set(ports)) == 4 and all(1024 <= p < 65536 for p in ports), f"ports {ports}")
         # A report shaped as the contract says (what sf-nic will write); parse it.
