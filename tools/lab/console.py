@@ -73,7 +73,7 @@ class Console:
     def _cnps(self, lab):
         tot = None
         for proc in lab.nics:
-            path = f"{lab.out}/timeseries-nic-{proc}.jsonl"
+            path = lab.nic_ts(proc)
             try:
                 with open(path, "rb") as f:
                     f.seek(max(0, os.path.getsize(path) - 65536))

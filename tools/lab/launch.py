@@ -197,7 +197,10 @@ class Plan:
         ports = nic.free_tcp_ports(len(nic_flows)) if nic_flows else []
         self.oob = {f.name: p for f, p in zip(nic_flows, ports)}
         for proc in nic.nic_processes(t):
-            cfg = nic.build_nic_config(t, proc, lambda h: self.host_devargs(h), lambda f: self.oob[f.name])
+            members = nic.nic_processes(t)[proc]
+            # One vdev name per device in a process: net_memif0, net_memif1, ...
+            cfg = nic.build_nic_config(t, proc, lambda h: self.host_devargs(h, members.index(h.name)),
+                                       lambda f: self.oob[f.name])
             path = os.path.join(self.run_dir, f"nic-{proc}.json")
             with open(path, "w") as f:
                 json.dump(cfg, f, indent=2)
@@ -223,6 +226,7 @@ class Lab:
         self.tel = []        # lab samples: {"t_s", "switches": {sw: {port: {...pfc...}}}}
         self.stop_reason = None
         self.switch_t0 = {}
+        self.t0_real_ns = None
         self.started_utc = None
         self.drained = False
         self.error = None
@@ -275,7 +279,7 @@ class Lab:
             pre = f"{p.tag}-{proc}"
             argv = nic.nic_command(p.nic_bin, EAL + cpu + ["--file-prefix", pre], cfg_path,
                                    os.path.join(self.out, f"nic-{proc}-report.json"),
-                                   os.path.join(self.out, f"timeseries-nic-{proc}.jsonl"), t.ts_period_ms,
+                                   self.nic_ts(proc), t.ts_period_ms,
                                    t.duration_s + t.drain_s, self.ready(f"nic-{proc}"))
             self.nics[proc] = self._child(f"nic-{proc}", argv, pre)
         for name, c in self.receivers.items():
@@ -414,6 +418,37 @@ class Lab:
             except OSError:
                 mtime = now_real
             self.switch_t0[name] = (last["t_s"] if last else 0.0) + max(0, now_real - mtime) / 1e9
+        self.t0_real_ns = now_real
+
+    def nic_ts(self, proc):
+        return os.path.join(self.out, f"timeseries-nic-{proc}.jsonl")
+
+    def nic_series(self):
+        """{host: [(t_s since the start, sample of that host)]} from the sf-nic
+        time series. sf-nic counts t_s from the start of its traffic, which the
+        lab does not see; the last line was written when the file was last
+        modified, which aligns the series."""
+        out = {}
+        for proc in self.nics:
+            path = self.nic_ts(proc)
+            rows = []
+            try:
+                with open(path) as f:
+                    for line in f:
+                        try:
+                            rows.append(json.loads(line))
+                        except ValueError:
+                            continue
+                mtime = os.stat(path).st_mtime_ns
+            except OSError:
+                continue
+            if not rows or self.t0_real_ns is None:
+                continue
+            shift = (mtime - self.t0_real_ns) / 1e9 - rows[-1]["t_s"]
+            for r in rows:
+                for host, v in r.get("hosts", {}).items():
+                    out.setdefault(host, []).append((r["t_s"] + shift, v))
+        return out
 
     def wred_lines(self):
         """(Kmin, Kmax) of the WRED profiles the switches' queues use."""

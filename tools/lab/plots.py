@@ -1,7 +1,6 @@
 """sf-lab PNG plots (python3-matplotlib, Agg): queue depth per queue, ECN
 marks / CNPs / PFC pauses over time, per-flow throughput, latency CDF.
 Each function returns True when it wrote its file."""
-import json
 import os
 
 import matplotlib
@@ -81,23 +80,13 @@ def marks_pauses(lab, res, path):
         ax_e.text(0.5, 0.5, "no ECN marks", transform=ax_e.transAxes, ha="center")
     # CNPs: sf-nic's time series (pktio senders neither make nor see CNPs).
     m = 0
-    for proc in lab.nics:
-        fn = os.path.join(lab.out, f"timeseries-nic-{proc}.jsonl")
-        if not os.path.exists(fn):
-            continue
-        rows = []
-        with open(fn) as f:
-            for line in f:
-                try:
-                    rows.append(json.loads(line))
-                except ValueError:
-                    pass
-        for host in sorted({h for r in rows for h in r.get("hosts", {})}):
-            for key, ls in (("cnp_sent", "-"), ("cnp_received", "--")):
-                xs = [r["t_s"] for r in rows if host in r.get("hosts", {})]
-                ys = [r["hosts"][host].get(key, 0) for r in rows if host in r.get("hosts", {})]
-                ax_c.plot(xs, ys, ls=ls, lw=1.2, color=COLORS[m % len(COLORS)], label=f"{host} {key}")
-            m += 1
+    for host, rows in sorted(lab.nic_series().items()):
+        for key, ls in (("cnp_sent", "-"), ("cnp_received", "--")):
+            if not any(v.get(key, 0) for _, v in rows):
+                continue
+            ax_c.plot([x for x, _ in rows], [v.get(key, 0) for _, v in rows], ls=ls, lw=1.2,
+                      color=COLORS[m % len(COLORS)], label=f"{host} {key.replace('_', ' ')}")
+        m += 1
     ax_c.set_ylabel("CNPs\n(cumulative)")
     ax_c.set_title("CNPs (sf-nic hosts)", loc="left", fontsize=10)
     if m == 0:
@@ -172,6 +161,22 @@ def flow_throughput(lab, res, path, win_s=None, rseries=None):
                 ys.append((b1 - b0) * 8 / dt / 1e9)
             ax.plot(xs, ys, lw=1.4, color=color[f.name], label=f"{f.name} received")
             n += 1
+    nser = lab.nic_series()
+    for host in sorted(t.senders(), key=lambda x: t.hosts[x].index):
+        rows = nser.get(host)
+        if not rows:
+            continue
+        names = ", ".join(f.name for f in t.flows_from(host))
+        c = color[t.flows_from(host)[0].name]
+        xs, ys = [], []
+        for (ta, a), (tb, b) in zip(rows, rows[1:]):
+            if tb > ta:
+                xs.append(tb)
+                ys.append((b.get("tx_bytes", 0) - a.get("tx_bytes", 0)) * 8 / (tb - ta) / 1e9)
+        ax.plot(xs, ys, lw=1.4, color=c, label=f"{names} sent ({host}, sf-nic)")
+        ax.plot([x for x, _ in rows], [v.get("rate_gbps", 0) for _, v in rows], lw=0.9, ls="-.", color=c,
+                label=f"{host} CC rate (first QP)")
+        n += 1
     for host in sorted(t.senders(), key=lambda x: t.hosts[x].index):
         h = t.hosts[host]
         flows = t.flows_from(host)
@@ -195,8 +200,8 @@ def flow_throughput(lab, res, path, win_s=None, rseries=None):
         ax.set_xlim(right=last_busy + max(0.3, 0.1 * last_busy))
     ax.set_xlabel("seconds since the start")
     ax.set_ylabel("Gb/s")
-    ax.set_title(f"throughput per flow ({win_s:g} s windows): received at the receiver (solid), offered at the "
-                 "switch (dotted)", loc="left", fontsize=10)
+    ax.set_title(f"throughput per flow ({win_s:g} s windows): at the receiver or the sf-nic sender (solid), "
+                 "offered at the switch (dotted)", loc="left", fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=7, loc="upper right")

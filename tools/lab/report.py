@@ -115,7 +115,9 @@ def build_results(lab, raw, clean):
                       "goodput_gbps": payload * 8 / span / 1e9 if span else 0.0, "latency_us": None})
         else:
             n = nic_flows.get(f.name, {})
-            d.update({"bytes_received": n.get("bytes", 0), "goodput_gbps": n.get("goodput_gbps"),
+            d.update({"bytes_sent": n.get("bytes", 0), "messages": n.get("messages"),
+                      "bytes_received": n.get("bytes", 0) if n.get("status") == "ok" else n.get("server_bytes"),
+                      "goodput_gbps": n.get("goodput_gbps"),
                       "completion_s": n.get("completion_s"), "latency_us": n.get("latency_us"),
                       "status": n.get("status", "no sf-nic report"),
                       "complete": n.get("status") == "ok" if n else False})

@@ -19,6 +19,8 @@ CASE:
   bad_topology   unknown nodes, a port used twice, impossible speeds, a
                  workload larger than memory, a missing config file, ...:
                  exit 2 with the JSON path, before anything starts
+  nic            config/topologies/nic-incast.json with the real sf-nic
+                 (skipped where build/nic/app/sf-nic does not exist)
   nic_config     nic.json and the sf-nic command line per the contract, and
                  parsing a contract-shaped --report (no sf-nic process)
   frames         pktio frames against scapy (headers, ICRC), pcap round trip,
@@ -272,6 +274,48 @@ def case_victim(build):
         check(sum(f["frames_lost"] for f in flows.values()) == drops, f"flow losses vs switch drops {drops}")
         check(res["conservation"]["ok"], f"conservation {res['conservation']}")
         check(not glob.glob(os.path.join(out, "run", "*.pcap")), "pcaps not removed")
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+# ---- nic hosts (real sf-nic; skipped where it is not built) -----------------------------
+
+def case_nic(build):
+    """config/topologies/nic-incast.json: two sf-nic senders (one process)
+    and one receiver (another) through sf-switch. Every workload completes
+    with status ok and its 4 MiB, traffic crossed the switch, CNPs sent =
+    CNPs received when the switch dropped nothing, plots written, nothing
+    left."""
+    out = tempfile.mkdtemp(prefix="sf-labt-nic-")
+    try:
+        topo_path = os.path.join(ROOT, "config", "topologies", "nic-incast.json")
+        p = subprocess.Popen([SF_LAB, "run", topo_path, "--out", out, "--build", build, "--no-console"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            so, se = p.communicate(timeout=50)
+        except subprocess.TimeoutExpired:
+            p.send_signal(signal.SIGINT)
+            so, se = p.communicate(timeout=20)
+            raise TestFailure(f"sf-lab did not finish in 50 s:\n{so[-3000:]}\n{se[-3000:]}")
+        print(so[-2000:])
+        check(p.returncode == 0, f"sf-lab exited {p.returncode}:\n{se[-3000:]}")
+        res = json.load(open(os.path.join(out, "results.json")))
+        check_nothing_left(res, p.pid)
+        for f in res["flows"]:
+            check(f["status"] == "ok" and f["complete"] and f["bytes_sent"] == 4 * 1024 * 1024 and
+                  f["completion_s"] > 0 and f["goodput_gbps"] > 0, f"{f['name']}: {f}")
+        ports = {(q["switch"], q["port"]): q for q in res["ports"]}
+        check(ports[("sw0", "Ethernet0")]["rx_bytes"] >= 4 * 1024 * 1024 and
+              ports[("sw0", "Ethernet4")]["rx_bytes"] >= 4 * 1024 * 1024 and
+              ports[("sw0", "Ethernet8")]["tx_bytes"] >= 8 * 1024 * 1024, f"traffic through the switch: {ports}")
+        h = res["hosts"]
+        if res["totals"]["dropped"] == 0:
+            check(h["n2"]["cnp_sent"] == h["n0"]["cnp_received"] + h["n1"]["cnp_received"],
+                  f"CNPs sent {h['n2']['cnp_sent']} != received {h['n0']['cnp_received']} + {h['n1']['cnp_received']}")
+        check(res["totals"]["cnp_sent"] == sum(x.get("cnp_sent", 0) for x in h.values()), "CNP totals")
+        check(res["conservation"]["applies"] is False, "conservation is for pktio traffic")
+        for png in res["plots"]:
+            png_ok(os.path.join(out, png))
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
@@ -611,6 +655,7 @@ def case_frames(build):
 
 
 CASES = {"frames": case_frames, "small": case_small, "two_switch": case_two_switch, "victim": case_victim,
+         "nic": case_nic,
          "interrupt_startup": case_interrupt_startup, "interrupt": case_interrupt, "bad_topology": case_bad_topology,
          "nic_config": case_nic_config}
 
@@ -627,6 +672,13 @@ def main():
             return SKIP
         for b in ("switch/app/sf-switch", "tools/sf-pktio/sf-pktio"):
             check(os.access(os.path.join(build, b), os.X_OK), f"{b} not built in {build}")
+    if a.case == "nic":
+        if os.geteuid() != 0:
+            print("SKIP: needs root (huge pages, memif)")
+            return SKIP
+        if not os.access(os.path.join(build, "nic", "app", "sf-nic"), os.X_OK):
+            print(f"SKIP: sf-nic is not built in {build}")
+            return SKIP
     CASES[a.case](build)
     print(f"PASS {a.case}")
     return 0
