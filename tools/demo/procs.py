@@ -5,9 +5,10 @@ Only processes started here are ever signalled (by PID). Each child:
   demo, which then stops the children in order (hosts, switch, receiver);
 - gets SIGTERM from the kernel if the demo itself dies (PR_SET_PDEATHSIG);
 - writes stdout and stderr to files (no pipe can fill up and block it).
-DPDK file prefixes are left to the tools (sf-<pid>); after a child exits its
-runtime directory and huge page files are checked (and removed if a killed
-child left them).
+DPDK file prefixes are left to the tools (sf-<pid>) unless the caller names
+one (Child(prefix=...), which must then also be on the command line); after a
+child exits its runtime directory and huge page files are checked (and
+removed if a killed child left them). tools/lab (sf-lab) uses this module too.
 """
 import ctypes
 import glob
@@ -49,8 +50,9 @@ def hugetlbfs_mounts():
 
 
 class Child:
-    def __init__(self, name, argv, log_dir, nice=0):
+    def __init__(self, name, argv, log_dir, nice=0, prefix=None):
         self.name = name
+        self._prefix = prefix
         self.argv = argv
         self.stdout_path = os.path.join(log_dir, f"{name}.stdout")
         self.stderr_path = os.path.join(log_dir, f"{name}.stderr")
@@ -64,13 +66,15 @@ class Child:
 
     @property
     def prefix(self):
-        return f"sf-{self.pid}"  # the tools' default --file-prefix
+        return self._prefix or f"sf-{self.pid}"  # else the tools' default --file-prefix
 
     def start(self):
         nice = self.nice
 
         def setup():  # in the child, before exec
             _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+            # The parent may block these around start() (sf-lab does); the child must get them.
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
             if nice:
                 os.nice(nice)
 

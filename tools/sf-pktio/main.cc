@@ -7,11 +7,14 @@
 #include <boost/program_options.hpp>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
+#include <sys/stat.h>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/app/app_args.h"
@@ -48,8 +51,12 @@ Modes:
   sink   count and verify gen frames (sequence, length, payload, multi-seg)
   fwd    forward port 0 <-> port 1 (or back out of the only port)
   echo   like fwd on one port, swapping MAC addresses
-On exit (end of count/duration, --expect reached, --idle-exit-ms, SIGINT or
-SIGTERM) one JSON line with the results is printed on stdout.
+fwd reads a port only while its queue toward the other port has room (a
+replayed pcap is paced by the shaper, never dropped in sf-pktio's queue) and
+reads at most --count frames. On exit (end of count/duration, --expect
+reached, --idle-exit-ms, SIGINT or SIGTERM) one JSON line with the results is
+printed on stdout; a sink first keeps reading until its ports were idle for
+--stop-drain-ms, so frames already in a memif ring are counted, not lost.
 
 Examples:
   # 10G-shaped generator into a memif server sink in another process:
@@ -79,7 +86,59 @@ struct Options {
   bool tx_only = false;
   std::string log_level = "info";
   std::string ready_file;
+  std::string start_file;
+  uint32_t stop_drain_ms = 100;
+  uint16_t flow_sport_base = 0;
+  std::string timeseries;
+  uint32_t ts_period_ms = 100;
 };
+
+// A port as the loop sees it. fwd gates rx: a port is read only while the
+// queue toward its output has room and the --count budget is not spent, so a
+// pcap (even an endless one) is paced by the shaper instead of overflowing.
+struct RxGate {
+  const sf::pktio::FwdNode* fwd = nullptr;
+  uint64_t limit = 0;  // frames to read from the budgeted port (0 = no limit)
+  uint64_t taken = 0;
+  bool closed = false;  // stopping: read nothing more, send what is queued
+};
+
+class LoopIo {
+ public:
+  // budgeted: reads of this port count against gate->limit (fwd: port 0, the input).
+  LoopIo(Port& port, RxGate* gate, sf::PortId out, bool budgeted)
+      : port_(&port), gate_(gate), out_(out), budgeted_(budgeted) {}
+  uint16_t rx_burst(std::span<rte_mbuf*> pkts) {
+    size_t n = pkts.size();
+    if (gate_ != nullptr && gate_->fwd != nullptr) {
+      if (gate_->closed) return 0;
+      n = std::min<size_t>(n, gate_->fwd->room(out_));
+      if (budgeted_ && gate_->limit > 0) n = std::min<uint64_t>(n, gate_->limit - gate_->taken);
+      if (n == 0) return 0;
+    }
+    const uint16_t got = port_->rx_burst(pkts.first(n));
+    if (budgeted_ && gate_ != nullptr) gate_->taken += got;
+    return got;
+  }
+  uint16_t tx_burst(std::span<rte_mbuf*> pkts) { return port_->tx_burst(pkts); }
+
+ private:
+  Port* port_;
+  RxGate* gate_;
+  sf::PortId out_;
+  bool budgeted_;
+};
+
+int64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
 
 po::options_description describe(Options& o) {
   po::options_description d(kUsage);
@@ -90,18 +149,23 @@ po::options_description describe(Options& o) {
     ("size", po::value(&o.size)->default_value(60), "gen: frame bytes without FCS (60 = a 64 B frame on the wire); > 2 KiB frames are chained")
     ("rate-gbps", po::value(&o.rate_gbps)->default_value(0), "line rate per port in Gb/s, wire bytes incl. preamble/IFG/FCS (0 = unshaped)")
     ("burst-bytes", po::value(&o.burst_bytes)->default_value(0), "shaper bucket depth (0 = max(16 KiB, 20 us of rate))")
-    ("count", po::value(&o.count)->default_value(0), "gen: frames per port (0 = unbounded); fwd/echo: stop after forwarding this many")
+    ("count", po::value(&o.count)->default_value(0), "gen: frames per port (0 = unbounded); fwd/echo: read this many from port 0, forward them, then stop")
     ("duration", po::value(&o.duration_s)->default_value(0), "stop after this many seconds (0 = no limit)")
     ("expect", po::value(&o.expect)->default_value(0), "sink: stop once this many frames arrived")
     ("idle-exit-ms", po::value(&o.idle_exit_ms)->default_value(0), "sink/fwd/echo: stop when nothing arrived for this long after the first frame")
     ("link-wait-s", po::value(&o.link_wait_s)->default_value(5), "wait this long for every link to come up before starting (memif peer, NIC)")
-    ("linger-ms", po::value(&o.linger_ms)->default_value(200), "gen/fwd: keep the ports open this long after the last frame left, so the peer can drain the link (memif frees its rings on disconnect)")
+    ("linger-ms", po::value(&o.linger_ms)->default_value(200), "gen/fwd: keep the ports open this long after the last frame left, so the peer can drain the link (memif frees its rings on disconnect); fwd also at SIGINT/--duration, after sending what it had queued")
     ("rx-desc", po::value(&o.rx_desc)->default_value(1024), "rx descriptors per queue")
     ("tx-desc", po::value(&o.tx_desc)->default_value(1024), "tx descriptors per queue")
     ("mtu", po::value(&o.mtu)->default_value(0), "port MTU (0 = device default)")
     ("tx-only", po::bool_switch(&o.tx_only), "gen: do not poll rx (e.g. net_null, whose rx invents packets)")
     ("backoff", po::bool_switch(&o.backoff), "idle back-off (pause, then sleep up to 200 us) to share cores")
     ("ready-file", po::value(&o.ready_file), "create this file once ports are up and the loop starts (for orchestration)")
+    ("start-file", po::value(&o.start_file), "after the ready file, wait until this file exists before polling (several senders start together)")
+    ("stop-drain-ms", po::value(&o.stop_drain_ms)->default_value(100), "sink: at SIGINT/--duration keep reading until nothing arrived for this long (at most 20x; 0 = stop at once)")
+    ("flow-sport-base", po::value(&o.flow_sport_base)->default_value(0), "sink: count IPv4/UDP frames per flow, flow i = UDP source port BASE+i, i < 1024 (0 = off)")
+    ("timeseries", po::value(&o.timeseries), "sink with --flow-sport-base: append one JSON line per period: {\"t_ns\", \"flows\": {SPORT: [pkts, bytes]}} (cumulative, loop time)")
+    ("ts-period-ms", po::value(&o.ts_period_ms)->default_value(100), "time-series period")
     ("log-level", po::value(&o.log_level)->default_value("info"), "spdlog level: debug | info | warn | error");
   return d;
 }
@@ -119,6 +183,8 @@ nlohmann::json port_json(const Port& port, const LoopPortCounters& c) {
   j["tx_drops_stalled"] = c.tx_drops_stalled;
   j["tx_drops_at_stop"] = c.tx_drops_at_stop;
   j["shaper_held_ms"] = c.shaper_held.ns() / 1e6;
+  j["first_tx_ns"] = c.first_tx == TimeNs::max() ? -1 : c.first_tx.ns();
+  j["last_tx_ns"] = c.last_tx.ns();
   const double window_s = c.first_tx < c.last_tx ? (c.last_tx - c.first_tx).sec() : 0;
   j["tx_window_s"] = window_s;
   j["tx_gbps"] = window_s > 0 ? static_cast<double>(c.tx_wire_bytes) * 8 / window_s / 1e9 : 0;
@@ -214,22 +280,30 @@ int run(int argc, char** argv) {
         node = std::make_unique<sf::pktio::GenNode>(nports, *pool, o.size, o.count);
         gen = static_cast<sf::pktio::GenNode*>(node.get());
       } else if (o.mode == "sink") {
-        node = std::make_unique<sf::pktio::SinkNode>(nports);
+        node = std::make_unique<sf::pktio::SinkNode>(nports, o.flow_sport_base);
         sink = static_cast<sf::pktio::SinkNode*>(node.get());
       } else {
         node = std::make_unique<sf::pktio::FwdNode>(nports, o.mode == "echo");
         fwd = static_cast<sf::pktio::FwdNode*>(node.get());
       }
+      RxGate gate;
+      gate.fwd = fwd;
+      gate.limit = fwd != nullptr ? o.count : 0;
+      std::vector<LoopIo> ios;
+      for (uint16_t i = 0; i < nports; ++i) {
+        ios.emplace_back(ports[i], &gate, static_cast<sf::PortId>(nports == 2 ? 1 - i : i), i == 0);
+      }
       TscClock clock;
+      const int64_t clock_zero_mono_ns = monotonic_ns() - clock.now().ns();
       LoopOptions lo;
       lo.backoff.enabled = o.backoff;
-      PollLoop<Port, TscClock> loop(clock, lo);
+      PollLoop<LoopIo, TscClock> loop(clock, lo);
       for (uint16_t i = 0; i < nports; ++i) {
         LoopPortOptions lpo;
         lpo.rate = sf::BitRate::gbps(o.rate_gbps);
         lpo.burst_bytes = o.burst_bytes;
         lpo.rx = !(o.tx_only && gen != nullptr);
-        (void)loop.add_port(ports[i], *node, i, lpo);
+        (void)loop.add_port(ios[i], *node, i, lpo);
       }
       const TimeNs duration = o.duration_s > 0 ? TimeNs(static_cast<int64_t>(o.duration_s * 1e9)) : TimeNs::max();
       const TimeNs idle_exit = o.idle_exit_ms > 0 ? TimeNs::from_ms(o.idle_exit_ms) : TimeNs::max();
@@ -241,34 +315,84 @@ int run(int argc, char** argv) {
       if (!o.ready_file.empty()) {
         if (FILE* f = std::fopen(o.ready_file.c_str(), "w"); f != nullptr) std::fclose(f);
       }
+      if (!o.start_file.empty()) {
+        while (!file_exists(o.start_file) && !g_stop.load(std::memory_order_relaxed)) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+      }
+      const TimeNs started = clock.now();
       spdlog::info("running {} over {} port(s)", o.mode, nports);
       TimeNs last_seen = TimeNs::zero();
       uint64_t last_rx = 0;
       TimeNs end = TimeNs::zero();
       TimeNs finished = TimeNs::max();  // when gen/fwd had sent everything
       const TimeNs linger = TimeNs::from_ms(o.linger_ms);
+      const TimeNs stop_drain = TimeNs::from_ms(o.stop_drain_ms);
+      TimeNs stop_asked = TimeNs::max();
+      // Per-flow time series of a sink, written from the loop between bursts
+      // (a tool's control path: one line per period, flows that saw frames).
+      FILE* ts = nullptr;
+      if (sink != nullptr && o.flow_sport_base != 0 && !o.timeseries.empty()) {
+        ts = std::fopen(o.timeseries.c_str(), "a");
+        if (ts == nullptr) spdlog::warn("--timeseries {}: cannot open", o.timeseries);
+      }
+      const TimeNs ts_period = TimeNs::from_ms(std::max<uint32_t>(o.ts_period_ms, 1));
+      TimeNs next_ts = started;
+      auto write_sample = [&](TimeNs now) {
+        std::fprintf(ts, "{\"t_ns\":%lld,\"flows\":{", static_cast<long long>(now.ns()));
+        bool first = true;
+        for (uint32_t i = 0; i < sf::pktio::SinkNode::kMaxFlows; ++i) {
+          const auto& f = sink->flow(i);
+          if (f.pkts == 0) continue;
+          std::fprintf(ts, "%s\"%u\":[%llu,%llu]", first ? "" : ",", o.flow_sport_base + i,
+                       static_cast<unsigned long long>(f.pkts), static_cast<unsigned long long>(f.bytes));
+          first = false;
+        }
+        std::fprintf(ts, "}}\n");
+        std::fflush(ts);
+      };
       loop.run([&](TimeNs now) {
         end = now;
-        if (g_stop.load(std::memory_order_relaxed) || now >= duration) return true;
-        if (sink != nullptr && o.expect > 0 && sink->total_rx() >= o.expect) return true;
-        const bool sent_all = (gen != nullptr && gen->done() && buffered() == 0) ||
-                              (fwd != nullptr && o.count > 0 && fwd->forwarded() >= o.count && buffered() == 0);
-        if (sent_all) {
-          if (finished == TimeNs::max()) finished = now;
-          if (now - finished >= linger) return true;
+        if (ts != nullptr && now >= next_ts) {
+          write_sample(now);
+          while (next_ts <= now) next_ts += ts_period;
         }
         uint64_t rx = 0;
         for (size_t i = 0; i < loop.num_ports(); ++i) rx += loop.counters(i).rx_pkts;
         if (rx != last_rx) {
           last_rx = rx;
           last_seen = now;
-        } else if (rx > 0 && now - last_seen >= idle_exit) {
-          return true;
         }
-        return false;
+        if (g_stop.load(std::memory_order_relaxed) || now - started >= duration) {
+          if (stop_asked == TimeNs::max()) stop_asked = now;
+          if (fwd != nullptr) {
+            // fwd: read nothing more, send what is queued, then linger so the
+            // peer reads the ring (memif frees it on close); at most 2 s + linger.
+            gate.closed = true;
+            if ((fwd->queued() > 0 || buffered() > 0) && now - stop_asked < TimeNs::from_ms(2000)) return false;
+            if (finished == TimeNs::max()) finished = now;
+            return now - finished >= linger;
+          }
+          // A sink reads what is still in its rings (memif frees them on close).
+          if (sink == nullptr || stop_drain == TimeNs::zero()) return true;
+          return now - last_seen >= stop_drain || now - stop_asked >= stop_drain * 20;
+        }
+        if (sink != nullptr && o.expect > 0 && sink->total_rx() >= o.expect) return true;
+        const bool sent_all = (gen != nullptr && gen->done() && buffered() == 0) ||
+                              (fwd != nullptr && o.count > 0 && gate.taken >= o.count && fwd->queued() == 0 &&
+                               buffered() == 0);
+        if (sent_all) {
+          if (finished == TimeNs::max()) finished = now;
+          if (now - finished >= linger) return true;
+        }
+        return rx > 0 && now - last_seen >= idle_exit;
       });
       const uint32_t left = loop.drain(TimeNs::from_ms(100));
       loop.release();
+      if (ts != nullptr) {
+        write_sample(clock.now());
+        std::fclose(ts);
+      }
 
       // 6. Report.
       nlohmann::json j;
@@ -279,6 +403,8 @@ int run(int argc, char** argv) {
       j["size"] = o.size;
       j["stopped_by_signal"] = g_stop.load();
       j["tx_left_at_stop"] = left;
+      j["clock_zero_mono_ns"] = clock_zero_mono_ns;  // CLOCK_MONOTONIC of loop time 0 (the *_ns fields)
+      j["started_ns"] = started.ns();
       for (size_t i = 0; i < ports.size(); ++i) j["ports"].push_back(port_json(ports[i], loop.counters(i)));
       if (gen != nullptr) {
         j["gen"] = {{"generated", gen->generated()}, {"alloc_failures", gen->alloc_failures()},
@@ -307,7 +433,21 @@ int run(int argc, char** argv) {
                      {"rx_window_s", win}, {"rx_gbps", win > 0 ? static_cast<double>(wire) * 8 / win / 1e9 : 0},
                      {"rx_mpps", win > 0 ? static_cast<double>(rx) / win / 1e6 : 0}};
       }
-      if (fwd != nullptr) j["fwd"] = {{"forwarded", fwd->forwarded()}, {"queue_drops", fwd->queue_drops()}};
+      if (sink != nullptr && o.flow_sport_base != 0) {
+        nlohmann::json flows = nlohmann::json::array();
+        for (uint32_t i = 0; i < sf::pktio::SinkNode::kMaxFlows; ++i) {
+          const auto& f = sink->flow(i);
+          if (f.pkts == 0) continue;
+          flows.push_back({{"sport", o.flow_sport_base + i}, {"pkts", f.pkts}, {"bytes", f.bytes},
+                           {"first_rx_ns", f.first_rx.ns()}, {"last_rx_ns", f.last_rx.ns()}});
+        }
+        j["flows"] = flows;
+        j["flow_other_pkts"] = sink->flow_other_pkts();
+      }
+      if (fwd != nullptr) {
+        j["fwd"] = {{"forwarded", fwd->forwarded()}, {"queue_drops", fwd->queue_drops()}, {"read", gate.taken},
+                    {"queued_at_stop", fwd->queued()}};
+      }
       std::cout << j.dump() << std::endl;
     }
     for (auto& p : ports) p.close();

@@ -187,6 +187,7 @@ void SinkNode::receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) {
     switch (check_frame(m, &seq)) {
       case FrameCheck::kForeign:
         ++r.foreign;
+        if (flow_base_ != 0) count_flow(m, now);
         break;
       case FrameCheck::kBadLength:
       case FrameCheck::kBadPayload:
@@ -203,6 +204,32 @@ void SinkNode::receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) {
     }
   }
   rte_pktmbuf_free_bulk(pkts.data(), static_cast<unsigned>(pkts.size()));
+}
+
+void SinkNode::count_flow(const rte_mbuf* m, TimeNs now) {
+  constexpr uint32_t kOffEtherType = 12, kOffIp = 14, kOffIpProto = kOffIp + 9;
+  constexpr uint32_t kHdrBytes = kOffIp + 60 + 2;  // Ethernet + the longest IPv4 header + UDP sport
+  std::array<uint8_t, kHdrBytes> copy;
+  const uint32_t len = std::min<uint32_t>(kHdrBytes, rte_pktmbuf_pkt_len(m));
+  const auto* h = static_cast<const uint8_t*>(rte_pktmbuf_read(m, 0, len, copy.data()));
+  uint32_t idx = kMaxFlows;
+  if (h != nullptr && len >= kOffIp + 20 && h[kOffEtherType] == 0x08 && h[kOffEtherType + 1] == 0x00 &&
+      h[kOffIpProto] == 17) {
+    const uint32_t ihl = (h[kOffIp] & 0x0Fu) * 4;
+    if (ihl >= 20 && kOffIp + ihl + 2 <= len) {
+      const uint32_t sport = (uint32_t{h[kOffIp + ihl]} << 8) | h[kOffIp + ihl + 1];
+      if (sport >= flow_base_) idx = sport - flow_base_;
+    }
+  }
+  if (idx >= kMaxFlows) {
+    ++flow_other_;
+    return;
+  }
+  FlowResult& f = flows_[idx];
+  ++f.pkts;
+  f.bytes += rte_pktmbuf_pkt_len(m);
+  if (f.first_rx == TimeNs::max()) f.first_rx = now;
+  f.last_rx = now;
 }
 
 uint64_t SinkNode::total_rx() const {

@@ -65,9 +65,16 @@ class GenNode : public Node {
   uint64_t rx_ignored_ = 0;
 };
 
-// Counts and verifies generator frames per port.
+// Counts and verifies generator frames per port. Optionally also counts
+// IPv4/UDP frames per flow, the flow being the UDP source port minus a base
+// (the lab gives every flow its own source port): a fixed table, no allocation.
 class SinkNode : public Node {
  public:
+  static constexpr uint32_t kMaxFlows = 1024;
+  struct FlowResult {
+    uint64_t pkts = 0, bytes = 0;
+    TimeNs first_rx = TimeNs::max(), last_rx = TimeNs::zero();
+  };
   struct PortResult {
     uint64_t rx_pkts = 0, rx_bytes = 0, rx_wire_bytes = 0;
     uint64_t multi_seg = 0;       // frames that arrived as chained mbufs
@@ -79,7 +86,8 @@ class SinkNode : public Node {
     uint64_t next_seq = 0;
     TimeNs first_rx = TimeNs::max(), last_rx = TimeNs::zero();
   };
-  explicit SinkNode(uint16_t ports) : ports_(ports) {}
+  // flow_sport_base: UDP source port of flow 0 (0 = no per-flow counters).
+  explicit SinkNode(uint16_t ports, uint16_t flow_sport_base = 0) : ports_(ports), flow_base_(flow_sport_base) {}
   uint16_t num_ports() const override { return ports_; }
   void receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) override;
   uint16_t transmit(PortId, std::span<rte_mbuf*>, TimeNs) override { return 0; }
@@ -89,11 +97,18 @@ class SinkNode : public Node {
   const PortResult& result(PortId p) const { return res_[p]; }
   uint64_t total_rx() const;
   TimeNs last_rx() const;
+  const FlowResult& flow(uint32_t i) const { return flows_[i]; }
+  uint16_t flow_sport_base() const { return flow_base_; }
+  uint64_t flow_other_pkts() const { return flow_other_; }
 
  private:
+  void count_flow(const rte_mbuf* m, TimeNs now);
   static constexpr uint16_t kMaxPorts = 2;
   uint16_t ports_;
+  uint16_t flow_base_;
   std::array<PortResult, kMaxPorts> res_{};
+  std::array<FlowResult, kMaxFlows> flows_{};
+  uint64_t flow_other_ = 0;  // frames outside the flow table (not IPv4/UDP, other ports)
 };
 
 // Forwards port 0 <-> port 1 (two ports) or back out of the same port (one
@@ -113,6 +128,8 @@ class FwdNode : public Node {
   uint64_t forwarded() const { return forwarded_; }
   uint64_t queue_drops() const { return drops_; }
   uint32_t queued() const;
+  // Free slots of the queue toward `out` (a reader can stop polling at 0).
+  uint32_t room(PortId out) const { return kQueuePkts - (q_[out].tail - q_[out].head); }
 
  private:
   struct Queue {

@@ -1,0 +1,111 @@
+"""sf-nic hosts of a lab, per the sf-nic contract (docs/lab.md "nic hosts").
+
+All nic hosts with the same "process" run in one sf-nic process:
+  sf-nic [EAL] -- --config nic.json --report FILE --timeseries FILE
+                  --ts-period-ms P --run-limit S --backoff --ready-file FILE
+(the contract names the bound --duration; sf-nic as merged takes --duration
+only with perftest flags and bounds a --config run with --run-limit, exit 1)
+A flow becomes two workloads: a write_bw client on its source host and the
+matching server on its destination host, joined by an out-of-band TCP address
+on 127.0.0.1. build_nic_config() makes nic.json, nic_command() the command
+line, parse_nic_report() reads the --report JSON into the lab's per-flow and
+per-host figures. No process is started here.
+"""
+import socket
+
+
+def free_tcp_ports(n):
+    """n distinct free TCP ports on 127.0.0.1 (bound and released: the OS
+    does not hand them out again at once)."""
+    socks, ports = [], []
+    try:
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+            ports.append(s.getsockname()[1])
+    finally:
+        for s in socks:
+            s.close()
+    return ports
+
+
+def nic_processes(topo):
+    """{process name: [host names]} in topology order."""
+    out = {}
+    for h in topo.nic_hosts():
+        out.setdefault(h.process, []).append(h.name)
+    return out
+
+
+def workload_names(flow):
+    base = flow.name.replace("/", "-")
+    return f"{base}.client", f"{base}.server"
+
+
+def build_nic_config(topo, process, devargs_of, oob_port_of):
+    """nic.json of one sf-nic process.
+    devargs_of(host) -> memif client devargs toward its switch port;
+    oob_port_of(flow) -> TCP port of the flow's out-of-band exchange.
+    A flow whose client or server host runs in this process contributes that
+    side's workload."""
+    hosts = {}
+    members = set(nic_processes(topo).get(process, []))
+    for name in sorted(members, key=lambda n: topo.hosts[n].index):
+        h = topo.hosts[name]
+        hosts[name] = {"devargs": devargs_of(h), "mac": h.mac, "ip": h.ip, "speed": h.speed_gbps, "mtu": h.mtu,
+                       "dscp": h.dscp, "pfc_enable": h.pfc_enable, "cnp_dscp": h.cnp_dscp}
+    workloads = []
+    for f in topo.flows:
+        if topo.hosts[f.src].kind != "nic":
+            continue
+        cname, sname = workload_names(f)
+        msg = min(f.message_bytes, f.size_bytes) if f.size_bytes else f.message_bytes
+        iters = -(-f.size_bytes // msg) if f.size_bytes else 0
+        common = {"type": "write_bw", "oob": f"127.0.0.1:{oob_port_of(f)}", "size": msg, "iterations": iters,
+                  "duration_s": f.duration_s, "qps": f.qps, "cc": topo.hosts[f.src].cc, "verify": False}
+        if f.rate_gbps:
+            common["rate_limit"] = f.rate_gbps  # QP pacing, Gb/s (sf-nic nic.json "rate_limit")
+        if f.dst in members:
+            workloads.append(dict({"name": sname, "host": f.dst, "role": "server"}, **common, start_ms=0))
+        if f.src in members:
+            workloads.append(dict({"name": cname, "host": f.src, "role": "client"}, **common, start_ms=f.start_ms))
+    return {"hosts": hosts, "workloads": workloads}
+
+
+def nic_command(binary, eal, cfg_path, report, timeseries, ts_period_ms, limit_s, ready):
+    return [binary] + list(eal) + ["--", "--config", cfg_path, "--report", report, "--timeseries", timeseries,
+                                   "--ts-period-ms", str(ts_period_ms), "--run-limit", f"{limit_s:g}",
+                                   "--backoff", "--ready-file", ready, "--log-level", "warn"]
+
+
+def parse_nic_report(rep, topo):
+    """The --report JSON of one or more sf-nic processes (a list of reports)
+    -> (flows, hosts): flows {flow name: {bytes, goodput_gbps, completion_s,
+    latency_us, status, messages}}, hosts {host: counters incl. pfc pauses}.
+    The client workload carries the flow's figures."""
+    by_wl = {}
+    hosts = {}
+    for r in rep:
+        for w in r.get("workloads", []):
+            by_wl[w["name"]] = w
+        for h in r.get("hosts", []):
+            pfc_tx = sum(v for k, v in h.items() if k.startswith("tx_prio") and k.endswith("_pause"))
+            pfc_rx = sum(v for k, v in h.items() if k.startswith("rx_prio") and k.endswith("_pause"))
+            hosts[h["name"]] = dict(h, pfc_pause_sent=pfc_tx, pfc_pause_received=pfc_rx,
+                                    dropped=sum((h.get("drops") or {}).values()))
+    flows = {}
+    for f in topo.flows:
+        if topo.hosts[f.src].kind != "nic":
+            continue
+        cname, sname = workload_names(f)
+        c, s = by_wl.get(cname), by_wl.get(sname)
+        if c is None:
+            flows[f.name] = {"status": "missing from the sf-nic report", "bytes": 0}
+            continue
+        flows[f.name] = {"bytes": c.get("bytes", 0), "messages": c.get("messages", 0),
+                         "goodput_gbps": c.get("goodput_gbps"), "completion_s": c.get("completion_s"),
+                         "latency_us": c.get("latency_us"), "status": c.get("status"),
+                         "server_status": s.get("status") if s else None,
+                         "server_bytes": s.get("bytes") if s else None}
+    return flows, hosts

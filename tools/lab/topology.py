@@ -1,0 +1,583 @@
+"""Topology JSON for sf-lab: load, validate, resolve (docs/lab.md).
+
+Everything is checked before anything starts; an error names the JSON path:
+  links[2].b: unknown node 'h9'
+The result is a Topology of plain dataclasses that launch.py turns into
+processes. Only the standard library is used.
+"""
+import difflib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+MIN_SPEED_GBPS, MAX_SPEED_GBPS = 1, 800  # sf-switch PORT.speed: whole Gb/s
+IB_MTUS = (256, 512, 1024)  # pktio frames must fit one 2 KiB mbuf (net_pcap)
+FLOW_SPORT_BASE = 49152     # UDP source port of flow 0 (sf-pktio sink --flow-sport-base)
+MAX_FLOWS = 1024
+NIC_CCS = ("none", "dcqcn-paper", "dcqcn-nvidia")
+WORKLOAD_TYPES = ("incast", "background", "victim")
+
+
+class TopologyError(ValueError):
+    def __init__(self, path, msg):
+        super().__init__(f"{path}: {msg}" if path else msg)
+        self.path = path
+
+
+@dataclass
+class Switch:
+    name: str
+    config_path: str          # absolute
+    config: dict              # parsed
+    ports: list               # port names in config order
+    shaper_burst_us: float = 2000.0
+    index: int = 0
+
+
+@dataclass
+class Host:
+    name: str
+    kind: str                 # "pktio" | "nic"
+    mac: str
+    ip: str
+    index: int
+    ib_mtu: int = 1024        # pktio
+    rate_gbps: float = 0.0    # pktio sender shaper (0 = link speed)
+    nice: int = 10            # pktio senders
+    process: str = "nic"      # nic: sf-nic process group
+    mtu: int = 4096           # nic
+    dscp: int = 26
+    pfc_enable: str = "3"
+    cnp_dscp: int = 48
+    cc: str = "dcqcn-nvidia"
+    switch: str = ""          # filled from links: the switch and port it hangs off
+    port: str = ""
+    speed_gbps: int = 0
+
+
+@dataclass
+class Link:
+    index: int
+    a: tuple                  # (node, port or None)
+    b: tuple
+    speed_gbps: int
+
+
+@dataclass
+class Flow:
+    """One sender -> receiver stream (an incast of N senders makes N flows)."""
+    name: str
+    workload: str
+    type: str
+    src: str
+    dst: str
+    index: int                # flow id: UDP source port FLOW_SPORT_BASE + index
+    dscp: int
+    size_bytes: int = 0       # 0 = timed
+    duration_s: float = 0.0
+    rate_gbps: float = 0.0    # 0 = as fast as the link allows
+    start_ms: int = 0
+    message_bytes: int = 65536  # nic: RDMA WRITE message size
+    qps: int = 1
+    path: str = ""            # JSON path of the workload (errors)
+
+    @property
+    def sport(self):
+        return FLOW_SPORT_BASE + self.index
+
+
+@dataclass
+class Topology:
+    name: str
+    path: str
+    description: str
+    duration_s: float
+    drain_s: float
+    ts_period_ms: int
+    switches: dict = field(default_factory=dict)
+    hosts: dict = field(default_factory=dict)
+    links: list = field(default_factory=list)
+    flows: list = field(default_factory=list)
+    workloads: list = field(default_factory=list)   # the raw objects, for the report
+
+    def pktio_hosts(self):
+        return [h for h in self.hosts.values() if h.kind == "pktio"]
+
+    def nic_hosts(self):
+        return [h for h in self.hosts.values() if h.kind == "nic"]
+
+    def senders(self):
+        return sorted({f.src for f in self.flows})
+
+    def receivers(self):
+        return sorted({f.dst for f in self.flows})
+
+    def flows_from(self, host):
+        return [f for f in self.flows if f.src == host]
+
+
+# ---- value parsers -----------------------------------------------------------------
+
+_UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000 ** 2, "GB": 1000 ** 3, "TB": 1000 ** 4,
+          "KIB": 1024, "MIB": 1024 ** 2, "GIB": 1024 ** 3, "TIB": 1024 ** 4}
+
+
+def parse_bytes(v, path):
+    if isinstance(v, bool):
+        raise TopologyError(path, "want a byte count (integer or \"64KiB\")")
+    if isinstance(v, int):
+        n = v
+    elif isinstance(v, str):
+        m = re.fullmatch(r"\s*(\d+)\s*([KMGT]i?B|B)?\s*", v, re.IGNORECASE)
+        if not m:
+            raise TopologyError(path, f"'{v}' is not a byte count (e.g. 65536, \"64KiB\", \"1MB\")")
+        n = int(m.group(1)) * _UNITS[(m.group(2) or "").upper()]
+    else:
+        raise TopologyError(path, "want a byte count (integer or \"64KiB\")")
+    if n <= 0:
+        raise TopologyError(path, f"{n} bytes: must be > 0")
+    return n
+
+
+def _num(obj, key, path, default=None, lo=None, hi=None, integer=False, required=False):
+    p = f"{path}.{key}"
+    if key not in obj:
+        if required:
+            raise TopologyError(path, f"missing required field '{key}'")
+        return default
+    v = obj[key]
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TopologyError(p, f"want a number, got {json.dumps(v)}")
+    if integer and (not isinstance(v, int) and not float(v).is_integer()):
+        raise TopologyError(p, f"want a whole number, got {v}")
+    if lo is not None and v < lo or hi is not None and v > hi:
+        raise TopologyError(p, f"{v} is out of range [{lo}, {hi}]")
+    return int(v) if integer else float(v)
+
+
+def _str(obj, key, path, default=None, required=False, choices=None):
+    p = f"{path}.{key}"
+    if key not in obj:
+        if required:
+            raise TopologyError(path, f"missing required field '{key}'")
+        return default
+    v = obj[key]
+    if not isinstance(v, str) or not v:
+        raise TopologyError(p, f"want a non-empty string, got {json.dumps(v)}")
+    if choices and v not in choices:
+        raise TopologyError(p, f"'{v}' is not one of {', '.join(choices)}")
+    return v
+
+
+def _keys(obj, path, allowed):
+    if not isinstance(obj, dict):
+        raise TopologyError(path, f"want an object, got {json.dumps(obj)[:40]}")
+    for k in obj:
+        if k not in allowed:
+            near = difflib.get_close_matches(k, sorted(allowed), n=1, cutoff=0.6)
+            hint = f" (did you mean '{near[0]}'?)" if near else ""
+            raise TopologyError(path, f"unknown key '{k}'{hint}; known: {', '.join(sorted(allowed))}")
+
+
+def _mac(v, path):
+    if not isinstance(v, str) or not re.fullmatch(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}", v):
+        raise TopologyError(path, f"{json.dumps(v)} is not a MAC address (aa:bb:cc:dd:ee:ff)")
+    if int(v[:2], 16) & 1:
+        raise TopologyError(path, f"{v} is a multicast MAC; a host needs a unicast one")
+    return v.lower()
+
+
+def _ip(v, path):
+    parts = v.split(".") if isinstance(v, str) else []
+    if len(parts) != 4 or not all(p.isdigit() and 0 <= int(p) <= 255 for p in parts):
+        raise TopologyError(path, f"{json.dumps(v)} is not an IPv4 address")
+    return v
+
+
+def _no_dup_object_pairs(pairs):
+    seen = {}
+    for k, v in pairs:
+        if k in seen:
+            raise ValueError(f"duplicate key '{k}'")
+        seen[k] = v
+    return seen
+
+
+def _read_json(path, what):
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        raise TopologyError(what, f"cannot read {path}: {e.strerror}") from e
+    try:
+        return json.loads(text, object_pairs_hook=_no_dup_object_pairs)
+    except json.JSONDecodeError as e:
+        where = f"{path}: " if what else ""
+        raise TopologyError(what, f"{where}line {e.lineno}, column {e.colno}: {e.msg}") from e
+    except ValueError as e:
+        raise TopologyError(what, f"{path}: {e}" if what else str(e)) from e
+
+
+def resolve_file(rel, topo_dir, path):
+    """A file named relative to the topology's directory or to the repository."""
+    if os.path.isabs(rel):
+        cands = [rel]
+    else:
+        cands = [os.path.join(topo_dir, rel), os.path.join(ROOT, rel)]
+    for c in cands:
+        if os.path.isfile(c):
+            return os.path.abspath(c)
+    raise TopologyError(path, f"no such file '{rel}' (looked in {', '.join(os.path.dirname(c) or '.' for c in cands)})")
+
+
+def mem_available_bytes():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 1 << 30
+
+
+# ---- the loader -----------------------------------------------------------------------
+
+TOP_KEYS = {"name", "description", "duration_s", "drain_s", "ts_period_ms", "nodes", "links", "workloads"}
+SWITCH_KEYS = {"kind", "config", "shaper_burst_us"}
+PKTIO_KEYS = {"kind", "mac", "ip", "ib_mtu", "rate_gbps", "nice"}
+NIC_KEYS = {"kind", "process", "mac", "ip", "mtu", "dscp", "pfc_enable", "cnp_dscp", "cc"}
+LINK_KEYS = {"a", "b", "speed_gbps"}
+WL_KEYS = {
+    "incast": {"name", "type", "senders", "receiver", "size_bytes", "start_ms", "dscp", "rate_gbps",
+               "message_bytes", "qps"},
+    "background": {"name", "type", "src", "dst", "size_bytes", "duration_s", "rate_gbps", "start_ms", "dscp",
+                   "message_bytes", "qps"},
+}
+WL_KEYS["victim"] = WL_KEYS["background"]
+
+
+def load(path, *, duration_override=None, memory_bytes=None):
+    """Reads and validates a topology file. Raises TopologyError."""
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
+        raise TopologyError("", f"no such topology file '{path}'")
+    raw = _read_json(path, "")
+    topo_dir = os.path.dirname(path)
+    _keys(raw, "topology", TOP_KEYS)
+    for k in ("nodes", "links", "workloads"):
+        if k not in raw:
+            raise TopologyError("topology", f"missing required field '{k}'")
+    t = Topology(
+        name=_str(raw, "name", "topology", default=os.path.splitext(os.path.basename(path))[0]),
+        path=path,
+        description=raw.get("description", "") if isinstance(raw.get("description", ""), str) else "",
+        duration_s=_num(raw, "duration_s", "topology", default=10.0, lo=0.1, hi=3600),
+        drain_s=_num(raw, "drain_s", "topology", default=3.0, lo=0.1, hi=60),
+        ts_period_ms=_num(raw, "ts_period_ms", "topology", default=100, lo=10, hi=1000, integer=True),
+    )
+    if duration_override is not None:
+        if duration_override <= 0:
+            raise TopologyError("--duration", f"{duration_override} s: must be > 0")
+        t.duration_s = float(duration_override)
+    _load_nodes(t, raw["nodes"], topo_dir)
+    _load_links(t, raw["links"])
+    _load_workloads(t, raw["workloads"])
+    _check_reachability(t)
+    _check_memory(t, memory_bytes if memory_bytes is not None else mem_available_bytes())
+    return t
+
+
+def _load_nodes(t, nodes, topo_dir):
+    if not isinstance(nodes, dict) or not nodes:
+        raise TopologyError("nodes", "want a non-empty object of named nodes")
+    n_sw = n_host = 0
+    for name, obj in nodes.items():
+        p = f"nodes.{name}"
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]{0,30}", name):
+            raise TopologyError(p, "a node name is a letter then letters, digits, '_' or '-' (at most 31)")
+        if not isinstance(obj, dict):
+            raise TopologyError(p, "want an object")
+        kind = _str(obj, "kind", p, required=True, choices=("switch", "pktio", "nic"))
+        if kind == "switch":
+            _keys(obj, p, SWITCH_KEYS)
+            rel = _str(obj, "config", p, required=True)
+            cfg_path = resolve_file(rel, topo_dir, f"{p}.config")
+            cfg = _read_json(cfg_path, f"{p}.config")
+            if not isinstance(cfg, dict) or not isinstance(cfg.get("PORT"), dict) or not cfg["PORT"]:
+                raise TopologyError(f"{p}.config", f"{rel}: no PORT table (a switch config needs its ports)")
+            t.switches[name] = Switch(name, cfg_path, cfg, list(cfg["PORT"]),
+                                      _num(obj, "shaper_burst_us", p, default=2000.0, lo=0, hi=1e6), n_sw)
+            n_sw += 1
+            continue
+        n_host += 1
+        i = n_host
+        mac_default = f"02:1a:00:00:{i >> 8:02x}:{i & 0xff:02x}"
+        ip_default = f"10.{(i >> 16) & 0xff}.{(i >> 8) & 0xff}.{i & 0xff}"
+        if kind == "pktio":
+            _keys(obj, p, PKTIO_KEYS)
+            ib_mtu = _num(obj, "ib_mtu", p, default=1024, integer=True)
+            if ib_mtu not in IB_MTUS:
+                raise TopologyError(f"{p}.ib_mtu", f"{ib_mtu}: one of {IB_MTUS} (a frame must fit a 2 KiB mbuf)")
+            h = Host(name, kind, _mac(obj.get("mac", mac_default), f"{p}.mac"), _ip(obj.get("ip", ip_default), f"{p}.ip"),
+                     i, ib_mtu=ib_mtu, rate_gbps=_num(obj, "rate_gbps", p, default=0.0, lo=0),
+                     nice=_num(obj, "nice", p, default=10, lo=0, hi=19, integer=True))
+        else:
+            _keys(obj, p, NIC_KEYS)
+            h = Host(name, kind, _mac(obj.get("mac", mac_default), f"{p}.mac"), _ip(obj.get("ip", ip_default), f"{p}.ip"),
+                     i, process=_str(obj, "process", p, default="nic"),
+                     mtu=_num(obj, "mtu", p, default=4096, integer=True),
+                     dscp=_num(obj, "dscp", p, default=26, lo=0, hi=63, integer=True),
+                     pfc_enable=_str(obj, "pfc_enable", p, default="3"),
+                     cnp_dscp=_num(obj, "cnp_dscp", p, default=48, lo=0, hi=63, integer=True),
+                     cc=_str(obj, "cc", p, default="dcqcn-nvidia", choices=NIC_CCS))
+            if h.mtu not in (256, 512, 1024, 2048, 4096):
+                raise TopologyError(f"{p}.mtu", f"{h.mtu}: an IB MTU is 256, 512, 1024, 2048 or 4096")
+            if not re.fullmatch(r"[0-7](,[0-7])*", h.pfc_enable):
+                raise TopologyError(f"{p}.pfc_enable", f"'{h.pfc_enable}': priorities like \"3\" or \"3,4\"")
+        t.hosts[name] = h
+    if not t.switches:
+        raise TopologyError("nodes", "no switch (kind \"switch\")")
+    seen = {}
+    for h in t.hosts.values():
+        for what, v in (("mac", h.mac), ("ip", h.ip)):
+            if (what, v) in seen:
+                raise TopologyError(f"nodes.{h.name}.{what}", f"{v} is also {seen[(what, v)]}'s")
+            seen[(what, v)] = h.name
+
+
+def _endpoint(t, v, path):
+    if not isinstance(v, str) or not v:
+        raise TopologyError(path, "want \"host\" or \"switch:port\"")
+    node, _, port = v.partition(":")
+    if node not in t.switches and node not in t.hosts:
+        raise TopologyError(path, f"unknown node '{node}'")
+    if node in t.switches:
+        sw = t.switches[node]
+        if not port:
+            raise TopologyError(path, f"'{node}' is a switch: name its port, e.g. \"{node}:{sw.ports[0]}\"")
+        if port not in sw.ports:
+            raise TopologyError(path, f"switch {node} has no port '{port}' ({os.path.relpath(sw.config_path, ROOT)} "
+                                      f"has {', '.join(sw.ports)})")
+        return node, port
+    if port:
+        raise TopologyError(path, f"'{node}' is a host (one port): write \"{node}\", not \"{v}\"")
+    return node, None
+
+
+def _load_links(t, links):
+    if not isinstance(links, list) or not links:
+        raise TopologyError("links", "want a non-empty array of links")
+    used = {}
+    for i, obj in enumerate(links):
+        p = f"links[{i}]"
+        _keys(obj, p, LINK_KEYS)
+        for k in ("a", "b"):
+            if k not in obj:
+                raise TopologyError(p, f"missing required field '{k}'")
+        a = _endpoint(t, obj["a"], f"{p}.a")
+        b = _endpoint(t, obj["b"], f"{p}.b")
+        for end, ep in (("a", a), ("b", b)):
+            key = ep if ep[1] else (ep[0], None)
+            if key in used:
+                what = f"{ep[0]}:{ep[1]}" if ep[1] else f"host {ep[0]}"
+                raise TopologyError(f"{p}.{end}", f"{what} is used twice (already by {used[key]})")
+            used[key] = f"{p}.{end}"
+        if a[1] is None and b[1] is None:
+            raise TopologyError(p, "a link joins a host and a switch port, or two switch ports")
+        if a[0] == b[0]:
+            raise TopologyError(p, f"both ends on {a[0]}")
+        sp = f"{p}.speed_gbps"
+        if "speed_gbps" in obj:
+            v = obj["speed_gbps"]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not float(v).is_integer() \
+                    or not MIN_SPEED_GBPS <= v <= MAX_SPEED_GBPS:
+                raise TopologyError(sp, f"{json.dumps(v)} Gb/s is impossible: a port runs at a whole number of "
+                                        f"Gb/s in [{MIN_SPEED_GBPS}, {MAX_SPEED_GBPS}] (sf-switch PORT.speed)")
+            speed = int(v)
+        else:
+            sw, port = (a if a[1] else b)
+            cfg_speed = t.switches[sw].config["PORT"][port].get("speed")
+            try:
+                speed = int(cfg_speed)
+            except (TypeError, ValueError):
+                raise TopologyError(sp, f"missing, and {sw}:{port} has no usable speed in its config") from None
+        link = Link(i, a, b, speed)
+        t.links.append(link)
+        for host_ep, sw_ep in ((a, b), (b, a)):
+            if host_ep[1] is None:
+                h = t.hosts[host_ep[0]]
+                h.switch, h.port, h.speed_gbps = sw_ep[0], sw_ep[1], speed
+    for h in t.hosts.values():
+        if not h.switch:
+            raise TopologyError(f"nodes.{h.name}", "not connected: no link names this host")
+        if h.kind == "pktio" and h.rate_gbps > h.speed_gbps:
+            raise TopologyError(f"nodes.{h.name}.rate_gbps",
+                                f"{h.rate_gbps:g} Gb/s exceeds its link speed {h.speed_gbps} Gb/s")
+
+
+def _host_ref(t, v, path):
+    if not isinstance(v, str) or v not in t.hosts:
+        if isinstance(v, str) and v in t.switches:
+            raise TopologyError(path, f"'{v}' is a switch; workloads run between hosts")
+        raise TopologyError(path, f"unknown node {json.dumps(v)}")
+    return v
+
+
+def _load_workloads(t, wls):
+    if not isinstance(wls, list) or not wls:
+        raise TopologyError("workloads", "want a non-empty array of workloads")
+    names = set()
+    for i, obj in enumerate(wls):
+        p = f"workloads[{i}]"
+        if not isinstance(obj, dict):
+            raise TopologyError(p, "want an object")
+        typ = _str(obj, "type", p, required=True, choices=WORKLOAD_TYPES)
+        _keys(obj, p, WL_KEYS[typ])
+        name = _str(obj, "name", p, default=f"{typ}{i}")
+        if name in names:
+            raise TopologyError(f"{p}.name", f"'{name}' is used twice")
+        names.add(name)
+        start_ms = _num(obj, "start_ms", p, default=0, lo=0, hi=3_600_000, integer=True)
+        dscp = _num(obj, "dscp", p, default=0 if typ == "background" else 26, lo=0, hi=63, integer=True)
+        rate = _num(obj, "rate_gbps", p, default=0.0, lo=0)
+        msg = parse_bytes(obj["message_bytes"], f"{p}.message_bytes") if "message_bytes" in obj else 65536
+        qps = _num(obj, "qps", p, default=1, lo=1, hi=1024, integer=True)
+        if typ == "incast":
+            for k in ("senders", "receiver", "size_bytes"):
+                if k not in obj:
+                    raise TopologyError(p, f"missing required field '{k}'")
+            snd = obj["senders"]
+            if not isinstance(snd, list) or len(snd) < 1:
+                raise TopologyError(f"{p}.senders", "want an array of host names")
+            dst = _host_ref(t, obj["receiver"], f"{p}.receiver")
+            size = parse_bytes(obj["size_bytes"], f"{p}.size_bytes")
+            pairs = []
+            for k, s in enumerate(snd):
+                src = _host_ref(t, s, f"{p}.senders[{k}]")
+                if src == dst:
+                    raise TopologyError(f"{p}.senders[{k}]", f"'{src}' is also the receiver")
+                if src in [x for x, _ in pairs]:
+                    raise TopologyError(f"{p}.senders[{k}]", f"'{src}' is listed twice")
+                pairs.append((src, f"{p}.senders[{k}]"))
+            dur = 0.0
+        else:
+            for k in ("src", "dst"):
+                if k not in obj:
+                    raise TopologyError(p, f"missing required field '{k}'")
+            src = _host_ref(t, obj["src"], f"{p}.src")
+            dst = _host_ref(t, obj["dst"], f"{p}.dst")
+            if src == dst:
+                raise TopologyError(f"{p}.dst", f"'{dst}' is also the source")
+            if ("size_bytes" in obj) == ("duration_s" in obj):
+                raise TopologyError(p, "give exactly one of size_bytes (a sized flow) or duration_s (a timed flow)")
+            size = parse_bytes(obj["size_bytes"], f"{p}.size_bytes") if "size_bytes" in obj else 0
+            dur = _num(obj, "duration_s", p, default=0.0, lo=0.01, hi=3600)
+            pairs = [(src, f"{p}.src")]
+        for src, sp in pairs:
+            hs, hd = t.hosts[src], t.hosts[dst]
+            if hs.kind != hd.kind:
+                raise TopologyError(sp, f"{src} is a {hs.kind} host and {dst} a {hd.kind} host: a flow runs "
+                                        "between two hosts of one kind")
+            if hs.kind == "nic" and qps > 64:
+                raise TopologyError(f"{p}.qps", f"{qps}: sf-nic runs at most 64 QPs per workload")
+            if rate > hs.speed_gbps:
+                raise TopologyError(f"{p}.rate_gbps", f"{rate:g} Gb/s exceeds {src}'s link speed {hs.speed_gbps} Gb/s")
+            if len(t.flows) >= MAX_FLOWS:
+                raise TopologyError(p, f"more than {MAX_FLOWS} flows")
+            fname = name if len(pairs) == 1 else f"{name}/{src}"
+            t.flows.append(Flow(fname, name, typ, src, dst, len(t.flows), dscp, size, dur, rate, start_ms,
+                                msg, qps, p))
+        t.workloads.append(dict(obj, name=name))
+    # pktio: a sender process replays one pcap, so a host only sends or only
+    # receives, and all its flows are sized or all timed, starting together.
+    for h in t.pktio_hosts():
+        out = t.flows_from(h.name)
+        if out and h.name in t.receivers():
+            f = next(f for f in t.flows if f.dst == h.name)
+            raise TopologyError(f.path, f"pktio host {h.name} both sends and receives (a pktio host is a sender "
+                                        "or a receiver; use another host)")
+        if out and len({f.size_bytes > 0 for f in out}) > 1:
+            raise TopologyError(out[-1].path, f"pktio host {h.name} mixes sized and timed flows")
+        if out and len({f.start_ms for f in out}) > 1:
+            raise TopologyError(out[-1].path, f"pktio host {h.name}: all its flows start together (start_ms differs)")
+        if out and len({f.rate_gbps for f in out}) > 1:
+            raise TopologyError(out[-1].path, f"pktio host {h.name}: its flows share one shaper (rate_gbps differs)")
+
+
+def switch_graph(t):
+    """{switch: [(port, peer_switch, peer_port)]} over switch-switch links."""
+    g = {s: [] for s in t.switches}
+    for l in t.links:
+        if l.a[1] and l.b[1]:
+            g[l.a[0]].append((l.a[1], l.b[0], l.b[1]))
+            g[l.b[0]].append((l.b[1], l.a[0], l.a[1]))
+    return g
+
+
+def fdb_routes(t):
+    """{switch: {host mac: port}}: every switch's port toward every host (BFS)."""
+    g = switch_graph(t)
+    routes = {s: {} for s in t.switches}
+    for h in t.hosts.values():
+        routes[h.switch][h.mac] = h.port
+        seen = {h.switch}
+        frontier = [h.switch]
+        while frontier:
+            nxt = []
+            for s in frontier:
+                for port, peer, peer_port in g[s]:
+                    if peer not in seen:
+                        seen.add(peer)
+                        routes[peer][h.mac] = peer_port
+                        nxt.append(peer)
+            frontier = nxt
+    return routes
+
+
+def _check_reachability(t):
+    routes = fdb_routes(t)
+    for f in t.flows:
+        s = t.hosts[f.src].switch
+        if t.hosts[f.dst].mac not in routes[s]:
+            raise TopologyError(f.path, f"{f.dst} cannot be reached from {f.src}: no switch path")
+
+
+def pktio_frame_bytes(h):
+    """Every frame of a pktio host has this length (without FCS): RoCEv2 RDMA
+    WRITE ONLY of ib_mtu payload: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + RETH 16 + ICRC 4."""
+    return 74 + h.ib_mtu
+
+
+def pktio_flow_frames(f, h):
+    """Frames of a sized pktio flow (size rounded up to whole packets)."""
+    return -(-f.size_bytes // h.ib_mtu)
+
+
+def _check_memory(t, mem_bytes):
+    """A sized pktio flow is written whole into a pcap; a nic workload's
+    buffers are registered memory. Both must fit the machine."""
+    budget = mem_bytes // 2
+    pcap = 0
+    for f in t.flows:
+        h = t.hosts[f.src]
+        if h.kind == "pktio" and f.size_bytes:
+            pcap += pktio_flow_frames(f, h) * (pktio_frame_bytes(h) + 16)
+            if pcap > budget:
+                raise TopologyError(f"{f.path}.size_bytes",
+                                    f"the workload is larger than memory: its pcaps would take {pcap / 2**20:,.0f} MiB, "
+                                    f"more than half the {mem_bytes / 2**20:,.0f} MiB available")
+    per_proc = {}
+    for f in t.flows:
+        h = t.hosts[f.src]
+        if h.kind == "nic":
+            need = min(f.message_bytes, f.size_bytes or f.message_bytes) * f.qps * 2  # client and server buffers
+            per_proc[h.process] = per_proc.get(h.process, 0) + need
+            if per_proc[h.process] > budget:
+                raise TopologyError(f"{f.path}.message_bytes",
+                                    f"the workload is larger than memory: sf-nic '{h.process}' would register "
+                                    f"{per_proc[h.process] / 2**20:,.0f} MiB, more than half the "
+                                    f"{mem_bytes / 2**20:,.0f} MiB available")
