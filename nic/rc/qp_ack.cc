@@ -146,8 +146,10 @@ RxAction Qp::on_read_response(const wire::FrameInfo& fi, const rte_mbuf* m, Time
   const uint32_t left = w.length - w.read_done_bytes;
   // FIRST only at the read's start (or its resumption), MIDDLE/FIRST full,
   // the final one exactly what is left.
-  if (n > mtu_ || (!last && n != mtu_) || (last && n != left) || (!last && n >= left) ||
-      (first && false)) {
+  // (A FIRST may also start a resumed READ: the responder re-executes from
+  // the PSN asked for, so `first` is not checked against read_done_pkts.)
+  (void)first;
+  if (n > mtu_ || (!last && n != mtu_) || (last && n != left) || (!last && n >= left)) {
     fail_oldest(WcStatus::kBadRespErr, now);
     return RxAction::kBadResponse;
   }

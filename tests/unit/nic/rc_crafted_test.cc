@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/wire/frame_builder.h"
+#include "common/wire/mac_control.h"
 #include "common/wire/mbuf_icrc.h"
 #include "tests/support/eal_env.h"
 #include "tests/unit/nic/nic_harness.h"
@@ -566,6 +567,76 @@ TEST(RcCrafted, ReceiveCqOverflowMovesQpToErr) {
   v::Wc wc[4];
   EXPECT_EQ(v::poll_cq(tiny, 4, wc), 1);
   EXPECT_EQ(v::poll_cq(tiny, 4, wc), -EOVERFLOW);
+}
+
+
+// 15. Notification point: CE-marked WRITEs at t = 0, 10 us and 60 us with
+//     the default 50 us CNP interval. Expect: a CNP (opcode 0x81, BECN, to
+//     the sender's QPN) for the first and the third only; a CNP arriving at
+//     the requester is counted on its QP (the CC seam's input).
+TEST(RcCrafted, CnpAtMostOncePerIntervalAndCounted) {
+  Crafted c;
+  const std::vector<uint8_t> pay(64, 1);
+  auto ce_write = [&](uint32_t psn) {
+    auto s = with_reth(c.to_b(Opcode::kRcWriteOnly, psn), c.eb.addr(), c.eb.mr->rkey, 64);
+    std::get<wire::Ipv4Spec>(s.l3).ecn = wire::Ecn::kCe;
+    return craft(s, pay);
+  };
+  int cnps = 0;
+  for (const auto& [psn, t] : {std::pair{0x100u, TimeNs(0)}, std::pair{0x101u, TimeNs::from_us(10)},
+                               std::pair{0x102u, TimeNs::from_us(60)}}) {
+    feed(c.b, ce_write(psn), t);
+    for (const Out& o : pull(c.b, t)) {
+      if (o.opcode != static_cast<uint8_t>(Opcode::kCnp)) continue;
+      ++cnps;
+      EXPECT_EQ(o.dest_qp, c.ea.qp->qp_num());
+      EXPECT_NE(psn, 0x101u) << "CNP inside the interval";
+    }
+  }
+  EXPECT_EQ(cnps, 2);
+  EXPECT_EQ(c.eb.qp->counters().rx_ce, 3u);
+  EXPECT_EQ(c.eb.qp->counters().tx_cnps, 2u);
+  wire::RoceFrameSpec cnp = c.to_a(Opcode::kCnp, 0);
+  std::vector<uint8_t> buf(128);
+  const wire::BuildResult r = wire::build_cnp_frame(buf, cnp);
+  ASSERT_TRUE(r.ok());
+  buf.resize(r.frame_bytes);
+  feed(c.a, sf::test::make_mbuf(buf));
+  EXPECT_EQ(c.ea.qp->counters().rx_cnps, 1u);
+}
+
+// 16. PFC honoured per priority: the QP's priority (sl 3) is paused with
+//     0xFFFF quanta (0xFFFF x 512 bit times at 100 Gb/s = 335.5 us) while
+//     two WRITEs are posted. Expect: nothing leaves until the pause expires,
+//     then the frames go; an XON (quanta 0) resumes at once; a PAUSE on
+//     another priority does not hold the QP.
+TEST(RcCrafted, PfcPausesOnlyThePausedPriority) {
+  Crafted c;
+  auto pfc = [&](uint8_t mask, uint16_t q, TimeNs t) {
+    std::array<uint16_t, 8> quanta{};
+    quanta.fill(q);
+    std::vector<uint8_t> f(wire::kMacControlFrameBytes);
+    ASSERT_EQ(wire::build_pfc_frame(f, host_mac(1), mask, quanta), wire::kMacControlFrameBytes);
+    feed(c.a, sf::test::make_mbuf(f), t);
+  };
+  pfc(1u << 3, 0xFFFF, TimeNs(0));
+  ASSERT_EQ(post_write(c.ea, 1, 0, 100, c.eb.addr(), c.eb.mr->rkey), 0);
+  EXPECT_TRUE(pull(c.a, TimeNs(0)).empty());
+  const TimeNs until = BitRate::gbps(100).tx_time(uint64_t{0xFFFF} * 64);
+  EXPECT_EQ(c.a.next_wakeup(TimeNs(1)), until);
+  EXPECT_TRUE(pull(c.a, until - TimeNs(1)).empty());
+  EXPECT_EQ(pull(c.a, until).size(), 1u);
+  // Pause again, then XON at 10 us: sends at 10 us.
+  pfc(1u << 3, 0xFFFF, until);
+  ASSERT_EQ(post_write(c.ea, 2, 0, 100, c.eb.addr(), c.eb.mr->rkey), 0);
+  EXPECT_TRUE(pull(c.a, until + TimeNs(5)).empty());
+  pfc(1u << 3, 0, until + TimeNs::from_us(10));
+  EXPECT_EQ(pull(c.a, until + TimeNs::from_us(10)).size(), 1u);
+  // Another priority paused: the QP (priority 3) is not held.
+  pfc(1u << 5, 0xFFFF, until + TimeNs::from_us(11));
+  ASSERT_EQ(post_write(c.ea, 3, 0, 100, c.eb.addr(), c.eb.mr->rkey), 0);
+  EXPECT_EQ(pull(c.a, until + TimeNs::from_us(11)).size(), 1u);
+  EXPECT_EQ(c.a.pfc_rx(0).counters().pause_frames[3], 3u);
 }
 
 }  // namespace
