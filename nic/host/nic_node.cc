@@ -286,7 +286,8 @@ TimeNs NicNode::next_wakeup(TimeNs now) const {
   for (const Port& p : ports_) {
     later(p.wheel.next_time());
     later(p.pfc_tx.next_deadline());
-    if (!p.paused.empty()) later(p.pfc_rx.next_expiry());
+    // QPs (data or control frames) waiting on a paused priority resume at its expiry.
+    if (!p.paused.empty() || p.ctrl_count > 0) later(p.pfc_rx.next_expiry());
     if (p.ring_count > 0) t = std::min(t, std::max(p.drain_next, now));
   }
   for (const auto& h : hosts_) {
