@@ -744,5 +744,53 @@ TEST(RcCrafted, RandomisedFramesNeverWriteOutsideRegions) {
   }
 }
 
+
+// 18. Lost READ responses detected by later traffic: a 2-packet READ then a
+//     WRITE. (a) A PSN-sequence NAK naming the WRITE (the responder executed
+//     the READ, its responses were lost): the READ request goes again first,
+//     then the WRITE. (b) A response of a later READ while the first misses
+//     data: the first READ is asked again.
+TEST(RcCrafted, LostReadResponsesAskedAgain) {
+  ConnParams p;
+  p.mtu = v::Mtu::k256;
+  {
+    Crafted c(p);
+    ASSERT_EQ(post_write(c.ea, 1, 0, 512, c.eb.addr(), c.eb.mr->rkey, v::WrOpcode::kRdmaRead), 0);
+    ASSERT_EQ(post_write(c.ea, 2, 1024, 100, c.eb.addr(), c.eb.mr->rkey), 0);
+    const auto first = pull(c.a, TimeNs(0));
+    ASSERT_EQ(first.size(), 2u);
+    EXPECT_EQ(first[1].psn, 0x102u);
+    feed(c.a, craft(c.to_a(Opcode::kRcAck, 0x102, kNakSeq), {}), TimeNs(10));
+    const auto again = pull(c.a, TimeNs(10));
+    ASSERT_EQ(again.size(), 2u);
+    EXPECT_EQ(again[0].opcode, static_cast<uint8_t>(Opcode::kRcReadRequest));
+    EXPECT_EQ(again[0].psn, 0x100u);
+    EXPECT_EQ(again[1].psn, 0x102u);
+    EXPECT_TRUE(drain(c.ea.scq).empty());
+  }
+  {
+    Crafted c(p);
+    ASSERT_EQ(post_write(c.ea, 1, 0, 512, c.eb.addr(), c.eb.mr->rkey, v::WrOpcode::kRdmaRead), 0);
+    ASSERT_EQ(post_write(c.ea, 2, 1024, 256, c.eb.addr(), c.eb.mr->rkey, v::WrOpcode::kRdmaRead), 0);
+    ASSERT_EQ(pull(c.a, TimeNs(0)).size(), 2u);
+    const std::vector<uint8_t> pay(256, 9);
+    feed(c.a, craft(c.to_a(Opcode::kRcReadResponseOnly, 0x102), pay), TimeNs(10));
+    const auto again = pull(c.a, TimeNs(10));
+    ASSERT_GE(again.size(), 1u);
+    EXPECT_EQ(again[0].opcode, static_cast<uint8_t>(Opcode::kRcReadRequest));
+    EXPECT_EQ(again[0].psn, 0x100u);
+    EXPECT_EQ(again[0].reth_len, 512u);
+    // Now the responses come: both READs complete, in order.
+    feed(c.a, craft(c.to_a(Opcode::kRcReadResponseFirst, 0x100), pay), TimeNs(20));
+    feed(c.a, craft(c.to_a(Opcode::kRcReadResponseLast, 0x101), pay), TimeNs(20));
+    feed(c.a, craft(c.to_a(Opcode::kRcReadResponseOnly, 0x102), pay), TimeNs(20));
+    const auto s = drain(c.ea.scq);
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_EQ(s[0].wr_id, 1u);
+    EXPECT_EQ(s[1].wr_id, 2u);
+    EXPECT_EQ(s[1].status, v::WcStatus::kSuccess);
+  }
+}
+
 }  // namespace
 }  // namespace sf::nic::test
