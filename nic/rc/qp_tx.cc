@@ -229,7 +229,9 @@ rte_mbuf* Qp::make_read_response(TimeNs) {
   const bool first = off == 0;
   const bool last = off + n == c.length;
   // The MR may have been deregistered since the request was checked.
-  if (n > 0 && env_.mrs->check(c.rkey, true, pd_, c.va + off, n, verbs::kAccessRemoteRead) != verbs::MrCheck::kOk) {
+  uint64_t local = 0;
+  if (n > 0 && env_.mrs->check(c.rkey, true, pd_, c.va + off, n, verbs::kAccessRemoteRead, nullptr, &local) !=
+                   verbs::MrCheck::kOk) {
     read_head_ = (read_head_ + 1) % kMaxRdAtomic;
     --read_count_;
     return nullptr;
@@ -242,7 +244,7 @@ rte_mbuf* Qp::make_read_response(TimeNs) {
                                   : Opcode::kRcReadResponseMiddle;
   spec.ext.aeth_syndrome = wire::Aeth::make_syndrome(wire::AethType::kAck, wire::kAethCreditUnlimited);
   spec.ext.aeth_msn = msn_;
-  rte_mbuf* m = build(spec, reinterpret_cast<const uint8_t*>(c.va) + off, nullptr, 0, n);
+  rte_mbuf* m = build(spec, n > 0 ? reinterpret_cast<const uint8_t*>(local) : nullptr, nullptr, 0, n);
   if (m == nullptr) return nullptr;
   c.sent_bytes += n;
   c.psn += 1;

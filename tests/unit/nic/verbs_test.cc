@@ -398,5 +398,27 @@ TEST(NicDocs, VerbsExampleMatchesSource) {
   EXPECT_NE(doc.find(span), std::string::npos) << "docs/nic.md does not contain the example from rc_fabric_test.cc";
 }
 
+
+// 12. A ZERO_BASED MR: remote addresses are offsets (translated to the
+//     process address), bounded by the MR length; local keys still take
+//     process addresses.
+TEST(Verbs, ZeroBasedMr) {
+  v::MrTable t(2);
+  v::Pd pd{nullptr, 1};
+  std::vector<uint8_t> buf(1000);
+  int err = 0;
+  v::Mr* mr = t.add(&pd, buf.data(), buf.size(), v::kAccessLocalWrite | v::kAccessRemoteWrite | v::kAccessZeroBased, &err);
+  ASSERT_NE(mr, nullptr);
+  uint64_t local = 0;
+  EXPECT_EQ(t.check(mr->rkey, true, &pd, 100, 900, v::kAccessRemoteWrite, nullptr, &local), v::MrCheck::kOk);
+  EXPECT_EQ(local, reinterpret_cast<uint64_t>(buf.data()) + 100);
+  EXPECT_EQ(t.check(mr->rkey, true, &pd, 101, 900, v::kAccessRemoteWrite), v::MrCheck::kOutOfRange);
+  EXPECT_EQ(t.check(mr->rkey, true, &pd, reinterpret_cast<uint64_t>(buf.data()), 8, v::kAccessRemoteWrite),
+            v::MrCheck::kOutOfRange);
+  EXPECT_EQ(t.check(mr->lkey, false, &pd, reinterpret_cast<uint64_t>(buf.data()), 8, 0, nullptr, &local),
+            v::MrCheck::kOk);
+  EXPECT_EQ(local, reinterpret_cast<uint64_t>(buf.data()));
+}
+
 }  // namespace
 }  // namespace sf::nic
