@@ -151,6 +151,9 @@ bool Qp::has_data(TimeNs now) const {
       reads_in_flight() >= std::max<uint32_t>(1, attr_.max_rd_atomic)) {
     return false;
   }
+  // A fenced WR starts only when every earlier READ has completed (a later
+  // WRITE may otherwise be executed before the READ's data is read, IBA 10.8.3).
+  if (w.fence && tx_pkt_ == 0 && reads_in_flight() > 0) return false;
   return true;
 }
 

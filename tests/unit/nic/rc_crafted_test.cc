@@ -792,5 +792,28 @@ TEST(RcCrafted, LostReadResponsesAskedAgain) {
   }
 }
 
+
+// 19. IBV_SEND_FENCE: a READ, then a fenced WRITE. Expect: only the READ
+//     request leaves; once its response arrives, the WRITE follows. Without
+//     the fence both leave at once.
+TEST(RcCrafted, FencedWriteWaitsForEarlierRead) {
+  Crafted c;
+  ASSERT_EQ(post_write(c.ea, 1, 0, 100, c.eb.addr(), c.eb.mr->rkey, v::WrOpcode::kRdmaRead), 0);
+  ASSERT_EQ(post_write(c.ea, 2, 200, 100, c.eb.addr(), c.eb.mr->rkey, v::WrOpcode::kRdmaWrite, 0,
+                       v::kSendSignaled | v::kSendFence), 0);
+  auto out = pull(c.a, TimeNs(0));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].opcode, static_cast<uint8_t>(Opcode::kRcReadRequest));
+  feed(c.a, craft(c.to_a(Opcode::kRcReadResponseOnly, 0x100), std::vector<uint8_t>(100, 4)), TimeNs(5));
+  out = pull(c.a, TimeNs(5));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].opcode, static_cast<uint8_t>(Opcode::kRcWriteOnly));
+  EXPECT_EQ(out[0].psn, 0x101u);
+  Crafted d;
+  ASSERT_EQ(post_write(d.ea, 1, 0, 100, d.eb.addr(), d.eb.mr->rkey, v::WrOpcode::kRdmaRead), 0);
+  ASSERT_EQ(post_write(d.ea, 2, 200, 100, d.eb.addr(), d.eb.mr->rkey), 0);
+  EXPECT_EQ(pull(d.a, TimeNs(0)).size(), 2u);
+}
+
 }  // namespace
 }  // namespace sf::nic::test
