@@ -815,5 +815,47 @@ TEST(RcCrafted, FencedWriteWaitsForEarlierRead) {
   EXPECT_EQ(pull(d.a, TimeNs(0)).size(), 2u);
 }
 
+
+// 20. Remote operational error: the posted receive's SGE has a bad lkey.
+//     A SEND_ONLY arrives. Expect: NAK "remote operational error" (0x63),
+//     the receive completes with "local protection error", the responder
+//     QP in ERR, nothing written.
+TEST(RcCrafted, ReceiveWithBadLkeyIsRemoteOperationalError) {
+  Crafted c;
+  v::Sge sge{c.eb.addr(), 100, c.eb.mr->lkey ^ 0x700};
+  v::RecvWr rw;
+  rw.wr_id = 9;
+  rw.sg_list = &sge;
+  rw.num_sge = 1;
+  ASSERT_EQ(v::post_recv(c.eb.qp, &rw, nullptr), 0);  // verbs does not check keys at post time
+  feed(c.b, craft(c.to_b(Opcode::kRcSendOnly, 0x100), std::vector<uint8_t>(50, 7)));
+  const auto out = pull(c.b, TimeNs(0));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].syndrome, kNakOp);
+  const auto r = drain(c.eb.rcq);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].wr_id, 9u);
+  EXPECT_EQ(r[0].status, v::WcStatus::kLocProtErr);
+  EXPECT_EQ(c.eb.qp->state(), v::QpState::kErr);
+  EXPECT_EQ(std::vector<uint8_t>(1 << 16, 0), c.eb.buf);
+}
+
+// 21. A SEND longer than the posted receive: NAK invalid request, the
+//     receive completes with "local length error", nothing past the
+//     buffer's end written.
+TEST(RcCrafted, SendLongerThanReceiveIsLengthError) {
+  Crafted c;
+  ASSERT_EQ(post_recv(c.eb, 3, 1000, 40), 0);
+  feed(c.b, craft(c.to_b(Opcode::kRcSendOnly, 0x100), std::vector<uint8_t>(64, 7)));
+  const auto out = pull(c.b, TimeNs(0));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].syndrome, kNakInv);
+  const auto r = drain(c.eb.rcq);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].status, v::WcStatus::kLocLenErr);
+  EXPECT_STREQ(v::to_string(r[0].status), "local length error");
+  for (size_t i = 1040; i < c.eb.buf.size(); ++i) ASSERT_EQ(c.eb.buf[i], 0) << i;
+}
+
 }  // namespace
 }  // namespace sf::nic::test
