@@ -56,6 +56,9 @@ NicConfig nic_config_of(const AppConfig& cfg) {
     NicPortConfig pc;
     pc.line_rate = BitRate::gbps(h.speed_gbps);
     pc.pfc_honour = h.pfc_enable != 0;
+    pc.rx_drain_rate = h.rx_drain_rate;
+    pc.pfc_generate_mask = h.pfc_generate;
+    pc.pfc_backlog = {h.pfc_xoff_bytes, h.pfc_xon_bytes};
     nc.ports.push_back(pc);
   }
   return nc;

@@ -25,6 +25,8 @@ constexpr std::array<config::EnumName<Role>, 2> kRoles{{{"server", Role::kServer
 
 bool valid_mtu(uint32_t m) { return m == 256 || m == 512 || m == 1024 || m == 2048 || m == 4096; }
 
+uint8_t parse_prios(config::ConfigNode& n, std::string_view key);
+
 AppHost parse_host(const std::string& name, config::ConfigNode n) {
   n.expect_object();
   AppHost h;
@@ -54,24 +56,37 @@ AppHost parse_host(const std::string& name, config::ConfigNode n) {
   if (!valid_mtu(h.mtu_bytes)) n.fail_key("mtu", std::to_string(h.mtu_bytes) + " is not a RoCE MTU (256, 512, 1024, 2048, 4096)");
   h.dscp = n.opt<uint8_t>("dscp", 26, config::in_range<uint8_t>(0, 63));
   h.cnp_dscp = n.opt<uint8_t>("cnp_dscp", 48, config::in_range<uint8_t>(0, 63));
-  if (n.has("pfc_enable")) {
-    // SONiC spelling: "3" or "3,4".
-    const auto text = n.req<std::string>("pfc_enable");
+  h.pfc_enable = parse_prios(n, "pfc_enable");
+  h.rx_drain_rate = n.has("rx_drain_rate") ? n.req_rate("rx_drain_rate") : BitRate(0);
+  h.pfc_generate = parse_prios(n, "pfc_generate");
+  h.pfc_xoff_bytes = n.opt_bytes("pfc_xoff", h.pfc_xoff_bytes, {1, 1ull << 32});
+  h.pfc_xon_bytes = n.opt_bytes("pfc_xon", h.pfc_xon_bytes, {0, 1ull << 32});
+  if (h.pfc_xon_bytes >= h.pfc_xoff_bytes) n.fail_key("pfc_xon", "must be below pfc_xoff");
+  if (h.pfc_generate != 0 && h.rx_drain_rate.bps() == 0) {
+    n.fail_key("pfc_generate", "needs rx_drain_rate (there is no receive backlog without it)");
+  }
+  n.finish();
+  return h;
+}
+
+// SONiC spelling of a priority set: "3" or "3,4"; 0 when absent.
+uint8_t parse_prios(config::ConfigNode& n, std::string_view key) {
+  if (!n.has(key)) return 0;
+  {
+    const auto text = n.req<std::string>(key);
     uint8_t mask = 0;
     size_t i = 0;
     while (i < text.size()) {
       const size_t j = std::min(text.find(',', i), text.size());
       const std::string tok = text.substr(i, j - i);
       if (tok.size() != 1 || tok[0] < '0' || tok[0] > '7') {
-        n.fail_key("pfc_enable", "\"" + text + "\": want priorities 0-7 separated by commas, e.g. \"3,4\"");
+        n.fail_key(key, "\"" + text + "\": want priorities 0-7 separated by commas, e.g. \"3,4\"");
       }
       mask = static_cast<uint8_t>(mask | 1u << (tok[0] - '0'));
       i = j + 1;
     }
-    h.pfc_enable = mask;
+    return mask;
   }
-  n.finish();
-  return h;
 }
 
 AppWorkload parse_workload(config::ConfigNode n, const std::vector<AppHost>& hosts) {

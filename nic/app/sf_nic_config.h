@@ -41,6 +41,13 @@ struct AppHost {
   uint8_t dscp = 26;             // data frames (RoCE lossless class)
   uint8_t cnp_dscp = 48;
   uint8_t pfc_enable = 0;        // priorities this host honours PFC for (bit p); received PFC pauses them
+  // A slow receiver: its receive ring drains at this rate (0 = at once) and
+  // its backlog sends PFC for the pfc_generate priorities, XOFF at pfc_xoff
+  // bytes of backlog, XON at pfc_xon.
+  BitRate rx_drain_rate{0};
+  uint8_t pfc_generate = 0;
+  uint64_t pfc_xoff_bytes = 64 * 1024;
+  uint64_t pfc_xon_bytes = 32 * 1024;
 };
 
 struct AppWorkload {

@@ -44,7 +44,14 @@ NicNode::Port::Port(const NicPortConfig& c, uint32_t host_index, uint32_t qps)
   paused.reserve(qps);
 }
 
-NicNode::NicNode(const NicConfig& cfg, rte_mempool* pool) : pool_(pool) {
+uint32_t NicNode::total_qps(const NicConfig& cfg) {
+  uint64_t n = 0;
+  for (const HostConfig& h : cfg.hosts) n += h.max_qps;
+  return static_cast<uint32_t>(n == 0 ? 1 : std::min<uint64_t>(n, UINT32_MAX - 2));
+}
+
+NicNode::NicNode(const NicConfig& cfg, rte_mempool* pool)
+    : timers_(total_qps(cfg), TimeNs(1024), 4096), pool_(pool) {
   if (pool == nullptr) throw std::invalid_argument("NicNode: no mempool");
   if (cfg.hosts.empty()) throw std::invalid_argument("NicNode: hosts: at least one host");
   std::vector<int> owner(cfg.ports.size(), -1);
@@ -60,7 +67,10 @@ NicNode::NicNode(const NicConfig& cfg, rte_mempool* pool) : pool_(pool) {
       owner[p] = static_cast<int>(h);
     }
     hosts_.push_back(std::make_unique<Host>(hc, pool, hc.ports));
+    host_first_id_.push_back(static_cast<uint32_t>(id_host_.size()));
+    id_host_.insert(id_host_.end(), hc.max_qps, static_cast<uint32_t>(h));
   }
+  timer_at_.assign(id_host_.size(), TimeNs::max());
   for (size_t p = 0; p < cfg.ports.size(); ++p) {
     if (owner[p] < 0) throw std::invalid_argument("ports[" + std::to_string(p) + "]: no host uses this port");
     if (cfg.ports[p].line_rate.bps() == 0) throw std::invalid_argument("ports[" + std::to_string(p) + "].line_rate: must be > 0");
@@ -186,6 +196,17 @@ void NicNode::process(PortId port, rte_mbuf* m, TimeNs now) {
 void NicNode::schedule(uint32_t host, uint32_t slot, TimeNs now) {
   Host& h = *hosts_[host];
   rc::Qp& qp = h.qp_slot(slot);
+  // The QP's timer is filed again only when it moves earlier. A later or
+  // cancelled deadline (a retransmit timer restarted by every ACK) leaves
+  // the earlier filing in place: when it fires, advance() finds the QP not
+  // yet due and files its real deadline (the rxe "kick it down the road"
+  // rule), so an ACK costs no wheel work.
+  const uint32_t id = host_first_id_[host] + slot;
+  const TimeNs deadline = qp.in_use() ? qp.next_deadline() : TimeNs::max();
+  if (deadline < timer_at_[id]) {
+    timer_at_[id] = deadline;
+    timers_.insert(id, deadline);
+  }
   if (!qp.in_use() || qp.port_num() == 0 || qp.port_num() > h.num_ports()) return;
   Port& p = ports_[h.node_port(qp.port_num())];
   if (qp.has_ctrl() && (p.in_ctrl[slot] & kInCtrl) == 0) {
@@ -286,15 +307,11 @@ TimeNs NicNode::next_wakeup(TimeNs now) const {
   for (const Port& p : ports_) {
     later(p.wheel.next_time());
     later(p.pfc_tx.next_deadline());
-    if (!p.paused.empty()) later(p.pfc_rx.next_expiry());
+    // QPs (data or control frames) waiting on a paused priority resume at its expiry.
+    if (!p.paused.empty() || p.ctrl_count > 0) later(p.pfc_rx.next_expiry());
     if (p.ring_count > 0) t = std::min(t, std::max(p.drain_next, now));
   }
-  for (const auto& h : hosts_) {
-    for (uint32_t i = 0; i < h->qp_capacity(); ++i) {
-      const rc::Qp& qp = h->qp_slot(i);
-      if (qp.in_use()) t = std::min(t, qp.next_deadline());
-    }
-  }
+  t = std::min(t, timers_.next_time());
   if (app_ != nullptr) t = std::min(t, app_->next_wakeup(now));
   return t;
 }
@@ -305,14 +322,14 @@ void NicNode::advance(TimeNs now) {
     if (ports_[port].ring_count > 0) drain(port, now);
     update_pfc(port, now);
   }
-  for (uint32_t hi = 0; hi < hosts_.size(); ++hi) {
-    Host& h = *hosts_[hi];
-    for (uint32_t i = 0; i < h.qp_capacity(); ++i) {
-      rc::Qp& qp = h.qp_slot(i);
-      if (!qp.in_use() || qp.next_deadline() > now) continue;
-      qp.advance(now);
-      schedule(hi, i, now);
-    }
+  uint32_t id = 0;
+  while (timers_.pop_due(now, &id)) {
+    timer_at_[id] = TimeNs::max();
+    const uint32_t hi = id_host_[id];
+    const uint32_t slot = id - host_first_id_[hi];
+    rc::Qp& qp = hosts_[hi]->qp_slot(slot);
+    if (qp.in_use() && qp.next_deadline() <= now) qp.advance(now);
+    schedule(hi, slot, now);  // files the QP's next timer, if any
   }
   run_app(now);
 }

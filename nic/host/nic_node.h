@@ -186,9 +186,16 @@ class NicNode final : public Node {
   void schedule(uint32_t host, uint32_t slot, TimeNs now);
   void run_app(TimeNs now);
   static uint8_t frame_priority(const rte_mbuf* m);
+  static uint32_t total_qps(const NicConfig& cfg);
 
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<Port> ports_;
+  // QP timers (retransmit, RNR, CC) of every host, one wheel: id = the
+  // host's first id + QP slot. timer_at_ is each id's filed time.
+  std::vector<uint32_t> host_first_id_;
+  std::vector<uint32_t> id_host_;
+  std::vector<TimeNs> timer_at_;
+  TimingWheel timers_;
   rte_mempool* pool_;
   App* app_ = nullptr;
   bool in_app_ = false;

@@ -35,6 +35,9 @@ void TimingWheel::unlink(uint32_t id) {
 void TimingWheel::insert(uint32_t id, TimeNs at) {
   if (id >= node_.size()) return;
   if (contains(id)) {
+    // Moving an entry later may move the earliest time; moving it earlier
+    // keeps the cache exact (min below).
+    if (at.ns() > node_[id].at_ns) cache_valid_ = false;
     unlink(id);
     --size_;
   }
@@ -42,7 +45,12 @@ void TimingWheel::insert(uint32_t id, TimeNs at) {
   int64_t abs = at.ns() / width_ns_;
   if (abs < cursor_abs_) abs = cursor_abs_;
   const auto n = static_cast<int64_t>(heads_.size());
-  link(id, abs >= cursor_abs_ + n ? kOverflow : static_cast<uint32_t>(abs % n));
+  if (abs >= cursor_abs_ + n) {
+    link(id, kOverflow);
+    if (abs < overflow_min_abs_) overflow_min_abs_ = abs;
+  } else {
+    link(id, static_cast<uint32_t>(abs % n));
+  }
   ++size_;
   if (cache_valid_ && at.ns() < cached_next_ns_) cached_next_ns_ = at.ns();
 }
@@ -71,7 +79,10 @@ void TimingWheel::advance_cursor(int64_t now_ns) {
     }
   }
   cursor_abs_ = target;
-  // Overflow entries that are now inside the horizon.
+  // Overflow entries that are now inside the horizon (the list is walked
+  // only when its earliest entry comes within reach).
+  if (overflow_head_ == kNone || overflow_min_abs_ >= cursor_abs_ + n) return;
+  overflow_min_abs_ = INT64_MAX;
   uint32_t id = overflow_head_;
   while (id != kNone) {
     const uint32_t next = node_[id].next;
@@ -80,6 +91,8 @@ void TimingWheel::advance_cursor(int64_t now_ns) {
       if (abs < cursor_abs_) abs = cursor_abs_;
       unlink(id);
       link(id, static_cast<uint32_t>(abs % n));
+    } else if (abs < overflow_min_abs_) {
+      overflow_min_abs_ = abs;
     }
     id = next;
   }

@@ -51,6 +51,7 @@ class TimingWheel {
   std::vector<uint32_t> heads_;
   std::vector<Node> node_;
   uint32_t overflow_head_ = kNone;
+  int64_t overflow_min_abs_ = INT64_MAX;  // lower bound of the overflow entries' slots
   int64_t cursor_abs_ = 0;  // absolute slot number of the cursor
   uint32_t size_ = 0;
   mutable int64_t cached_next_ns_ = INT64_MAX;

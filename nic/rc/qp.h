@@ -194,6 +194,7 @@ class Qp {
     verbs::WrOpcode opcode;
     bool signaled;
     bool solicited;
+    bool fence;  // IBV_SEND_FENCE: wait until earlier READs completed
     verbs::WcStatus local_err;  // kSuccess, or the error found at post time
     uint8_t num_sge;
     std::array<verbs::Sge, kMaxSge> sge;

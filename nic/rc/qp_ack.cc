@@ -82,7 +82,9 @@ RxAction Qp::on_response(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs no
       }
       if (rnr_left_ != 7) --rnr_left_;  // 7 = retry forever
       ++ctr_.rnr_waits;
-      go_back(psn, now);
+      // acked + 1 is the NAK's PSN, or the first missing byte of an earlier
+      // READ whose responses were lost.
+      go_back(acked_psn_ + 1, now);
       rnr_until_ = now + rnr_delay(aeth.syndrome_value());
       retx_deadline_ = TimeNs::max();  // the RNR timer runs instead
       return RxAction::kAckProcessed;
@@ -98,7 +100,7 @@ RxAction Qp::on_response(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs no
           return RxAction::kAckProcessed;
         }
         --retry_left_;
-        go_back(psn, now);
+        go_back(acked_psn_ + 1, now);  // = psn unless an earlier READ is missing data
         return RxAction::kAckProcessed;
       }
       const WcStatus st = code == wire::NakCode::kInvalidRequest       ? WcStatus::kRemInvReqErr
@@ -120,9 +122,16 @@ RxAction Qp::on_read_response(const wire::FrameInfo& fi, const rte_mbuf* m, Time
   ack_upto(psn - 1, now);
   if (state_ != QpState::kRts || sq_done_ == sq_posted_) return RxAction::kStaleResponse;
   SendWqe& w = sq_at(sq_done_);
-  if (w.opcode != WrOpcode::kRdmaRead || psn.before(w.first_psn) || psn.after(w.last_psn())) {
-    return RxAction::kBadResponse;
+  if (w.opcode == WrOpcode::kRdmaRead && psn.after(w.last_psn())) {
+    // A response of a later READ while this one misses data: its responses
+    // were lost. Ask again from the first missing one, once.
+    if (!read_rewound_) {
+      read_rewound_ = true;
+      go_back(w.first_psn + w.read_done_pkts, now);
+    }
+    return RxAction::kOutOfSeqDropped;
   }
+  if (w.opcode != WrOpcode::kRdmaRead || psn.before(w.first_psn)) return RxAction::kBadResponse;
   const Psn expected = w.first_psn + w.read_done_pkts;
   if (psn != expected) {
     if (psn.before(expected)) return RxAction::kStaleResponse;
@@ -146,8 +155,10 @@ RxAction Qp::on_read_response(const wire::FrameInfo& fi, const rte_mbuf* m, Time
   const uint32_t left = w.length - w.read_done_bytes;
   // FIRST only at the read's start (or its resumption), MIDDLE/FIRST full,
   // the final one exactly what is left.
-  if (n > mtu_ || (!last && n != mtu_) || (last && n != left) || (!last && n >= left) ||
-      (first && false)) {
+  // (A FIRST may also start a resumed READ: the responder re-executes from
+  // the PSN asked for, so `first` is not checked against read_done_pkts.)
+  (void)first;
+  if (n > mtu_ || (!last && n != mtu_) || (last && n != left) || (!last && n >= left)) {
     fail_oldest(WcStatus::kBadRespErr, now);
     return RxAction::kBadResponse;
   }

@@ -47,6 +47,7 @@ int Qp::post_send(verbs::SendWr* wr, verbs::SendWr** bad, TimeNs now) {
     w.opcode = wr->opcode;
     w.signaled = (wr->send_flags & verbs::kSendSignaled) != 0;
     w.solicited = (wr->send_flags & verbs::kSendSolicited) != 0;
+    w.fence = (wr->send_flags & verbs::kSendFence) != 0;
     w.num_sge = static_cast<uint8_t>(wr->num_sge);
     for (int i = 0; i < wr->num_sge; ++i) w.sge[i] = wr->sg_list[i];
     w.length = static_cast<uint32_t>(total);

@@ -218,11 +218,13 @@ RxAction Qp::execute(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now) {
       const uint64_t va = fi.reth->va.value();
       const uint32_t len = fi.reth->dma_length.value();
       const uint32_t rkey = fi.reth->rkey.value();
+      uint64_t local = va;
       if ((attr_.qp_access_flags & verbs::kAccessRemoteWrite) == 0 ||
-          (len > 0 && env_.mrs->check(rkey, true, pd_, va, len, verbs::kAccessRemoteWrite) != verbs::MrCheck::kOk)) {
+          (len > 0 && env_.mrs->check(rkey, true, pd_, va, len, verbs::kAccessRemoteWrite, nullptr, &local) !=
+                          verbs::MrCheck::kOk)) {
         return nak(wire::NakCode::kRemoteAccessError, psn, true, WcStatus::kWrFlushErr, now);
       }
-      write_va_ = va;
+      write_va_ = local;  // the process address (ZERO_BASED MRs take offsets)
       write_left_ = len;
       write_total_ = len;
     }

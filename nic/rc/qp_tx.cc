@@ -151,6 +151,9 @@ bool Qp::has_data(TimeNs now) const {
       reads_in_flight() >= std::max<uint32_t>(1, attr_.max_rd_atomic)) {
     return false;
   }
+  // A fenced WR starts only when every earlier READ has completed (a later
+  // WRITE may otherwise be executed before the READ's data is read, IBA 10.8.3).
+  if (w.fence && tx_pkt_ == 0 && reads_in_flight() > 0) return false;
   return true;
 }
 
@@ -229,7 +232,9 @@ rte_mbuf* Qp::make_read_response(TimeNs) {
   const bool first = off == 0;
   const bool last = off + n == c.length;
   // The MR may have been deregistered since the request was checked.
-  if (n > 0 && env_.mrs->check(c.rkey, true, pd_, c.va + off, n, verbs::kAccessRemoteRead) != verbs::MrCheck::kOk) {
+  uint64_t local = 0;
+  if (n > 0 && env_.mrs->check(c.rkey, true, pd_, c.va + off, n, verbs::kAccessRemoteRead, nullptr, &local) !=
+                   verbs::MrCheck::kOk) {
     read_head_ = (read_head_ + 1) % kMaxRdAtomic;
     --read_count_;
     return nullptr;
@@ -242,7 +247,7 @@ rte_mbuf* Qp::make_read_response(TimeNs) {
                                   : Opcode::kRcReadResponseMiddle;
   spec.ext.aeth_syndrome = wire::Aeth::make_syndrome(wire::AethType::kAck, wire::kAethCreditUnlimited);
   spec.ext.aeth_msn = msn_;
-  rte_mbuf* m = build(spec, reinterpret_cast<const uint8_t*>(c.va) + off, nullptr, 0, n);
+  rte_mbuf* m = build(spec, n > 0 ? reinterpret_cast<const uint8_t*>(local) : nullptr, nullptr, 0, n);
   if (m == nullptr) return nullptr;
   c.sent_bytes += n;
   c.psn += 1;

@@ -53,7 +53,7 @@ int MrTable::remove(Mr* mr) {
 }
 
 MrCheck MrTable::check(uint32_t key, bool remote, const Pd* pd, uint64_t addr, uint64_t length, int need_access,
-                       const Mr** out) const {
+                       const Mr** out, uint64_t* local) const {
   const uint32_t i = key >> 8;
   if (i >= slots_.size() || !slots_[i].used) return MrCheck::kBadKey;
   const Slot& s = slots_[i];
@@ -62,7 +62,13 @@ MrCheck MrTable::check(uint32_t key, bool remote, const Pd* pd, uint64_t addr, u
   if ((s.mr.access & need_access) != need_access) return MrCheck::kNoAccess;
   if (remote && need_access == 0) return MrCheck::kNoAccess;  // a remote op always needs a right
   const uint64_t base = reinterpret_cast<uint64_t>(s.mr.addr);
-  if (addr < base || length > s.mr.length || addr - base > s.mr.length - length) return MrCheck::kOutOfRange;
+  if (remote && (s.mr.access & kAccessZeroBased) != 0) {
+    if (length > s.mr.length || addr > s.mr.length - length) return MrCheck::kOutOfRange;
+    if (local != nullptr) *local = base + addr;
+  } else {
+    if (addr < base || length > s.mr.length || addr - base > s.mr.length - length) return MrCheck::kOutOfRange;
+    if (local != nullptr) *local = addr;
+  }
   if (out != nullptr) *out = &s.mr;
   return MrCheck::kOk;
 }

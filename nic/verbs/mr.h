@@ -50,8 +50,10 @@ class MrTable {
   // Resolves `key` (an lkey when `remote` is false, else an rkey) and checks
   // that [addr, addr+length) lies inside the MR, that the MR belongs to `pd`
   // and that it grants every bit of `need_access` (0 for a local read).
+  // For a remote access to a ZERO_BASED MR, `addr` is an offset into it.
+  // *local (if given) receives the process address of `addr`.
   MrCheck check(uint32_t key, bool remote, const Pd* pd, uint64_t addr, uint64_t length, int need_access,
-                const Mr** out = nullptr) const;
+                const Mr** out = nullptr, uint64_t* local = nullptr) const;
 
   uint32_t size() const { return used_; }
 

@@ -84,6 +84,9 @@ inline constexpr int kAccessLocalWrite = 1;
 inline constexpr int kAccessRemoteWrite = 2;
 inline constexpr int kAccessRemoteRead = 4;
 inline constexpr int kAccessRemoteAtomic = 8;
+// Remote addresses of the MR are offsets from 0 (IBV_ACCESS_ZERO_BASED): a
+// peer can address it without learning our virtual addresses.
+inline constexpr int kAccessZeroBased = 32;
 inline constexpr int kAccessKnownMask = 0x3FF;  // every ibv access bit up to FLUSH_PERSISTENT
 
 // enum ibv_qp_state.

@@ -13,7 +13,8 @@ namespace {
 const char* kGood = R"({
   "hosts": {
     "h0": {"devargs": "net_memif0,role=client,socket=/tmp/a.sock", "mac": "02:10:00:00:00:01",
-           "ip": "10.0.0.1", "speed": 10, "mtu": 1024, "pfc_enable": "3,4"},
+           "ip": "10.0.0.1", "speed": 10, "mtu": 1024, "pfc_enable": "3,4",
+           "rx_drain_rate": "5G", "pfc_generate": "3", "pfc_xoff": "32KiB", "pfc_xon": 8192},
     "h1": {"devargs": "net_memif1", "mac": "02:10:00:00:00:02", "ip": "fd00::2"}
   },
   "workloads": [
@@ -55,6 +56,12 @@ TEST(SfNicConfig, ParsesEveryField) {
   EXPECT_EQ(c.hosts[0].speed_gbps, 10u);
   EXPECT_EQ(c.hosts[0].mtu_bytes, 1024u);
   EXPECT_EQ(c.hosts[0].pfc_enable, 0x18);
+  EXPECT_EQ(c.hosts[0].rx_drain_rate, BitRate::gbps(5));
+  EXPECT_EQ(c.hosts[0].pfc_generate, 0x08);
+  EXPECT_EQ(c.hosts[0].pfc_xoff_bytes, 32768u);
+  EXPECT_EQ(c.hosts[0].pfc_xon_bytes, 8192u);
+  EXPECT_EQ(c.hosts[1].rx_drain_rate, BitRate(0));
+  EXPECT_EQ(c.hosts[1].pfc_generate, 0);
   EXPECT_EQ(c.hosts[1].speed_gbps, 100u);  // default
   EXPECT_EQ(c.hosts[1].mtu_bytes, 4096u);
   ASSERT_TRUE(c.hosts[1].ipv6.has_value());
@@ -90,6 +97,9 @@ TEST(SfNicConfig, ErrorsNameThePath) {
   EXPECT_EQ(error_of(good_with("\"pfc_enable\": \"3,4\"", "\"pfc_enable\": \"3,9\"")),
             "hosts.h0.pfc_enable: \"3,9\": want priorities 0-7 separated by commas, e.g. \"3,4\"");
   EXPECT_EQ(error_of(good_with("\"speed\": 10", "\"speed\": 0")), "hosts.h0.speed: 0 out of range [1, 800]");
+  EXPECT_EQ(error_of(good_with("\"rx_drain_rate\": \"5G\", ", "")),
+            "hosts.h0.pfc_generate: needs rx_drain_rate (there is no receive backlog without it)");
+  EXPECT_EQ(error_of(good_with("\"pfc_xon\": 8192", "\"pfc_xon\": 65536")), "hosts.h0.pfc_xon: must be below pfc_xoff");
   EXPECT_EQ(error_of(good_with("\"host\": \"h0\"", "\"host\": \"h9\"")), "workloads[0].host: unknown host \"h9\"");
   EXPECT_EQ(error_of(good_with("\"type\": \"write_bw\"", "\"type\": \"write\"")),
             "workloads[0].type: \"write\" is not one of write_bw, write_lat, read_bw, read_lat, send_bw, send_lat");

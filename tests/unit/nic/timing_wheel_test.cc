@@ -90,5 +90,30 @@ TEST(TimingWheel, RemoveAndMove) {
   EXPECT_EQ(w.size(), 0u);
 }
 
+
+// 5. Moving the earliest entry later: next_time() follows it (no stale
+//    earliest time), and many far-future entries migrate in when due.
+TEST(TimingWheel, MoveEarliestLaterAndManyOverflow) {
+  TimingWheel w(64, TimeNs(10), 8);
+  w.insert(0, TimeNs(20));
+  w.insert(1, TimeNs(50));
+  EXPECT_EQ(w.next_time(), TimeNs(20));
+  w.insert(0, TimeNs(70));
+  EXPECT_EQ(w.next_time(), TimeNs(50));
+  for (uint32_t i = 2; i < 64; ++i) w.insert(i, TimeNs(1000 + 37 * i));
+  uint32_t id = 0;
+  ASSERT_TRUE(w.pop_due(TimeNs(50), &id));
+  EXPECT_EQ(id, 1u);
+  ASSERT_TRUE(w.pop_due(TimeNs(70), &id));
+  EXPECT_EQ(id, 0u);
+  for (uint32_t i = 2; i < 64; ++i) {
+    const TimeNs t(1000 + 37 * i);
+    EXPECT_EQ(w.next_time(), t);
+    EXPECT_FALSE(w.pop_due(t - TimeNs(1), &id));
+    ASSERT_TRUE(w.pop_due(t, &id));
+    EXPECT_EQ(id, i);
+  }
+}
+
 }  // namespace
 }  // namespace sf::nic
