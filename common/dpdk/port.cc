@@ -70,7 +70,19 @@ Port& Port::operator=(Port&& o) noexcept {
   return *this;
 }
 
-Result<Port> Port::open(const PortConfig& cfg, rte_mempool* pool) {
+std::string memif_devargs_for_mtu(const std::string& devargs, uint32_t mtu_bytes) {
+  constexpr uint32_t kMemifDefaultBsize = 2048;
+  constexpr uint32_t kFrameExtraBytes = 14 + 4 + 4;  // Ethernet + VLAN + FCS room beyond the L3 MTU
+  if (devargs.rfind("net_memif", 0) != 0 || devargs.find("bsize=") != std::string::npos) return devargs;
+  if (mtu_bytes == 0 || mtu_bytes + kFrameExtraBytes <= kMemifDefaultBsize) return devargs;
+  uint32_t b = kMemifDefaultBsize;
+  while (b < mtu_bytes + kFrameExtraBytes && b < 32768) b <<= 1;  // memif's bsize is 16 bits
+  return devargs + ",bsize=" + std::to_string(b);
+}
+
+Result<Port> Port::open(const PortConfig& cfg_in, rte_mempool* pool) {
+  PortConfig cfg = cfg_in;
+  cfg.devargs = memif_devargs_for_mtu(cfg.devargs, cfg.mtu);
   Port p;
   // 0. Resolve the devargs to a port: existing (--vdev, -a) or hotplugged now.
   rte_devargs da{};

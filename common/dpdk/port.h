@@ -47,6 +47,15 @@ struct PortStats {
   uint64_t rx_missed = 0, rx_errors = 0, tx_errors = 0, rx_nombuf = 0;
 };
 
+// The devargs a memif port is probed with: for an MTU whose frames exceed one
+// memif buffer (2048 B by default) "bsize=" is added, sized to hold the
+// largest frame, unless the devargs set it. DPDK 22.11's memif copy path
+// splits a frame that spans several descriptors into two received packets
+// when the receiver's burst ends inside it (seen here: 4154 B RoCE frames
+// arriving as 2048 B + 2106 B fragments under load); one descriptor per frame
+// avoids it. Other devargs are returned unchanged. Pure (unit-tested).
+std::string memif_devargs_for_mtu(const std::string& devargs, uint32_t mtu_bytes);
+
 // Names of the ethdev ports that exist now (e.g. from --vdev / -a), in port id order.
 std::vector<std::string> existing_port_names();
 

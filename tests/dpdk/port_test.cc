@@ -107,3 +107,16 @@ TEST(Mempool, CreateSizedPool) {
 
 }  // namespace
 }  // namespace sf::dpdk
+
+// memif ports get one buffer per frame for MTUs above 2 KiB (DPDK 22.11
+// splits descriptor chains under load); other devargs are left alone.
+TEST(PortDevargs, MemifBufferSizedForTheMtu) {
+  EXPECT_EQ(sf::dpdk::memif_devargs_for_mtu("net_memif0,role=client,socket=/x", 4224),
+            "net_memif0,role=client,socket=/x,bsize=8192");
+  EXPECT_EQ(sf::dpdk::memif_devargs_for_mtu("net_memif1", 9100), "net_memif1,bsize=16384");
+  EXPECT_EQ(sf::dpdk::memif_devargs_for_mtu("net_memif0,socket=/x", 1500), "net_memif0,socket=/x");
+  EXPECT_EQ(sf::dpdk::memif_devargs_for_mtu("net_memif0,bsize=4096", 9100), "net_memif0,bsize=4096");
+  EXPECT_EQ(sf::dpdk::memif_devargs_for_mtu("net_memif0", 0), "net_memif0");
+  EXPECT_EQ(sf::dpdk::memif_devargs_for_mtu("net_ring0", 9100), "net_ring0");
+  EXPECT_EQ(sf::dpdk::memif_devargs_for_mtu("0000:3b:00.0", 9100), "0000:3b:00.0");
+}
