@@ -136,6 +136,7 @@ def reth(va, length):
 
 data_img = bytearray(DATA_LEN)
 recv_img = bytearray(RECV_LEN)
+VA_OFF = {"v4 READ_REQUEST 1100": 0x1000, "v6 READ_REQUEST 1100": 8192 + 0x1000}
 frames = []   # (name, bytes, expect): expect = "ok" (ACK if AckReq) or a drop reason
 want_wcs = []
 
@@ -198,6 +199,17 @@ for fam in ("v4", "v6"):
     add(f"{fam} WRITE valid after the bad ones", r.frame(0x0A, pl, True, reth(VA + off, 128)), ackreq=True,
         psn=r.last)
     data_img[off:off + 128] = pl
+    # RDMA_READ_REQUEST of 1100 bytes written above (WRITE_FIRST/MIDDLE/LAST):
+    # three responses with the READ's PSNs and exactly those bytes.
+    off = base + 0x1000
+    rd_psn = r.psn
+    add(f"{fam} READ_REQUEST 1100", r.frame(0x0C, b"", True, reth(VA + off, 2 * MTU + 76)), expect="read",
+        ackreq=True, psn=rd_psn)
+    r.psn = (rd_psn + 3) & 0xFFFFFF  # a READ takes one PSN per response packet
+    # A frame to a QPN the host does not have: counted unknown_qp.
+    q = Responder(fam)
+    q.qpn = 0x7777
+    add(f"{fam} SEND_ONLY to unknown QPN", q.frame(0x04, pattern(16, 7), True), expect="unknown_qp")
     r_final = r.psn
     info[fam]["final_epsn"] = r_final
 
@@ -211,7 +223,17 @@ res = json.loads(out.splitlines()[-1])
 check(len(res["frames"]) == len(frames), f"helper replayed {len(res['frames'])} frames, sent {len(frames)}")
 ACK_TYPE = 0
 for (name, f, expect, ackreq, psn), got in zip(frames, res["frames"]):
-    if expect == "ok":
+    if expect == "read":
+        check(got["drops"] == {} and not got["changed"], f"{name}: drops {got['drops']} / memory changed")
+        rr = got["sent"]
+        check([s.get("opcode") for s in rr] == [0x0D, 0x0E, 0x0F], f"{name}: responses {rr}")
+        check([s.get("psn") for s in rr] == [(psn + k) & 0xFFFFFF for k in range(3)], f"{name}: response PSNs")
+        body = bytes.fromhex("".join(s.get("payload", "") for s in rr))
+        off = VA_OFF[name]
+        check(body == bytes(data_img[off:off + len(body)]) and len(body) == 2 * MTU + 76,
+              f"{name}: read response bytes differ from the MR")
+        check(all(s.get("icrc") == "ok" for s in rr), f"{name}: read response ICRC")
+    elif expect == "ok":
         check(got["drops"] == {}, f"{name}: dropped {got['drops']}")
         if ackreq:
             acks = [s for s in got["sent"] if s.get("opcode") == 0x11]

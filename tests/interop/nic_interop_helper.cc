@@ -224,6 +224,7 @@ json describe(const std::vector<uint8_t>& f) {
             {"frame_bytes", f.size()},
             {"l3", fi.ipv6 != nullptr ? "ipv6" : "ipv4"},
             {"icrc", w::to_string(w::icrc_verify(f, fi))}};
+  if (fi.payload_bytes > 0) j["payload"] = hex(f.data() + fi.payload_offset, fi.payload_bytes);
   if (fi.aeth != nullptr) j["aeth"] = {{"syndrome", fi.aeth->syndrome}, {"msn", fi.aeth->msn.value()}};
   if (fi.reth != nullptr) {
     j["reth"] = {{"va", fi.reth->va.value()}, {"rkey", fi.reth->rkey.value()}, {"dma_length", fi.reth->dma_length.value()}};
