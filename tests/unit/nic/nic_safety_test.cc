@@ -5,8 +5,9 @@
 // 64 bits, a multi-packet WRITE with a bad rkey, READ without the QP's
 // REMOTE_READ right, WRITE_WITH_IMM with a bad rkey), each answered by a
 // remote access error NAK with not one byte changed in the MR nor in the
-// 64 KiB guards on each side of it; and out-of-window PSNs (duplicates far in
-// the past, PSNs far ahead of the ePSN) handled per IBA 9.7.5.1.
+// 64 KiB guards on each side of it; out-of-window PSNs (duplicates far in
+// the past, PSNs far ahead of the ePSN) handled per IBA 9.7.5.1; zero-length
+// RDMA without rkey checks (C9-88); length mismatches NAKed.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -346,6 +347,68 @@ TEST(NicSafety, AheadOfEpsnNakOnceThenDropUntilProgress) {
   EXPECT_EQ(out[0].psn, 0x101u);
   EXPECT_EQ(s.eb.qp->counters().rx[static_cast<int>(rc::RxAction::kNakSeqSent)], 2u);
   EXPECT_EQ(s.eb.qp->state(), v::QpState::kRts);
+}
+
+// 5. Zero-length RDMA (IBA C9-88: a zero-byte RDMA WRITE or READ need not
+//    carry a valid VA or R_Key, and the responder does not check them; rxe
+//    does the same): a WRITE_ONLY of 0 bytes with VA 0 and a bogus rkey, then
+//    a READ of 0 bytes with the same. Expect: an ACK for the WRITE, a
+//    READ_RESPONSE_ONLY without payload for the READ, the QP still RTS,
+//    nothing written.
+TEST(NicSafety, ZeroLengthRdmaSkipsTheRkeyCheck) {
+  Safety s;
+  s.feed(with_reth(s.req(Opcode::kRcWriteOnly, 0x100), 0, 0xBAD0BAD, 0), {});
+  auto out = pull(s.b);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].opcode, static_cast<uint8_t>(Opcode::kRcAck));
+  EXPECT_EQ(out[0].syndrome, kAck);
+  EXPECT_EQ(out[0].psn, 0x100u);
+  s.feed(with_reth(s.req(Opcode::kRcReadRequest, 0x101), 0, 0xBAD0BAD, 0), {});
+  out = pull(s.b);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].opcode, static_cast<uint8_t>(Opcode::kRcReadResponseOnly));
+  EXPECT_EQ(out[0].psn, 0x101u);
+  EXPECT_EQ(out[0].payload_bytes, 0u);
+  EXPECT_EQ(s.eb.qp->state(), v::QpState::kRts);
+  s.expect_untouched("zero-length RDMA");
+}
+
+// 6. Length mismatches the MR bounds do not catch: a WRITE_ONLY carrying
+//    fewer bytes than its RETH length (IBA 9.7.4.1.4: the payload of an ONLY
+//    packet is the whole message), and a SEND larger than the posted receive
+//    (64 bytes into a 32-byte receive). Expect: each an invalid request NAK
+//    (0x61) for its PSN, the QP in ERR; for the SEND the receive completes in
+//    error; not a byte beyond what the receive or the RETH allows is written.
+TEST(NicSafety, LengthMismatchIsInvalidRequest) {
+  constexpr uint8_t kNakInv = 0x61;
+  const std::vector<uint8_t> pay(64, 0x77);
+  {
+    Safety s;
+    s.feed(with_reth(s.req(Opcode::kRcWriteOnly, 0x100), s.va(), s.mr->rkey, 128), pay);
+    const auto out = pull(s.b);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].syndrome, kNakInv);
+    EXPECT_EQ(out[0].psn, 0x100u);
+    EXPECT_EQ(s.eb.qp->state(), v::QpState::kErr);
+    for (size_t i = kGuardBytes + 128; i < s.region.size(); ++i) {
+      ASSERT_EQ(s.region[i], i < kGuardBytes + kMrBytes ? 0 : kGuardByte) << i;
+    }
+  }
+  {
+    Safety s;
+    ASSERT_EQ(post_recv(s.eb, 7, 0, 32), 0);
+    s.feed(s.req(Opcode::kRcSendOnly, 0x100), pay);
+    const auto out = pull(s.b);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].syndrome, kNakInv);
+    EXPECT_EQ(out[0].psn, 0x100u);
+    EXPECT_EQ(s.eb.qp->state(), v::QpState::kErr);
+    const auto wcs = drain(s.eb.rcq);
+    ASSERT_FALSE(wcs.empty());
+    EXPECT_EQ(wcs[0].wr_id, 7u);
+    EXPECT_NE(wcs[0].status, v::WcStatus::kSuccess);
+    for (size_t i = 32; i < s.eb.buf.size(); ++i) ASSERT_EQ(s.eb.buf[i], 0) << i;
+  }
 }
 
 }  // namespace
