@@ -7,8 +7,9 @@
 // flipped), CQ polls and time steps, all at increasing virtual times.
 // Must never crash or touch memory it does not own (ASan/UBSan); after every
 // input: no byte outside the registered regions changed (4 KiB guards around
-// each host's MR, an MR of another PD never addressable by the QPs), and once
-// the node is destroyed every mbuf is back in the pool.
+// each host's MR, an MR of another PD never addressable by the QPs); every
+// frame the node sends parses and carries a correct ICRC; and once the node
+// is destroyed every mbuf is back in the pool.
 //
 // EAL is set up once per process (--no-huge, no PCI, no shared config); a
 // fresh NicNode is built for every input, so an input reproduces alone.
@@ -33,6 +34,8 @@
 #include <vector>
 
 #include "common/wire/frame_builder.h"
+#include "common/wire/frame_parser.h"
+#include "common/wire/icrc.h"
 #include "nic/host/nic_node.h"
 #include "nic/verbs/device.h"
 #include "tests/fuzz/nic/nic_fuzz_input.h"
@@ -189,6 +192,23 @@ void connect(Side& self, const Side& peer, uint32_t sq_psn, uint32_t rq_psn) {
       0) {
     fail("RTS");
   }
+}
+
+// Every frame the node sends must parse and, if RoCE, carry a correct ICRC:
+// whatever it received, the NIC never emits a malformed frame.
+void check_sent(const rte_mbuf* m) {
+  static std::array<uint8_t, 16384> buf;
+  if (m->pkt_len > buf.size()) fail("the node sent a frame longer than 16 KiB");
+  const void* p = rte_pktmbuf_read(m, 0, m->pkt_len, buf.data());
+  if (p == nullptr) fail("the node sent an mbuf whose pkt_len exceeds its segments");
+  if (p != buf.data()) std::memcpy(buf.data(), p, m->pkt_len);
+  const std::span<const uint8_t> f(buf.data(), m->pkt_len);
+  const w::FrameInfo fi = w::parse_frame(f);
+  if (!fi.ok()) {
+    std::fprintf(stderr, "fuzz_nic: sent frame rejected by parse_frame: %s\n", w::to_string(fi.reason));
+    std::abort();
+  }
+  if (fi.bth != nullptr && w::icrc_verify(f, fi) != w::IcrcStatus::kOk) fail("the node sent a frame with a bad ICRC");
 }
 
 uint16_t be16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
@@ -405,6 +425,7 @@ class Replay {
     if (n > room) fail("transmit returned more packets than the room it was given");
     for (uint16_t k = 0; k < n; ++k) {
       if (out[k] == nullptr) fail("transmit returned a null mbuf");
+      check_sent(out[k]);
     }
     if (wire && n > 0) {
       node_.receive(port ^ 1, std::span<rte_mbuf*>(out.data(), n), now_);
@@ -418,6 +439,7 @@ class Replay {
     rte_mbuf* m = nullptr;
     if (node_.transmit(port, {&m, 1}, now_) == 0) return;
     if (m == nullptr) fail("transmit returned a null mbuf");
+    check_sent(m);
     const uint32_t nbits = m->pkt_len * 8;
     if (nbits > 0) {
       const uint32_t b = bit % nbits;
