@@ -52,6 +52,13 @@ class PfcReceiver {
   TimeNs last_frame(int prio) const { return last_frame_[prio]; }
 
   const PfcRxCounters& counters() const { return ctr_; }
+  // rx_prio<p>_pause_duration including a pause still running at `now`
+  // (counters() holds finished pauses only).
+  TimeNs pause_duration_at(int prio, TimeNs now) const {
+    const bool on = (paused_ >> prio) & 1u;
+    const TimeNs end = on && until_[prio] < now ? until_[prio] : now;
+    return ctr_.pause_duration[prio] + (on && end > since_[prio] ? end - since_[prio] : TimeNs(0));
+  }
 
  private:
   void set_until(int prio, TimeNs until, TimeNs now);

@@ -239,22 +239,7 @@ int run(int argc, char** argv) {
     std::signal(SIGTERM, on_signal);
     if (rc == 0) {
       // 5. The NIC node: host i on node port i.
-      nic::NicConfig nc;
-      for (size_t i = 0; i < cfg.hosts.size(); ++i) {
-        const AppHost& h = cfg.hosts[i];
-        nic::HostConfig hc;
-        hc.name = h.name;
-        hc.mac.bytes = h.mac.bytes;
-        if (h.ipv4) hc.ipv4 = wire::Ipv4Addr{*h.ipv4};
-        if (h.ipv6) hc.ipv6 = wire::Ipv6Addr{*h.ipv6};
-        hc.ports = {static_cast<PortId>(i)};
-        hc.rc.cnp_dscp = h.cnp_dscp;
-        nc.hosts.push_back(hc);
-        nic::NicPortConfig pcfg;
-        pcfg.line_rate = BitRate::gbps(h.speed_gbps);
-        pcfg.pfc_honour = h.pfc_enable != 0;
-        nc.ports.push_back(pcfg);
-      }
+      const nic::NicConfig nc = nic_config_of(cfg);
       std::unique_ptr<nic::NicNode> node;
       std::vector<std::unique_ptr<Workload>> workloads;
       std::vector<Workload*> wl;

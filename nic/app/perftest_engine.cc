@@ -41,6 +41,26 @@ uint8_t marker(uint64_t i) { return static_cast<uint8_t>(1 + i % 255); }
 
 }  // namespace
 
+NicConfig nic_config_of(const AppConfig& cfg) {
+  NicConfig nc;
+  for (size_t i = 0; i < cfg.hosts.size(); ++i) {
+    const AppHost& h = cfg.hosts[i];
+    HostConfig hc;
+    hc.name = h.name;
+    hc.mac.bytes = h.mac.bytes;
+    if (h.ipv4) hc.ipv4 = wire::Ipv4Addr{*h.ipv4};
+    if (h.ipv6) hc.ipv6 = wire::Ipv6Addr{*h.ipv6};
+    hc.ports = {static_cast<PortId>(i)};
+    hc.rc.cnp_dscp = h.cnp_dscp;
+    nc.hosts.push_back(hc);
+    NicPortConfig pc;
+    pc.line_rate = BitRate::gbps(h.speed_gbps);
+    pc.pfc_honour = h.pfc_enable != 0;
+    nc.ports.push_back(pc);
+  }
+  return nc;
+}
+
 Workload::Workload(const AppWorkload& cfg, const AppHost& host, NicNode& node, size_t host_index)
     : cfg_(cfg), host_(host), node_(node) {
   auto err = [&](const std::string& what) {
@@ -164,6 +184,7 @@ std::string Workload::connect(std::span<const QpConnInfo> peer, TimeNs now) {
         rc != 0) {
       return "modify_qp to RTS: errno " + std::to_string(rc);
     }
+    q.qp->set_congestion_control(cfg_.cc, BitRate::gbps(host_.speed_gbps));
     if (cfg_.rate_limit.bps() != 0) {
       const auto kbps = static_cast<uint32_t>(std::min<uint64_t>(cfg_.rate_limit.bps() / 1000, UINT32_MAX));
       if (int rc = v::modify_qp_rate_limit(q.qp, kbps); rc != 0) return "modify_qp_rate_limit: errno " + std::to_string(rc);

@@ -145,6 +145,10 @@ class Workload {
   WorkloadResult res_;
 };
 
+// The NicNode of an sf-nic process: host i of `cfg` on node port i, at its
+// speed, honouring PFC when it has pfc_enable priorities.
+NicConfig nic_config_of(const AppConfig& cfg);
+
 // The App the NicNode runs: every workload's poll, in order.
 class PerftestEngine final : public App {
  public:

@@ -154,8 +154,14 @@ class Qp {
 
   // ---- pacing (nic/host's wheel reads these) ---------------------------------
   BitRate rate() const { return rate_; }
-  // The pacing rate; BitRate(0) = unpaced (the port's line rate). CC SEAM.
-  void set_rate(BitRate r) { rate_ = r; }
+  // The rate limit (ibv_modify_qp_rate_limit); BitRate(0) = none. Without
+  // congestion control it is the pacing rate (0 = unpaced, the port's line
+  // rate); with it, the pacing rate is min(CC rate, limit).
+  void set_rate(BitRate r) {
+    rate_limit_ = r;
+    apply_cc_rate();
+  }
+  BitRate rate_limit() const { return rate_limit_; }
   // Earliest departure of the next data frame: Carousel's
   // max(now, t_prev + size_prev / rate) with t_prev the actual departure.
   TimeNs pace_next() const { return pace_next_; }
@@ -167,6 +173,11 @@ class Qp {
   TimeNs cc_next_deadline() const;
   void cc_advance(TimeNs now);
   CnpGate& cnp_gate() { return cnp_gate_; }
+  // Control path (any state): the QP's congestion control (docs/cc.md); the
+  // CC starts at `line_rate`. CcAlgorithm::kNone (the default) = no CC.
+  void set_congestion_control(const CcChoice& c, BitRate line_rate);
+  const CongestionControl& congestion_control() const { return cc_; }
+  bool cc_active() const { return cc_active_; }
 
   const QpCounters& counters() const { return ctr_; }
   // Introspection for tests and telemetry.
@@ -297,10 +308,14 @@ class Qp {
   uint8_t nak_syndrome_ = 0;
   Psn nak_psn_;
   bool cnp_pending_ = false;
-  CnpGate cnp_gate_;
+  CnpGate cnp_gate_{TimeNs::from_us(50)};
 
-  // pacing
+  // pacing and congestion control (qp_cc.cc)
+  void apply_cc_rate();
   BitRate rate_{0};
+  BitRate rate_limit_{0};
+  CongestionControl cc_{FixedRate(BitRate(0))};
+  bool cc_active_ = false;
   TimeNs pace_next_{0};
 
   QpCounters ctr_;

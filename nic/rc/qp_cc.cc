@@ -1,21 +1,45 @@
-// The congestion-control seams of a Qp (cc_seam.h, docs/nic.md "CC seams").
-// Today they only count; nic/cc's Dcqcn plugs in here:
-//   cc_on_cnp       -> dcqcn_.on_cnp(now)
-//   cc_on_tx_bytes  -> dcqcn_.on_tx_bytes(bytes, now)
-//   cc_next_deadline-> dcqcn_.next_deadline()
-//   cc_advance      -> dcqcn_.advance(now); set_rate(dcqcn_.rate())
+// The congestion-control seams of a Qp (cc_seam.h, docs/nic.md "CC seams"):
+// nic/cc's CongestionControl variant (DCQCN RP) driven by CNPs, transmitted
+// bytes and its own timers; after every event the pacing rate follows it.
 // The host calls next_deadline()/advance() of every active QP, so a CC timer
 // reported here is honoured in both drivers.
 #include "nic/rc/qp.h"
 
 namespace sf::nic::rc {
 
-void Qp::cc_on_cnp(TimeNs) {}
+void Qp::set_congestion_control(const CcChoice& c, BitRate line_rate) {
+  cc_ = make_congestion_control(c, line_rate);
+  cc_active_ = c.algorithm != CcAlgorithm::kNone;
+  apply_cc_rate();
+}
 
-void Qp::cc_on_tx_bytes(uint64_t, TimeNs) {}
+void Qp::apply_cc_rate() {
+  if (!cc_active_) {
+    rate_ = rate_limit_;
+    return;
+  }
+  const BitRate r = nic::cc_rate(cc_);
+  rate_ = rate_limit_.bps() != 0 && rate_limit_.bps() < r.bps() ? rate_limit_ : r;
+}
 
-TimeNs Qp::cc_next_deadline() const { return TimeNs::max(); }
+void Qp::cc_on_cnp(TimeNs now) {
+  if (!cc_active_) return;
+  nic::cc_on_cnp(cc_, now);
+  apply_cc_rate();
+}
 
-void Qp::cc_advance(TimeNs) {}
+void Qp::cc_on_tx_bytes(uint64_t bytes, TimeNs now) {
+  if (!cc_active_) return;
+  nic::cc_on_tx_bytes(cc_, bytes, now);
+  apply_cc_rate();
+}
+
+TimeNs Qp::cc_next_deadline() const { return cc_active_ ? nic::cc_next_deadline(cc_) : TimeNs::max(); }
+
+void Qp::cc_advance(TimeNs now) {
+  if (!cc_active_) return;
+  nic::cc_advance(cc_, now);
+  apply_cc_rate();
+}
 
 }  // namespace sf::nic::rc

@@ -258,6 +258,7 @@ int run(int argc, char** argv) {
           auto next_ts = start;
           auto next_stats = start + std::chrono::duration<double>(o.stats_interval_s);
           auto last_stats = start;
+          uint64_t wd_seen = 0;
           while (!ctl_stop.load()) {
             std::this_thread::sleep_for(std::chrono::milliseconds(std::min<uint32_t>(o.ts_period_ms, 50)));
             const auto now = std::chrono::steady_clock::now();
@@ -266,6 +267,20 @@ int run(int argc, char** argv) {
               ts << sw::timeseries_sample(*node, cfg, t).dump() << "\n";
               ts.flush();
               next_ts += std::chrono::milliseconds(o.ts_period_ms);
+            }
+            // Storms and restorations as they happen (counters only; the
+            // event log itself is printed after the datapath stopped).
+            if (const uint64_t ev = node->pfc_wd_events(); ev != wd_seen) {
+              std::string stormed;
+              for (uint32_t i = 0; i < nports; ++i) {
+                const sw::PfcWatchdog* wd = node->pfc_wd(static_cast<PortId>(i));
+                if (wd != nullptr && wd->stormed() != 0) {
+                  stormed += " " + cfg.ports.ports[i].name + " queues 0x" + fmt::format("{:02x}", wd->stormed());
+                }
+              }
+              spdlog::warn("PFC watchdog: {} storm/restore event(s) so far; stormed now:{}", ev,
+                           stormed.empty() ? " none" : stormed);
+              wd_seen = ev;
             }
             if (o.stats_interval_s > 0 && now >= next_stats) {
               print_stats(*node, cfg, last, std::chrono::duration<double>(now - last_stats).count(), t);
@@ -307,6 +322,10 @@ int run(int argc, char** argv) {
             report["ports"][i]["device"] = {{"rx_missed", st->rx_missed}, {"rx_errors", st->rx_errors},
                                             {"rx_nombuf", st->rx_nombuf}, {"tx_errors", st->tx_errors}};
           }
+        }
+        for (const sw::SwitchNode::PfcWdLogEntry& e : node->pfc_wd_log()) {
+          spdlog::warn("PFC watchdog: {} {} queue {} at {:.3f} ms", e.storm ? "storm on" : "restored",
+                       cfg.ports.ports[e.port].name, e.queue, static_cast<double>(e.at.ns()) / 1e6);
         }
         for (const auto& p : report["ports"]) {
           spdlog::info("{}: rx {} pkts, tx {} pkts, dropped {} {}", p["name"].get<std::string>(),

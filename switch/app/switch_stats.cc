@@ -27,14 +27,42 @@ nlohmann::json port_snapshot(const SwitchNode& node, const SwitchConfig& cfg, Po
     const std::string n = "prio" + std::to_string(prio);
     if (rx.pause_frames[prio] == 0 && tx.pause_frames[prio] == 0 && tx.xon_frames[prio] == 0) continue;
     pfc["rx_" + n + "_pause"] = rx.pause_frames[prio];
-    pfc["rx_" + n + "_pause_duration_us"] = rx.pause_duration[prio].ns() / 1000;
+    pfc["rx_" + n + "_pause_duration"] = node.pfc_rx(p).pause_duration_at(prio, node.last_now()).ns() / 1000;  // us
     pfc["rx_" + n + "_pause_transition"] = rx.transitions[prio];
     pfc["tx_" + n + "_pause"] = tx.pause_frames[prio];
     pfc["tx_" + n + "_xon"] = tx.xon_frames[prio];
-    pfc["tx_" + n + "_pause_duration_us"] = tx.pause_duration[prio].ns() / 1000;
+    pfc["tx_" + n + "_pause_duration"] = tx.pause_duration[prio].ns() / 1000;
   }
   pfc["rx_global_pause"] = rx.global_pause_frames;
+  pfc["rx_ignored_pause"] = rx.ignored_frames;
+  pfc["rx_unsupported_op"] = c.rx_unsupported_op;
+  pfc["rx_mac_control_bad_da"] = c.rx_mac_control_bad_da;
+  pfc["rx_mac_control_malformed"] = c.rx_mac_control_malformed;
+  pfc["rx_pfc_disabled_prio"] = c.rx_pfc_disabled_prio;
+  pfc["rx_pfc_reserved_bits"] = c.rx_pfc_reserved_bits;
   j["pfc"] = pfc;
+  // PFC watchdog per guarded queue (SONiC PFC_WD_QUEUE_STATS_* names).
+  if (const PfcWatchdog* wd = node.pfc_wd(p)) {
+    const PfcWdCounters& w = wd->counters();
+    nlohmann::json wj = {{"action", std::string(to_string(wd->config().action))},
+                         {"detection_time_us", wd->config().detection.ns() / 1000},
+                         {"restoration_time_us", wd->config().restoration.ns() / 1000},
+                         {"stormed_queues", wd->stormed()}};
+    for (uint8_t q = 0; q < kNumQueues; ++q) {
+      if (!((wd->config().queues >> q) & 1u)) continue;
+      wj["queues"].push_back({{"queue", q},
+                              {"status", (wd->stormed() >> q) & 1u ? "stormed" : "operational"},
+                              {"deadlock_detected", w.storms[q]},
+                              {"deadlock_restored", w.restores[q]},
+                              {"tx_dropped_packets", w.tx_dropped[q]},
+                              {"rx_dropped_packets", w.rx_dropped[q]},
+                              {"rx_ignored_pause", w.rx_ignored_pause[q]}});
+    }
+    j["pfc_wd"] = wj;
+  }
+  j["trimmed"] = c.trimmed;
+  j["trimmed_tx"] = c.trimmed_tx;
+  j["trimmed_dropped"] = c.trimmed_dropped;
   nlohmann::json drops = nlohmann::json::object();
   for (size_t i = 0; i < kNumDropCauses; ++i) {
     if (c.drops[i] != 0) drops[std::string(to_string(static_cast<DropCause>(i)))] = c.drops[i];
@@ -83,6 +111,21 @@ nlohmann::json switch_snapshot(const SwitchNode& node, const SwitchConfig& cfg) 
   j["buffer"] = {{"total_bytes", uint64_t{mmu.total_cells()} * cell}, {"used_bytes", uint64_t{mmu.total_used()} * cell},
                  {"cell_bytes", cell}};
   const FdbStats& f = node.fdb().stats();
+  nlohmann::json wd_log = nlohmann::json::array();
+  for (const SwitchNode::PfcWdLogEntry& e : node.pfc_wd_log()) {
+    wd_log.push_back({{"t_us", static_cast<double>(e.at.ns()) / 1000.0},
+                      {"port", cfg.ports.ports[e.port].name},
+                      {"queue", e.queue},
+                      {"event", e.storm ? "storm" : "restore"}});
+  }
+  j["pfc_wd_events"] = {{"total", node.pfc_wd_events()}, {"log", wd_log}};
+  uint64_t trimmed = 0, trimmed_tx = 0, trimmed_dropped = 0;
+  for (PortId p = 0; p < node.num_ports(); ++p) {
+    trimmed += node.counters(p).trimmed;
+    trimmed_tx += node.counters(p).trimmed_tx;
+    trimmed_dropped += node.counters(p).trimmed_dropped;
+  }
+  j["trimming"] = {{"trimmed", trimmed}, {"trimmed_tx", trimmed_tx}, {"trimmed_dropped", trimmed_dropped}};
   j["fdb"] = {{"entries", node.fdb().size()}, {"learned", f.learned}, {"moved", f.moved},
               {"aged", f.aged},             {"table_full", f.table_full}};
   return j;

@@ -68,6 +68,21 @@ int cmd_port(const char*, const char* params, rte_tel_data* d) {
   add_array8(d, "rx_prio_pause", [&](uint8_t i) { return prx.pause_frames[i]; });
   add_array8(d, "rx_prio_pause_duration_us", [&](uint8_t i) { return static_cast<uint64_t>(prx.pause_duration[i].ns() / 1000); });
   add_array8(d, "tx_prio_pause", [&](uint8_t i) { return ptx.pause_frames[i]; });
+  add_array8(d, "rx_prio_pause_transition", [&](uint8_t i) { return prx.transitions[i]; });
+  add_array8(d, "tx_prio_pause_duration_us", [&](uint8_t i) { return static_cast<uint64_t>(ptx.pause_duration[i].ns() / 1000); });
+  rte_tel_data_add_dict_u64(d, "rx_unsupported_op", c.rx_unsupported_op);
+  rte_tel_data_add_dict_u64(d, "rx_mac_control_bad_da", c.rx_mac_control_bad_da);
+  rte_tel_data_add_dict_u64(d, "rx_mac_control_malformed", c.rx_mac_control_malformed);
+  rte_tel_data_add_dict_u64(d, "rx_pfc_disabled_prio", c.rx_pfc_disabled_prio);
+  rte_tel_data_add_dict_u64(d, "trimmed", c.trimmed);
+  rte_tel_data_add_dict_u64(d, "trimmed_tx", c.trimmed_tx);
+  rte_tel_data_add_dict_u64(d, "trimmed_dropped", c.trimmed_dropped);
+  if (const PfcWatchdog* wd = g_node->pfc_wd(p)) {
+    rte_tel_data_add_dict_u64(d, "pfcwd_stormed_queues_mask", wd->stormed());
+    add_array8(d, "pfcwd_deadlock_detected", [&](uint8_t q) { return wd->counters().storms[q]; });
+    add_array8(d, "pfcwd_deadlock_restored", [&](uint8_t q) { return wd->counters().restores[q]; });
+    add_array8(d, "pfcwd_tx_dropped", [&](uint8_t q) { return wd->counters().tx_dropped[q]; });
+  }
   add_array8(d, "queue_depth_bytes", [&](uint8_t q) { return g_node->queue_bytes(p, q); });
   add_array8(d, "queue_watermark_bytes", [&](uint8_t q) { return c.queues[q].watermark_bytes; });
   add_array8(d, "queue_tx_packets", [&](uint8_t q) { return c.queues[q].tx_packets; });

@@ -8,8 +8,11 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "common/config/json_loader.h"
+#include "switch/lossless/headroom.h"
 
 namespace sf::sw {
 namespace {
@@ -132,12 +135,52 @@ void parse_device(ConfigNode& doc, SwitchConfig& c) {
   }
 }
 
+// ---- CABLE_LENGTH, LOSSLESS_TRAFFIC_PATTERN (inputs of the headroom calculator) --
+
+// "5m", "40m", "300m" (SONiC writes the unit), or a number of metres.
+double metres_of(const ConfigNode& n) {
+  double v = -1;
+  if (n.json().is_number()) {
+    v = n.json().get<double>();
+  } else if (n.json().is_string()) {
+    std::string s = n.json().get<std::string>();
+    if (!s.empty() && s.back() == 'm') s.pop_back();
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size()) v = -1;
+  }
+  if (!(v >= 0 && v <= 100000)) n.fail("expected a cable length such as \"5m\" (0..100000 m)");
+  return v;
+}
+
+void parse_cables(ConfigNode& doc, SwitchConfig& c) {
+  c.cable_m.assign(c.ports.ports.size(), 5.0);
+  if (auto t = doc.opt_child("CABLE_LENGTH")) {
+    t->expect_object();
+    for (auto& [name, n] : t->members()) {
+      n.expect_object();
+      for (auto& [port, v] : n.members()) c.cable_m[port_index(c, v, port)] = metres_of(v);
+    }
+  }
+  if (auto t = doc.opt_child("LOSSLESS_TRAFFIC_PATTERN")) {
+    t->expect_object();
+    for (auto& [name, n] : t->members()) {
+      n.expect_object();
+      c.lossless_mtu_bytes = static_cast<uint32_t>(opt_int(n, "mtu", 64, 9216).value_or(1500));
+      c.small_packet_percentage = static_cast<uint32_t>(opt_int(n, "small_packet_percentage", 0, 100).value_or(100));
+      n.finish();
+    }
+  }
+}
+
 // ---- buffers ---------------------------------------------------------------
 
 void parse_buffers(ConfigNode& doc, SwitchConfig& c) {
   MmuConfig& m = c.mmu;
   std::map<std::string, uint16_t, std::less<>> pool_idx;
   std::map<std::string, int16_t, std::less<>> prof_idx;
+  std::set<std::string, std::less<>> dynamic_headroom;  // profiles with headroom_type dynamic
+  // Generated per-port lossless profiles: (template, speed, cable, MTU) -> index.
+  std::map<std::tuple<int16_t, uint64_t, double, uint32_t>, int16_t> generated;
   static constexpr EnumName<PoolDir> kDirs[] = {{"ingress", PoolDir::kIngress}, {"egress", PoolDir::kEgress}};
   static constexpr EnumName<ThresholdMode> kModes[] = {{"static", ThresholdMode::kStatic},
                                                        {"dynamic", ThresholdMode::kDynamic}};
@@ -211,13 +254,30 @@ void parse_buffers(ConfigNode& doc, SwitchConfig& c) {
                                       std::to_string(pc.size_bytes));
         }
       }
-      if (n.has("xoff")) {
+      static constexpr EnumName<bool> kHeadroomType[] = {{"static", false}, {"dynamic", true}};
+      const bool dyn_headroom = n.opt_enum<bool>("headroom_type", false, kHeadroomType);
+      if (dyn_headroom) {
+        // SONiC dynamic model: xoff / xon come from each port's speed, cable
+        // length and MTU (CABLE_LENGTH, LOSSLESS_TRAFFIC_PATTERN) when a PG is bound.
+        if (pc.dir != PoolDir::kIngress) n.fail_key("headroom_type", "only ingress (PG) profiles have headroom");
+        if (n.has("xoff") || n.has("xon")) n.fail_key("headroom_type", "dynamic headroom is computed; drop xoff / xon");
+        p.xon_offset_bytes = n.opt_bytes("xon_offset", 0, in_range<uint64_t>(0, pc.size_bytes));
+        dynamic_headroom.insert(name);
+      } else if (n.has("xoff")) {
         if (pc.dir != PoolDir::kIngress) n.fail_key("xoff", "only ingress (PG) profiles have headroom");
         p.xoff_bytes = n.req_bytes("xoff");
         if (p.xoff_bytes > pc.size_bytes) {
           n.fail_key("xoff", std::to_string(p.xoff_bytes) + " exceeds pool size " + std::to_string(pc.size_bytes));
         }
+        if (pc.xoff_bytes > 0 && p.xoff_bytes > pc.xoff_bytes) {
+          n.fail_key("xoff", std::to_string(p.xoff_bytes) + " exceeds the shared headroom pool (BUFFER_POOL." + pool +
+                                 ".xoff " + std::to_string(pc.xoff_bytes) + ")");
+        }
         p.xon_bytes = n.opt_bytes("xon", 0, in_range<uint64_t>(0, pc.size_bytes));
+        if (p.xon_bytes > p.xoff_bytes) {
+          n.fail_key("xon", std::to_string(p.xon_bytes) + " exceeds xoff " + std::to_string(p.xoff_bytes) +
+                                " (XON must resume below the XOFF point)");
+        }
         p.xon_offset_bytes = n.opt_bytes("xon_offset", 0, in_range<uint64_t>(0, pc.size_bytes));
       } else if (n.has("xon") || n.has("xon_offset")) {
         n.fail("xon/xon_offset need xoff (a lossless PG profile)");
@@ -250,6 +310,39 @@ void parse_buffers(ConfigNode& doc, SwitchConfig& c) {
   for (auto& a : m.pg_profile) a.fill(def_ing);
   for (auto& a : m.queue_profile) a.fill(def_eg);
 
+  // A copy of dynamic-headroom profile `tmpl` with xoff / xon for port `port`
+  // (shared/reference/switch.md 2.3), one per (speed, cable, MTU).
+  auto headroom_profile = [&](const ConfigNode& at, int16_t tmpl, uint16_t port) {
+    const config::PortConfig& pc = c.ports.ports[port];
+    const double cable = c.cable_m[port];
+    const auto key = std::make_tuple(tmpl, pc.speed.bps(), cable, pc.mtu_bytes);
+    if (auto it = generated.find(key); it != generated.end()) return it->second;
+    ProfileConfig p = m.profiles[static_cast<size_t>(tmpl)];
+    HeadroomParams hp;
+    hp.speed = pc.speed;
+    hp.cable_m = cable;
+    hp.port_mtu_bytes = pc.mtu_bytes;
+    hp.lossless_mtu_bytes = c.lossless_mtu_bytes;
+    hp.small_packet_percentage = c.small_packet_percentage;
+    hp.cell_bytes = m.cell_bytes;
+    hp.shared_headroom_pool = m.pools[p.pool].xoff_bytes > 0;
+    const Headroom h = compute_headroom(hp);
+    p.xoff_bytes = h.xoff_bytes;
+    p.xon_bytes = h.xon_bytes;
+    const PoolConfig& pool = m.pools[p.pool];
+    if (p.xoff_bytes > pool.size_bytes || (pool.xoff_bytes > 0 && p.xoff_bytes > pool.xoff_bytes)) {
+      at.fail("computed headroom xoff " + std::to_string(p.xoff_bytes) + " for " + pc.name + " (" +
+              std::to_string(pc.speed.bps() / 1000000) + "M, " + config::detail::num_str(cable) + "m) exceeds pool \"" +
+              pool.name + "\"");
+    }
+    p.name = "pg_lossless_" + std::to_string(pc.speed.bps() / 1000000) + "_" + config::detail::num_str(cable) + "m_mtu" +
+             std::to_string(pc.mtu_bytes) + "_" + p.name;
+    m.profiles.push_back(p);
+    const auto idx = static_cast<int16_t>(m.profiles.size() - 1);
+    generated[key] = idx;
+    return idx;
+  };
+
   auto bind = [&](const char* table, PoolDir want, std::vector<std::array<int16_t, 8>>& dst, const char* what) {
     auto t = doc.opt_child(table);
     if (!t) return;
@@ -267,11 +360,16 @@ void parse_buffers(ConfigNode& doc, SwitchConfig& c) {
           n.fail_key("profile", "profile \"" + prof + "\" uses an " +
                                     (want == PoolDir::kIngress ? "egress" : "ingress") + " pool");
         }
+        if (want == PoolDir::kEgress && dynamic_headroom.count(prof) != 0) {
+          n.fail_key("profile", "profile \"" + prof + "\" has dynamic headroom: a PG profile");
+        }
       }
       n.finish();
       for (uint16_t p : ports) {
+        int16_t use = idx;
+        if (idx != kNoProfile && dynamic_headroom.count(prof) != 0) use = headroom_profile(n, idx, p);
         for (int i = 0; i < 8; ++i) {
-          if (mask >> i & 1u) dst[p][i] = idx;
+          if (mask >> i & 1u) dst[p][i] = use;
         }
       }
     }
@@ -325,6 +423,7 @@ void parse_qos(ConfigNode& doc, SwitchConfig& c) {
   // "global" first so per-port entries override it, whatever the file order.
   std::vector<std::pair<std::string, ConfigNode>> entries = t->members();
   std::stable_partition(entries.begin(), entries.end(), [](const auto& e) { return e.first == "global"; });
+  std::vector<std::string> wd_path(nports);  // where each port's pfcwd_sw_enable was set
   for (auto& entry : entries) {
     const std::string& key = entry.first;
     ConfigNode& n = entry.second;  // not a structured binding: clang 14 cannot capture those
@@ -358,6 +457,7 @@ void parse_qos(ConfigNode& doc, SwitchConfig& c) {
     n.finish();
     for (uint16_t p : ports) {
       PortQos& q = c.qos[p];
+      if (wd_en) wd_path[p] = n.key_path("pfcwd_sw_enable");
       if (m_dscp) q.dscp_to_tc = *m_dscp;
       if (m_dot1p) q.dot1p_to_tc = *m_dot1p;
       if (m_pg) q.tc_to_pg = *m_pg;
@@ -366,6 +466,38 @@ void parse_qos(ConfigNode& doc, SwitchConfig& c) {
       if (pfc_en) q.pfc_enable = *pfc_en;
       if (wd_en) q.pfcwd_enable = *wd_en;
       if (trust) q.trust_dot1p = *trust;
+    }
+  }
+  for (size_t p = 0; p < nports; ++p) {
+    const PortQos& q = c.qos[p];
+    if ((q.pfcwd_enable & ~q.pfc_enable) != 0) {
+      throw ConfigError(wd_path[p], "watchdog priorities of " + c.ports.ports[p].name +
+                                        " must be lossless (in pfc_enable)");
+    }
+  }
+}
+
+// ECN must fire before PFC (seed 000): for a WRED/ECN queue that carries a
+// lossless priority, the PG's static PFC threshold (reserved + static_th) of
+// every port feeding it must lie above Kmax. Dynamic thresholds move with the
+// load and cannot be checked here (that is the drift the scenarios show).
+void check_ecn_before_pfc(const SwitchConfig& c, const ConfigNode& at, uint16_t port, int q, const WredConfig& w) {
+  if (!w.ecn) return;
+  for (int tc = 0; tc < 8; ++tc) {
+    if (c.qos[port].tc_to_queue[tc] != q) continue;
+    for (size_t in = 0; in < c.qos.size(); ++in) {
+      const PortQos& qi = c.qos[in];
+      if (!((qi.pfc_enable >> tc) & 1u)) continue;
+      const int16_t prof = c.mmu.pg_profile[in][qi.tc_to_pg[tc]];
+      if (prof == kNoProfile) continue;
+      const ProfileConfig& p = c.mmu.profiles[static_cast<size_t>(prof)];
+      if (!p.lossless() || p.mode != ThresholdMode::kStatic || p.static_th_bytes == 0) continue;
+      const uint64_t pfc_at = p.reserved_bytes + p.static_th_bytes;
+      if (pfc_at <= w.kmax_bytes) {
+        at.fail("PFC threshold " + std::to_string(pfc_at) + " of " + c.ports.ports[in].name + " PG " +
+                std::to_string(qi.tc_to_pg[tc]) + " (profile \"" + p.name + "\") is not above Kmax " +
+                std::to_string(w.kmax_bytes) + ": PFC would pause before ECN marks fully");
+      }
     }
   }
 }
@@ -444,9 +576,120 @@ void parse_queues(ConfigNode& doc, SwitchConfig& c) {
       for (uint16_t p : ports) {
         for (int q = 0; q < 8; ++q) {
           if (!(mask >> q & 1u)) continue;
+          if (w) check_ecn_before_pfc(c, n.child("wred_profile"), p, q, *w);
           if (w) c.wred[p][q] = *w;
           if (s) c.sched[p][q] = *s;
         }
+      }
+    }
+  }
+}
+
+// ---- PFC_WD ------------------------------------------------------------------
+
+// SONiC writes watchdog times as milliseconds ("200"); a unit string
+// ("200us") gives microsecond timers. 1 us .. 60 s.
+TimeNs wd_time(ConfigNode& n, std::string_view key, TimeNs def) {
+  auto c = n.opt_child(key);
+  if (!c) return def;
+  TimeNs t;
+  const bool plain = c->json().is_number() ||
+                     (c->json().is_string() && !c->json().get<std::string>().empty() &&
+                      c->json().get<std::string>().find_first_not_of("0123456789") == std::string::npos);
+  if (plain) {
+    t = TimeNs::from_ms(int_of(*c, 0, 60000));
+  } else {
+    t = n.req_duration(key);
+  }
+  if (t < TimeNs::from_us(1) || t > TimeNs::from_s(60)) c->fail("must be 1us .. 60s (a number is milliseconds)");
+  return t;
+}
+
+void parse_pfcwd(ConfigNode& doc, SwitchConfig& c) {
+  const size_t nports = c.ports.ports.size();
+  c.pfcwd.assign(nports, PfcWdConfig{});
+  auto t = doc.opt_child("PFC_WD");
+  if (!t) return;
+  t->expect_object();
+  static constexpr EnumName<PfcWdAction> kActions[] = {
+      {"drop", PfcWdAction::kDrop}, {"forward", PfcWdAction::kForward}, {"alert", PfcWdAction::kAlert}};
+  for (auto& [key, n] : t->members()) {
+    n.expect_object();
+    if (key == "GLOBAL") {
+      // Polling is SONiC's implementation; this watchdog is event-driven and
+      // exact, so POLL_INTERVAL is validated and has no effect.
+      opt_int(n, "POLL_INTERVAL", 1, 1000);
+      static constexpr EnumName<int> kBrs[] = {{"disable", 0}};
+      n.opt_enum<int>("BIG_RED_SWITCH", 0, kBrs);
+      n.finish();
+      continue;
+    }
+    std::vector<uint16_t> ports;
+    for (std::string_view p : split(key, ',')) ports.push_back(port_index(c, n, p));
+    PfcWdConfig w;
+    w.action = n.opt_enum<PfcWdAction>("action", PfcWdAction::kDrop, kActions);
+    w.detection = wd_time(n, "detection_time", TimeNs::from_ms(200));
+    // SONiC's `pfcwd start` without a restoration time uses 2 x detection.
+    w.restoration = wd_time(n, "restoration_time", TimeNs(2 * w.detection.ns()));
+    static constexpr EnumName<int> kHist[] = {{"enable", 1}, {"disable", 0}};
+    n.opt_enum<int>("pfc_stat_history", 0, kHist);
+    n.finish();
+    for (uint16_t p : ports) {
+      const PortQos& q = c.qos[p];
+      const uint8_t prios = q.pfcwd_enable != 0 ? q.pfcwd_enable : q.pfc_enable;
+      if (prios == 0) n.fail("port " + c.ports.ports[p].name + " has no pfc_enable priority for the watchdog to guard");
+      PfcWdConfig pw = w;
+      for (int prio = 0; prio < 8; ++prio) {
+        if ((prios >> prio) & 1u) pw.queues = static_cast<uint8_t>(pw.queues | 1u << q.pfc_to_queue[prio]);
+      }
+      c.pfcwd[p] = pw;
+    }
+  }
+}
+
+// ---- SWITCH_TRIMMING -----------------------------------------------------------
+
+void parse_trimming(ConfigNode& doc, SwitchConfig& c) {
+  auto t = doc.opt_child("SWITCH_TRIMMING");
+  if (t) {
+    t->expect_object();
+    for (auto& [key, n] : t->members()) {
+      if (key != "GLOBAL") n.fail("only \"GLOBAL\" is supported");
+      n.expect_object();
+      TrimConfig tc;
+      tc.size_bytes = static_cast<uint32_t>(n.opt_bytes("size", 128, in_range<uint64_t>(64, 9216)));
+      ConfigNode d = n.child("dscp_value");
+      if (d.json().is_string() && d.json().get<std::string>() == "from-tc") {
+        d.fail("\"from-tc\" (asymmetric DSCP via TC_TO_DSCP_MAP) is not supported; give a DSCP 0..63");
+      }
+      tc.dscp = static_cast<uint8_t>(int_of(d, 0, 63));
+      ConfigNode qn = n.child("queue_index");
+      if (qn.json().is_string() && qn.json().get<std::string>() == "dynamic") {
+        tc.dynamic_queue = true;
+      } else {
+        tc.queue = static_cast<uint8_t>(int_of(qn, 0, kNumQueues - 1));
+      }
+      n.finish();
+      c.trim = tc;
+    }
+  }
+  // A trim profile without SWITCH_TRIMMING would not know what to cut to.
+  if (!c.trim) {
+    for (const ProfileConfig& p : c.mmu.profiles) {
+      if (p.discard == DiscardAction::kTrim) {
+        throw ConfigError("BUFFER_PROFILE." + p.name + ".packet_discard_action",
+                          "\"trim\" needs a SWITCH_TRIMMING.GLOBAL entry (size, dscp_value, queue_index)");
+      }
+    }
+    return;
+  }
+  // The trim queue must have buffer on every port (else every trimmed packet is lost).
+  if (!c.trim->dynamic_queue) {
+    for (size_t p = 0; p < c.ports.ports.size(); ++p) {
+      if (c.mmu.queue_profile[p][c.trim->queue] == kNoProfile) {
+        throw ConfigError("SWITCH_TRIMMING.GLOBAL.queue_index", "queue " + std::to_string(c.trim->queue) + " of " +
+                                                                    c.ports.ports[p].name +
+                                                                    " has no buffer (BUFFER_QUEUE profile NULL)");
       }
     }
   }
@@ -594,10 +837,13 @@ SwitchConfig parse_switch_config(const Json& doc) {
   SwitchConfig c;
   parse_device(root, c);
   c.ports = config::parse_ports(root.child("PORT"));
+  parse_cables(root, c);
   parse_buffers(root, c);
   parse_qos(root, c);
   parse_queues(root, c);
   parse_routes(root, c);
+  parse_pfcwd(root, c);
+  parse_trimming(root, c);
   root.finish();
   return c;
 }

@@ -2,7 +2,8 @@
 // tables (DEVICE_METADATA, PORT, BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG,
 // BUFFER_QUEUE, DSCP_TO_TC_MAP, DOT1P_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP,
 // TC_TO_QUEUE_MAP, MAP_PFC_PRIORITY_TO_QUEUE, PORT_QOS_MAP, WRED_PROFILE,
-// SCHEDULER, QUEUE, STATIC_ROUTE, NEIGH, FDB, SRV6) into immutable structs,
+// SCHEDULER, QUEUE, STATIC_ROUTE, NEIGH, FDB, SRV6, PFC_WD, SWITCH_TRIMMING,
+// CABLE_LENGTH, LOSSLESS_TRAFFIC_PATTERN) into immutable structs,
 // every cross reference resolved to an index. Reference: docs/config-reference.md.
 // Errors are sf::config::ConfigError naming the JSON path; setup time only.
 #pragma once
@@ -16,6 +17,7 @@
 #include "common/config/config_node.h"
 #include "common/config/port_config.h"
 #include "common/time.h"
+#include "switch/lossless/pfc_watchdog.h"
 #include "switch/mmu/mmu_config.h"
 #include "switch/qos/scheduler.h"
 #include "switch/qos/wred.h"
@@ -31,7 +33,16 @@ struct PortQos {
   std::array<uint8_t, 8> pfc_to_queue{};  // received PFC priority -> queue to pause
   bool trust_dot1p = false;               // classify tagged frames by PCP instead of DSCP
   uint8_t pfc_enable = 0;                 // bit p = priority p is lossless
-  uint8_t pfcwd_enable = 0;
+  uint8_t pfcwd_enable = 0;               // priorities the PFC watchdog guards (default: pfc_enable)
+};
+
+// SWITCH_TRIMMING|GLOBAL: what a packet refused by a `packet_discard_action:
+// trim` profile becomes (common/wire/trim.h).
+struct TrimConfig {
+  uint32_t size_bytes = 128;  // frame bytes kept (at least the headers)
+  uint8_t dscp = 0;           // DSCP of the trimmed packet
+  bool dynamic_queue = false; // queue_index "dynamic": DSCP -> TC -> queue of the egress port
+  uint8_t queue = 0;          // trim queue otherwise
 };
 
 struct RouteNextHop {
@@ -73,6 +84,12 @@ struct SwitchConfig {
   std::vector<StaticRoute> routes;
   std::vector<StaticFdbEntry> fdb;
   std::optional<Srv6Config> srv6;
+  // PFC_WD per port; queues == 0: the watchdog is off on that port.
+  std::vector<PfcWdConfig> pfcwd;
+  std::optional<TrimConfig> trim;  // SWITCH_TRIMMING present
+  std::vector<double> cable_m;     // CABLE_LENGTH per port (default 5 m)
+  uint32_t lossless_mtu_bytes = 1500;     // LOSSLESS_TRAFFIC_PATTERN mtu (headroom calculator)
+  uint32_t small_packet_percentage = 100; // LOSSLESS_TRAFFIC_PATTERN small_packet_percentage
   uint32_t fdb_capacity = 65536;
   TimeNs fdb_ageing = TimeNs::from_s(300);
   uint64_t seed = 1;  // WRED draws

@@ -45,6 +45,9 @@ PfcWdEvents PfcWatchdog::advance(TimeNs now) {
         stormed_ |= bit;
         ev.stormed |= bit;
         ++ctr_.storms[q];
+        // The restoration time counts from the storm or the last pause
+        // frame, whichever is later.
+        last_frame_[q] = std::max(last_frame_[q], now);
       }
     } else {
       // Alert restores as soon as the pause is gone; the others wait for
@@ -71,6 +74,8 @@ TimeNs PfcWatchdog::next_deadline() const {
       if (paused_ & bit) t = std::min(t, paused_since_[q] + cfg_.detection);
     } else if (cfg_.action != PfcWdAction::kAlert) {
       t = std::min(t, last_frame_[q] + cfg_.restoration);
+    } else if (!(paused_ & bit)) {
+      t = TimeNs(0);  // alert: restored as soon as the pause is gone (due now)
     }
   }
   return t;

@@ -4,7 +4,8 @@
 // packets or not. Mitigation by action: drop (flush the queue, drop what
 // arrives for it and ignore its incoming pauses), forward (ignore pause, keep
 // sending), alert (report only). A stormed queue is restored once no PFC frame
-// has arrived for its priority for `restoration`. Event-driven and exact in
+// has arrived for its priority for `restoration` (counted from the storm or
+// the last frame, whichever is later); under alert, as soon as the pause ends. Event-driven and exact in
 // time (microsecond timers work as well as SONiC's millisecond defaults):
 // the owner reports pause/transmit/frame events and calls advance() at
 // next_deadline(). Pure logic.
@@ -32,6 +33,7 @@ struct PfcWdCounters {
   std::array<uint64_t, 8> storms{};            // PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED
   std::array<uint64_t, 8> restores{};          // PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED
   std::array<uint64_t, 8> tx_dropped{};        // packets dropped for the queue while stormed (drop)
+  std::array<uint64_t, 8> rx_dropped{};        // arrivals on the stormed port's matching PG dropped (drop)
   std::array<uint64_t, 8> rx_ignored_pause{};  // pause frames not honoured while stormed
 };
 
@@ -63,6 +65,7 @@ class PfcWatchdog {
   // Queues whose packets are dropped (action drop).
   uint8_t drop_mask() const { return cfg_.action == PfcWdAction::kDrop ? stormed_ : 0; }
   void count_dropped(uint8_t q, uint64_t n = 1) { ctr_.tx_dropped[q] += n; }
+  void count_rx_dropped(uint8_t q) { ++ctr_.rx_dropped[q]; }
   void count_ignored(uint8_t q) { ++ctr_.rx_ignored_pause[q]; }
 
   const PfcWdConfig& config() const { return cfg_; }

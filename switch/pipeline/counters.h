@@ -25,6 +25,7 @@ enum class DropCause : uint8_t {
   kBufferFull,        // MMU: physical buffer exhausted
   kWred,              // WRED early drop of a non-ECT packet
   kQueueFull,         // egress queue descriptor ring full
+  kPfcWatchdog,       // flushed / refused by the PFC watchdog (action drop on a stormed queue)
   kCount,
 };
 std::string_view to_string(DropCause c);
@@ -50,6 +51,16 @@ struct PortCounters {
   uint64_t held = 0;             // lossless arrivals held at ingress (egress queue at its limit)
   uint64_t tx_pfc_frames = 0;    // PFC frames sent (XOFF, refresh, XON)
   uint64_t pfc_alloc_failures = 0;  // a PFC frame waited: no mbuf in the control pool
+  // Received MAC control frames counted and ignored (bad input):
+  uint64_t rx_mac_control_bad_da = 0;     // PAUSE / PFC not sent to 01-80-C2-00-00-01
+  uint64_t rx_mac_control_malformed = 0;  // PAUSE / PFC body truncated
+  uint64_t rx_unsupported_op = 0;         // unknown MAC control opcode (mlx5 rx_unsupported_op_phy)
+  uint64_t rx_pfc_disabled_prio = 0;      // PFC frames naming priorities without pfc_enable (those ignored)
+  uint64_t rx_pfc_reserved_bits = 0;      // PFC class-enable vector with upper 8 bits set (low 8 honoured)
+  // Packet trimming, charged to the egress port:
+  uint64_t trimmed = 0;          // packets cut to headers instead of dropped
+  uint64_t trimmed_tx = 0;       // trimmed packets transmitted
+  uint64_t trimmed_dropped = 0;  // trimmed packets lost anyway (trim queue full) or not trimmable
   uint64_t dropped = 0;          // all causes, charged to the ingress port
   std::array<uint64_t, kNumDropCauses> drops{};  // by cause, ingress port
   std::array<QueueCounters, kNumQueues> queues{};

@@ -21,6 +21,7 @@ struct QueuedPkt {
   uint8_t pg = 0;
   uint8_t queue = 0;
   uint8_t ip_version = 0;  // 4 / 6: header at l3_offset may be ECN-marked; 0: never
+  bool trimmed = false;    // cut to its headers by packet trimming
   uint16_t l3_offset = 0;
   uint32_t bytes = 0;      // frame bytes (pkt_len)
 };

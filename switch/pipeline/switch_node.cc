@@ -27,21 +27,13 @@ std::string_view to_string(DropCause c) {
     case DropCause::kBufferFull: return "buffer_full";
     case DropCause::kWred: return "wred";
     case DropCause::kQueueFull: return "queue_full";
+    case DropCause::kPfcWatchdog: return "pfcwd_drop";
     case DropCause::kCount: break;
   }
   return "unknown";
 }
 
-namespace {
-
-constexpr uint32_t kEthVlanOverhead = 14 + 4;
-// FDB ageing runs this often (a sweep over the table, off the packet path).
-constexpr TimeNs kAgeingPeriod = TimeNs::from_s(1);
-// Egress descriptor rings: enough for the whole buffer in 1-cell packets,
-// capped so that 8 queues x many ports stay small.
-constexpr uint32_t kMaxQueueDescriptors = 16384;
-
-DropCause cause_of(DropReason r) {
+DropCause drop_cause_of(DropReason r) {
   switch (r) {
     case DropReason::kNoBuffer: return DropCause::kNoBuffer;
     case DropReason::kIngressLimit: return DropCause::kIngressLimit;
@@ -53,6 +45,15 @@ DropCause cause_of(DropReason r) {
   }
   return DropCause::kBufferFull;
 }
+
+namespace {
+
+constexpr uint32_t kEthVlanOverhead = 14 + 4;
+// FDB ageing runs this often (a sweep over the table, off the packet path).
+constexpr TimeNs kAgeingPeriod = TimeNs::from_s(1);
+// Egress descriptor rings: enough for the whole buffer in 1-cell packets,
+// capped so that 8 queues x many ports stay small.
+constexpr uint32_t kMaxQueueDescriptors = 16384;
 
 // Whether parsing got far enough for the switch: it forwards any valid IP
 // packet (RoCE or not) and any Ethernet frame of another EtherType at L2.
@@ -118,7 +119,13 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
     }
     port.pfc_rx = PfcReceiver(cfg.ports.ports[p].speed);
     port.pfc_tx = PfcGenerator(cfg.ports.ports[p].speed);
+    if (p < cfg.pfcwd.size() && cfg.pfcwd[p].queues != 0) {
+      port.wd = PfcWatchdog(cfg.pfcwd[p]);
+      port.wd_on = true;
+      any_wd_ = true;
+    }
   }
+  wd_log_.reserve(kWdLogCapacity);
   fdb_ = std::make_unique<Fdb>(cfg.fdb_capacity);
   for (const StaticFdbEntry& e : cfg.fdb) {
     if (!fdb_->add_static(e.mac, e.vlan, e.port)) throw std::runtime_error("fdb: static entries exceed capacity");
@@ -205,18 +212,7 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
   const wire::FrameInfo f = wire::parse_frame({data, m->data_len}, m->pkt_len, kParseOptions);
   if (f.eth == nullptr) return drop(in, m, DropCause::kMalformed);
   if (f.kind == wire::FrameKind::kMacControl) {
-    // PAUSE / PFC end at this hop: they pause this port's transmit. PFC is
-    // honoured for the port's pfc_enable priorities only; a frame not sent to
-    // 01-80-C2-00-00-01 is ignored (802.1Qbb), but counted.
-    ip.ctr.rx_mac_control++;
-    if (f.mac_control_dst_ok && f.pfc != nullptr) {
-      std::array<uint16_t, kPfcPrios> q{};
-      for (int p = 0; p < kPfcPrios; ++p) q[p] = f.pfc->time_quanta[p].value();
-      ip.pfc_rx.on_pfc(static_cast<uint8_t>(f.pfc->enabled_mask() & ip.qos->pfc_enable), q, now);
-    } else if (f.mac_control_dst_ok && f.pause != nullptr) {
-      ip.pfc_rx.on_pause(f.pause->pause_quanta.value(), now);
-    }
-    refresh_pfc_paused(ip, now);
+    on_mac_control(in, f, now);
     rte_pktmbuf_free(m);
     return;
   }
@@ -318,13 +314,69 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
   }
 }
 
+// PAUSE / PFC end at this hop: they pause this port's transmit. PFC is
+// honoured for the port's pfc_enable priorities only; a frame not sent to
+// 01-80-C2-00-00-01 is ignored (802.1Qbb). Every frame is counted; what is
+// ignored is counted under why.
+void SwitchNode::on_mac_control(uint16_t in, const wire::FrameInfo& f, TimeNs now) {
+  Port& ip = ports_[in];
+  ip.ctr.rx_mac_control++;
+  if (f.reason == wire::ParseReason::kUnknownMacControlOpcode) {
+    ++ip.ctr.rx_unsupported_op;
+    return;
+  }
+  if (f.pfc == nullptr && f.pause == nullptr) {
+    ++ip.ctr.rx_mac_control_malformed;
+    return;
+  }
+  if (!f.mac_control_dst_ok) {
+    ++ip.ctr.rx_mac_control_bad_da;
+    return;
+  }
+  uint8_t pausing = 0;  // priorities this frame pauses (time > 0)
+  if (f.pfc != nullptr) {
+    if (f.pfc->enable_vector.value() > 0xFF) ++ip.ctr.rx_pfc_reserved_bits;
+    const uint8_t named = f.pfc->enabled_mask();
+    if ((named & ~ip.qos->pfc_enable) != 0) ++ip.ctr.rx_pfc_disabled_prio;
+    const auto honoured = static_cast<uint8_t>(named & ip.qos->pfc_enable);
+    std::array<uint16_t, kPfcPrios> q{};
+    for (int p = 0; p < kPfcPrios; ++p) {
+      q[p] = f.pfc->time_quanta[p].value();
+      if (((honoured >> p) & 1u) && q[p] != 0) pausing = static_cast<uint8_t>(pausing | 1u << p);
+    }
+    ip.pfc_rx.on_pfc(honoured, q, now);
+  } else {
+    ip.pfc_rx.on_pause(f.pause->pause_quanta.value(), now);
+    if (f.pause->pause_quanta.value() != 0) pausing = 0xFF;
+  }
+  if (ip.wd_on) wd_pfc_frame(ip, pausing, now);
+  refresh_pfc_paused(ip, now);
+  if (ip.wd_on) wd_service(in, now);
+}
+
 void SwitchNode::enqueue(QueuedPkt p) {
   auto refuse = [&](DropCause cause) {
     ++ports_[p.out_port].ctr.queues[p.queue].dropped;
     drop(p.in_port, p.mbuf, cause);
   };
+  if ((ports_[p.out_port].wd_drop >> p.queue) & 1u) {
+    ports_[p.out_port].wd.count_dropped(p.queue);
+    return refuse(DropCause::kPfcWatchdog);  // stormed queue, action drop
+  }
+  if ((ports_[p.in_port].wd_drop_pgs >> p.pg) & 1u) {
+    // From a stormed peer in a stormed priority's PG (queue: the PG's first stormed one).
+    Port& ip = ports_[p.in_port];
+    for (uint8_t q = 0; q < kNumQueues; ++q) {
+      if ((ip.wd_drop >> q) & 1u) {
+        ip.wd.count_rx_dropped(q);
+        break;
+      }
+    }
+    return refuse(DropCause::kPfcWatchdog);
+  }
   const Admission in = mmu_.admit_ingress(p.in_port, p.pg, p.bytes);
-  if (in.verdict != Verdict::kAccept) return refuse(cause_of(in.reason));  // trim: the lossless layer
+  if (in.verdict == Verdict::kTrim) return trim(p, drop_cause_of(in.reason));
+  if (in.verdict != Verdict::kAccept) return refuse(drop_cause_of(in.reason));
   update_pfc(p.in_port, p.pg, now_);
 
   EgressQueue& held = ports_[p.in_port].held[p.pg];
@@ -336,7 +388,9 @@ void SwitchNode::enqueue(QueuedPkt p) {
     if (out.verdict == Verdict::kAccept) return to_egress(p, out.ticket);
     if (!lossless || out.reason != DropReason::kEgressLimit) {
       mmu_.release_ingress(p.in_port, p.pg, in.ticket);
-      return refuse(cause_of(out.reason));
+      update_pfc(p.in_port, p.pg, now_);
+      if (out.verdict == Verdict::kTrim) return trim(p, drop_cause_of(out.reason));
+      return refuse(drop_cause_of(out.reason));
     }
   }
   // A lossless packet whose egress queue is at its limit waits at ingress,
@@ -344,10 +398,12 @@ void SwitchNode::enqueue(QueuedPkt p) {
   // largest possible limit, or no profile).
   if (!mmu_.egress_could_fit(p.out_port, p.queue, in.ticket.cells)) {
     mmu_.release_ingress(p.in_port, p.pg, in.ticket);
+    update_pfc(p.in_port, p.pg, now_);
     return refuse(mmu_.queue_profile(p.out_port, p.queue) == nullptr ? DropCause::kNoBuffer : DropCause::kEgressLimit);
   }
   if (held.full()) {
     mmu_.release_ingress(p.in_port, p.pg, in.ticket);
+    update_pfc(p.in_port, p.pg, now_);
     return refuse(DropCause::kQueueFull);
   }
   if (held.empty()) ++held_pgs_;
@@ -362,9 +418,15 @@ void SwitchNode::to_egress(QueuedPkt p, const Ticket& t) {
   EgressQueue& q = op.queues[p.queue];
   auto refuse = [&](DropCause cause) {
     mmu_.release(p.in_port, p.pg, p.out_port, p.queue, t);
+    update_pfc(p.in_port, p.pg, now_);  // the PG may drop below XON
     ++qc.dropped;
+    if (p.trimmed) ++op.ctr.trimmed_dropped;
     drop(p.in_port, p.mbuf, cause);
   };
+  if ((op.wd_drop >> p.queue) & 1u) {
+    op.wd.count_dropped(p.queue);
+    return refuse(DropCause::kPfcWatchdog);  // e.g. held at ingress before the storm
+  }
   if (q.full()) return refuse(DropCause::kQueueFull);
 
   // WRED/ECN on the instantaneous queue depth (bytes queued before this packet).
@@ -429,10 +491,12 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
   if (!out.empty()) {
     if (rte_mbuf* f = pfc_frame(p, now); f != nullptr) out[n++] = f;
   }
-  const uint8_t blocked = static_cast<uint8_t>(p.paused | refresh_pfc_paused(p, now));
-  // Queue heads read once; after a pop only that queue's head changes (drain_held
-  // below moves packets of other ports' hold FIFOs into queues, possibly this
-  // port's, so it refreshes them all).
+  refresh_pfc_paused(p, now);
+  if (p.wd_on) wd_service(port, now);
+  const uint8_t blocked = static_cast<uint8_t>(p.paused | p.pfc_paused_queues);
+  // Queue heads read once (after the watchdog's flushes); after a pop only
+  // that queue's head changes (drain_held below moves packets of other ports'
+  // hold FIFOs into queues, possibly this port's, so it refreshes them all).
   std::array<uint32_t, kNumQueues> head{};
   for (int q = 0; q < kNumQueues; ++q) head[q] = p.queues[q].head_bytes();
   while (n < out.size()) {
@@ -446,6 +510,8 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
       drain_held();
       for (int i = 0; i < kNumQueues; ++i) head[i] = p.queues[i].head_bytes();
     }
+    if (p.wd_on) p.wd.on_tx(static_cast<uint8_t>(q), now);
+    if (pkt.trimmed) ++p.ctr.trimmed_tx;
     QueueCounters& qc = p.ctr.queues[q];
     ++qc.tx_packets;
     qc.tx_bytes += pkt.bytes;
@@ -463,6 +529,13 @@ uint8_t SwitchNode::refresh_pfc_paused(Port& port, TimeNs now) {
     if ((prios >> p) & 1u) queues = static_cast<uint8_t>(queues | 1u << port.qos->pfc_to_queue[p]);
   }
   port.pfc_paused_queues = queues;
+  if (port.wd_on && queues != port.wd_paused) {
+    const auto changed = static_cast<uint8_t>(queues ^ port.wd_paused);
+    for (uint8_t q = 0; q < kNumQueues; ++q) {
+      if ((changed >> q) & 1u) port.wd.on_paused(q, (queues >> q) & 1u, now);
+    }
+    port.wd_paused = queues;
+  }
   return queues;
 }
 
@@ -516,6 +589,7 @@ TimeNs SwitchNode::next_wakeup(TimeNs now) const {
     t = std::min(t, p.pfc_rx.next_expiry());
     const TimeNs d = p.pfc_tx.next_deadline();
     if (d > now) t = std::min(t, d);
+    if (p.wd_on) t = std::min(t, p.wd.next_deadline());
   }
   return t;
 }
@@ -525,6 +599,15 @@ void SwitchNode::advance(TimeNs now) {
   if (now >= next_age_) {
     fdb_->age(now, cfg_.fdb_ageing);
     next_age_ = now + kAgeingPeriod;
+  }
+  if (any_wd_) {
+    // Pause expiries and watchdog timers: the stormed / restored state must
+    // change on time even when nothing is received or sent.
+    for (size_t i = 0; i < ports_.size(); ++i) {
+      if (!ports_[i].wd_on) continue;
+      refresh_pfc_paused(ports_[i], now);
+      wd_service(static_cast<uint16_t>(i), now);
+    }
   }
 }
 

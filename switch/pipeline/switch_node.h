@@ -20,9 +20,11 @@
 #include "common/pfc/pfc_generator.h"
 #include "common/pfc/pfc_receiver.h"
 #include "common/rng.h"
+#include "common/wire/frame_parser.h"
 #include "switch/config/switch_config.h"
 #include "switch/fwd/fdb.h"
 #include "switch/fwd/route_table.h"
+#include "switch/lossless/pfc_watchdog.h"
 #include "switch/mmu/mmu.h"
 #include "switch/pipeline/counters.h"
 #include "switch/pipeline/egress_queue.h"
@@ -32,6 +34,9 @@
 struct rte_mempool;
 
 namespace sf::sw {
+
+// The drop cause of an MMU refusal.
+DropCause drop_cause_of(DropReason r);
 
 class SwitchNode final : public Node {
  public:
@@ -57,11 +62,26 @@ class SwitchNode final : public Node {
   uint8_t paused(PortId port) const { return ports_[port].paused | ports_[port].pfc_paused_queues; }
   const PfcReceiver& pfc_rx(PortId port) const { return ports_[port].pfc_rx; }
   const PfcGenerator& pfc_tx(PortId port) const { return ports_[port].pfc_tx; }
+  // `now` of the latest receive / transmit / advance call (for counters that
+  // include a running interval, e.g. a pause in progress).
+  TimeNs last_now() const { return now_; }
 
   const PortCounters& counters(PortId port) const { return ports_[port].ctr; }
   uint64_t queue_bytes(PortId port, uint8_t q) const { return ports_[port].queues[q].bytes(); }
   uint32_t queue_packets(PortId port, uint8_t q) const { return ports_[port].queues[q].packets(); }
   uint32_t held_packets(PortId port, uint8_t pg) const { return ports_[port].held[pg].packets(); }
+  // PFC watchdog of `port` (PFC_WD); nullptr when the port has none.
+  const PfcWatchdog* pfc_wd(PortId port) const { return ports_[port].wd_on ? &ports_[port].wd : nullptr; }
+  // Storm / restore events in order (the first kWdLogCapacity; the total is counted).
+  struct PfcWdLogEntry {
+    TimeNs at;
+    uint16_t port = 0;
+    uint8_t queue = 0;
+    bool storm = false;  // false: restored
+  };
+  static constexpr size_t kWdLogCapacity = 1024;
+  const std::vector<PfcWdLogEntry>& pfc_wd_log() const { return wd_log_; }
+  uint64_t pfc_wd_events() const { return wd_events_; }
   const Mmu& mmu() const { return mmu_; }
   const Fdb& fdb() const { return *fdb_; }
   void clear_watermarks();
@@ -86,6 +106,11 @@ class SwitchNode final : public Node {
     uint8_t pfc_paused_queues = 0;  // by received PFC / PAUSE
     PfcReceiver pfc_rx;             // pause timers of received frames
     PfcGenerator pfc_tx;            // frames we owe the peer (XOFF / refresh / XON)
+    PfcWatchdog wd;                 // PFC_WD (switch_node_watchdog.cc)
+    bool wd_on = false;
+    uint8_t wd_paused = 0;          // paused queues as last reported to wd
+    uint8_t wd_drop = 0;            // queues whose packets are dropped (stormed, action drop)
+    uint8_t wd_drop_pgs = 0;        // ingress PGs of their priorities: arrivals dropped too (SONiC)
     PortCounters ctr;
   };
   // Received-pause state of `port` at `now`, as a queue mask.
@@ -98,6 +123,22 @@ class SwitchNode final : public Node {
   // FDB learn / lookup through the per-burst cache (l2_cache_).
   void learn(const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now);
   std::optional<uint16_t> lookup(const MacAddr& mac, uint16_t vlan);
+  // A received PAUSE / PFC frame (parsed as `f`); consumes nothing.
+  void on_mac_control(uint16_t in_port, const wire::FrameInfo& f, TimeNs now);
+
+  // PFC watchdog (switch_node_watchdog.cc). Received pause state and frames
+  // are reported as they happen; wd_service() runs the timers due at `now`
+  // and applies storms (ignore pauses, flush) and restorations.
+  void wd_pfc_frame(Port& port, uint8_t prios, TimeNs now);
+  void wd_service(uint16_t port, TimeNs now);
+  void wd_flush(uint16_t port, uint8_t queue);
+  // Priorities whose pause maps to a queue in `queues`.
+  static uint8_t prios_of_queues(const Port& port, uint8_t queues);
+
+  // Packet trimming (switch_node_trim.cc): cuts `p` to its headers and queues
+  // it on the trim queue instead of dropping it for `cause`; counts and drops
+  // it when it cannot be trimmed or queued.
+  void trim(QueuedPkt p, DropCause cause);
   void drop(uint16_t in_port, rte_mbuf* m, DropCause cause);
   // Admits and queues one copy; frees it (counted) on refusal.
   // Admits one copy (`p` describes it) and queues it, holds it at ingress
@@ -133,6 +174,9 @@ class SwitchNode final : public Node {
   TimeNs now_{0};  // `now` of the call in progress (receive / transmit / advance)
   Rng rng_;
   TimeNs next_age_;
+  std::vector<PfcWdLogEntry> wd_log_;  // capacity kWdLogCapacity, reserved at setup
+  uint64_t wd_events_ = 0;
+  bool any_wd_ = false;
 };
 
 }  // namespace sf::sw

@@ -3,9 +3,10 @@
 // profiles. dynamic-drift.json: the lossless queue's dynamic limit (alpha
 // 1/128 x free egress pool ~ 127 KiB) sits under Kmin (150 KiB), so the
 // queue never reaches Kmin and nothing is marked although far more than Kmin
-// is buffered for that port (the excess waits at ingress). Without PFC (not
-// built yet) the held PGs then overflow their headroom: those losses must be
-// counted as headroom_overflow, never silent. seed000-static-lossless.json:
+// is buffered for that port (the excess waits at ingress). StarFabric's
+// switch sends no PFC (it has no control pool; scenario_two_tier_drift runs
+// the same profiles with PFC), so the held PGs then overflow their headroom:
+// those losses must be counted as headroom_overflow, never silent. seed000-static-lossless.json:
 // the queue grows past Kmin and WRED marks CE; the burst fits in the buffer.
 // Each run writes build-dir/tests/scenario/scenario_<name>.json (counters and
 // the 1 us time series).
@@ -77,7 +78,7 @@ TEST(SeedDrift, DynamicDriftBuffersPastKminWithoutMarking) {
   EXPECT_GT(r.max_buffered_bytes, 2 * r.kmin_bytes);
   EXPECT_GE(r.over_kmin_window, TimeNs::from_us(20));
   EXPECT_EQ(r.marks_in_window, 0u);
-  // No PFC yet: the held PGs overflow their headroom; every loss is counted so.
+  // No PFC in this fabric: the held PGs overflow their headroom; every loss is counted so.
   EXPECT_EQ(r.sent_frames, r.delivered_frames + r.dropped);
   EXPECT_EQ(r.dropped, r.drops[cause(sw::DropCause::kHeadroomOverflow)]);
   EXPECT_NE(r.first_drop, TimeNs::max());

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -31,6 +33,11 @@ int main(int argc, char** argv) {
   // init_eal adds a unique --file-prefix; --no-pci keeps tests off devices.
   sf::dpdk::EalOptions opts;
   opts.no_telemetry = true;
+  // Multi-switch scenarios need more than the default (each SwitchNode's
+  // route tables take ~130 MB): SF_TEST_EAL_MB raises the --no-huge memory.
+  if (const char* mb = std::getenv("SF_TEST_EAL_MB"); mb != nullptr && std::atoi(mb) > 0) {
+    opts.no_huge_mem_mb = static_cast<uint32_t>(std::atoi(mb));
+  }
   auto eal = sf::dpdk::init_eal({argv[0], "--no-huge", "--no-pci", "--log-level", "*:warning"}, opts);
   if (!eal) {
     std::fprintf(stderr, "%s\n", eal.error().c_str());

@@ -54,7 +54,10 @@ constexpr uint8_t ctrl_op(uint8_t kind, uint8_t port) {
 // cells): a held lossless frame larger than its queue's whole limit would wait
 // at ingress forever (a known switch issue, reported, not fuzzed here); a
 // lossless PG 3 with private headroom from a shared headroom pool; a trimming
-// lossy PG 4; PG 7 without buffer (TC 5); queue 7 without buffer (TC 6);
+// lossy PG 4 (SWITCH_TRIMMING: 128 B, DSCP 48, queue 6); a PFC watchdog on
+// port 2 with 2 us / 1 us timers (action drop, so storms, flushes and
+// restorations happen within an input); PG 7 without buffer (TC 5); queue 7
+// without buffer (TC 6);
 // WRED/ECN on queue 3 and WRED drop on queue 1; a strict queue 6 (TC 7);
 // static FDB entries, IPv4 routes (one ECMP group), an IPv6 route and an SRv6
 // uN table.
@@ -96,6 +99,8 @@ inline constexpr const char* kFuzzSwitchConfig = R"({
              "green_drop_probability": "50"},
     "DROP": {"ecn": "ecn_none", "wred_green_enable": "true", "green_min_threshold": "256",
              "green_max_threshold": "1024", "green_drop_probability": "100"}},
+  "SWITCH_TRIMMING": {"GLOBAL": {"size": "128", "dscp_value": "48", "queue_index": "6"}},
+  "PFC_WD": {"Ethernet8": {"action": "drop", "detection_time": "2us", "restoration_time": "1us"}},
   "SCHEDULER": {"s1": {"type": "DWRR", "weight": "1"}, "s3": {"type": "DWRR", "weight": "3"},
                 "strict": {"type": "STRICT", "priority": "5"}},
   "QUEUE": {"Ethernet0,Ethernet4,Ethernet8|0-2": {"scheduler": "s1"},

@@ -5,7 +5,8 @@ DPDK telemetry, its time series and captures.
 
 Usage: switch_test.py --build BUILD_DIR CASE
 CASE: memif_l2, memif_l2_4k, incast_ecn, bad_config, bad_frames, telemetry,
-timeseries, capture, capture_cleanup, af_xdp. Exit 0 = pass, 77 = skipped (meson), else fail.
+timeseries, capture, capture_cleanup, af_xdp, pfc_generate, pfc_receive,
+pfc_watchdog. Exit 0 = pass, 77 = skipped (meson), else fail.
 
 Every DPDK process gets --no-pci, its own --file-prefix and --backoff (the CI
 machine has 2 cores); only PIDs started here are signalled; temp dirs, runtime
@@ -739,7 +740,228 @@ def af_xdp_case(h):
 
 # ---- driver --------------------------------------------------------------------------
 
+
+# ---- 8. PFC over memif (lossless issue) ---------------------------------------------------
+
+def lossless_cfg(h, names, speeds):
+    """Lossless priority 3 (DSCP 26 -> TC 3 -> PG 3 / queue 3) with a small
+    static PG threshold; DSCP 10 (queue 1) lossy."""
+    return {
+        "DEVICE_METADATA": {"localhost": {"mmu_size": "4MiB"}},
+        "PORT": memif_ports(h, names, speeds=speeds),
+        "BUFFER_POOL": {"ip": {"type": "ingress", "mode": "static", "size": "2MiB", "xoff": "1MiB"},
+                        "ep": {"type": "egress", "mode": "static", "size": "2MiB"}},
+        "BUFFER_PROFILE": {"pg3": {"pool": "ip", "size": "0", "static_th": "100000", "xoff": "65536"},
+                           "lossy": {"pool": "ip", "size": "0", "static_th": "1MiB"},
+                           "q": {"pool": "ep", "size": "0", "static_th": "2MiB"}},
+        "BUFFER_PG": {",".join(names) + "|0-2": {"profile": "lossy"}, ",".join(names) + "|3": {"profile": "pg3"},
+                      ",".join(names) + "|4-7": {"profile": "lossy"}},
+        "BUFFER_QUEUE": {",".join(names) + "|0-7": {"profile": "q"}},
+        "PORT_QOS_MAP": {"global": {"pfc_enable": "3"}},
+        "FDB": {RECEIVER: {"port": names[-1]}},
+    }
+
+
+def tshark_macc(path):
+    """(opcode, enbv, [pause_time c0..c7]) of every MAC control frame, as
+    tshark dissects them; also the number of frames tshark flagged malformed."""
+    fields = ["macc.opcode", "macc.cbfc.enbv"] + [f"macc.cbfc.pause_time.c{i}" for i in range(8)]
+    cmd = ["tshark", "-r", path, "-Y", "macc", "-T", "fields", "-E", "separator=,"]
+    for f in fields:
+        cmd += ["-e", f]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=60).stdout
+    rows = []
+    for line in out.splitlines():
+        v = line.split(",")
+        rows.append((int(v[0], 16), int(v[1], 16), [int(x) for x in v[2:10]]))
+    bad = subprocess.run(["tshark", "-r", path, "-Y", "_ws.malformed || _ws.expert.severity >= warning"],
+                         check=True, capture_output=True, text=True, timeout=60).stdout
+    return rows, len([ln for ln in bad.splitlines() if ln.strip()])
+
+
+def pfc_generate(h):
+    """Overload: two senders replay DSCP 26 (lossless priority 3) frames at
+    2 Gb/s each into Ethernet0 / Ethernet4; Ethernet8 is 1 Gb/s. The senders
+    do not honour PFC, and each sender's port also records what the switch
+    sends back. Expect: sf-switch emits PFC frames on both ingress ports that
+    tshark dissects as valid CBFC (macc.opcode 0x0101) with class-enable
+    vector 0x0008 and pause_time.c3 0xFFFF (XOFF / refresh) or 0 (XON), the
+    other classes 0; as many as the report's tx_prio3_pause + tx_prio3_xon;
+    what the peers keep sending after XOFF lands in headroom and, once that
+    is full, is counted as headroom_overflow (the peer ignores PFC), nothing
+    else is dropped."""
+    names = ["Ethernet0", "Ethernet4", "Ethernet8"]
+    cfg = lossless_cfg(h, names, {"Ethernet0": 2, "Ethernet4": 2, "Ethernet8": 1})
+    pcaps, backs = [], []
+    for i, src in enumerate((SENDER_A, SENDER_B)):
+        pc, back = h.path(f"s{i}.pcap"), h.path(f"back{i}.pcap")
+        ecn_pcap(pc, src, 26, 64)
+        pcaps.append(pc)
+        backs.append(back)
+    out_pcap = h.path("out.pcap")
+    sw = h.start_switch(cfg)
+    cap = h.pktio("capture", "fwd", [client(cfg, "Ethernet8"), f"net_pcap1,tx_pcap={out_pcap}"],
+                  ["--idle-exit-ms", 1500, "--duration", 30, "--link-wait-s", 15], ready=True)
+    senders = []
+    for i, port in enumerate(("Ethernet0", "Ethernet4")):
+        senders.append(h.pktio(f"sender{i}", "fwd",
+                               [f"net_pcap0,rx_pcap={pcaps[i]},infinite_rx=1,tx_pcap={backs[i]}", client(cfg, port)],
+                               ["--rate-gbps", 2, "--count", 8000, "--duration", 20, "--link-wait-s", 15,
+                                "--linger-ms", 1500], nice=5))
+    for p in senders:
+        h.finish(p, 40)
+    h.finish(cap, 40)
+    rep = h.stop_switch(sw)
+    for i, name in enumerate(("Ethernet0", "Ethernet4")):
+        p = port_by_name(rep, name)
+        rows, flagged = tshark_macc(backs[i])
+        pfc = p["pfc"]
+        want = pfc.get("tx_prio3_pause", 0) + pfc.get("tx_prio3_xon", 0)
+        xoff = sum(1 for r in rows if r[2][3] == 0xFFFF)
+        xon = sum(1 for r in rows if r[2][3] == 0)
+        print(f"{name}: tx_pfc_frames {p['tx_pfc_frames']}, report {pfc}, captured {len(rows)} PFC frames "
+              f"({xoff} XOFF, {xon} XON), tshark warnings {flagged}, drops {p['drops']}")
+        check(len(rows) > 0, f"{name}: no PFC frame captured under overload")
+        check(flagged == 0, f"{name}: tshark flagged {flagged} frames (malformed / expert warnings)")
+        for op, enbv, t in rows:
+            check(op == 0x0101 and enbv == 0x0008, f"{name}: PFC opcode {op:#x} enbv {enbv:#x}")
+            check(t[3] in (0, 0xFFFF) and all(t[c] == 0 for c in range(8) if c != 3),
+                  f"{name}: pause times {t}")
+        check(xoff >= 1, f"{name}: no XOFF")
+        check(len(rows) == want == p["tx_pfc_frames"],
+              f"{name}: captured {len(rows)}, report tx_prio3 pause+xon {want}, tx_pfc_frames {p['tx_pfc_frames']}")
+        check(set(p["drops"]) <= {"headroom_overflow"}, f"{name}: drops {p['drops']}")
+    harness.check_drop_causes(rep)
+    harness.check_conservation(rep)
+
+
+def pfc_receive(h):
+    """A peer that sends PFC: Ethernet8's peer keeps pausing priority 3
+    (class-enable 0x0008, 0xFFFF quanta = 33.5 ms at 1 Gb/s, a frame every
+    ~14 us) while it captures what the switch sends it. Sender A sends DSCP 26
+    (queue 3), sender B DSCP 10 (queue 1), slowly. Expect: the report counts
+    the received pauses (rx_prio3_pause, duration > 0, queue 3 paused); the
+    other priority keeps flowing (the capture holds queue 1's frames); queue 3
+    sends only when a pause has run out, which a loaded machine can cause by
+    delaying the peer for more than 33.5 ms: every burst of DSCP 26 frames in
+    the capture must follow a counted pause expiry (rx_prio3_pause_transition),
+    and the paused queue sends less than the free one."""
+    from scapy.all import Ether, Raw, wrpcap
+    names = ["Ethernet0", "Ethernet4", "Ethernet8"]
+    cfg = lossless_cfg(h, names, {"Ethernet0": 1, "Ethernet4": 1, "Ethernet8": 1})
+    pfc_pcap, out_pcap = h.path("pfc.pcap"), h.path("out.pcap")
+    body = struct.pack("!HH8H", 0x0101, 0x0008, 0, 0, 0, 0xFFFF, 0, 0, 0, 0) + bytes(26)
+    wrpcap(pfc_pcap, [Ether(dst="01:80:c2:00:00:01", src=RECEIVER, type=0x8808) / Raw(body)])
+    a_pcap, b_pcap = h.path("a.pcap"), h.path("b.pcap")
+    ecn_pcap(a_pcap, SENDER_A, 26, 64)
+    ecn_pcap(b_pcap, SENDER_B, 10, 64)
+    sw = h.start_switch(cfg, telemetry=True)
+    peer = h.pktio("pausing-peer", "fwd",
+                   [client(cfg, "Ethernet8"), f"net_pcap1,rx_pcap={pfc_pcap},infinite_rx=1,tx_pcap={out_pcap}"],
+                   ["--rate-gbps", 0.05, "--duration", 12, "--link-wait-s", 15], ready=True)
+    port8 = lambda: telemetry(sw.prefix, "/softfabric/switch/port,Ethernet8") or {}  # noqa: E731
+    # The pause holds before the data starts.
+    wait_until(lambda: port8().get("rx_prio_pause", [0] * 8)[3] > 0, 15, "Ethernet8 receiving pauses",
+               procs=[sw, peer])
+    senders = [h.pktio(f"sender-{n}", "fwd", [f"net_pcap0,rx_pcap={pc},infinite_rx=1", client(cfg, port)],
+                       ["--rate-gbps", 0.02, "--count", 400, "--duration", 20, "--link-wait-s", 15,
+                        "--linger-ms", 500])
+               for n, port, pc in (("a", "Ethernet0", a_pcap), ("b", "Ethernet4", b_pcap))]
+    for p in senders:
+        h.finish(p, 40)
+    t = port8()
+    rep = h.stop_switch(sw)
+    h.finish(peer, 30, ok_rc=(0, 1))
+    p8 = port_by_name(rep, "Ethernet8")
+    q = p8["queues"]
+    pfc = p8["pfc"]
+    recs = [(ts, f) for ts, f in zip(read_pcap_times(out_pcap), read_pcap(out_pcap)) if f[12:14] == b"\x08\x00"]
+    dscps = {}
+    for _, f in recs:
+        dscps[f[15] >> 2] = dscps.get(f[15] >> 2, 0) + 1
+    bursts, last = 0, None
+    for ts, f in recs:
+        if f[15] >> 2 == 26:
+            if last is None or ts - last > 0.001:
+                bursts += 1
+            last = ts
+    print(f"Ethernet8: pfc {pfc}; queue 1 tx {q[1]['tx_packets']}, queue 3 tx {q[3]['tx_packets']} depth "
+          f"{q[3]['depth_packets']}; capture by DSCP {dscps}, DSCP 26 bursts {bursts}; telemetry paused mask "
+          f"{t.get('paused_queues_mask')}; Ethernet0 drops {port_by_name(rep, 'Ethernet0')['drops']} "
+          f"tx_pfc_frames {port_by_name(rep, 'Ethernet0')['tx_pfc_frames']}")
+    check(pfc.get("rx_prio3_pause", 0) > 100, f"pauses not counted: {pfc}")
+    # Paused since the first pause, through the senders' start-up and traffic (> 0.1 s).
+    check(pfc.get("rx_prio3_pause_duration", 0) > 100_000, f"pause duration not counted: {pfc}")
+    check(t.get("paused_queues_mask") == 1 << 3, f"paused queues {t.get('paused_queues_mask')}, want queue 3 only")
+    check(q[1]["tx_packets"] > 0 and dscps.get(10, 0) >= 0.9 * q[1]["tx_packets"],
+          f"the other priority stopped: queue 1 tx {q[1]['tx_packets']}, captured {dscps.get(10, 0)}")
+    check(bursts <= pfc.get("rx_prio3_pause_transition", 0),
+          f"{bursts} bursts of the paused priority but only {pfc.get('rx_prio3_pause_transition', 0)} pause expiries")
+    check(q[3]["tx_packets"] < q[1]["tx_packets"], f"queue 3 sent {q[3]['tx_packets']} >= queue 1 {q[1]['tx_packets']}")
+    check(pfc.get("rx_pfc_disabled_prio", 0) == 0 and pfc.get("rx_mac_control_malformed", 0) == 0,
+          f"good pause frames counted as bad: {pfc}")
+    harness.check_drop_causes(rep)
+
+
+def pfc_watchdog(h):
+    """The pausing peer of pfc_receive against PFC_WD on Ethernet8 (action
+    drop, detection 20 ms, restoration 2 s). Expect: queue 3 is stormed
+    (report pfc_wd: stormed, deadlock_detected >= 1, the storm logged by
+    sf-switch), the pauses that keep coming are ignored (rx_ignored_pause),
+    DSCP 26 packets are dropped as pfcwd_drop instead of waiting, DSCP 10
+    still flows, and no DSCP 26 frame leaves Ethernet8 before the storm."""
+    from scapy.all import Ether, Raw, wrpcap
+    names = ["Ethernet0", "Ethernet4", "Ethernet8"]
+    cfg = lossless_cfg(h, names, {"Ethernet0": 1, "Ethernet4": 1, "Ethernet8": 1})
+    cfg["PFC_WD"] = {"Ethernet8": {"action": "drop", "detection_time": "20", "restoration_time": "2000"}}
+    pfc_pcap, out_pcap = h.path("pfc.pcap"), h.path("out.pcap")
+    body = struct.pack("!HH8H", 0x0101, 0x0008, 0, 0, 0, 0xFFFF, 0, 0, 0, 0) + bytes(26)
+    wrpcap(pfc_pcap, [Ether(dst="01:80:c2:00:00:01", src=RECEIVER, type=0x8808) / Raw(body)])
+    a_pcap, b_pcap = h.path("a.pcap"), h.path("b.pcap")
+    ecn_pcap(a_pcap, SENDER_A, 26, 64)
+    ecn_pcap(b_pcap, SENDER_B, 10, 64)
+    sw = h.start_switch(cfg, telemetry=True)
+    peer = h.pktio("pausing-peer", "fwd",
+                   [client(cfg, "Ethernet8"), f"net_pcap1,rx_pcap={pfc_pcap},infinite_rx=1,tx_pcap={out_pcap}"],
+                   ["--rate-gbps", 0.05, "--duration", 12, "--link-wait-s", 15], ready=True)
+    port8 = lambda: telemetry(sw.prefix, "/softfabric/switch/port,Ethernet8") or {}  # noqa: E731
+    wait_until(lambda: port8().get("pfcwd_stormed_queues_mask", 0) == 1 << 3, 15, "queue 3 stormed",
+               procs=[sw, peer])
+    senders = [h.pktio(f"sender-{n}", "fwd", [f"net_pcap0,rx_pcap={pc},infinite_rx=1", client(cfg, port)],
+                       ["--rate-gbps", 0.02, "--count", 400, "--duration", 20, "--link-wait-s", 15,
+                        "--linger-ms", 500])
+               for n, port, pc in (("a", "Ethernet0", a_pcap), ("b", "Ethernet4", b_pcap))]
+    for p in senders:
+        h.finish(p, 40)
+    rep = h.stop_switch(sw)
+    h.finish(peer, 30, ok_rc=(0, 1))
+    p0, p8 = port_by_name(rep, "Ethernet0"), port_by_name(rep, "Ethernet8")
+    wd = p8.get("pfc_wd", {})
+    wq = {q["queue"]: q for q in wd.get("queues", [])}
+    frames = [f for f in read_pcap(out_pcap) if f[12:14] == b"\x08\x00"]
+    dscps = {}
+    for f in frames:
+        dscps[f[15] >> 2] = dscps.get(f[15] >> 2, 0) + 1
+    print(f"Ethernet8 pfc_wd {wd}; pfc {p8['pfc']}; Ethernet0 drops {p0['drops']}; queues tx "
+          f"{[q['tx_packets'] for q in p8['queues']]}; capture by DSCP {dscps}; events {rep['pfc_wd_events']}")
+    check(wd.get("action") == "drop" and wd.get("detection_time_us") == 20000, f"watchdog config {wd}")
+    check(3 in wq and wq[3]["deadlock_detected"] >= 1, f"queue 3 not stormed: {wd}")
+    check(wq[3]["rx_ignored_pause"] > 0 and p8["pfc"].get("rx_ignored_pause", 0) > 0, f"pauses not ignored: {wd}")
+    check(p0["drops"].get("pfcwd_drop", 0) > 0, f"no pfcwd_drop on Ethernet0: {p0['drops']}")
+    check(wq[3]["tx_dropped_packets"] >= p0["drops"].get("pfcwd_drop", 0), f"tx_dropped {wq[3]}")
+    check(dscps.get(26, 0) == 0 and p8["queues"][3]["tx_packets"] == 0, f"DSCP 26 left Ethernet8: {dscps}")
+    check(dscps.get(10, 0) > 0, f"DSCP 10 stopped: {dscps}")
+    ev = rep["pfc_wd_events"]
+    check(ev["total"] >= 1 and ev["log"][0]["event"] == "storm" and ev["log"][0]["port"] == "Ethernet8",
+          f"storm not logged: {ev}")
+    check("PFC watchdog: storm on Ethernet8 queue 3" in sw.out() + sw.err(), "sf-switch did not log the storm")
+    harness.check_drop_causes(rep)
+
+
 CASES = {
+    "pfc_generate": pfc_generate,
+    "pfc_receive": pfc_receive,
+    "pfc_watchdog": pfc_watchdog,
     "memif_l2": lambda h: memif_l2(h, 1500, 20000),
     "memif_l2_4k": lambda h: memif_l2(h, 4096, 8000),
     "incast_ecn": incast_ecn,

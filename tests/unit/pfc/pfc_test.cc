@@ -30,11 +30,16 @@ TEST(PfcReceiver, PauseExpiresAtQuantaTime) {
   rx.on_pfc(1u << 3, only(3, 1000), TimeNs(100));
   EXPECT_EQ(rx.paused_mask(TimeNs(100)), 1u << 3);
   EXPECT_EQ(rx.next_expiry(), TimeNs(100 + 5120));
+  // While it runs, the duration so far (not yet in counters()), capped at expiry.
+  EXPECT_EQ(rx.pause_duration_at(3, TimeNs(2100)), TimeNs(2000));
+  EXPECT_EQ(rx.counters().pause_duration[3], TimeNs(0));
+  EXPECT_EQ(rx.pause_duration_at(3, TimeNs(9000)), TimeNs(5120));
   EXPECT_EQ(rx.paused_mask(TimeNs(5219)), 1u << 3);
   EXPECT_EQ(rx.paused_mask(TimeNs(5220)), 0u);
   EXPECT_EQ(rx.counters().pause_frames[3], 1u);
   EXPECT_EQ(rx.counters().transitions[3], 1u);
   EXPECT_EQ(rx.counters().pause_duration[3], TimeNs(5120));
+  EXPECT_EQ(rx.pause_duration_at(3, TimeNs(9000)), TimeNs(5120));
   EXPECT_EQ(rx.next_expiry(), TimeNs::max());
 }
 

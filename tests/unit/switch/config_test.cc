@@ -151,5 +151,129 @@ TEST(SwitchConfig, RoutesFdbSrv6Resolve) {
   EXPECT_EQ(c.srv6->table[0].usid, 0x200);
 }
 
+// 6. PFC_WD: SONiC's millisecond numbers and microsecond strings; restoration
+// defaults to 2 x detection; guarded queues are the pfcwd_sw_enable (or
+// pfc_enable) priorities through pfc_to_queue_map; GLOBAL is validated.
+TEST(SwitchConfig, PfcWatchdogTable) {
+  const SwitchConfig c = parse_switch_config(doc_with(R"({
+    "PORT_QOS_MAP": {"global": {"pfc_enable": "3-4", "pfcwd_sw_enable": "3"}, "Ethernet4": {"pfcwd_sw_enable": "3-4"}},
+    "PFC_WD": {"GLOBAL": {"POLL_INTERVAL": "200"},
+               "Ethernet0": {"action": "drop", "detection_time": "200us", "restoration_time": "50us"},
+               "Ethernet4": {"action": "forward", "detection_time": "400", "pfc_stat_history": "disable"}}})"));
+  ASSERT_EQ(c.pfcwd.size(), 2u);
+  EXPECT_EQ(c.pfcwd[0].action, PfcWdAction::kDrop);
+  EXPECT_EQ(c.pfcwd[0].detection, TimeNs::from_us(200));
+  EXPECT_EQ(c.pfcwd[0].restoration, TimeNs::from_us(50));
+  EXPECT_EQ(c.pfcwd[0].queues, 1u << 3);
+  EXPECT_EQ(c.pfcwd[1].action, PfcWdAction::kForward);
+  EXPECT_EQ(c.pfcwd[1].detection, TimeNs::from_ms(400));
+  EXPECT_EQ(c.pfcwd[1].restoration, TimeNs::from_ms(800));
+  EXPECT_EQ(c.pfcwd[1].queues, (1u << 3) | (1u << 4));
+  // No PFC_WD entry: off.
+  EXPECT_EQ(parse_switch_config(config::parse_text(kMinimal)).pfcwd[0].queues, 0u);
+
+  const std::string qos = R"("PORT_QOS_MAP": {"global": {"pfc_enable": "3"}})";
+  EXPECT_EQ(error_of(doc_with("{" + qos + R"(, "PFC_WD": {"Ethernet0": {"action": "panic"}}})")),
+            "PFC_WD.Ethernet0.action: \"panic\" is not one of \"drop\", \"forward\", \"alert\"");
+  EXPECT_EQ(error_of(doc_with("{" + qos + R"(, "PFC_WD": {"Ethernet0": {"detection_time": "0"}}})")),
+            "PFC_WD.Ethernet0.detection_time: must be 1us .. 60s (a number is milliseconds)");
+  EXPECT_EQ(error_of(doc_with("{" + qos + R"(, "PFC_WD": {"Ethernet0": {"restoration_time": "5 parsecs"}}})")).rfind(
+                "PFC_WD.Ethernet0.restoration_time: ", 0),
+            0u);
+  EXPECT_EQ(error_of(doc_with("{" + qos + R"(, "PFC_WD": {"Ethernet9": {}}})")),
+            "PFC_WD.Ethernet9: unknown port \"Ethernet9\" (not in PORT)");
+  EXPECT_EQ(error_of(doc_with(R"({"PFC_WD": {"Ethernet0": {}}})")),
+            "PFC_WD.Ethernet0: port Ethernet0 has no pfc_enable priority for the watchdog to guard");
+  EXPECT_EQ(error_of(doc_with(R"({"PORT_QOS_MAP": {"global": {"pfc_enable": "3", "pfcwd_sw_enable": "3-4"}}})")),
+            "PORT_QOS_MAP.global.pfcwd_sw_enable: watchdog priorities of Ethernet0 must be lossless (in pfc_enable)");
+  EXPECT_EQ(error_of(doc_with("{" + qos + R"(, "PFC_WD": {"GLOBAL": {"POLL_INTERVAL": "5000"}}})")),
+            "PFC_WD.GLOBAL.POLL_INTERVAL: 5000 out of range [1, 1000]");
+}
+
+// 7. SWITCH_TRIMMING and packet_discard_action trim.
+TEST(SwitchConfig, TrimmingTable) {
+  const std::string bufs = R"("BUFFER_POOL": {"e": {"type": "egress", "size": "1MiB"}},
+    "BUFFER_PROFILE": {"qt": {"pool": "e", "dynamic_th": "0", "packet_discard_action": "trim"}},
+    "BUFFER_QUEUE": {"Ethernet0|0": {"profile": "qt"}})";
+  const SwitchConfig c = parse_switch_config(doc_with(
+      "{" + bufs + R"(, "SWITCH_TRIMMING": {"GLOBAL": {"size": "256", "dscp_value": "11", "queue_index": "6"}}})"));
+  ASSERT_TRUE(c.trim.has_value());
+  EXPECT_EQ(c.trim->size_bytes, 256u);
+  EXPECT_EQ(c.trim->dscp, 11);
+  EXPECT_EQ(c.trim->queue, 6);
+  EXPECT_FALSE(c.trim->dynamic_queue);
+  EXPECT_EQ(c.mmu.profiles[static_cast<size_t>(c.mmu.queue_profile[0][0])].discard, DiscardAction::kTrim);
+  EXPECT_TRUE(parse_switch_config(doc_with(R"({"SWITCH_TRIMMING": {"GLOBAL": {"dscp_value": "48", "queue_index": "dynamic"}}})"))
+                  .trim->dynamic_queue);
+
+  EXPECT_EQ(error_of(doc_with("{" + bufs + "}")),
+            "BUFFER_PROFILE.qt.packet_discard_action: \"trim\" needs a SWITCH_TRIMMING.GLOBAL entry (size, dscp_value, "
+            "queue_index)");
+  EXPECT_EQ(error_of(doc_with(R"({"SWITCH_TRIMMING": {"GLOBAL": {"dscp_value": "from-tc", "tc_value": "5", "queue_index": "6"}}})")),
+            "SWITCH_TRIMMING.GLOBAL.dscp_value: \"from-tc\" (asymmetric DSCP via TC_TO_DSCP_MAP) is not supported; give a "
+            "DSCP 0..63");
+  EXPECT_EQ(error_of(doc_with(R"({"SWITCH_TRIMMING": {"GLOBAL": {"dscp_value": "64", "queue_index": "6"}}})")),
+            "SWITCH_TRIMMING.GLOBAL.dscp_value: 64 out of range [0, 63]");
+  EXPECT_EQ(error_of(doc_with(R"({"SWITCH_TRIMMING": {"GLOBAL": {"dscp_value": "8", "queue_index": "8"}}})")),
+            "SWITCH_TRIMMING.GLOBAL.queue_index: 8 out of range [0, 7]");
+  EXPECT_EQ(error_of(doc_with(R"({"SWITCH_TRIMMING": {"GLOBAL": {"size": "16", "dscp_value": "8", "queue_index": "6"}}})")),
+            "SWITCH_TRIMMING.GLOBAL.size: 16 bytes out of range [64, 9216]");
+  EXPECT_EQ(error_of(doc_with(R"({"SWITCH_TRIMMING": {"Ethernet0": {}}})")),
+            "SWITCH_TRIMMING.Ethernet0: only \"GLOBAL\" is supported");
+  EXPECT_EQ(error_of(doc_with(R"({"BUFFER_QUEUE": {"Ethernet4|6": {"profile": "NULL"}},
+                                  "SWITCH_TRIMMING": {"GLOBAL": {"dscp_value": "8", "queue_index": "6"}}})")),
+            "SWITCH_TRIMMING.GLOBAL.queue_index: queue 6 of Ethernet4 has no buffer (BUFFER_QUEUE profile NULL)");
+}
+
+// 8. Inconsistent thresholds are rejected with the path: xon above xoff,
+// xoff above the shared headroom pool, a PFC threshold at or below Kmax.
+TEST(SwitchConfig, InconsistentLosslessThresholds) {
+  const std::string pool = R"("BUFFER_POOL": {"p": {"type": "ingress", "mode": "static", "size": "16777216", "xoff": "100000"}})";
+  EXPECT_EQ(error_of(doc_with("{" + pool + R"(, "BUFFER_PROFILE": {"p3": {"pool": "p", "static_th": "500000", "xoff": "50000", "xon": "60000"}}})")),
+            "BUFFER_PROFILE.p3.xon: 60000 exceeds xoff 50000 (XON must resume below the XOFF point)");
+  EXPECT_EQ(error_of(doc_with("{" + pool + R"(, "BUFFER_PROFILE": {"p3": {"pool": "p", "static_th": "500000", "xoff": "200000"}}})")),
+            "BUFFER_PROFILE.p3.xoff: 200000 exceeds the shared headroom pool (BUFFER_POOL.p.xoff 100000)");
+  const std::string lossless = "{" + pool + R"(,
+    "BUFFER_PROFILE": {"p3": {"pool": "p", "static_th": "300000", "xoff": "50000"}},
+    "BUFFER_PG": {"Ethernet0,Ethernet4|3": {"profile": "p3"}},
+    "PORT_QOS_MAP": {"global": {"pfc_enable": "3"}},
+    "WRED_PROFILE": {"W": {"ecn": "ecn_all", "green_min_threshold": "120000", "green_max_threshold": "360000"}},
+    "QUEUE": {"Ethernet4|3": {"wred_profile": "W"}}})";
+  EXPECT_EQ(error_of(doc_with(lossless)),
+            "QUEUE.Ethernet4|3.wred_profile: PFC threshold 300000 of Ethernet0 PG 3 (profile \"p3\") is not above Kmax "
+            "360000: PFC would pause before ECN marks fully");
+  // The same with the threshold above Kmax loads.
+  std::string ok = lossless;
+  ok.replace(ok.find("300000"), 6, "480000");
+  EXPECT_EQ(error_of(doc_with(ok)), "(no error)");
+}
+
+// 9. Headroom from the calculator (SONiC dynamic model): a PG profile with
+// headroom_type dynamic gets xoff / xon per port from speed, CABLE_LENGTH and
+// MTU. With Spectrum-1's 96 B cells the numbers are the reference's worked
+// table (shared/reference/switch.md 2.3): 100G 40 m xoff 80896, 300 m 144384.
+TEST(SwitchConfig, HeadroomFromCableLength) {
+  const SwitchConfig c = parse_switch_config(doc_with(R"({
+    "DEVICE_METADATA": {"localhost": {"cell_size": "96"}},
+    "BUFFER_POOL": {"ip": {"type": "ingress", "size": "16MiB"}},
+    "BUFFER_PROFILE": {"pg_dyn": {"pool": "ip", "size": "0", "dynamic_th": "0", "headroom_type": "dynamic", "xon_offset": "2288"}},
+    "BUFFER_PG": {"Ethernet0,Ethernet4|3": {"profile": "pg_dyn"}},
+    "CABLE_LENGTH": {"AZURE": {"Ethernet0": "40m", "Ethernet4": "300m"}},
+    "LOSSLESS_TRAFFIC_PATTERN": {"AZURE": {"mtu": "1500", "small_packet_percentage": "100"}}})"));
+  const ProfileConfig& p0 = c.mmu.profiles[static_cast<size_t>(c.mmu.pg_profile[0][3])];
+  const ProfileConfig& p1 = c.mmu.profiles[static_cast<size_t>(c.mmu.pg_profile[1][3])];
+  EXPECT_EQ(p0.xoff_bytes, 80896u);
+  EXPECT_EQ(p0.xon_bytes, 18432u);
+  EXPECT_EQ(p0.xon_offset_bytes, 2288u);
+  EXPECT_EQ(p0.name, "pg_lossless_100000_40m_mtu9100_pg_dyn");
+  EXPECT_EQ(p1.xoff_bytes, 144384u);
+  EXPECT_TRUE(p1.lossless());
+  EXPECT_EQ(error_of(doc_with(R"({"CABLE_LENGTH": {"AZURE": {"Ethernet0": "far"}}})")),
+            "CABLE_LENGTH.AZURE.Ethernet0: expected a cable length such as \"5m\" (0..100000 m)");
+  EXPECT_EQ(error_of(doc_with(R"({"BUFFER_POOL": {"ip": {"type": "ingress", "size": "16MiB"}},
+    "BUFFER_PROFILE": {"x": {"pool": "ip", "dynamic_th": "0", "headroom_type": "dynamic", "xoff": "1000"}}})")),
+            "BUFFER_PROFILE.x.headroom_type: dynamic headroom is computed; drop xoff / xon");
+}
+
 }  // namespace
 }  // namespace sf::sw

@@ -65,6 +65,7 @@ TEST(PfcWatchdog, ActionMasks) {
   alert.on_pfc_frame(3, TimeNs(0));
   alert.advance(TimeNs::from_us(200));
   alert.on_paused(3, false, TimeNs::from_us(210));
+  EXPECT_EQ(alert.next_deadline(), TimeNs(0));  // due at once: the owner calls advance()
   EXPECT_EQ(alert.advance(TimeNs::from_us(210)).restored, 1u << 3);
 }
 
@@ -74,7 +75,8 @@ TEST(PfcWatchdog, UnguardedAndMillisecondDefaults) {
   wd.on_paused(3, true, TimeNs(0));
   wd.on_paused(4, true, TimeNs(0));
   EXPECT_EQ(wd.advance(TimeNs::from_s(1)).stormed, 1u << 4);
-  EXPECT_EQ(wd.next_deadline(), TimeNs::from_ms(200));  // last frame at 0 + restoration
+  // Restoration counts from the storm (1 s), later than the last frame (none).
+  EXPECT_EQ(wd.next_deadline(), TimeNs::from_s(1) + TimeNs::from_ms(200));
 }
 
 }  // namespace

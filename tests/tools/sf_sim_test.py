@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""sf-sim end to end: a 2:1 incast of RDMA WRITEs (sf-nic's nic.json, DCQCN)
+through the seed-000 switch config at 400G in virtual time. The run finishes,
+every byte of every flow is reported, the switch's counters agree with the
+hosts', and a second run with the same seed writes byte-identical files;
+bad plans exit 2 naming the JSON path.
+
+Usage: sf_sim_test.py --build BUILD_DIR --source SOURCE_DIR
+"""
+import argparse
+import filecmp
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SENDERS = 2
+MSG, ITERS = 65536, 128
+
+
+def write_configs(src, d):
+    sw = json.load(open(os.path.join(src, "config", "switch", "seed000-static-lossless.json")))
+    names = [f"Ethernet{4 * i}" for i in range(SENDERS + 1)]
+    old, new = ",".join(sw["PORT"].keys()), ",".join(names)
+    sw["PORT"] = {n: {"devargs": f"sim{i}", "speed": 400, "mtu": 9100} for i, n in enumerate(names)}
+    for t in ("BUFFER_PG", "BUFFER_QUEUE", "QUEUE"):
+        if t in sw:
+            sw[t] = {k.replace(old, new): v for k, v in sw[t].items()}
+    macs = [f"02:4e:00:00:00:{i + 1:02x}" for i in range(SENDERS + 1)]
+    sw["FDB"] = {m: {"port": names[i]} for i, m in enumerate(macs)}
+    json.dump(sw, open(os.path.join(d, "sw.json"), "w"))
+    nic = {"hosts": {f"h{i}": {"devargs": f"d{i}", "mac": macs[i], "ip": f"10.0.0.{i + 1}", "speed": 400,
+                               "pfc_enable": "3"} for i in range(SENDERS + 1)},
+           "workloads": []}
+    for i in range(SENDERS):
+        c = {"type": "write_bw", "oob": f"127.0.0.1:{30000 + i}", "size": MSG, "iterations": ITERS,
+             "cc": "dcqcn-nvidia"}
+        nic["workloads"].append(dict(name=f"s{i}", host=f"h{SENDERS}", role="server", **c))
+        nic["workloads"].append(dict(name=f"c{i}", host=f"h{i}", role="client", **c))
+    json.dump(nic, open(os.path.join(d, "nic.json"), "w"))
+    plan = {"seed": 7, "run_limit_s": 0.05, "ts_period_us": 10, "switches": {"sw0": "sw.json"},
+            "nics": {"nic": "nic.json"},
+            "links": [{"a": {"nic": "nic", "host": f"h{i}"}, "b": {"switch": "sw0", "port": names[i]},
+                       "speed_gbps": 400, "delay_ns": 500} for i in range(SENDERS + 1)]}
+    json.dump(plan, open(os.path.join(d, "plan.json"), "w"))
+    return plan
+
+
+def run(binary, plan, out):
+    r = subprocess.run([binary, plan, "--out", out], capture_output=True, text=True, timeout=120)
+    return r.returncode, r.stdout, r.stderr
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--source", required=True)
+    a = ap.parse_args()
+    binary = os.path.join(a.build, "tools", "sf-sim", "sf-sim")
+    with tempfile.TemporaryDirectory(prefix="sf-sim-test-") as d:
+        plan = write_configs(a.source, d)
+        p = os.path.join(d, "plan.json")
+        rc, out, err = run(binary, p, os.path.join(d, "o1"))
+        if rc != 0:
+            fail(f"sf-sim exited {rc}: {err}")
+        summary = json.loads(out.strip().splitlines()[-1])
+        if not summary["finished"] or summary["failed_workloads"]:
+            fail(f"summary {summary}")
+        rep = json.load(open(os.path.join(d, "o1", "nic-nic-report.json")))
+        clients = [w for w in rep["workloads"] if w["role"] == "client"]
+        if len(clients) != SENDERS or any(w["bytes"] != MSG * ITERS or w["status"] != "ok" for w in clients):
+            fail(f"clients {clients}")
+        swr = json.load(open(os.path.join(d, "o1", "switch-sw0-report.json")))
+        ports = {x["name"]: x for x in swr["ports"]}
+        hosts = {h["name"]: h for h in rep["hosts"]}
+        for i in range(SENDERS):
+            if ports[f"Ethernet{4 * i}"]["rx_packets"] != hosts[f"h{i}"]["tx_packets"]:
+                fail(f"switch port {i} rx != h{i} tx")
+        sink = ports[f"Ethernet{4 * SENDERS}"]
+        if sink["tx_packets"] != hosts[f"h{SENDERS}"]["rx_packets"]:
+            fail("switch sink tx != receiver rx")
+        if sink["dropped"] != 0:
+            fail(f"drops at the sink port: {sink['drops']}")
+        # Same seed: identical run, identical files.
+        rc, out2, err = run(binary, p, os.path.join(d, "o2"))
+        if rc != 0 or json.loads(out2.strip().splitlines()[-1]) != summary:
+            fail(f"second run differs: {out2} vs {out}")
+        for f in sorted(os.listdir(os.path.join(d, "o1"))):
+            if not filecmp.cmp(os.path.join(d, "o1", f), os.path.join(d, "o2", f), shallow=False):
+                fail(f"{f} differs between two runs with the same seed")
+        # Bad plans: exit 2, the path named.
+        plan["links"][0]["b"]["switch"] = "sw9"
+        json.dump(plan, open(p, "w"))
+        rc, _, err = run(binary, p, os.path.join(d, "o3"))
+        if rc != 2 or "links[0].b.switch: unknown switch \"sw9\"" not in err:
+            fail(f"bad switch name: rc {rc}: {err}")
+        plan["links"][0]["b"]["switch"] = "sw0"
+        plan["links"][1]["b"]["port"] = "Ethernet0"  # a port used twice
+        json.dump(plan, open(p, "w"))
+        rc, _, err = run(binary, p, os.path.join(d, "o4"))
+        if rc != 2 or "links[1]" not in err:
+            fail(f"port used twice: rc {rc}: {err}")
+        print("PASS", summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,227 @@
+// sf-sim's lab in virtual time. See sim_lab.h.
+#include "tools/sf-sim/sim_lab.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "common/config/config_error.h"
+#include "common/config/json_loader.h"
+#include "nic/app/sf_nic_report.h"
+#include "switch/app/switch_stats.h"
+
+namespace sf::simlab {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string resolve(const std::string& base_dir, const std::string& p) {
+  return fs::path(p).is_absolute() ? p : (fs::path(base_dir) / p).string();
+}
+
+}  // namespace
+
+SimLab::SimLab(const std::string& plan_path, rte_mempool* pool) : pool_(pool) { load(plan_path); }
+
+SimLab::~SimLab() {
+  sim_.reset();  // frees frames in flight before the nodes go
+  for (auto& n : nics_) n->node->set_app(nullptr);
+}
+
+void SimLab::load(const std::string& plan_path) {
+  const config::Json doc = config::load_file(plan_path);
+  const std::string dir = fs::path(plan_path).parent_path().string();
+  config::ConfigNode root(doc, "");
+  root.expect_object();
+  seed_ = root.opt<uint64_t>("seed", 1);
+  const double limit_s = root.opt<double>("run_limit_s", 0.1);
+  if (limit_s <= 0 || limit_s > 3600) root.fail_key("run_limit_s", "must be within (0, 3600] seconds of virtual time");
+  run_limit_ = TimeNs(static_cast<int64_t>(limit_s * 1e9));
+  ts_period_ = TimeNs::from_us(root.opt<uint32_t>("ts_period_us", 10, config::in_range<uint32_t>(1, 1000000)));
+  sim_ = std::make_unique<sim::Simulator>(seed_);
+
+  if (auto sws = root.opt_child("switches")) {
+    sws->expect_object();
+    uint8_t idx = 0;
+    for (auto& [name, n] : sws->members()) {
+      auto s = std::make_unique<Sw>();
+      s->name = name;
+      s->cfg = sw::load_switch_config(resolve(dir, n.as<std::string>()));
+      s->cfg.seed = seed_ + idx;
+      std::vector<std::array<uint8_t, 6>> macs;
+      for (size_t p = 0; p < s->cfg.ports.ports.size(); ++p) {
+        const auto& pc = s->cfg.ports.ports[p];
+        macs.push_back(pc.mac ? pc.mac->bytes
+                              : std::array<uint8_t, 6>{0x02, 0x53, 0x46, idx, 0x00, static_cast<uint8_t>(p)});
+      }
+      s->node = std::make_unique<sw::SwitchNode>(s->cfg, macs, pool_);
+      s->id = sim_->add_node(*s->node, "switch:" + name);
+      switches_.push_back(std::move(s));
+      ++idx;
+    }
+  }
+  if (auto nics = root.opt_child("nics")) {
+    nics->expect_object();
+    for (auto& [name, n] : nics->members()) {
+      auto x = std::make_unique<Nic>();
+      x->name = name;
+      const std::string path = resolve(dir, n.as<std::string>());
+      try {
+        x->cfg = nic::app::load_app_config(path);
+      } catch (const config::ConfigError& e) {
+        throw config::ConfigError(path + ": " + e.path(), e.reason());
+      }
+      x->node = std::make_unique<nic::NicNode>(nic::app::nic_config_of(x->cfg), pool_);
+      for (const nic::app::AppWorkload& w : x->cfg.workloads) {
+        x->workloads.push_back(std::make_unique<nic::app::Workload>(w, x->cfg.hosts[w.host], *x->node, w.host));
+        x->engine.add(x->workloads.back().get());
+      }
+      x->node->set_app(&x->engine);
+      x->id = sim_->add_node(*x->node, "nic:" + name);
+      nics_.push_back(std::move(x));
+    }
+  }
+  if (switches_.empty() && nics_.empty()) root.fail("needs \"switches\" or \"nics\"");
+  config::ConfigNode links = root.child("links");
+  links.expect_array();
+  for (config::ConfigNode& l : links.elements()) connect_link(l);
+  root.finish();
+  pair_workloads();
+}
+
+void SimLab::connect_link(config::ConfigNode link) {
+  link.expect_object();
+  auto end = [&](const char* key) -> std::pair<sim::NodeId, PortId> {
+    config::ConfigNode e = link.child(key);
+    e.expect_object();
+    if (e.has("switch")) {
+      const auto name = e.req<std::string>("switch");
+      const auto port = e.req<std::string>("port");
+      e.finish();
+      for (const auto& s : switches_) {
+        if (s->name != name) continue;
+        const int p = s->cfg.ports.find(port);
+        if (p < 0) e.fail_key("port", "switch " + name + " has no port \"" + port + "\"");
+        return {s->id, static_cast<PortId>(p)};
+      }
+      e.fail_key("switch", "unknown switch \"" + name + "\"");
+    }
+    const auto name = e.req<std::string>("nic");
+    const auto host = e.req<std::string>("host");
+    e.finish();
+    for (const auto& n : nics_) {
+      if (n->name != name) continue;
+      for (size_t h = 0; h < n->cfg.hosts.size(); ++h) {
+        if (n->cfg.hosts[h].name == host) return {n->id, static_cast<PortId>(h)};
+      }
+      e.fail_key("host", "nic process " + name + " has no host \"" + host + "\"");
+    }
+    e.fail_key("nic", "unknown nic process \"" + name + "\"");
+  };
+  const auto a = end("a");
+  const auto b = end("b");
+  const double gbps = link.req<double>("speed_gbps");
+  if (gbps <= 0 || gbps > 1600) link.fail_key("speed_gbps", "must be within (0, 1600]");
+  const auto delay_ns = link.opt<uint64_t>("delay_ns", 1000, config::in_range<uint64_t>(0, 1000000000));
+  link.finish();
+  try {
+    sim_->connect(a.first, a.second, b.first, b.second,
+                  {BitRate::gbps(gbps), TimeNs(static_cast<int64_t>(delay_ns))});
+  } catch (const std::exception& e) {
+    link.fail(e.what());  // a port used twice
+  }
+}
+
+void SimLab::pair_workloads() {
+  // Servers by their listening address; clients connect to one.
+  std::map<std::pair<std::string, uint16_t>, nic::app::Workload*> servers;
+  for (const auto& n : nics_) {
+    for (const auto& w : n->workloads) {
+      if (w->config().role == nic::app::Role::kServer) servers[{w->config().oob_host, w->config().oob_port}] = w.get();
+    }
+  }
+  for (const auto& n : nics_) {
+    for (const auto& w : n->workloads) {
+      const nic::app::AppWorkload& c = w->config();
+      if (c.role != nic::app::Role::kClient) continue;
+      auto it = servers.find({c.oob_host, c.oob_port});
+      if (it == servers.end()) it = servers.find({"0.0.0.0", c.oob_port});
+      if (it == servers.end()) {
+        throw config::ConfigError("nics." + n->name, "workload " + c.name + ": no server workload listens on " +
+                                                         c.oob_host + ":" + std::to_string(c.oob_port));
+      }
+      nic::app::Workload* s = it->second;
+      std::string err = s->connect(w->local_info(), TimeNs(0));
+      if (err.empty()) err = w->connect(s->local_info(), TimeNs(0));
+      if (!err.empty()) throw config::ConfigError("nics." + n->name, "workload " + c.name + ": " + err);
+      pairs_.push_back({w.get(), s});
+      servers.erase(it);
+    }
+  }
+  if (!servers.empty()) {
+    throw config::ConfigError("nics", "server workload " + servers.begin()->second->config().name +
+                                          " has no client");
+  }
+}
+
+SimResult SimLab::run(const std::string& out_dir) {
+  fs::create_directories(out_dir);
+  std::vector<std::ofstream> sw_ts, nic_ts;
+  for (const auto& s : switches_) sw_ts.emplace_back(out_dir + "/timeseries-" + s->name + ".jsonl");
+  for (const auto& n : nics_) nic_ts.emplace_back(out_dir + "/timeseries-nic-" + n->name + ".jsonl");
+  auto all_done = [&] {
+    bool done = true;
+    for (auto& [c, s] : pairs_) {
+      if (c->traffic_done()) {
+        s->set_peer_done();  // the DONE barrier of the real run
+        c->set_peer_done();
+      } else {
+        done = false;
+      }
+    }
+    return done;
+  };
+  SimResult r;
+  TimeNs next = TimeNs(0);
+  while (true) {
+    const double t_s = sim_->now().sec();
+    for (size_t i = 0; i < switches_.size(); ++i) {
+      sw_ts[i] << sw::timeseries_sample(*switches_[i]->node, switches_[i]->cfg, t_s).dump() << "\n";
+    }
+    for (size_t i = 0; i < nics_.size(); ++i) nic_ts[i] << nic::app::timeseries_sample(*nics_[i]->node, t_s).dump() << "\n";
+    if (all_done()) {
+      r.finished = true;
+      break;
+    }
+    if (sim_->now() >= run_limit_) break;
+    next = next + ts_period_;
+    sim_->run_until(next);
+  }
+  r.end = sim_->now();
+  r.events = sim_->events_processed();
+  r.trace_hash = sim_->trace_hash();
+  for (const auto& s : switches_) {
+    nlohmann::json rep = sw::switch_snapshot(*s->node, s->cfg);
+    uint64_t left = 0;
+    for (PortId p = 0; p < s->node->num_ports(); ++p) {
+      for (uint8_t q = 0; q < sw::kNumQueues; ++q) left += s->node->queue_packets(p, q);
+    }
+    rep["tx_left_at_stop"] = left;
+    rep["virtual_time"] = true;
+    std::ofstream(out_dir + "/switch-" + s->name + "-report.json") << rep.dump(2) << "\n";
+  }
+  for (const auto& n : nics_) {
+    std::vector<nic::app::Workload*> wl;
+    for (const auto& w : n->workloads) {
+      wl.push_back(w.get());
+      if (w->result().failed) ++r.failed_workloads;
+    }
+    std::ofstream(out_dir + "/nic-" + n->name + "-report.json") << nic::app::report_json(*n->node, wl).dump(2) << "\n";
+  }
+  return r;
+}
+
+}  // namespace sf::simlab

@@ -1,0 +1,89 @@
+// sf-sim's lab: the processes of a real-time lab (sf-switch per switch
+// config, sf-nic per nic.json) built as nodes of the virtual-time simulator
+// instead, joined by the plan's links, and run to completion. It writes the
+// files the real processes write (switch-<name>-report.json,
+// timeseries-<name>.jsonl, nic-<proc>-report.json, timeseries-nic-<proc>.jsonl)
+// from the same functions (switch/app switch_stats, nic/app sf_nic_report),
+// so tools/lab builds the same report from either.
+//
+// Plan (JSON, docs/sf-sim.md):
+//   {"seed": 1, "run_limit_s": 0.05, "ts_period_us": 10,
+//    "switches": {"sw0": "switch.json"}, "nics": {"nic": "nic.json"},
+//    "links": [{"a": {"nic": "nic", "host": "h0"}, "b": {"switch": "sw0", "port": "Ethernet0"},
+//               "speed_gbps": 400, "delay_ns": 1000}]}
+// Workloads of different nic processes are paired by their "oob" address
+// (a client and the server listening there), as sf-nic's TCP exchange does.
+// Threading: one thread. Errors: config::ConfigError naming the plan path or
+// the config file and its JSON path.
+#pragma once
+
+#include <rte_mempool.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/config/config_node.h"
+#include "common/sim/simulator.h"
+#include "nic/app/perftest_engine.h"
+#include "nic/app/sf_nic_config.h"
+#include "nic/host/nic_node.h"
+#include "switch/config/switch_config.h"
+#include "switch/pipeline/switch_node.h"
+
+namespace sf::simlab {
+
+struct SimResult {
+  bool finished = false;   // every client workload's traffic done before run_limit
+  TimeNs end;
+  uint64_t events = 0;
+  uint64_t trace_hash = 0;
+  uint64_t failed_workloads = 0;
+};
+
+class SimLab {
+ public:
+  // Reads the plan and every config it names (relative paths: from the
+  // plan's directory); builds nodes, links and connected workloads.
+  SimLab(const std::string& plan_path, rte_mempool* pool);
+  ~SimLab();
+  SimLab(const SimLab&) = delete;
+  SimLab& operator=(const SimLab&) = delete;
+
+  // Runs until every client is done or run_limit; writes the files into `out_dir`.
+  SimResult run(const std::string& out_dir);
+  // Overrides the plan's seed (before run()).
+  uint64_t seed() const { return seed_; }
+
+ private:
+  struct Sw {
+    std::string name;
+    sw::SwitchConfig cfg;
+    std::unique_ptr<sw::SwitchNode> node;
+    sim::NodeId id = 0;
+  };
+  struct Nic {
+    std::string name;
+    nic::app::AppConfig cfg;
+    std::unique_ptr<nic::NicNode> node;
+    std::vector<std::unique_ptr<nic::app::Workload>> workloads;
+    nic::app::PerftestEngine engine;
+    sim::NodeId id = 0;
+  };
+
+  void load(const std::string& plan_path);
+  void connect_link(config::ConfigNode link);
+  void pair_workloads();
+
+  rte_mempool* pool_;
+  uint64_t seed_ = 1;
+  TimeNs run_limit_ = TimeNs::from_ms(100);
+  TimeNs ts_period_ = TimeNs::from_us(10);
+  std::vector<std::unique_ptr<Sw>> switches_;
+  std::vector<std::unique_ptr<Nic>> nics_;
+  std::vector<std::pair<nic::app::Workload*, nic::app::Workload*>> pairs_;  // client, server
+  std::unique_ptr<sim::Simulator> sim_;
+};
+
+}  // namespace sf::simlab
