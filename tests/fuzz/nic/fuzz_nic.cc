@@ -222,6 +222,10 @@ class Replay {
     setup_side(node_, 1, side_[1]);
     connect(side_[0], side_[1], 0xFFFFF0, 0x100);  // host 0's send PSNs wrap soon
     connect(side_[1], side_[0], 0x100, 0xFFFFF0);
+    // Host 0's QP runs DCQCN (CNPs from host 1 or crafted ones cut its rate).
+    sf::nic::CcChoice cc;
+    cc.algorithm = sf::nic::CcAlgorithm::kDcqcn;
+    side_[0].qp->set_congestion_control(cc, sf::BitRate::gbps(100));
   }
 
   void run(const uint8_t* data, size_t size) {

@@ -3,7 +3,7 @@
 //
 // The node under test: one NicNode with two hosts, host h on node port h,
 // each with one RC QP (connected to the other host's QP, RTS, MTU 256) and a
-// second, unconnected QP in RESET; per host one 8 KiB MR (all rights) and a
+// second, unconnected QP in RESET (host 0's connected QP runs DCQCN); per host one 8 KiB MR (all rights) and a
 // local-write-only MR over the same bytes, with 4 KiB guard bytes on each
 // side, and an MR of another PD over a separate 1 KiB buffer. Port 1 has a
 // receive ring drained at 10 Gb/s (16 frames) that asserts PFC on priority 3.
