@@ -83,10 +83,11 @@ def main(argv=None):
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-    os.makedirs(out, exist_ok=True)
-    print(describe(t), flush=True)
-    print(f"  report   {out}", flush=True)  # from here on Ctrl-C stops the run cleanly
     try:
+        # A Ctrl-C from here on stops the run cleanly, even before lab.run().
+        os.makedirs(out, exist_ok=True)
+        print(describe(t), flush=True)
+        print(f"  report   {out}", flush=True)
         rc, raw, clean = lab.run()
     except launch.LabError as e:  # before any process (binaries missing)
         print(f"sf-lab: {e}", file=sys.stderr)
