@@ -247,7 +247,8 @@ def make_all(lab, res, out, raw=None):
     done = []
     rseries = lab.receiver_series(raw)
     for name, title, fn in PLOTS:
-        ok = fn(lab, res, os.path.join(out, name), rseries=rseries) if fn is flow_throughput else \
+        ok = fn(lab, res, os.path.join(out, name), rseries=rseries,
+                win_s=getattr(lab, "plot_window_s", None)) if fn is flow_throughput else \
             fn(lab, res, os.path.join(out, name))
         if ok:
             done.append((name, title))
