@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""softfabric switch demo: three RoCEv2 hosts congest one egress port.
+"""softfabric switch-only demo (the first demo): three RoCEv2 hosts congest one egress port.
 
-  ./dev demo [--duration S] [--quick] [--out DIR]        (or: tools/demo.py --build build ...)
+  ./dev demo --switch-only [--duration S] [--quick] [--out DIR]
+  (or: tools/demo/switch_only.py --build build ...)
 
 Three memif "hosts" (sf-pktio fwd, each replaying a scapy-made pcap of RoCEv2
 RDMA WRITEs, DSCP 26 + ECT(0), plus some DSCP 0 background frames) send
@@ -26,9 +27,9 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(HERE, "demo"))
+HERE = os.path.dirname(os.path.abspath(__file__))  # tools/demo
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
 
 import procs  # noqa: E402
 import series  # noqa: E402

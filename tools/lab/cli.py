@@ -187,8 +187,8 @@ def run_sim(a, t):
         print(f"sf-lab: {e}", file=sys.stderr)
         return 2
     os.makedirs(out, exist_ok=True)
-    print(describe(t).replace(" up to ", " virtual time, up to ").replace(f"{t.duration_s:g} s",
-                                                                        f"{limit_s:g} s"), flush=True)
+    first, rest = describe(t).split("\n", 1)
+    print(first.rsplit(", up to ", 1)[0] + f", up to {limit_s:g} s of virtual time\n" + rest, flush=True)
     print(f"  sim      seed {seed}, time series every {period_us} us, links "
           f"{', '.join(sorted({str(l.speed_gbps) for l in t.links}))} Gb/s", flush=True)
     print(f"  report   {out}", flush=True)
