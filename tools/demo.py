@@ -85,10 +85,12 @@ def summary(res, out, wall_s, kind):
             print(f"  latency: queueing delay toward {ports[k]} at {k} (egress depth x 8 / line rate, per time-series "
                   f"sample): p50 {fmt_us(v['p50_us'])} us, p99 {fmt_us(v['p99_us'])} us, max {fmt_us(v['max_us'])} us")
     tot = res["totals"]
-    host_pfc_rx = sum(h.get("pfc_pause_received", 0) for h in res["hosts"].values())
+    sw_pfc_frames = sum(p.get("tx_pfc_frames", 0) for p in res["ports"])
+    host_pfc_rx = sum(h.get("rx_pfc_frames", 0) for h in res["hosts"].values())
     print(f"  ECN marks {tot['ecn_marked']:,}   CNPs sent {tot['cnp_sent']:,} / received {tot['cnp_received']:,}   "
-          f"PFC pauses sent by the switch {tot['pfc_pause_sent']:,} (received by hosts {host_pfc_rx:,}), "
-          f"received by the switch {tot['pfc_pause_received']:,}   drops {tot['dropped']:,}")
+          f"drops {tot['dropped']:,}")
+    print(f"  PFC pauses sent by the switch {tot['pfc_pause_sent']:,} (PFC frames with the resumes {sw_pfc_frames:,}; "
+          f"received by the hosts {host_pfc_rx:,}), received by the switch {tot['pfc_pause_received']:,}")
     print(f"  every flow complete: {'yes' if all_ok else 'NO'}")
     if kind == "sim":
         print(f"  for comparison, {SEED001}")

@@ -237,9 +237,12 @@ def summary(res, out):
         print(f"Flows ({res['run']['stop_reason']}, {res['run']['traffic_s'] * 1e3:.3f} ms of virtual time):")
     else:
         print(f"Flows ({res['run']['stop_reason']}, {res['run']['traffic_s']:.1f} s):")
-    print(f"  {'flow':<18} {'src -> dst':<14} {'sent B':>12} {'received B':>12} {'lost':>7} {'Gb/s':>6} {'done s':>7}")
+    virtual = res["run"].get("virtual_time")
+    print(f"  {'flow':<18} {'src -> dst':<14} {'sent B':>12} {'received B':>12} {'lost':>7} {'Gb/s':>6} "
+          f"{'done ms' if virtual else 'done s':>7}")
     for f in res["flows"]:
-        done = f"{f['completion_s']:.3f}" if f.get("completion_s") is not None else "-"
+        done = "-" if f.get("completion_s") is None else \
+            (f"{f['completion_s'] * 1e3:.3f}" if virtual else f"{f['completion_s']:.3f}")
         print(f"  {f['name']:<18} {f['src'] + ' -> ' + f['dst']:<14} {f.get('bytes_sent', 0):>12,} "
               f"{f.get('bytes_received', 0) or 0:>12,} {f.get('frames_lost', 0) or 0:>7,} "
               f"{f.get('goodput_gbps') or 0:>6.2f} {done:>7}")
