@@ -373,8 +373,8 @@ int run(int argc, char** argv) {
         }
         for (auto& s : sessions) s->release();
         node->set_app(nullptr);
-        workloads.clear();
       }
+      workloads.clear();  // before the node: a Workload's destructor destroys its QPs, CQs, MR and PD on the node
       node.reset();
     }
     for (auto& p : ports) p.close();

@@ -27,8 +27,8 @@ struct HostConfig {
   std::vector<PortId> ports;           // node ports of this host; verbs port_num k = ports[k-1]
   uint32_t max_qps = 64;
   uint32_t max_mrs = 64;
-  uint32_t max_cqs = 64;
-  uint32_t max_pds = 16;
+  uint32_t max_cqs = 128;  // two per perftest workload (send, receive): 64 workloads on one host
+  uint32_t max_pds = 64;   // one per perftest workload: a 64:1 incast receiver holds 64
   rc::RcConfig rc;
 };
 

@@ -29,6 +29,15 @@ def parse_args(argv):
     r.add_argument("--no-console", action="store_true", help="no live console (still the final summary)")
     r.add_argument("--keep-pcaps", action="store_true", help="keep the senders' pcaps in DIR/run/ (removed at the "
                    "end otherwise: they are made again from the topology)")
+    r.add_argument("--sim", action="store_true", help="run in virtual time (build/tools/sf-sim/sf-sim): nic hosts only, "
+                   "any link speed, deterministic; times in virtual seconds (docs/lab.md \"Virtual time\")")
+    r.add_argument("--seed", type=int, metavar="N", help="--sim: simulator seed (default: the topology's sim.seed, or 1)")
+    r.add_argument("--speed-gbps", type=int, metavar="G", help="--sim: every link, switch port and nic host at G Gb/s "
+                   "(default: the topology's sim.speed_gbps, or each link's own speed)")
+    r.add_argument("--ts-period-us", type=int, metavar="US", help="--sim: time-series period in virtual us "
+                   "(default: the topology's sim.ts_period_us, or ts_period_ms / 50 scaled by 1 Gb/s / the fastest link)")
+    r.add_argument("--run-limit-s", type=float, metavar="S", help="--sim: virtual seconds at most (default: the "
+                   "topology's sim.run_limit_s, or duration_s)")
     c = sub.add_parser("check", help="validate a topology and print what would run; starts nothing")
     c.add_argument("topology")
     c.add_argument("--duration", type=float, metavar="S")
@@ -59,6 +68,12 @@ def main(argv=None):
     if a.cmd == "check":
         print(describe(t))
         return 0
+    if a.sim:
+        return run_sim(a, t)
+    for opt in ("seed", "speed_gbps", "ts_period_us", "run_limit_s"):
+        if getattr(a, opt) is not None:
+            print(f"sf-lab: --{opt.replace('_', '-')} applies to --sim runs only", file=sys.stderr)
+            return 2
     if os.geteuid() != 0:
         print("sf-lab: run as root (DPDK huge pages and memif sockets)", file=sys.stderr)
         return 2
@@ -141,6 +156,71 @@ def main(argv=None):
     return rc
 
 
+def run_sim(a, t):
+    """sf-lab run --sim: plan, sf-sim, then the real run's report from its files."""
+    import sim  # noqa: E402
+    try:
+        sim.check_sim_topology(t)
+    except sim.SimError as e:
+        print(f"sf-lab: {a.topology}: {e}", file=sys.stderr)
+        return 2
+    speed = a.speed_gbps if a.speed_gbps is not None else t.sim.get("speed_gbps", 0)
+    if speed:
+        if not tp.MIN_SPEED_GBPS <= speed <= tp.MAX_SPEED_GBPS:
+            print(f"sf-lab: --speed-gbps {speed}: want a whole number of Gb/s in [{tp.MIN_SPEED_GBPS}, "
+                  f"{tp.MAX_SPEED_GBPS}]", file=sys.stderr)
+            return 2
+        sim.apply_speed(t, speed)
+    seed = a.seed if a.seed is not None else t.sim.get("seed", 1)
+    period_us = a.ts_period_us or t.sim.get("ts_period_us") or \
+        max(1, t.ts_period_ms * 1000 // (50 * max(l.speed_gbps for l in t.links)))
+    limit_s = a.run_limit_s or t.sim.get("run_limit_s") or t.duration_s
+    if seed < 0 or period_us <= 0 or limit_s <= 0:
+        print("sf-lab: --seed, --ts-period-us and --run-limit-s must be positive", file=sys.stderr)
+        return 2
+    import report  # noqa: E402
+    import launch  # noqa: E402
+    out = os.path.abspath(a.out or os.path.join("out", f"sim-{t.name}-seed{seed}"))
+    lab = sim.SimLab(t, out, a.build, seed, period_us, limit_s)
+    try:
+        lab.plan.check_binaries()
+    except launch.LabError as e:
+        print(f"sf-lab: {e}", file=sys.stderr)
+        return 2
+    os.makedirs(out, exist_ok=True)
+    first, rest = describe(t).split("\n", 1)
+    print(first.rsplit(", up to ", 1)[0] + f", up to {limit_s:g} s of virtual time\n" + rest, flush=True)
+    print(f"  sim      seed {seed}, time series every {period_us} us, links "
+          f"{', '.join(sorted({str(l.speed_gbps) for l in t.links}))} Gb/s", flush=True)
+    print(f"  report   {out}", flush=True)
+    rc, raw, clean = lab.run()
+    if lab.error:
+        print(f"sf-lab: {lab.error}", file=sys.stderr)
+    if raw is None:
+        return rc or 1
+    res = report.build_results(lab, raw, clean)
+    res["run"].update({"virtual_time": True, "traffic_s": lab.sim["end_s"], "seed": seed,
+                       "ts_period_us": period_us, "run_limit_s": limit_s,
+                       "sim": {k: lab.sim.get(k) for k in ("finished", "end_s", "events", "trace_hash",
+                                                            "failed_workloads")}})
+    report.write_timeseries(lab, os.path.join(out, "timeseries.jsonl"), raw)
+    try:
+        import plots
+        made = plots.make_all(lab, res, out, raw)
+    except ImportError as e:
+        print(f"sf-lab: no plots: {e} (python3-matplotlib)", file=sys.stderr)
+        made = []
+    lat = res["latency"]
+    res["latency"] = {k: v for k, v in lat.items() if k != "ports"}
+    res["latency"]["ports"] = {k: {kk: vv for kk, vv in v.items() if kk != "values_us"} for k, v in lat["ports"].items()}
+    res["plots"] = [n for n, _ in made]
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump(res, f, indent=2)
+    report.write_markdown(lab, res, made, os.path.join(out, "report.md"), [])
+    summary(res, out)
+    return rc
+
+
 def cleanup_line(clean):
     if clean["still_running"] or clean["still_present"]:
         return (f"cleanup: STILL PRESENT: pids {clean['still_running']}, files {clean['still_present']}")
@@ -154,10 +234,16 @@ def cleanup_line(clean):
 
 def summary(res, out):
     print("")
-    print(f"Flows ({res['run']['stop_reason']}, {res['run']['traffic_s']:.1f} s):")
-    print(f"  {'flow':<18} {'src -> dst':<14} {'sent B':>12} {'received B':>12} {'lost':>7} {'Gb/s':>6} {'done s':>7}")
+    if res["run"].get("virtual_time"):
+        print(f"Flows ({res['run']['stop_reason']}, {res['run']['traffic_s'] * 1e3:.3f} ms of virtual time):")
+    else:
+        print(f"Flows ({res['run']['stop_reason']}, {res['run']['traffic_s']:.1f} s):")
+    virtual = res["run"].get("virtual_time")
+    print(f"  {'flow':<18} {'src -> dst':<14} {'sent B':>12} {'received B':>12} {'lost':>7} {'Gb/s':>6} "
+          f"{'done ms' if virtual else 'done s':>7}")
     for f in res["flows"]:
-        done = f"{f['completion_s']:.3f}" if f.get("completion_s") is not None else "-"
+        done = "-" if f.get("completion_s") is None else \
+            (f"{f['completion_s'] * 1e3:.3f}" if virtual else f"{f['completion_s']:.3f}")
         print(f"  {f['name']:<18} {f['src'] + ' -> ' + f['dst']:<14} {f.get('bytes_sent', 0):>12,} "
               f"{f.get('bytes_received', 0) or 0:>12,} {f.get('frames_lost', 0) or 0:>7,} "
               f"{f.get('goodput_gbps') or 0:>6.2f} {done:>7}")
@@ -169,7 +255,11 @@ def summary(res, out):
     c = res["conservation"]
     if c.get("applies"):
         print(f"  conservation: {c.get('equation', c.get('why'))}")
-    print(cleanup_line(res["processes"]))
+    if res["run"].get("virtual_time"):
+        sm = res["run"]["sim"]
+        print(f"  sf-sim: {sm['events']:,} events, trace hash {sm['trace_hash']}, seed {res['run']['seed']}")
+    else:
+        print(cleanup_line(res["processes"]))
     print(f"report: {os.path.join(out, 'report.md')} (results.json, timeseries.jsonl, "
           f"{', '.join(res['plots'])})")
 

@@ -33,13 +33,17 @@ def _save(fig, path):
 def queue_depth(lab, res, path):
     fig, ax = plt.subplots(figsize=(10, 4.5))
     n = 0
+    marks = [q["watermark_bytes"] for p in res["ports"] for q in p["queues"] if q["watermark_bytes"]]
+    # Many ports (a 64:1 incast): leave out the queues that never held 1 % of the fullest one.
+    floor = max(marks) / 100 if len(marks) > 12 else 0
+    left_out = sum(1 for m in marks if m < floor)
     for sw, ts in lab.ts.items():
         t0 = _t0(lab, sw)
         for p in res["ports"]:
             if p["switch"] != sw:
                 continue
             for q in p["queues"]:
-                if not q["watermark_bytes"]:
+                if not q["watermark_bytes"] or q["watermark_bytes"] < floor:
                     continue
                 xs = [s["t_s"] - t0 for s in ts.samples if p["port"] in s["ports"]]
                 ys = [s["ports"][p["port"]]["queues"][q["queue"]][series.DEPTH] / 1024 for s in ts.samples
@@ -52,7 +56,9 @@ def queue_depth(lab, res, path):
         ax.axhline(hi / 1024, color="#b8860b", ls=":", lw=0.9, label="Kmax" if k == 0 else None)
     ax.set_xlabel("seconds since the start")
     ax.set_ylabel("queue depth (KiB)")
-    ax.set_title("egress queue depth per queue (time-series samples)", loc="left", fontsize=10)
+    ax.set_title("egress queue depth per queue (time-series samples)" +
+                 (f"; {left_out} queues that never held 1 % of the fullest not drawn" if left_out else ""),
+                 loc="left", fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.set_ylim(bottom=0)
     if n == 0:
@@ -247,7 +253,8 @@ def make_all(lab, res, out, raw=None):
     done = []
     rseries = lab.receiver_series(raw)
     for name, title, fn in PLOTS:
-        ok = fn(lab, res, os.path.join(out, name), rseries=rseries) if fn is flow_throughput else \
+        ok = fn(lab, res, os.path.join(out, name), rseries=rseries,
+                win_s=getattr(lab, "plot_window_s", None)) if fn is flow_throughput else \
             fn(lab, res, os.path.join(out, name))
         if ok:
             done.append((name, title))

@@ -292,9 +292,17 @@ def write_markdown(lab, res, plots, path, console_history):
     if t.description:
         L += [t.description, ""]
     run = res["run"]
-    L += [f"{run['started_utc']} UTC, topology `{os.path.relpath(t.path)}`: {len(t.switches)} switch(es), "
-          f"{len(t.hosts)} host(s), {len(t.flows)} flow(s); {run['traffic_s']:.1f} s of traffic "
-          f"({run['stop_reason']}).", ""]
+    if run.get("virtual_time"):
+        L += [f"**Virtual time** (sf-sim, seed {run['seed']}): topology `{os.path.relpath(t.path)}`: "
+              f"{len(t.switches)} switch(es), {len(t.hosts)} host(s), {len(t.flows)} flow(s) at "
+              f"{', '.join(sorted({str(l.speed_gbps) for l in t.links}))} Gb/s; {run['traffic_s'] * 1e3:.3f} ms of "
+              f"virtual traffic ({run['stop_reason']}); {run['sim']['events']:,} events, trace hash "
+              f"{run['sim']['trace_hash']}. Every time here (completion, plots' x axes) is in virtual seconds; "
+              "the PFC plot has two points (start, end: sf-sim has no telemetry to poll).", ""]
+    else:
+        L += [f"{run['started_utc']} UTC, topology `{os.path.relpath(t.path)}`: {len(t.switches)} switch(es), "
+              f"{len(t.hosts)} host(s), {len(t.flows)} flow(s); {run['traffic_s']:.1f} s of traffic "
+              f"({run['stop_reason']}).", ""]
     L += ["## Flows", "", "| flow | kind | src -> dst | DSCP | sent | received | lost | goodput Gb/s | completion s |",
           "|---|---|---|---|---|---|---|---|---|"]
     for f in res["flows"]:

@@ -102,6 +102,7 @@ class Topology:
     links: list = field(default_factory=list)
     flows: list = field(default_factory=list)
     workloads: list = field(default_factory=list)   # the raw objects, for the report
+    sim: dict = field(default_factory=dict)         # "sim" section: defaults of sf-lab run --sim
 
     def pktio_hosts(self):
         return [h for h in self.hosts.values() if h.kind == "pktio"]
@@ -246,7 +247,8 @@ def mem_available_bytes():
 
 # ---- the loader -----------------------------------------------------------------------
 
-TOP_KEYS = {"name", "description", "duration_s", "drain_s", "ts_period_ms", "nodes", "links", "workloads"}
+TOP_KEYS = {"name", "description", "duration_s", "drain_s", "ts_period_ms", "nodes", "links", "workloads", "sim"}
+SIM_KEYS = {"seed", "speed_gbps", "ts_period_us", "run_limit_s"}
 SWITCH_KEYS = {"kind", "config", "shaper_burst_us"}
 PKTIO_KEYS = {"kind", "mac", "ip", "ib_mtu", "rate_gbps", "nice"}
 NIC_KEYS = {"kind", "process", "mac", "ip", "mtu", "dscp", "pfc_enable", "cnp_dscp", "cc"}
@@ -279,6 +281,14 @@ def load(path, *, duration_override=None, memory_bytes=None):
         drain_s=_num(raw, "drain_s", "topology", default=3.0, lo=0.1, hi=60),
         ts_period_ms=_num(raw, "ts_period_ms", "topology", default=100, lo=10, hi=1000, integer=True),
     )
+    sim = raw.get("sim", {})
+    if not isinstance(sim, dict):
+        raise TopologyError("topology.sim", "want an object")
+    _keys(sim, "topology.sim", SIM_KEYS)
+    t.sim = {"seed": _num(sim, "seed", "topology.sim", default=1, lo=0, hi=2**63 - 1, integer=True),
+             "speed_gbps": _num(sim, "speed_gbps", "topology.sim", default=0, lo=0, hi=MAX_SPEED_GBPS, integer=True),
+             "ts_period_us": _num(sim, "ts_period_us", "topology.sim", default=0, lo=0, hi=1_000_000, integer=True),
+             "run_limit_s": _num(sim, "run_limit_s", "topology.sim", default=0.0, lo=0, hi=3600)}
     if duration_override is not None:
         if duration_override <= 0:
             raise TopologyError("--duration", f"{duration_override} s: must be > 0")

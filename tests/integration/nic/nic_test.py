@@ -192,6 +192,19 @@ def bad_input(h):
                                                    "oob": "127.0.0.1:1"}]})
     run(["--config", cfg], "workloads[0].host: unknown host \"b\"")
     run(["--config", h.path("missing.json")], "missing.json")
+    # More workloads on one host than it has PDs (64): a setup error, exit 1, and no crash
+    # while the workloads already made are torn down (they once outlived their NIC node).
+    sock = h.path("pds.sock")
+    many = h.write_json("many.json", {
+        "hosts": {"h0": {"devargs": f"net_memif0,role=server,id=0,socket={sock},socket-abstract=no",
+                         "mac": "02:00:00:00:00:01", "ip": "10.0.0.1", "speed": 1}},
+        "workloads": [{"name": f"s{i}", "host": "h0", "type": "write_bw", "role": "server",
+                       "oob": f"127.0.0.1:{41000 + i}", "iterations": 10} for i in range(65)]})
+    r = subprocess.run([b, "--no-pci", "--no-huge", "-m", "512", "--file-prefix", h.prefix("pds"), "--", "--config",
+                        many, "--run-limit", "5"], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 1, f"65 workloads on one host: exit {r.returncode}, want 1\n{r.stderr}")
+    check("workload s64: alloc_pd failed" in r.stdout + r.stderr,
+          f"65 workloads: the output lacks the alloc_pd error:\n{r.stdout}{r.stderr}")
 
 
 CASES = {
