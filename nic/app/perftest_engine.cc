@@ -206,8 +206,8 @@ std::string Workload::connect(std::span<const QpConnInfo> peer, TimeNs now) {
     if (is_latency(cfg_.type)) {
       res_.lat_posts.reserve(std::min<uint64_t>(per_qp + 1, kMaxRecordedMessages));
     } else if (qps_.size() == 1) {
-      res_.posted.reserve(std::min<uint64_t>(per_qp, kMaxRecordedMessages));
-      res_.completed.reserve(std::min<uint64_t>(per_qp, kMaxRecordedMessages));
+      res_.posted.reserve(std::min<uint64_t>(per_qp, kMaxPeakMessages));
+      res_.completed.reserve(std::min<uint64_t>(per_qp, kMaxPeakMessages));
     }
   }
   start_at_ = now + TimeNs::from_ms(cfg_.start_ms);
@@ -317,7 +317,7 @@ void Workload::poll_send_cq(TimeNs now) {
       if (is_latency(cfg_.type) && !is_read(cfg_.type)) continue;  // the round trip ends at the reply
       ++res_.messages;
       res_.bytes += cfg_.size_bytes;
-      if (!is_latency(cfg_.type) && qps_.size() == 1 && res_.completed.size() < res_.completed.capacity()) {
+      if (!is_latency(cfg_.type) && qps_.size() == 1 && res_.completed.size() < kMaxPeakMessages) {
         res_.completed.push_back(now);
       }
       if (cfg_.verify && is_read(cfg_.type)) {
@@ -381,7 +381,7 @@ void Workload::poll_bw_client(TimeNs now) {
       const int rc = post_one(qi, q.posted, now);
       if (rc == ENOMEM) break;
       if (rc != 0) return fail("post_send: errno " + std::to_string(rc));
-      if (qps_.size() == 1 && res_.posted.size() < res_.posted.capacity()) res_.posted.push_back(now);
+      if (qps_.size() == 1 && res_.posted.size() < kMaxPeakMessages) res_.posted.push_back(now);
       if (now >= stop_posting_at_) posting_ = false;
     }
   }

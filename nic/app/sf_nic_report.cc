@@ -98,8 +98,11 @@ std::string perftest_text(const Workload& w) {
     }
   } else if (r.messages > 0 && r.last_completion > r.first_post) {
     BwResults br{c.size_bytes, r.messages, r.last_completion - r.first_post, TimeNs(0)};
-    if (!r.posted.empty() && r.posted.size() == r.completed.size()) {
-      br.best_msg_time = perftest_peak_msg_time(r.posted, r.completed);
+    // The peak over the first messages both lists recorded (kMaxPeakMessages).
+    const size_t n = std::min(r.posted.size(), r.completed.size());
+    if (n > 0) {
+      br.best_msg_time = perftest_peak_msg_time(std::span<const TimeNs>(r.posted.data(), n),
+                                                std::span<const TimeNs>(r.completed.data(), n));
     }
     out += bw_header(BwUnits::kGbps) + format_bw_row(compute_bw(br, BwUnits::kGbps));
   }
