@@ -165,19 +165,19 @@ RxAction Qp::on_read_response(const wire::FrameInfo& fi, const rte_mbuf* m, Time
   // Scatter into the local SGEs (checked for LOCAL_WRITE at post time).
   uint32_t skip = w.read_done_bytes;
   uint32_t off = fi.payload_offset;
-  uint32_t todo = n;
-  for (uint32_t i = 0; i < w.num_sge && todo > 0; ++i) {
+  uint32_t left_bytes = n;
+  for (uint32_t i = 0; i < w.num_sge && left_bytes > 0; ++i) {
     const verbs::Sge& s = w.sge[i];
     if (skip >= s.length) {
       skip -= s.length;
       continue;
     }
-    const uint32_t k = std::min(s.length - skip, todo);
+    const uint32_t k = std::min(s.length - skip, left_bytes);
     auto* dst = reinterpret_cast<uint8_t*>(s.addr + skip);
     const void* p = rte_pktmbuf_read(m, off, k, dst);
     if (p != dst) std::memcpy(dst, p, k);
     off += k;
-    todo -= k;
+    left_bytes -= k;
     skip = 0;
   }
   w.read_done_bytes += n;

@@ -11,18 +11,16 @@ switch_read_lat, bad_input. Exit 0 = pass, 77 = skipped, else fail.
 Same rules as the switch tests (harness.py): --no-pci, own --file-prefix,
 --backoff, only our PIDs signalled, bounded waits on processes and files.
 """
-import argparse
 import json
 import os
 import socket
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "switch"))
 import harness  # noqa: E402
-from harness import SKIP, TestFailure, check, port_by_name, wait_until  # noqa: E402
+from harness import check, port_by_name, wait_until  # noqa: E402
 
 SERVER_MAC, CLIENT_MAC = "02:4e:00:00:00:01", "02:4e:00:00:00:02"
 SERVER_IP, CLIENT_IP = "10.7.0.1", "10.7.0.2"
@@ -217,31 +215,6 @@ CASES = {
 }
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", required=True)
-    ap.add_argument("--keep", action="store_true")
-    ap.add_argument("case", choices=sorted(CASES))
-    a = ap.parse_args()
-    if os.geteuid() != 0:
-        print("SKIP: needs root (huge pages, /var/run/dpdk)")
-        return SKIP
-    t0 = time.monotonic()
-    h = harness.Harness(a.build, "nic-" + a.case)
-    rc = 1
-    try:
-        rc = CASES[a.case](h) or 0
-    except (TestFailure, subprocess.TimeoutExpired, subprocess.CalledProcessError) as e:
-        print("FAIL:", e)
-        h.dump_logs()
-        rc = 1
-    finally:
-        leaked = h.close(keep_dir=a.keep)
-        if leaked:
-            print("removed huge page files left behind:", " ".join(leaked))
-    print(("PASS" if rc == 0 else "SKIP" if rc == SKIP else "FAIL"), a.case, f"{time.monotonic() - t0:.1f} s")
-    return rc
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.run_main(CASES, 'nic-'))

@@ -14,18 +14,15 @@ that left free 2 slots of Ethernet0, which sends one credit update frame
 (EtherType 0x88B5, version 1, VL 0, granted 256 + 2); the bad credit frames
 are counted (malformed by reason, unknown VL) and consumed; no drops.
 """
-import argparse
 import os
 import struct
-import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from pcapfile import read_pcap, write_pcap  # noqa: E402
-from harness import SKIP, TestFailure, check, port_by_name, wait_until  # noqa: E402
+from harness import check, port_by_name, wait_until  # noqa: E402
 from switch_test import eth, ip_udp, telemetry  # noqa: E402
 
 A = "02:00:00:00:00:0a"
@@ -86,29 +83,6 @@ def credit_pcap(h):
 CASES = {"credit_pcap": credit_pcap}
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", required=True)
-    ap.add_argument("--keep", action="store_true", help="keep the temp dir (debugging)")
-    ap.add_argument("case", choices=sorted(CASES))
-    a = ap.parse_args()
-    if os.geteuid() != 0:
-        print("SKIP: needs root (/var/run/dpdk)")
-        return SKIP
-    t0 = time.monotonic()
-    h = harness.Harness(a.build, a.case)
-    rc = 1
-    try:
-        rc = CASES[a.case](h) or 0
-    except (TestFailure, subprocess.TimeoutExpired, subprocess.CalledProcessError) as e:
-        print("FAIL:", e)
-        h.dump_logs()
-        rc = 1
-    finally:
-        h.close(keep_dir=a.keep)
-    print(("PASS" if rc == 0 else "SKIP" if rc == SKIP else "FAIL"), a.case, f"{time.monotonic() - t0:.1f} s")
-    return rc
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.run_main(CASES))

@@ -307,3 +307,36 @@ def check_conservation(report):
         check(p.get("driver_tx_drops", 0) == 0, f"{p['name']}: driver dropped {p['driver_tx_drops']} at tx")
     check(report.get("tx_left_at_stop", 0) == 0, f"tx_left_at_stop {report.get('tx_left_at_stop')}")
     check(report["buffer"]["used_bytes"] == 0, f"buffer still holds {report['buffer']['used_bytes']} bytes")
+
+
+def run_main(cases, name_prefix=""):
+    """The driver of a test script: --build DIR [--keep] CASE; runs
+    cases[CASE](harness) in a Harness that is closed (processes stopped, temp
+    dir and DPDK leftovers removed) whatever happens. Exit 0 pass, 77 skip
+    (meson), 1 fail."""
+    import argparse
+    import sys
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--keep", action="store_true", help="keep the temp dir (debugging)")
+    ap.add_argument("case", choices=sorted(cases))
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        print("SKIP: needs root (huge pages, /var/run/dpdk, veths)")
+        return SKIP
+    t0 = time.monotonic()
+    h = Harness(a.build, name_prefix + a.case)
+    rc = 1
+    try:
+        rc = cases[a.case](h) or 0
+    except (TestFailure, subprocess.TimeoutExpired, subprocess.CalledProcessError) as e:
+        print("FAIL:", e)
+        h.dump_logs()
+        rc = 1
+    finally:
+        leaked = h.close(keep_dir=a.keep)
+        if leaked:
+            print("removed huge page files left behind:", " ".join(leaked))
+    print(("PASS" if rc == 0 else "SKIP" if rc == SKIP else "FAIL"), a.case, f"{time.monotonic() - t0:.1f} s")
+    sys.stdout.flush()
+    return rc

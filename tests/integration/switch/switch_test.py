@@ -13,7 +13,6 @@ machine has 2 cores); only PIDs started here are signalled; temp dirs, runtime
 dirs and veths are removed in a finally. Waits are bounded polls on processes
 and files.
 """
-import argparse
 import json
 import os
 import shutil
@@ -27,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from pcapfile import read_pcap, read_pcap_times, write_pcap  # noqa: E402
-from harness import SKIP, TestFailure, check, port_by_name, wait_until  # noqa: E402
+from harness import SKIP, check, port_by_name, wait_until  # noqa: E402
 
 # sf-pktio gen frames: dst 02:00:00:00:00:02, src 02:00:00:00:00:01 (fixed).
 GEN_DST = "02:00:00:00:00:02"
@@ -975,31 +974,6 @@ CASES = {
 }
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", required=True)
-    ap.add_argument("--keep", action="store_true", help="keep the temp dir (debugging)")
-    ap.add_argument("case", choices=sorted(CASES))
-    a = ap.parse_args()
-    if os.geteuid() != 0:
-        print("SKIP: needs root (huge pages, /var/run/dpdk, veths)")
-        return SKIP
-    t0 = time.monotonic()
-    h = harness.Harness(a.build, a.case)
-    rc = 1
-    try:
-        rc = CASES[a.case](h) or 0
-    except (TestFailure, subprocess.TimeoutExpired, subprocess.CalledProcessError) as e:
-        print("FAIL:", e)
-        h.dump_logs()
-        rc = 1
-    finally:
-        leaked = h.close(keep_dir=a.keep)
-        if leaked:
-            print("removed huge page files left behind:", " ".join(leaked))
-    print(("PASS" if rc == 0 else "SKIP" if rc == SKIP else "FAIL"), a.case, f"{time.monotonic() - t0:.1f} s")
-    return rc
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.run_main(CASES))
