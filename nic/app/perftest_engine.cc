@@ -162,11 +162,12 @@ std::string Workload::connect(std::span<const QpConnInfo> peer, TimeNs now) {
     r.max_dest_rd_atomic = kRdAtomic;
     r.min_rnr_timer = kMinRnrTimer;
     r.ah_attr.is_global = 1;
-    r.ah_attr.sl = static_cast<uint8_t>(host_.dscp >> 3);
+    const uint8_t dscp = cfg_.dscp.value_or(host_.dscp);
+    r.ah_attr.sl = static_cast<uint8_t>(dscp >> 3);
     r.ah_attr.port_num = 1;
     std::copy(p.gid.begin(), p.gid.end(), r.ah_attr.grh.dgid.bytes.begin());
     r.ah_attr.grh.sgid_index = v::gid_is_ipv4(r.ah_attr.grh.dgid) ? 0 : 1;
-    r.ah_attr.grh.traffic_class = static_cast<uint8_t>(host_.dscp << 2);
+    r.ah_attr.grh.traffic_class = static_cast<uint8_t>(dscp << 2);
     std::copy(p.mac.begin(), p.mac.end(), r.ah_attr.dmac);
     if (int rc = v::modify_qp(q.qp, &r,
                               v::kQpState | v::kQpAv | v::kQpPathMtu | v::kQpDestQpn | v::kQpRqPsn |
@@ -205,12 +206,14 @@ std::string Workload::connect(std::span<const QpConnInfo> peer, TimeNs now) {
     const uint64_t per_qp = target_ != 0 ? target_ : kMaxRecordedMessages;
     if (is_latency(cfg_.type)) {
       res_.lat_posts.reserve(std::min<uint64_t>(per_qp + 1, kMaxRecordedMessages));
+      res_.lat_replies.reserve(res_.lat_posts.capacity());
     } else if (qps_.size() == 1) {
       res_.posted.reserve(std::min<uint64_t>(per_qp, kMaxPeakMessages));
       res_.completed.reserve(std::min<uint64_t>(per_qp, kMaxPeakMessages));
     }
   }
   start_at_ = now + TimeNs::from_ms(cfg_.start_ms);
+  res_.connected_at = now;
   connected_ = true;
   // A server's own work is done at once, except answering a counted ping-pong.
   if (!client() && !(is_latency(cfg_.type) && !is_read(cfg_.type) && target_ != 0)) {
@@ -332,6 +335,7 @@ void Workload::poll_send_cq(TimeNs now) {
       if (cfg_.type == WorkloadType::kReadLat) {
         ++q.received;
         ++res_.lat_round_trips;
+        if (res_.lat_replies.size() < res_.lat_replies.capacity()) res_.lat_replies.push_back(now);
       }
     }
     if (n < kPollBatch) return;
@@ -402,18 +406,21 @@ void Workload::poll_lat(TimeNs now) {
         ++res_.lat_round_trips;
         ++res_.messages;
         res_.bytes += cfg_.size_bytes;
+        if (res_.lat_replies.size() < res_.lat_replies.capacity()) res_.lat_replies.push_back(now);
       } else if (cfg_.type == WorkloadType::kSendLat && q.received > res_.lat_round_trips) {
         // A reply's receive completion (poll_recv_cq counted it in q.received).
         ++res_.lat_round_trips;
         ++res_.messages;
         res_.bytes += cfg_.size_bytes;
+        if (res_.lat_replies.size() < res_.lat_replies.capacity()) res_.lat_replies.push_back(now);
       }
       const bool idle = q.posted == q.received;
       const bool more = target_ == 0 ? !over : q.posted < target_;
-      if (idle && more && posting_) {
+      if (idle && more && posting_ && now >= next_post_at_) {
         const int rc = post_one(qi, q.posted, now);
         if (rc != 0 && rc != ENOMEM) return fail("post_send: errno " + std::to_string(rc));
         if (rc == 0 && res_.lat_posts.size() < res_.lat_posts.capacity()) res_.lat_posts.push_back(now);
+        if (rc == 0 && cfg_.interval_us != 0) next_post_at_ = now + TimeNs::from_us(cfg_.interval_us);
       }
     } else if (cfg_.type == WorkloadType::kWriteLat) {
       // Answer iteration j once its marker is in our slot 1.
@@ -439,7 +446,7 @@ void Workload::update_done(TimeNs now) {
   bool done = true;
   for (const QpRun& q : qps_) {
     if (client()) {
-      const bool all_posted = target_ != 0 ? q.posted >= target_ : (!posting_ || now >= stop_posting_at_);
+      const bool all_posted = !posting_ || (target_ != 0 ? q.posted >= target_ : now >= stop_posting_at_);
       if (is_latency(cfg_.type)) {
         done = done && all_posted && q.received >= q.posted && q.completed >= q.posted;
       } else {
@@ -468,8 +475,22 @@ void Workload::poll(TimeNs now) {
 TimeNs Workload::next_wakeup(TimeNs now) const {
   if (!connected_ || res_.failed || !client() || traffic_done()) return TimeNs::max();
   if (res_.first_post == TimeNs::max()) return std::max(start_at_, now);  // start traffic
-  if (stop_posting_at_ != TimeNs::max() && posting_) return stop_posting_at_;
-  return TimeNs::max();
+  TimeNs t = TimeNs::max();
+  if (stop_posting_at_ != TimeNs::max() && posting_) t = stop_posting_at_;
+  if (posting_ && next_post_at_ > now) t = std::min(t, next_post_at_);  // the next paced round trip
+  return t;
+}
+
+void PerftestEngine::poll(TimeNs now) {
+  bool others_done = true;
+  for (const Workload* w : workloads_) {
+    const AppWorkload& c = w->config();
+    if (c.role == Role::kClient && !c.stop_with_others && !w->traffic_done()) others_done = false;
+  }
+  for (Workload* w : workloads_) {
+    if (others_done && w->config().stop_with_others) w->stop_posting();
+    w->poll(now);
+  }
 }
 
 }  // namespace sf::nic::app

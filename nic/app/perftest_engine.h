@@ -60,7 +60,9 @@ struct WorkloadResult {
   std::vector<TimeNs> posted;      // bw client: per message, when recorded
   std::vector<TimeNs> completed;
   std::vector<TimeNs> lat_posts;   // lat client: post time of each round trip
+  std::vector<TimeNs> lat_replies; // lat client: when each round trip's reply was seen
   uint64_t lat_round_trips = 0;
+  TimeNs connected_at{0};          // connect(): the origin of start_ms (and of report times)
 };
 
 class Workload {
@@ -90,6 +92,10 @@ class Workload {
   void set_peer_done() { peer_done_.store(true, std::memory_order_release); }
   bool peer_done() const { return peer_done_.load(std::memory_order_acquire); }
   bool finished() const { return traffic_done() && peer_done(); }
+  // A latency client posts no new round trip from now on (stop_with_others:
+  // the process's other clients are done); done once the last reply is in.
+  // Node thread.
+  void stop_posting() { posting_ = false; }
 
   const AppWorkload& config() const { return cfg_; }
   const AppHost& host() const { return host_; }
@@ -140,6 +146,7 @@ class Workload {
   std::vector<QpConnInfo> local_;
   TimeNs start_at_{0};           // client: traffic starts here
   TimeNs stop_posting_at_ = TimeNs::max();
+  TimeNs next_post_at_{0};       // lat client with interval_us: the next round trip not before
   bool connected_ = false;
   bool posting_ = true;
   std::atomic<bool> traffic_done_{false};
@@ -155,9 +162,9 @@ NicConfig nic_config_of(const AppConfig& cfg);
 class PerftestEngine final : public App {
  public:
   void add(Workload* w) { workloads_.push_back(w); }
-  void poll(TimeNs now) override {
-    for (Workload* w : workloads_) w->poll(now);
-  }
+  // Every workload's poll; first, the stop_with_others clients are stopped
+  // once every other client has finished its traffic.
+  void poll(TimeNs now) override;
   TimeNs next_wakeup(TimeNs now) const override {
     TimeNs t = TimeNs::max();
     for (const Workload* w : workloads_) t = std::min(t, w->next_wakeup(now));

@@ -127,6 +127,10 @@ AppWorkload parse_workload(config::ConfigNode n, const std::vector<AppHost>& hos
   w.rate_limit = n.has("rate_limit") ? n.req_rate("rate_limit", {BitRate::mbps(1), BitRate::gbps(800)}) : BitRate(0);
   w.verify = n.opt<bool>("verify", false);
   w.start_ms = n.opt<uint32_t>("start_ms", 0, config::in_range<uint32_t>(0, 3600000));
+  w.interval_us = n.opt<uint32_t>("interval_us", 0, config::in_range<uint32_t>(0, 10000000));
+  w.stop_with_others = n.opt<bool>("stop_with_others", false);
+  w.samples = n.opt<bool>("samples", false);
+  if (n.has("dscp")) w.dscp = n.opt<uint8_t>("dscp", 26, config::in_range<uint8_t>(0, 63));
   n.finish();
   return w;
 }
@@ -202,6 +206,21 @@ void validate_app_config(const AppConfig& cfg) {
     }
     if (is_latency(w.type) && w.size_bytes > cfg.hosts[w.host].mtu_bytes * 1024ull) {
       throw config::ConfigError(where + ".size", "latency tests take messages of at most 1024 MTUs");
+    }
+    const bool lat_client = is_latency(w.type) && w.role == Role::kClient;
+    if (!lat_client && (w.interval_us != 0 || w.stop_with_others || w.samples)) {
+      const char* key = w.interval_us != 0 ? ".interval_us" : w.stop_with_others ? ".stop_with_others" : ".samples";
+      throw config::ConfigError(where + key, "only a latency client (write_lat, read_lat, send_lat; role client) "
+                                             "takes interval_us, stop_with_others and samples");
+    }
+    if (w.stop_with_others) {
+      const bool other = std::any_of(cfg.workloads.begin(), cfg.workloads.end(), [](const AppWorkload& o) {
+        return o.role == Role::kClient && !o.stop_with_others;
+      });
+      if (!other) {
+        throw config::ConfigError(where + ".stop_with_others",
+                                  "no other client workload in this process to stop with");
+      }
     }
   }
 }

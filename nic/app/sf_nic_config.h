@@ -66,6 +66,15 @@ struct AppWorkload {
   BitRate rate_limit{0};         // per-QP pacing rate (ibv_modify_qp_rate_limit); 0 = line rate
   bool verify = false;           // check every received byte (the sender writes a pattern)
   uint32_t start_ms = 0;         // client: start traffic this long after connecting
+  // Latency probes (tools/lab, docs/nic-app.md): a latency client starts a
+  // round trip at most every interval_us (0 = back to back, perftest's way;
+  // > 0: each sample is its round trip's post -> reply), stops posting once
+  // every other client workload of the process has finished
+  // (stop_with_others), and lists every sample in the report (samples).
+  uint32_t interval_us = 0;
+  bool stop_with_others = false;
+  bool samples = false;
+  std::optional<uint8_t> dscp;   // this workload's QPs instead of the host's DSCP
 };
 
 struct AppConfig {

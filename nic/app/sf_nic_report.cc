@@ -19,10 +19,29 @@ PerftestTest test_of(WorkloadType t) {
   return {verb_of(t), is_latency(t) ? PerftestKind::kLat : PerftestKind::kBw};
 }
 
-std::vector<int64_t> lat_deltas(const WorkloadResult& r) {
-  std::vector<int64_t> d;
-  for (size_t i = 1; i < r.lat_posts.size(); ++i) d.push_back((r.lat_posts[i] - r.lat_posts[i - 1]).ns());
-  return d;
+// A latency workload's samples (ns of round trip) and when each began:
+// perftest's (the time between successive posts of the ping-pong) when back
+// to back, each round trip's post -> reply when paced (interval_us).
+struct LatSamples {
+  std::vector<int64_t> ns;
+  std::vector<TimeNs> at;
+};
+
+LatSamples lat_samples(const Workload& w) {
+  const WorkloadResult& r = w.result();
+  LatSamples s;
+  if (w.config().interval_us == 0) {
+    for (size_t i = 1; i < r.lat_posts.size(); ++i) {
+      s.ns.push_back((r.lat_posts[i] - r.lat_posts[i - 1]).ns());
+      s.at.push_back(r.lat_posts[i - 1]);
+    }
+  } else {
+    for (size_t i = 0; i < std::min(r.lat_posts.size(), r.lat_replies.size()); ++i) {
+      s.ns.push_back((r.lat_replies[i] - r.lat_posts[i]).ns());
+      s.at.push_back(r.lat_posts[i]);
+    }
+  }
+  return s;
 }
 
 // Summed counters of the QPs of host h.
@@ -86,14 +105,14 @@ std::string perftest_text(const Workload& w) {
   }
   if (c.role == Role::kServer && r.messages == 0) return out;  // passive side: perftest prints the banner only
   if (is_latency(c.type)) {
-    const std::vector<int64_t> d = lat_deltas(r);
-    if (c.duration_s > 0 || d.size() < 3) {
+    const std::vector<int64_t> d = lat_samples(w).ns;
+    if ((c.duration_s > 0 && c.interval_us == 0) || d.size() < 3) {
       LatDurationResults lr{c.size_bytes, r.lat_round_trips, verb_of(c.type), r.last_completion - r.first_post};
       if (lr.iterations > 0 && lr.elapsed.ns() > 0) {
         out += lat_duration_header() + format_lat_duration_row(compute_lat_duration(lr));
       }
     } else {
-      const LatReport lr = compute_lat({c.size_bytes, c.iterations, verb_of(c.type), d});
+      const LatReport lr = compute_lat({c.size_bytes, c.interval_us != 0 ? r.lat_round_trips : c.iterations, verb_of(c.type), d});
       out += lat_header() + format_lat_row(lr);
     }
   } else if (r.messages > 0 && r.last_completion > r.first_post) {
@@ -128,11 +147,27 @@ nlohmann::json workload_json(const Workload& w) {
                       {"latency_us", nullptr},
                       {"status", r.status},
                       {"verify_errors", r.verify_errors}};
+  // Times since connect() (the origin of start_ms, about the same moment in
+  // every process of a run; virtual 0 in sf-sim).
+  if (r.first_post != TimeNs::max()) {
+    const TimeNs end = std::max(r.last_completion, r.first_post);
+    j["start_s"] = (r.first_post - r.connected_at).sec();
+    j["end_s"] = (end - r.connected_at).sec();
+  }
   if (is_latency(c.type)) {
-    std::vector<int64_t> d = lat_deltas(r);
+    const LatSamples ls = lat_samples(w);
+    std::vector<int64_t> d = ls.ns;
+    // One-way for WRITE/SEND (half the round trip), as perftest reports.
+    const double f = is_read(c.type) ? 1e3 : 2e3;
+    if (c.samples) {
+      nlohmann::json t = nlohmann::json::array(), us = nlohmann::json::array();
+      for (size_t i = 0; i < d.size(); ++i) {
+        t.push_back((ls.at[i] - r.connected_at).sec());
+        us.push_back(static_cast<double>(d[i]) / f);
+      }
+      j["latency_samples"] = {{"t_s", t}, {"us", us}};
+    }
     if (!d.empty()) {
-      // One-way for WRITE/SEND (half the round trip), as perftest reports.
-      const double f = is_read(c.type) ? 1e3 : 2e3;
       std::sort(d.begin(), d.end());
       double sum = 0;
       for (int64_t x : d) sum += static_cast<double>(x);

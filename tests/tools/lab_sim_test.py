@@ -9,6 +9,13 @@ Cases:
                     (and timeseries.jsonl) across the two runs, four non-empty plots.
                  2. The same with --seed 6. Expect: exit 0, all bytes delivered (a seed
                     changes WRED draws, never what is delivered).
+  probe          4. The 2:1 incast at 1 Gb/s with a write_lat probe n0 -> n2 (64 B, one round
+                    trip per 200 us). Expect: exit 0, the probe ok with samples, min <= p50 <=
+                    p99 <= max, the flows' latency from the probe, results.json latency
+                    source "probe write_lat", the CDF plot.
+                 5. The probe alone (duration_s 0.02, no incast). Expect: its round trips
+                    on the idle fabric are all shorter than the median under the incast
+                    (the incast's queue at n2's port is what the probe measures).
   pktio          3. A topology with pktio hosts. Expect: exit 2, "virtual time runs nic
                     hosts only" on stderr, nothing written to --out.
 
@@ -108,6 +115,45 @@ def case_deterministic(src, build):
     print("PASS deterministic: identical results.json for seed 5 twice; seed 6 delivers everything")
 
 
+def case_probe(src, build):
+    with tempfile.TemporaryDirectory(prefix="lab-sim-") as d:
+        probe = {"name": "probe", "type": "probe", "src": "n0", "dst": "n2", "test": "write_lat",
+                 "size_bytes": 64, "interval_us": 200}
+        path = topology(src, d)
+        t = json.load(open(path))
+        t["workloads"].append(probe)
+        json.dump(t, open(path, "w"))
+        # 4. Under the incast.
+        out = os.path.join(d, "loaded")
+        res = check_run(sf_lab(src, build, path, out), out, 2 << 20)
+        pr = res["probes"][0]
+        st = pr["rtt_us"]
+        if pr["status"] != "ok" or st is None or st["samples"] < 10:
+            fail(f"probe under the incast: {pr}")
+        if not 0 < st["min"] <= st["p50"] <= st["p99"] <= st["max"]:
+            fail(f"probe RTT order {st}")
+        if res["latency"]["source"] != "probe write_lat":
+            fail(f"latency source {res['latency']['source']}")
+        for f in res["flows"]:
+            if not (f["latency_source"] or "").startswith("probe write_lat") or f["latency_us"]["samples"] == 0:
+                fail(f"flow {f['name']} latency {f['latency_us']} from {f['latency_source']}")
+        # 5. The probe alone: the idle fabric.
+        t["workloads"] = [dict(probe, duration_s=0.02)]
+        json.dump(t, open(path, "w"))
+        out = os.path.join(d, "idle")
+        r = sf_lab(src, build, path, out)
+        if r.returncode != 0:
+            fail(f"idle probe: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        idle = json.load(open(os.path.join(out, "results.json")))["probes"][0]
+        if idle["status"] != "ok" or idle["rtt_us"] is None or idle["rtt_us"]["samples"] < 10:
+            fail(f"idle probe: {idle}")
+        if not idle["rtt_us"]["max"] < st["p50"]:
+            fail(f"the probe under the incast (p50 {st['p50']} us) is not slower than on the idle fabric "
+                 f"(max {idle['rtt_us']['max']} us)")
+    print(f"PASS probe: round trip p50 {st['p50']:.1f} us / p99 {st['p99']:.1f} us under the incast, "
+          f"max {idle['rtt_us']['max']:.1f} us idle")
+
+
 def case_pktio(src, build):
     with tempfile.TemporaryDirectory(prefix="lab-sim-") as d:
         topo = topology(src, d, kind="pktio")
@@ -126,13 +172,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
     ap.add_argument("--source", required=True)
-    ap.add_argument("case", choices=["deterministic", "pktio"])
+    ap.add_argument("case", choices=["deterministic", "pktio", "probe"])
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     if not os.access(os.path.join(build, "tools", "sf-sim", "sf-sim"), os.X_OK):
         print("SKIP: tools/sf-sim/sf-sim is not built")
         sys.exit(77)
-    {"deterministic": case_deterministic, "pktio": case_pktio}[a.case](os.path.abspath(a.source), build)
+    {"deterministic": case_deterministic, "pktio": case_pktio, "probe": case_probe}[a.case](os.path.abspath(a.source), build)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,11 @@ def describe(t):
         what = f"{f.size_bytes:,} B" if f.size_bytes else f"{f.duration_s:g} s"
         lines.append(f"  flow   {f.name:<16} {f.type:<10} {f.src} -> {f.dst}, {what}, DSCP {f.dscp}"
                      + (f", start {f.start_ms} ms" if f.start_ms else ""))
+    for p in t.probes:
+        lines.append(f"  probe  {p.name:<16} {p.test:<10} {p.src} -> {p.dst}, {p.size_bytes:,} B, one round trip per "
+                     f"{tp.probe_interval_us(t, p):,} us at most, DSCP {p.dscp}, "
+                     + (f"{p.duration_s:g} s" if p.duration_s else f"while process {t.hosts[p.src].process} sends")
+                     + (f", start {p.start_ms} ms" if p.start_ms else ""))
     return "\n".join(lines)
 
 
@@ -250,8 +255,13 @@ def summary(res, out):
     tot = res["totals"]
     print(f"  ECN marks {tot['ecn_marked']:,}  CNPs {tot['cnp_sent']:,}/{tot['cnp_received']:,}  "
           f"PFC pauses sent {tot['pfc_pause_sent']:,} received {tot['pfc_pause_received']:,}  drops {tot['dropped']:,}")
+    for p in res.get("probes", []):
+        for what, st in (("during flows", p["during_flows"]), ("idle", p["idle"])):
+            if st:
+                print(f"  latency probe {p['name']} ({p['test']} {p['src']} -> {p['dst']}) round trip {what}: "
+                      f"p50 {st['p50']:,.1f} us, p99 {st['p99']:,.1f} us, max {st['max']:,.1f} us ({st['samples']:,})")
     for k, v in res["latency"]["ports"].items():
-        print(f"  queueing delay {k}: p50 {v['p50_us']:.0f} us, p99 {v['p99_us']:.0f} us, max {v['max_us']:.0f} us")
+        print(f"  queueing delay (estimate) {k}: p50 {v['p50_us']:.0f} us, p99 {v['p99_us']:.0f} us, max {v['max_us']:.0f} us")
     c = res["conservation"]
     if c.get("applies"):
         print(f"  conservation: {c.get('equation', c.get('why'))}")

@@ -193,9 +193,9 @@ class Plan:
 
     def _nic(self):
         t = self.t
-        nic_flows = [f for f in t.flows if t.hosts[f.src].kind == "nic"]
-        ports = nic.free_tcp_ports(len(nic_flows)) if nic_flows else []
-        self.oob = {f.name: p for f, p in zip(nic_flows, ports)}
+        names = nic.oob_names(t)
+        ports = nic.free_tcp_ports(len(names)) if names else []
+        self.oob = dict(zip(names, ports))
         for proc in nic.nic_processes(t):
             members = nic.nic_processes(t)[proc]
             # One vdev name per device in a process: net_memif0, net_memif1, ...

@@ -9,9 +9,14 @@ A flow becomes two workloads: a write_bw client on its source host and the
 matching server on its destination host, joined by an out-of-band TCP address
 on 127.0.0.1. build_nic_config() makes nic.json, nic_command() the command
 line, parse_nic_report() reads the --report JSON into the lab's per-flow and
-per-host figures. No process is started here.
+per-host figures. A latency probe (topology workload "type": "probe") becomes
+a latency client on its src (paced by interval_us, stop_with_others unless it
+has a duration, every sample in the report) and its server on its dst;
+parse_probe_report() reads its samples. No process is started here.
 """
 import socket
+
+import topology
 
 
 def free_tcp_ports(n):
@@ -36,6 +41,11 @@ def nic_processes(topo):
     for h in topo.nic_hosts():
         out.setdefault(h.process, []).append(h.name)
     return out
+
+
+def oob_names(topo):
+    """Names that need an out-of-band TCP port: every nic flow, every probe."""
+    return [f.name for f in topo.flows if topo.hosts[f.src].kind == "nic"] + [p.name for p in topo.probes]
 
 
 def workload_names(flow):
@@ -70,6 +80,17 @@ def build_nic_config(topo, process, devargs_of, oob_port_of):
             workloads.append(dict({"name": sname, "host": f.dst, "role": "server"}, **common, start_ms=0))
         if f.src in members:
             workloads.append(dict({"name": cname, "host": f.src, "role": "client"}, **common, start_ms=f.start_ms))
+    for pr in topo.probes:
+        cname, sname = workload_names(pr)
+        common = {"type": pr.test, "oob": f"127.0.0.1:{oob_port_of(pr)}", "size": pr.size_bytes, "iterations": 0,
+                  "duration_s": pr.duration_s or topo.duration_s, "qps": 1, "cc": topo.hosts[pr.src].cc,
+                  "verify": False, "dscp": pr.dscp}
+        if pr.dst in members:
+            workloads.append(dict({"name": sname, "host": pr.dst, "role": "server"}, **common, start_ms=0))
+        if pr.src in members:
+            workloads.append(dict({"name": cname, "host": pr.src, "role": "client"}, **common, start_ms=pr.start_ms,
+                                  interval_us=topology.probe_interval_us(topo, pr), samples=True,
+                                  stop_with_others=not pr.duration_s))
     return {"hosts": hosts, "workloads": workloads}
 
 
@@ -109,3 +130,31 @@ def parse_nic_report(rep, topo):
                          "server_status": s.get("status") if s else None,
                          "server_bytes": s.get("bytes") if s else None}
     return flows, hosts
+
+
+def parse_probe_report(rep, topo):
+    """{probe name: {status, samples_t_s, samples_us, latency_us (sf-nic's
+    summary)}} from the client workloads of the probes, and each nic flow's
+    client window {flow name: (start_s, end_s)}; both in seconds since the
+    workload's connect (the common start of its sf-nic process, virtual 0 in
+    sf-sim)."""
+    by_wl = {}
+    for r in rep:
+        for w in r.get("workloads", []):
+            by_wl[w["name"]] = w
+    probes = {}
+    for pr in topo.probes:
+        c = by_wl.get(workload_names(pr)[0])
+        if c is None:
+            probes[pr.name] = {"status": "missing from the sf-nic report", "samples_t_s": [], "samples_us": []}
+            continue
+        s = c.get("latency_samples") or {}
+        probes[pr.name] = {"status": c.get("status"), "round_trips": c.get("messages", 0),
+                           "latency_us": c.get("latency_us"),
+                           "samples_t_s": list(s.get("t_s", [])), "samples_us": list(s.get("us", []))}
+    windows = {}
+    for f in topo.flows:
+        c = by_wl.get(workload_names(f)[0])
+        if c is not None and topo.hosts[f.src].kind == "nic" and "start_s" in c:
+            windows[f.name] = (c["start_s"], c["end_s"])
+    return probes, windows

@@ -123,6 +123,10 @@ def build_results(lab, raw, clean):
                       "complete": n.get("status") == "ok" if n else False})
         flows.append(d)
     res["flows"] = flows
+    # ---- probes: measured latency -------------------------------------------
+    probe_raw, windows = nic.parse_probe_report([r for r in raw["nics"].values() if r], t) \
+        if raw["nics"] and t.probes else ({}, {})
+    res["probes"] = probes(t, probe_raw, windows)
     # ---- hosts -------------------------------------------------------------------
     hosts = {}
     for h in t.hosts.values():
@@ -147,6 +151,12 @@ def build_results(lab, raw, clean):
     res["hosts"] = hosts
     # ---- latency -------------------------------------------------------------------
     res["latency"] = latency(lab, peers)
+    res["latency"]["source"] = "probe " + ", ".join(sorted({p.test for p in t.probes})) if t.probes \
+        else "queueing-delay estimate"
+    res["latency"]["probes"] = {p["name"]: {k: p[k] for k in ("test", "src", "dst", "rtt_us", "one_way_us",
+                                                               "during_flows", "idle")} for p in res["probes"]}
+    flow_latency(t, flows, res["probes"], res["latency"]["ports"], windows, probe_raw)
+    lab.probe_samples = {p["name"]: p.pop("_rtt_all") for p in res["probes"]}  # for the CDF plot
     # ---- totals and conservation -------------------------------------------------
     res["totals"] = {"ecn_marked": sum(p["ecn_marked"] for p in ports),
                      "pfc_pause_sent": sum(p["pfc_pause_sent"] for p in ports),
@@ -162,6 +172,78 @@ def build_results(lab, raw, clean):
 def tp_cycle(s, n):
     import frames
     return frames.cycle_sent(s["counts"], n)
+
+
+def stats(values):
+    """{samples, min, p50, p99, max, avg} of a list (None when empty)."""
+    if not values:
+        return None
+    return {"samples": len(values), "min": min(values), "p50": pct(values, 50), "p99": pct(values, 99),
+            "max": max(values), "avg": sum(values) / len(values)}
+
+
+def _inside(t_s, wins):
+    return any(a <= t_s <= b for a, b in wins)
+
+
+def probes(t, probe_raw, windows):
+    """Per probe: its round trips (sf-nic's samples; write/send_lat report half
+    the round trip, as perftest does, read_lat all of it), over the whole probe,
+    while a flow toward the probe's dst ran (its client's first post to last
+    completion), and while no nic flow ran (idle). Times are since each
+    workload's connect, the common start of the sf-nic processes."""
+    out = []
+    for pr in t.probes:
+        r = probe_raw.get(pr.name, {"status": "no sf-nic report", "samples_t_s": [], "samples_us": []})
+        f = 1 if pr.test == "read_lat" else 2  # sample -> round trip
+        rtt = [u * f for u in r["samples_us"]]
+        ts = r["samples_t_s"]
+        busy = [windows[fl.name] for fl in t.flows if fl.dst == pr.dst and fl.name in windows]
+        every = list(windows.values())
+        loaded = [v for x, v in zip(ts, rtt) if _inside(x, busy)]
+        idle = [v for x, v in zip(ts, rtt) if not _inside(x, every)]
+        one = stats([v / 2 for v in rtt])
+        out.append({"name": pr.name, "test": pr.test, "src": pr.src, "dst": pr.dst, "dscp": pr.dscp,
+                    "size_bytes": pr.size_bytes, "interval_us": tp.probe_interval_us(t, pr),
+                    "status": r.get("status"), "round_trips": len(rtt),
+                    "rtt_us": stats(rtt), "one_way_us": one, "during_flows": stats(loaded), "idle": stats(idle),
+                    "_rtt_all": rtt, "_ts": ts})
+    return out
+
+
+def flow_latency(t, flows, probe_res, est_ports, windows, probe_raw):
+    """Every flow's latency_us {p50, p99, max, samples} and latency_source:
+    a probe toward the flow's receiver (same egress queue), its round trips
+    while the flow ran, when there is one and it has samples then; else the
+    queueing-delay estimate at the receiver's egress port (pktio flows,
+    topologies without probes). sf-nic latency workloads keep their own."""
+    by_dst = {}
+    for p in probe_res:
+        by_dst.setdefault(p["dst"], p)
+    for d in flows:
+        if isinstance(d.get("latency_us"), dict):
+            d["latency_source"] = "sf-nic latency test"
+            continue
+        p = by_dst.get(d["dst"])
+        if p is not None and d["name"] in windows:
+            a, b = windows[d["name"]]
+            vals = [v for x, v in zip(p["_ts"], p["_rtt_all"]) if a <= x <= b]
+            if vals:
+                s = stats(vals)
+                d["latency_us"] = {k: s[k] for k in ("samples", "p50", "p99", "max")}
+                d["latency_source"] = (f"probe {p['test']} '{p['name']}' {p['src']} -> {p['dst']}: round trip "
+                                       "while the flow ran")
+                continue
+        h = t.hosts[d["dst"]]
+        e = est_ports.get(f"{h.switch}:{h.port}")
+        if e:
+            d["latency_us"] = {"samples": e["samples"], "p50": e["p50_us"], "p99": e["p99_us"], "max": e["max_us"]}
+            d["latency_source"] = f"queueing-delay estimate at {h.switch}:{h.port} (egress depth x 8 / line rate)"
+        else:
+            d["latency_us"] = None
+            d["latency_source"] = None
+    for p in probe_res:
+        p.pop("_ts", None)
 
 
 def latency(lab, peers):
@@ -303,13 +385,16 @@ def write_markdown(lab, res, plots, path, console_history):
         L += [f"{run['started_utc']} UTC, topology `{os.path.relpath(t.path)}`: {len(t.switches)} switch(es), "
               f"{len(t.hosts)} host(s), {len(t.flows)} flow(s); {run['traffic_s']:.1f} s of traffic "
               f"({run['stop_reason']}).", ""]
-    L += ["## Flows", "", "| flow | kind | src -> dst | DSCP | sent | received | lost | goodput Gb/s | completion s |",
-          "|---|---|---|---|---|---|---|---|---|"]
+    L += ["## Flows", "", "| flow | kind | src -> dst | DSCP | sent | received | lost | goodput Gb/s | completion s "
+          "| latency p50 / p99 / max us | latency source |",
+          "|---|---|---|---|---|---|---|---|---|---|---|"]
     for f in res["flows"]:
         sent = _fmt(f.get("bytes_sent")) + " B" if "bytes_sent" in f else "-"
+        lat = f.get("latency_us")
+        lat_s = f"{lat['p50']:,.1f} / {lat['p99']:,.1f} / {lat['max']:,.1f}" if isinstance(lat, dict) else "-"
         L.append(f"| {f['name']} | {f['kind']} | {f['src']} -> {f['dst']} | {f['dscp']} | {sent} | "
                  f"{_fmt(f.get('bytes_received'))} B | {_fmt(f.get('frames_lost'))} | {_fmt(f.get('goodput_gbps'))} | "
-                 f"{_fmt(f.get('completion_s'), 3)} |")
+                 f"{_fmt(f.get('completion_s'), 3)} | {lat_s} | {f.get('latency_source') or '-'} |")
     L += ["", "## Ports", "", "| port | peer | Gb/s | rx pkts | tx pkts | ECN marks | PFC sent / rcvd | drops | "
           "watermark KiB |", "|---|---|---|---|---|---|---|---|---|"]
     for p in res["ports"]:
@@ -321,10 +406,23 @@ def write_markdown(lab, res, plots, path, console_history):
     L += ["", f"Totals: ECN marks {tot['ecn_marked']:,}, CNPs sent {tot['cnp_sent']:,} / received "
               f"{tot['cnp_received']:,}, PFC pauses sent {tot['pfc_pause_sent']:,} / received "
               f"{tot['pfc_pause_received']:,}, drops {tot['dropped']:,}.", ""]
+    if res.get("probes"):
+        L += ["## Latency probes (measured)", "", "Round trips of each probe's sf-nic latency test (one-way as "
+              "perftest reports it = half the round trip for write_lat / send_lat), over the whole probe, while a "
+              "flow toward its dst ran, and while no nic flow ran.", "",
+              "| probe | test | src -> dst | DSCP | round trips | RTT p50 / p99 / max us | during flows p50 / p99 / max us"
+              " | idle p50 / p99 / max us | status |", "|---|---|---|---|---|---|---|---|---|"]
+
+        def trio(s):
+            return f"{s['p50']:,.1f} / {s['p99']:,.1f} / {s['max']:,.1f} ({s['samples']:,})" if s else "-"
+        for p in res["probes"]:
+            L.append(f"| {p['name']} | {p['test']} | {p['src']} -> {p['dst']} | {p['dscp']} | {p['round_trips']:,} | "
+                     f"{trio(p['rtt_us'])} | {trio(p['during_flows'])} | {trio(p['idle'])} | {p['status']} |")
+        L.append("")
     lat = res["latency"]["ports"]
     if lat:
-        L += ["## Latency", "", res["latency"]["method"] + ".", "", "| egress port | p50 us | p99 us | max us |",
-              "|---|---|---|---|"]
+        L += ["## Latency (queueing-delay estimate)", "", res["latency"]["method"] + ".", "",
+              "| egress port | p50 us | p99 us | max us |", "|---|---|---|---|"]
         for k, v in lat.items():
             L.append(f"| {k} | {v['p50_us']:.1f} | {v['p99_us']:.1f} | {v['max_us']:.1f} |")
         L.append("")

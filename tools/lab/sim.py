@@ -55,9 +55,8 @@ class SimPlan(launch.Plan):
         self.work = "/sim-no-memif"  # devargs name it; sf-sim never opens it
         self._switch_configs()
         self.sockets = []
-        nic_flows = [f for f in self.t.flows if self.t.hosts[f.src].kind == "nic"]
-        self.oob = {f.name: SIM_OOB_PORT_BASE + i for i, f in enumerate(nic_flows)}
         import nic
+        self.oob = {name: SIM_OOB_PORT_BASE + i for i, name in enumerate(nic.oob_names(self.t))}  # flows, probes
         for proc, members in nic.nic_processes(self.t).items():
             cfg = nic.build_nic_config(self.t, proc, lambda h: self.host_devargs(h, members.index(h.name)),
                                        lambda f: self.oob[f.name])

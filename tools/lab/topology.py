@@ -18,7 +18,9 @@ IB_MTUS = (256, 512, 1024)  # pktio frames must fit one 2 KiB mbuf (net_pcap)
 FLOW_SPORT_BASE = 49152     # UDP source port of flow 0 (sf-pktio sink --flow-sport-base)
 MAX_FLOWS = 1024
 NIC_CCS = ("none", "dcqcn-paper", "dcqcn-nvidia")
-WORKLOAD_TYPES = ("incast", "background", "victim")
+WORKLOAD_TYPES = ("incast", "background", "victim", "probe")
+PROBE_TESTS = ("write_lat", "read_lat", "send_lat")  # sf-nic's latency tests (docs/nic-app.md)
+PROBE_SIZE_BYTES = 64
 
 
 class TopologyError(ValueError):
@@ -90,6 +92,22 @@ class Flow:
 
 
 @dataclass
+class Probe:
+    """A latency probe: sf-nic's ping-pong test between two nic hosts, run
+    alongside the other workloads through the same switches and queues."""
+    name: str
+    src: str                  # the client (it times the round trips)
+    dst: str                  # the server
+    test: str                 # write_lat | read_lat | send_lat
+    size_bytes: int = PROBE_SIZE_BYTES
+    interval_us: int = None   # at most one round trip per interval (0 = back to back; None: probe_interval_us)
+    start_ms: int = 0
+    duration_s: float = 0.0   # 0 = as long as the other clients of the src's sf-nic process run
+    dscp: int = 26            # its QPs' DSCP (default: the src host's, as its flows)
+    path: str = ""
+
+
+@dataclass
 class Topology:
     name: str
     path: str
@@ -102,6 +120,7 @@ class Topology:
     links: list = field(default_factory=list)
     flows: list = field(default_factory=list)
     workloads: list = field(default_factory=list)   # the raw objects, for the report
+    probes: list = field(default_factory=list)      # Probe, in topology order
     sim: dict = field(default_factory=dict)         # "sim" section: defaults of sf-lab run --sim
 
     def pktio_hosts(self):
@@ -260,6 +279,7 @@ WL_KEYS = {
                    "message_bytes", "qps"},
 }
 WL_KEYS["victim"] = WL_KEYS["background"]
+WL_KEYS["probe"] = {"name", "type", "src", "dst", "test", "size_bytes", "interval_us", "start_ms", "duration_s", "dscp"}
 
 
 def load(path, *, duration_override=None, memory_bytes=None):
@@ -451,6 +471,10 @@ def _load_workloads(t, wls):
         if name in names:
             raise TopologyError(f"{p}.name", f"'{name}' is used twice")
         names.add(name)
+        if typ == "probe":
+            t.probes.append(_load_probe(t, obj, name, p))
+            t.workloads.append(dict(obj, name=name))
+            continue
         start_ms = _num(obj, "start_ms", p, default=0, lo=0, hi=3_600_000, integer=True)
         dscp = _num(obj, "dscp", p, default=0 if typ == "background" else 26, lo=0, hi=63, integer=True)
         rate = _num(obj, "rate_gbps", p, default=0.0, lo=0)
@@ -502,6 +526,13 @@ def _load_workloads(t, wls):
             t.flows.append(Flow(fname, name, typ, src, dst, len(t.flows), dscp, size, dur, rate, start_ms,
                                 msg, qps, p))
         t.workloads.append(dict(obj, name=name))
+    for pr in t.probes:
+        proc = t.hosts[pr.src].process
+        if not pr.duration_s and not any(t.hosts[f.src].kind == "nic" and t.hosts[f.src].process == proc
+                                         for f in t.flows):
+            raise TopologyError(pr.path, f"without duration_s a probe runs as long as the other flows sent by its "
+                                         f"src's sf-nic process '{proc}', and that process sends none: give "
+                                         "duration_s, or a src in a process that sends")
     # pktio: a sender process replays one pcap, so a host only sends or only
     # receives, and all its flows are sized or all timed, starting together.
     for h in t.pktio_hosts():
@@ -516,6 +547,44 @@ def _load_workloads(t, wls):
             raise TopologyError(out[-1].path, f"pktio host {h.name}: all its flows start together (start_ms differs)")
         if out and len({f.rate_gbps for f in out}) > 1:
             raise TopologyError(out[-1].path, f"pktio host {h.name}: its flows share one shaper (rate_gbps differs)")
+
+
+def _load_probe(t, obj, name, p):
+    for k in ("src", "dst", "test"):
+        if k not in obj:
+            raise TopologyError(p, f"missing required field '{k}'")
+    test = obj["test"]
+    if test not in PROBE_TESTS:
+        raise TopologyError(f"{p}.test", f"{json.dumps(test)} is not a latency test; a probe times single round "
+                                         f"trips: one of {', '.join(PROBE_TESTS)}")
+    src = _host_ref(t, obj["src"], f"{p}.src")
+    dst = _host_ref(t, obj["dst"], f"{p}.dst")
+    if src == dst:
+        raise TopologyError(f"{p}.dst", f"'{dst}' is also the source")
+    for k, h in (("src", src), ("dst", dst)):
+        if t.hosts[h].kind != "nic":
+            raise TopologyError(f"{p}.{k}", f"{h} is a {t.hosts[h].kind} host; a probe runs sf-nic's {test} "
+                                            "between two nic hosts")
+    size = parse_bytes(obj["size_bytes"], f"{p}.size_bytes") if "size_bytes" in obj else PROBE_SIZE_BYTES
+    if test == "write_lat" and size < 2:
+        raise TopologyError(f"{p}.size_bytes", "write_lat needs at least 2 bytes (the last one is the marker)")
+    mtu = min(t.hosts[src].mtu, t.hosts[dst].mtu)
+    if size > mtu * 1024:
+        raise TopologyError(f"{p}.size_bytes", f"{size} bytes: a latency test takes at most 1024 MTUs ({mtu * 1024} B)")
+    interval = _num(obj, "interval_us", p, default=None, lo=0, hi=10_000_000, integer=True)
+    return Probe(name, src, dst, test, size, interval,
+                 _num(obj, "start_ms", p, default=0, lo=0, hi=3_600_000, integer=True),
+                 _num(obj, "duration_s", p, default=0.0, lo=0.01, hi=3600),
+                 _num(obj, "dscp", p, default=t.hosts[src].dscp, lo=0, hi=63, integer=True), p)
+
+
+def probe_interval_us(t, pr):
+    """The probe's interval: as given, else 1000 us / the slower link's Gb/s
+    (1 ms at 1 Gb/s, 3 us at 400G: 125 KB of link time per round trip), from
+    the speeds at the time of asking (sf-lab run --sim --speed-gbps sets them)."""
+    if pr.interval_us is not None:
+        return pr.interval_us
+    return max(1, round(1000 / min(t.hosts[pr.src].speed_gbps, t.hosts[pr.dst].speed_gbps)))
 
 
 def switch_graph(t):
@@ -550,7 +619,7 @@ def fdb_routes(t):
 
 def _check_reachability(t):
     routes = fdb_routes(t)
-    for f in t.flows:
+    for f in list(t.flows) + list(t.probes):
         s = t.hosts[f.src].switch
         if t.hosts[f.dst].mac not in routes[s]:
             raise TopologyError(f.path, f"{f.dst} cannot be reached from {f.src}: no switch path")

@@ -20,7 +20,8 @@ CASE:
                  workload larger than memory, a missing config file, ...:
                  exit 2 with the JSON path, before anything starts
   nic            config/topologies/nic-incast.json with the real sf-nic
-                 (skipped where build/nic/app/sf-nic does not exist)
+                 (skipped where build/nic/app/sf-nic does not exist), its
+                 write_lat probe measuring the latency through the incast's queue
   nic_config     nic.json and the sf-nic command line per the contract, and
                  parsing a contract-shaped --report (no sf-nic process)
   frames         pktio frames against scapy (headers, ICRC), pcap round trip,
@@ -314,6 +315,20 @@ def case_nic(build):
                   f"CNPs sent {h['n2']['cnp_sent']} != received {h['n0']['cnp_received']} + {h['n1']['cnp_received']}")
         check(res["totals"]["cnp_sent"] == sum(x.get("cnp_sent", 0) for x in h.values()), "CNP totals")
         check(res["conservation"]["applies"] is False, "conservation is for pktio traffic")
+        # The write_lat probe n0 -> n2 ran through the incast's queue: measured round trips.
+        check(len(res["probes"]) == 1, f"probes {res.get('probes')}")
+        pr = res["probes"][0]
+        st = pr["rtt_us"]
+        check(pr["status"] == "ok" and st is not None and st["samples"] > 0 and pr["round_trips"] == st["samples"],
+              f"probe {pr}")
+        check(0 < st["min"] <= st["p50"] <= st["p99"] <= st["max"], f"probe RTT order {st}")
+        check(pr["during_flows"] is not None and pr["during_flows"]["samples"] > 0, f"probe during flows {pr}")
+        check(res["latency"]["source"] == "probe write_lat", f"latency source {res['latency']['source']}")
+        for f in res["flows"]:
+            lat = f["latency_us"]
+            check(f["latency_source"].startswith("probe write_lat 'probe' n0 -> n2") and
+                  lat["samples"] > 0 and lat["p50"] <= lat["p99"] <= lat["max"], f"{f['name']} latency {f}")
+        check("Latency probes (measured)" in open(os.path.join(out, "report.md")).read(), "report.md probe table")
         for png in res["plots"]:
             png_ok(os.path.join(out, png))
     finally:
@@ -460,6 +475,15 @@ def case_bad_topology(build):
                                    t["workloads"][0].update(receiver="n0")),
          "workloads[0].senders[0]: h0 is a pktio host and n0 a nic host"),
         ("duplicate key", None, "duplicate key 'h0'"),
+        ("probe of an unknown host", lambda t: t["workloads"].append(
+            {"type": "probe", "src": "hX", "dst": "r0", "test": "write_lat"}), "workloads[1].src: unknown node \"hX\""),
+        ("probe with a bandwidth test", lambda t: t["workloads"].append(
+            {"type": "probe", "src": "h0", "dst": "r0", "test": "write_bw"}),
+         "workloads[1].test: \"write_bw\" is not a latency test; a probe times single round trips: one of "
+         "write_lat, read_lat, send_lat"),
+        ("probe between pktio hosts", lambda t: t["workloads"].append(
+            {"type": "probe", "src": "h0", "dst": "r0", "test": "read_lat"}),
+         "workloads[1].src: h0 is a pktio host; a probe runs sf-nic's read_lat between two nic hosts"),
     ]
     d = tempfile.mkdtemp(prefix="sf-labt-bad-")
     try:
@@ -516,12 +540,14 @@ def case_nic_config(build):
             "workloads": [{"name": "inc", "type": "incast", "senders": ["n0", "n1"], "receiver": "n2",
                            "size_bytes": "1MiB", "message_bytes": "64KiB", "qps": 2},
                           {"name": "bg", "type": "background", "src": "n1", "dst": "n2", "duration_s": 2,
-                           "start_ms": 100, "rate_gbps": 2.5}],
+                           "start_ms": 100, "rate_gbps": 2.5},
+                          {"name": "pr", "type": "probe", "src": "n0", "dst": "n2", "test": "write_lat"}],
         }
         path = os.path.join(d, "t.json")
         json.dump(topo, open(path, "w"))
         t = tp.load(path)
-        oob = {f.name: 19000 + f.index for f in t.flows}
+        oob = {name: 19000 + i for i, name in enumerate(nic.oob_names(t))}
+        check(nic.oob_names(t) == ["inc/n0", "inc/n1", "bg", "pr"], f"oob names {nic.oob_names(t)}")
 
         def dev(h):
             return f"net_memif0,role=client,id=0,socket=/tmp/x/{h.switch}-{h.port}.sock,socket-abstract=no,mac={h.mac}"
@@ -539,6 +565,30 @@ def case_nic_config(build):
               rx["hosts"]["n2"]["speed"] == 25, f"n2 {rx['hosts']['n2']}")
         keys = {"name", "host", "type", "role", "oob", "size", "iterations", "duration_s", "qps", "cc", "verify",
                 "start_ms"}
+        # The probe: a paced write_lat client on n0 (interval 1000 us / 10 Gb/s, every sample reported,
+        # ending with the other clients of its process), its server on n2, the src's DSCP, one OOB port.
+        pc = next(w for w in snd["workloads"] if w["name"] == "pr.client")
+        ps = next(w for w in rx["workloads"] if w["name"] == "pr.server")
+        check(pc == {"name": "pr.client", "host": "n0", "role": "client", "type": "write_lat",
+                     "oob": f"127.0.0.1:{oob['pr']}", "size": 64, "iterations": 0, "duration_s": 5, "qps": 1,
+                     "cc": "dcqcn-paper", "verify": False, "dscp": 26, "start_ms": 0, "interval_us": 100,
+                     "samples": True, "stop_with_others": True}, f"probe client {pc}")
+        check(ps == {"name": "pr.server", "host": "n2", "role": "server", "type": "write_lat", "oob": pc["oob"],
+                     "size": 64, "iterations": 0, "duration_s": 5, "qps": 1, "cc": "dcqcn-paper", "verify": False,
+                     "dscp": 26, "start_ms": 0}, f"probe server {ps}")
+        snd["workloads"].remove(pc)
+        rx["workloads"].remove(ps)
+        # A probe without duration_s from a process that sends nothing, a probe's bad interval: errors.
+        for mut_, want in (({"src": "n2", "dst": "n0"}, "workloads[2]: without duration_s a probe runs as long as"),
+                           ({"interval_us": -1}, "workloads[2].interval_us: -1 is out of range")):
+            bad = copy.deepcopy(topo)
+            bad["workloads"][2].update(mut_)
+            json.dump(bad, open(os.path.join(d, "bad.json"), "w"))
+            try:
+                tp.load(os.path.join(d, "bad.json"))
+                raise TestFailure(f"{mut_}: no error")
+            except tp.TopologyError as e:
+                check(want in str(e), f"{mut_}: {e}")
         for w in snd["workloads"] + rx["workloads"]:
             extra = {"rate_limit"} if w["name"].startswith("bg.") else set()
             check(set(w) == keys | extra, f"workload keys {sorted(w)}")
@@ -595,6 +645,16 @@ def case_nic_config(build):
         check(hosts["n0"]["pfc_pause_received"] == 6 and hosts["n0"]["pfc_pause_sent"] == 0 and
               hosts["n0"]["dropped"] == 2 and hosts["n0"]["cnp_received"] == 7, f"{hosts['n0']}")
         check(hosts["n2"]["pfc_pause_sent"] == 4 and hosts["n2"]["cnp_sent"] == 7, f"{hosts['n2']}")
+        # The probe's samples and the flows' windows (times since connect).
+        rep_snd["workloads"][0].update(start_s=0.001, end_s=0.011)
+        rep_snd["workloads"].append({"name": "pr.client", "host": "n0", "type": "write_lat", "role": "client",
+                                     "messages": 3, "status": "ok", "start_s": 0.0, "end_s": 0.02,
+                                     "latency_us": {"min": 4.0, "p50": 5.0, "p99": 900.0, "max": 900.0},
+                                     "latency_samples": {"t_s": [0.0, 0.005, 0.019], "us": [4.0, 900.0, 5.0]}})
+        probes, windows = nic.parse_probe_report([rep_snd, rep_rx], t)
+        check(probes["pr"]["samples_us"] == [4.0, 900.0, 5.0] and probes["pr"]["samples_t_s"] == [0.0, 0.005, 0.019]
+              and probes["pr"]["status"] == "ok", f"probes {probes}")
+        check(windows == {"inc/n0": (0.001, 0.011)}, f"windows {windows}")
         # And a nic run refuses to start without the binary (sf-nic not built here).
         nic_bin = os.path.join(build, "nic", "app", "sf-nic")
         if not os.path.exists(nic_bin) and os.geteuid() == 0:
