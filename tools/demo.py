@@ -10,9 +10,10 @@ The real-time demo runs sf-lab (tools/sf-lab, docs/lab.md) on
 config/topologies/demo-rdma-incast.json: eight sf-nic hosts (one process)
 RDMA-WRITE bursts in 64 KiB messages with DCQCN to one sf-nic receiver
 (another process) through sf-switch with the seed-000 static lossless profile
-on 9 ports. The live console shows the run; at the end a summary table
-(goodput, queueing delay p50/p99, ECN marks, CNPs, PFC pauses) and the
-report path. --sim runs config/topologies/seed001-incast-64to1.json with
+on 9 ports, with a write_lat probe s0 -> r0 timing round trips through the
+same queue. The live console shows the run; at the end a summary table
+(goodput, the probe's measured latency p50/p99 per round, the queueing-delay
+estimate, ECN marks, CNPs, PFC pauses) and the report path. --sim runs config/topologies/seed001-incast-64to1.json with
 sf-lab run --sim. See docs/demo.md.
 """
 import argparse
@@ -53,21 +54,25 @@ def fmt_us(v):
 
 
 def summary(res, out, wall_s, kind):
-    """The table: per incast round, goodput and completion; the receiver's
-    queueing delay; ECN marks, CNPs, PFC pauses; the report path."""
+    """The table: per incast round, goodput, completion and the probe's
+    round trips during it (measured); the probe over the whole run and on the
+    idle fabric; the receiver's queueing-delay estimate; ECN marks, CNPs, PFC
+    pauses; the report path."""
     virtual = res["run"].get("virtual_time")
     t_unit = "virtual ms" if virtual else "s"
     scale = 1e3 if virtual else 1.0
     rounds = {}
     for f in res["flows"]:
         rounds.setdefault(f["workload"], []).append(f)
+    probe = (res.get("probes") or [None])[0]
+    per_round = (probe or {}).get("per_workload") or {}
     print("")
     head = (f"softfabric demo ({'virtual time, sf-sim' if virtual else 'real time'}): "
             f"{res['topology']['name']}, {len(res['flows'])} flows; wall time {wall_s:.1f} s"
             + (f", {res['run']['traffic_s'] * 1e3:.3f} ms of virtual time" if virtual else ""))
     print(head)
     print(f"  {'round':<10} {'senders':>7} {'delivered':>14} {'aggregate Gb/s':>15} {'per-flow Gb/s':>17} "
-          f"{'done (' + t_unit + ')':>16}")
+          f"{'done (' + t_unit + ')':>16}" + (f" {'probe RTT p50 / p99 us':>24}" if probe else ""))
     all_ok = True
     for name, fl in rounds.items():
         got = sum(f.get("bytes_received") or 0 for f in fl)
@@ -76,13 +81,21 @@ def summary(res, out, wall_s, kind):
         agg = got * 8 / max(done) / 1e9 if done and max(done) > 0 else 0.0
         all_ok &= all(f.get("complete") for f in fl)
         per = f"{min(gp):.3f}-{max(gp):.3f}" if gp else "-"
+        lat = per_round.get(name)
+        lat_s = f"{fmt_us(lat['p50'])} / {fmt_us(lat['p99'])}" if lat else "-"
         print(f"  {name:<10} {len(fl):>7} {got:>12,} B {agg:>15.3f} {per:>17} "
-              f"{(max(done) * scale if done else 0):>16.3f}")
+              f"{(max(done) * scale if done else 0):>16.3f}" + (f" {lat_s:>24}" if probe else ""))
+    if probe:
+        for what, st in (("during the incast", probe.get("during_flows")), ("idle fabric", probe.get("idle"))):
+            if st:
+                print(f"  latency (measured): probe {probe['test']} {probe['src']} -> {probe['dst']} round trip, "
+                      f"{what}: p50 {fmt_us(st['p50'])} us, p99 {fmt_us(st['p99'])} us, max {fmt_us(st['max'])} us "
+                      f"({st['samples']:,} round trips)")
     recv = {f["dst"] for f in res["flows"]}
     ports = {f"{h['switch']}:{h['port']}": n for n, h in res["hosts"].items() if n in recv}
     for k, v in res["latency"]["ports"].items():
         if k in ports:
-            print(f"  latency: queueing delay toward {ports[k]} at {k} (egress depth x 8 / line rate, per time-series "
+            print(f"  queueing-delay estimate toward {ports[k]} at {k} (egress depth x 8 / line rate, per time-series "
                   f"sample): p50 {fmt_us(v['p50_us'])} us, p99 {fmt_us(v['p99_us'])} us, max {fmt_us(v['max_us'])} us")
     tot = res["totals"]
     sw_pfc_frames = sum(p.get("tx_pfc_frames", 0) for p in res["ports"])

@@ -12,7 +12,8 @@ Cases:
   probe          4. The 2:1 incast at 1 Gb/s with a write_lat probe n0 -> n2 (64 B, one round
                     trip per 200 us). Expect: exit 0, the probe ok with samples, min <= p50 <=
                     p99 <= max, the flows' latency from the probe, results.json latency
-                    source "probe write_lat", the CDF plot.
+                    source "probe write_lat", the CDF plot; the run ends with the incast
+                    (the probe stops with the other clients of its process).
                  5. The probe alone (duration_s 0.02, no incast). Expect: its round trips
                     on the idle fabric are all shorter than the median under the incast
                     (the incast's queue at n2's port is what the probe measures).
@@ -132,6 +133,9 @@ def case_probe(src, build):
             fail(f"probe under the incast: {pr}")
         if not 0 < st["min"] <= st["p50"] <= st["p99"] <= st["max"]:
             fail(f"probe RTT order {st}")
+        # It stopped with the incast (stop_with_others), not at the topology's 1 s duration.
+        if not res["run"]["traffic_s"] < 0.2:
+            fail(f"the probe did not stop with the incast: {res['run']['traffic_s']} virtual s")
         if res["latency"]["source"] != "probe write_lat":
             fail(f"latency source {res['latency']['source']}")
         for f in res["flows"]:

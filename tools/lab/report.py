@@ -154,7 +154,7 @@ def build_results(lab, raw, clean):
     res["latency"]["source"] = "probe " + ", ".join(sorted({p.test for p in t.probes})) if t.probes \
         else "queueing-delay estimate"
     res["latency"]["probes"] = {p["name"]: {k: p[k] for k in ("test", "src", "dst", "rtt_us", "one_way_us",
-                                                               "during_flows", "idle")} for p in res["probes"]}
+                                                               "during_flows", "idle", "per_workload")} for p in res["probes"]}
     flow_latency(t, flows, res["probes"], res["latency"]["ports"], windows, probe_raw)
     lab.probe_samples = {p["name"]: p.pop("_rtt_all") for p in res["probes"]}  # for the CDF plot
     # ---- totals and conservation -------------------------------------------------
@@ -203,10 +203,16 @@ def probes(t, probe_raw, windows):
         loaded = [v for x, v in zip(ts, rtt) if _inside(x, busy)]
         idle = [v for x, v in zip(ts, rtt) if not _inside(x, every)]
         one = stats([v / 2 for v in rtt])
+        per_wl = {}
+        for fl in t.flows:
+            if fl.dst == pr.dst and fl.name in windows:
+                per_wl.setdefault(fl.workload, []).append(windows[fl.name])
+        per_wl = {w: stats([v for x, v in zip(ts, rtt) if _inside(x, wins)]) for w, wins in per_wl.items()}
         out.append({"name": pr.name, "test": pr.test, "src": pr.src, "dst": pr.dst, "dscp": pr.dscp,
                     "size_bytes": pr.size_bytes, "interval_us": tp.probe_interval_us(t, pr),
                     "status": r.get("status"), "round_trips": len(rtt),
                     "rtt_us": stats(rtt), "one_way_us": one, "during_flows": stats(loaded), "idle": stats(idle),
+                    "per_workload": per_wl,
                     "_rtt_all": rtt, "_ts": ts})
     return out
 
