@@ -223,7 +223,7 @@ def latency_cdf(lab, res, path):
             continue
         ys = [(i + 1) / len(vals) for i in range(len(vals))]
         ax.step(vals, ys, where="post", lw=1.4, color=COLORS[n % len(COLORS)],
-                label=f"{k}: p50 {v['p50_us']:.0f} us, p99 {v['p99_us']:.0f} us")
+                label=f"{k} queueing-delay estimate: p50 {v['p50_us']:.0f} us, p99 {v['p99_us']:.0f} us")
         n += 1
     # Measured: each probe's round trips (docs/lab.md "Latency probes").
     for name, vals in sorted(getattr(lab, "probe_samples", {}).items()):
@@ -232,7 +232,7 @@ def latency_cdf(lab, res, path):
             continue
         ys = [(i + 1) / len(vals) for i in range(len(vals))]
         ax.step(vals, ys, where="post", lw=2.0, color=COLORS[n % len(COLORS)],
-                label=f"probe {name} round trip (measured): p50 {vals[len(vals) // 2]:.0f} us, "
+                label=f"probe '{name}' round trip (measured): p50 {vals[len(vals) // 2]:.0f} us, "
                       f"p99 {vals[min(len(vals) - 1, int(0.99 * len(vals)))]:.0f} us")
         n += 1
     for f in res["flows"]:
@@ -243,8 +243,9 @@ def latency_cdf(lab, res, path):
             n += 1
     ax.set_xlabel("microseconds")
     ax.set_ylabel("fraction")
-    ax.set_title("latency CDF: probe round trips (measured)" + ("; " if getattr(lab, "probe_samples", None) else "")
-                 + "egress queueing delay estimate (depth x 8 / line rate) per sample", loc="left", fontsize=10)
+    ax.set_title(("latency CDF: probe round trips (measured); " if getattr(lab, "probe_samples", None) else
+                  "latency CDF: ") + "egress queueing-delay estimate (depth x 8 / line rate) per sample",
+                 loc="left", fontsize=9)
     ax.set_ylim(0, 1.02)
     ax.grid(True, alpha=0.3)
     if n == 0:
