@@ -17,6 +17,11 @@ Cases:
                  5. The probe alone (duration_s 0.02, no incast). Expect: its round trips
                     on the idle fabric are all shorter than the median under the incast
                     (the incast's queue at n2's port is what the probe measures).
+                 6. The probe at DSCP 0 under the incast. Expect: its frames leave n2's port
+                    from queue 0 (none did at DSCP 26), its p99 below the DSCP-26 probe's
+                    (it waits for a DWRR turn, not behind the lossless queue).
+                 7. nic.json with a probe's keys on a bandwidth workload, stop_with_others
+                    with nothing to stop with. Expect: sf-sim exit 2 naming the JSON path.
   pktio          3. A topology with pktio hosts. Expect: exit 2, "virtual time runs nic
                     hosts only" on stderr, nothing written to --out.
 
@@ -122,6 +127,7 @@ def case_probe(src, build):
                  "size_bytes": 64, "interval_us": 200}
         path = topology(src, d)
         t = json.load(open(path))
+        topology_workloads = list(t["workloads"])
         t["workloads"].append(probe)
         json.dump(t, open(path, "w"))
         # 4. Under the incast.
@@ -154,8 +160,41 @@ def case_probe(src, build):
         if not idle["rtt_us"]["max"] < st["p50"]:
             fail(f"the probe under the incast (p50 {st['p50']} us) is not slower than on the idle fabric "
                  f"(max {idle['rtt_us']['max']} us)")
+        # 6. DSCP 0: another queue.
+        def q0_tx(r):
+            port = next(p for p in r["ports"] if p["port"] == "Ethernet8")
+            return sum(q["tx_packets"] for q in port["queues"] if q["queue"] == 0)
+        if q0_tx(res) != 0:
+            fail(f"DSCP 26: Ethernet8 queue 0 sent {q0_tx(res)} packets")
+        t["workloads"] = topology_workloads + [dict(probe, dscp=0)]
+        json.dump(t, open(path, "w"))
+        out = os.path.join(d, "dscp0")
+        lossy = check_run(sf_lab(src, build, path, out), out, 2 << 20)
+        st0 = lossy["probes"][0]["rtt_us"]
+        if q0_tx(lossy) == 0 or lossy["probes"][0]["dscp"] != 0:
+            fail(f"DSCP 0 probe: Ethernet8 queue 0 sent {q0_tx(lossy)} packets")
+        if st0 is None or not st0["p99"] < st["p99"]:
+            fail(f"DSCP 0 probe p99 {st0 and st0['p99']} us not below the DSCP 26 probe's {st['p99']} us")
+        # 7. sf-nic's own checks of the probe keys (nic.json), through sf-sim.
+        run = os.path.join(d, "loaded", "run")
+        plan = json.load(open(os.path.join(run, "sim-plan.json")))
+        for i, (mut_, want) in enumerate(((lambda w: w[0].update(interval_us=100), "workloads[0].interval_us"),
+                                          (lambda w: w.__setitem__(slice(None), [x for x in w if x["name"] ==
+                                                                                  "probe.client"]),
+                                           "workloads[0].stop_with_others: no other client workload"))):
+            nic_cfg = json.load(open(os.path.join(run, "nic-senders.json")))
+            mut_(nic_cfg["workloads"])
+            bad = os.path.join(run, f"nic-bad{i}.json")
+            json.dump(nic_cfg, open(bad, "w"))
+            bad_plan = os.path.join(run, f"plan-bad{i}.json")
+            json.dump(dict(plan, nics=dict(plan["nics"], senders=os.path.basename(bad))), open(bad_plan, "w"))
+            r = subprocess.run([os.path.join(build, "tools", "sf-sim", "sf-sim"), bad_plan, "--out",
+                                os.path.join(d, f"bad{i}")], capture_output=True, text=True, timeout=60)
+            print(f"bad nic.json {i}: exit {r.returncode}: {r.stderr.strip()}")
+            if r.returncode != 2 or want not in r.stderr:
+                fail(f"bad nic.json {i}: exit {r.returncode}, stderr {r.stderr!r}, want {want!r}")
     print(f"PASS probe: round trip p50 {st['p50']:.1f} us / p99 {st['p99']:.1f} us under the incast, "
-          f"max {idle['rtt_us']['max']:.1f} us idle")
+          f"max {idle['rtt_us']['max']:.1f} us idle, p99 {st0['p99']:.1f} us at DSCP 0")
 
 
 def case_pktio(src, build):
