@@ -176,6 +176,12 @@ def case_small(build):
         check(rp[("sw0", "Ethernet8")]["watermark_bytes"] > 0, "the receiver's queue never held a byte")
         lat = res["latency"]["ports"]["sw0:Ethernet8"]
         check(0 <= lat["p50_us"] <= lat["p99_us"] <= lat["max_us"], f"latency {lat}")
+        # No probe: every flow's latency is the estimate at r0's port, labelled as such.
+        check(res["latency"]["source"] == "queueing-delay estimate" and res["probes"] == [], "latency source")
+        for f in flows.values():
+            check(f["latency_source"] == "queueing-delay estimate at sw0:Ethernet8 (egress depth x 8 / line rate)"
+                  and f["latency_us"]["p50"] == lat["p50_us"] and f["latency_us"]["max"] == lat["max_us"],
+                  f"{f['name']} latency {f['latency_us']} from {f['latency_source']}")
         # Plots, time series, report.md.
         check(sorted(res["plots"]) == sorted(["queue_depth.png", "marks_pauses.png", "flow_throughput.png",
                                               "latency_cdf.png"]), f"plots {res['plots']}")
