@@ -206,7 +206,7 @@ std::string Workload::connect(std::span<const QpConnInfo> peer, TimeNs now) {
     const uint64_t per_qp = target_ != 0 ? target_ : kMaxRecordedMessages;
     if (is_latency(cfg_.type)) {
       res_.lat_posts.reserve(std::min<uint64_t>(per_qp + 1, kMaxRecordedMessages));
-      res_.lat_replies.reserve(res_.lat_posts.capacity());
+      if (cfg_.interval_us != 0) res_.lat_replies.reserve(res_.lat_posts.capacity());  // paced samples only
     } else if (qps_.size() == 1) {
       res_.posted.reserve(std::min<uint64_t>(per_qp, kMaxPeakMessages));
       res_.completed.reserve(std::min<uint64_t>(per_qp, kMaxPeakMessages));

@@ -60,7 +60,7 @@ struct WorkloadResult {
   std::vector<TimeNs> posted;      // bw client: per message, when recorded
   std::vector<TimeNs> completed;
   std::vector<TimeNs> lat_posts;   // lat client: post time of each round trip
-  std::vector<TimeNs> lat_replies; // lat client: when each round trip's reply was seen
+  std::vector<TimeNs> lat_replies; // paced lat client (interval_us): when each round trip's reply was seen
   uint64_t lat_round_trips = 0;
   TimeNs connected_at{0};          // connect(): the origin of start_ms (and of report times)
 };
