@@ -389,7 +389,8 @@ def write_markdown(lab, res, plots, path, console_history):
               "the PFC plot has two points (start, end: sf-sim has no telemetry to poll).", ""]
     else:
         L += [f"{run['started_utc']} UTC, topology `{os.path.relpath(t.path)}`: {len(t.switches)} switch(es), "
-              f"{len(t.hosts)} host(s), {len(t.flows)} flow(s); {run['traffic_s']:.1f} s of traffic "
+              f"{len(t.hosts)} host(s), {len(t.flows)} flow(s)"
+              + (f", {len(t.probes)} latency probe(s)" if t.probes else "") + f"; {run['traffic_s']:.1f} s of traffic "
               f"({run['stop_reason']}).", ""]
     L += ["## Flows", "", "| flow | kind | src -> dst | DSCP | sent | received | lost | goodput Gb/s | completion s "
           "| latency p50 / p99 / max us | latency source |",
