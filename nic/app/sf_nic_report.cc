@@ -112,7 +112,8 @@ std::string perftest_text(const Workload& w) {
         out += lat_duration_header() + format_lat_duration_row(compute_lat_duration(lr));
       }
     } else {
-      const LatReport lr = compute_lat({c.size_bytes, c.interval_us != 0 ? r.lat_round_trips : c.iterations, verb_of(c.type), d});
+      const uint64_t iters = c.interval_us != 0 ? r.lat_round_trips : c.iterations;
+      const LatReport lr = compute_lat({c.size_bytes, iters, verb_of(c.type), d});
       out += lat_header() + format_lat_row(lr);
     }
   } else if (r.messages > 0 && r.last_completion > r.first_post) {
