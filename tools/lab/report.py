@@ -153,9 +153,9 @@ def build_results(lab, raw, clean):
     res["latency"] = latency(lab, peers)
     res["latency"]["source"] = "probe " + ", ".join(sorted({p.test for p in t.probes})) if t.probes \
         else "queueing-delay estimate"
-    res["latency"]["probes"] = {p["name"]: {k: p[k] for k in ("test", "src", "dst", "rtt_us", "one_way_us",
-                                                               "during_flows", "idle", "per_workload")} for p in res["probes"]}
-    flow_latency(t, flows, res["probes"], res["latency"]["ports"], windows, probe_raw)
+    keys = ("test", "src", "dst", "rtt_us", "one_way_us", "during_flows", "idle", "per_workload")
+    res["latency"]["probes"] = {p["name"]: {k: p[k] for k in keys} for p in res["probes"]}
+    flow_latency(t, flows, res["probes"], res["latency"]["ports"], windows)
     lab.probe_samples = {p["name"]: p.pop("_rtt_all") for p in res["probes"]}  # for the CDF plot
     # ---- totals and conservation -------------------------------------------------
     res["totals"] = {"ecn_marked": sum(p["ecn_marked"] for p in ports),
@@ -217,7 +217,7 @@ def probes(t, probe_raw, windows):
     return out
 
 
-def flow_latency(t, flows, probe_res, est_ports, windows, probe_raw):
+def flow_latency(t, flows, probe_res, est_ports, windows):
     """Every flow's latency_us {p50, p99, max, samples} and latency_source:
     a probe toward the flow's receiver (same egress queue), its round trips
     while the flow ran, when there is one and it has samples then; else the
