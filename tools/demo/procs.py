@@ -91,7 +91,10 @@ class Child:
         return (f"{self.name} {what} (pid {self.pid}, exit status {rc})\n"
                 f"  command: {' '.join(self.argv)}\n"
                 f"  --- last lines of its stderr ({self.stderr_path}) ---\n"
-                + "\n".join("  " + line for line in tail(self.stderr_path).splitlines()))
+                + "\n".join("  " + line for line in tail(self.stderr_path).splitlines())
+                # sf-nic and sf-switch log their errors (spdlog) on stdout
+                + "".join(f"\n  --- last lines of its stdout ({self.stdout_path}) ---\n" +
+                          "\n".join("  " + line for line in out.splitlines()) for out in [tail(self.stdout_path)] if out != "(no output)"))
 
     def wait_ready(self, ready_file, timeout_s):
         deadline = time.monotonic() + timeout_s
