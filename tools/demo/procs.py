@@ -88,13 +88,15 @@ class Child:
 
     def fail_text(self, what):
         rc = self.popen.poll() if self.popen else None
-        return (f"{self.name} {what} (pid {self.pid}, exit status {rc})\n"
+        text = (f"{self.name} {what} (pid {self.pid}, exit status {rc})\n"
                 f"  command: {' '.join(self.argv)}\n"
                 f"  --- last lines of its stderr ({self.stderr_path}) ---\n"
-                + "\n".join("  " + line for line in tail(self.stderr_path).splitlines())
-                # sf-nic and sf-switch log their errors (spdlog) on stdout
-                + "".join(f"\n  --- last lines of its stdout ({self.stdout_path}) ---\n" +
-                          "\n".join("  " + line for line in out.splitlines()) for out in [tail(self.stdout_path)] if out != "(no output)"))
+                + "\n".join("  " + line for line in tail(self.stderr_path).splitlines()))
+        out = tail(self.stdout_path)  # sf-nic and sf-switch log their errors (spdlog) on stdout
+        if out != "(no output)":
+            text += f"\n  --- last lines of its stdout ({self.stdout_path}) ---\n" + \
+                "\n".join("  " + line for line in out.splitlines())
+        return text
 
     def wait_ready(self, ready_file, timeout_s):
         deadline = time.monotonic() + timeout_s
