@@ -73,7 +73,8 @@ def build_nic_config(topo, process, devargs_of, oob_port_of):
         msg = min(f.message_bytes, f.size_bytes) if f.size_bytes else f.message_bytes
         iters = -(-f.size_bytes // msg) if f.size_bytes else 0
         common = {"type": "write_bw", "oob": f"127.0.0.1:{oob_port_of(f)}", "size": msg, "iterations": iters,
-                  "duration_s": f.duration_s, "qps": f.qps, "cc": topo.hosts[f.src].cc, "verify": False}
+                  "duration_s": f.duration_s, "qps": f.qps, "cc": topo.hosts[f.src].cc, "verify": False,
+                  "dscp": f.dscp}
         if f.rate_gbps:
             common["rate_limit"] = f.rate_gbps  # QP pacing, Gb/s (sf-nic nic.json "rate_limit")
         if f.dst in members:

@@ -523,7 +523,9 @@ def _load_workloads(t, wls):
             if len(t.flows) >= MAX_FLOWS:
                 raise TopologyError(p, f"more than {MAX_FLOWS} flows")
             fname = name if len(pairs) == 1 else f"{name}/{src}"
-            t.flows.append(Flow(fname, name, typ, src, dst, len(t.flows), dscp, size, dur, rate, start_ms,
+            # An sf-nic flow without its own dscp sends with its host's, as sf-nic does.
+            fdscp = dscp if ("dscp" in obj or hs.kind != "nic") else hs.dscp
+            t.flows.append(Flow(fname, name, typ, src, dst, len(t.flows), fdscp, size, dur, rate, start_ms,
                                 msg, qps, p))
         t.workloads.append(dict(obj, name=name))
     for pr in t.probes:
