@@ -546,7 +546,7 @@ def case_nic_config(build):
             "workloads": [{"name": "inc", "type": "incast", "senders": ["n0", "n1"], "receiver": "n2",
                            "size_bytes": "1MiB", "message_bytes": "64KiB", "qps": 2},
                           {"name": "bg", "type": "background", "src": "n1", "dst": "n2", "duration_s": 2,
-                           "start_ms": 100, "rate_gbps": 2.5},
+                           "start_ms": 100, "rate_gbps": 2.5, "dscp": 0},
                           {"name": "pr", "type": "probe", "src": "n0", "dst": "n2", "test": "write_lat"}],
         }
         path = os.path.join(d, "t.json")
@@ -570,7 +570,7 @@ def case_nic_config(build):
         check(rx["hosts"]["n2"]["mtu"] == 1024 and rx["hosts"]["n2"]["pfc_enable"] == "3,4" and
               rx["hosts"]["n2"]["speed"] == 25, f"n2 {rx['hosts']['n2']}")
         keys = {"name", "host", "type", "role", "oob", "size", "iterations", "duration_s", "qps", "cc", "verify",
-                "start_ms"}
+                "start_ms", "dscp"}
         # The probe: a paced write_lat client on n0 (interval 1000 us / 10 Gb/s, every sample reported,
         # ending with the other clients of its process), its server on n2, the src's DSCP, one OOB port.
         pc = next(w for w in snd["workloads"] if w["name"] == "pr.client")
@@ -599,6 +599,8 @@ def case_nic_config(build):
             extra = {"rate_limit"} if w["name"].startswith("bg.") else set()
             check(set(w) == keys | extra, f"workload keys {sorted(w)}")
             check(w["type"] == "write_bw", f"type {w['type']}")
+            # bg sets dscp 0 (lossy) and both its sides carry it; the incast's QPs carry their host's (26).
+            check(w["dscp"] == (0 if w["name"].startswith("bg.") else 26), f"{w['name']}: dscp {w['dscp']}")
         # Clients in the senders' process, servers in the receiver's, one OOB port per flow.
         check(sorted((w["name"], w["role"]) for w in snd["workloads"]) ==
               [("bg.client", "client"), ("inc-n0.client", "client"), ("inc-n1.client", "client")],
