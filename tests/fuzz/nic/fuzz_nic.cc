@@ -14,12 +14,8 @@
 // EAL is set up once per process (--no-huge, no PCI, no shared config); a
 // fresh NicNode is built for every input, so an input reproduces alone.
 // SF_FUZZ_NIC_VERBOSE=1 prints per input what each port and QP counted.
-#include <rte_eal.h>
-#include <rte_errno.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
-#include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -38,6 +34,7 @@
 #include "common/wire/icrc.h"
 #include "nic/host/nic_node.h"
 #include "nic/verbs/device.h"
+#include "tests/fuzz/fuzz_eal.h"
 #include "tests/fuzz/nic/nic_fuzz_input.h"
 #include "tests/support/mbuf_chain.h"
 
@@ -48,6 +45,7 @@ using sf::nic::NicNode;
 namespace v = sf::nic::verbs;
 namespace w = sf::wire;
 
+constexpr const char* kTarget = "fuzz_nic";
 constexpr uint32_t kPoolMbufs = 8191;
 constexpr uint16_t kDataRoom = 2048;
 constexpr uint32_t kMaxBurst = 32;
@@ -63,10 +61,7 @@ rte_mempool* g_pool = nullptr;
 std::array<rte_mbuf*, 64> g_reserve{};
 bool g_verbose = false;
 
-[[noreturn]] void fail(const char* what) {
-  std::fprintf(stderr, "fuzz_nic: %s\n", what);
-  std::abort();
-}
+[[noreturn]] void fail(const char* what) { sf::fuzz::fail(kTarget, what); }
 
 w::MacAddr host_mac(int i) { return {{0x02, 0x4E, 0x49, 0x43, 0x00, static_cast<uint8_t>(i)}}; }
 w::Ipv4Addr host_ip4(int i) { return {{10, 1, 0, static_cast<uint8_t>(i + 1)}}; }
@@ -481,32 +476,8 @@ class Replay {
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   (void)argc;
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  int cpu = 0;
-  if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
-    while (cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &cpus)) ++cpu;
-  }
-  const std::string prefix = "--file-prefix=sf-fuzz-nic-" + std::to_string(getpid());
-  std::vector<std::string> args = {(*argv)[0], "--no-huge", "-m", "256", "--no-pci", "--no-shconf",
-                                   "--no-telemetry", prefix, "--log-level=*:error", "-l", std::to_string(cpu)};
-  std::vector<char*> cargs;
-  for (std::string& a : args) cargs.push_back(a.data());
-  if (rte_eal_init(static_cast<int>(cargs.size()), cargs.data()) < 0) {
-    std::fprintf(stderr, "fuzz_nic: rte_eal_init: %s\n", rte_strerror(rte_errno));
-    std::abort();
-  }
-  // No per-lcore cache: rte_mempool_avail_count is then exact.
-  g_pool = rte_pktmbuf_pool_create("fuzz_nic", kPoolMbufs, 0, 0, kDataRoom + RTE_PKTMBUF_HEADROOM, SOCKET_ID_ANY);
-  if (g_pool == nullptr) fail("cannot create the mbuf pool");
-  // Keep a few mbufs out for good: with a full pool, the ring would silently
-  // refuse a double free, which then could not show in the count.
-  for (rte_mbuf*& m : g_reserve) {
-    m = rte_pktmbuf_alloc(g_pool);
-    if (m == nullptr) fail("cannot take the reserve mbufs");
-  }
-  const char* verbose = std::getenv("SF_FUZZ_NIC_VERBOSE");
-  g_verbose = verbose != nullptr && verbose[0] == '1';
+  g_pool = sf::fuzz::start_eal(kTarget, (*argv)[0], kPoolMbufs, kDataRoom, g_reserve);
+  g_verbose = sf::fuzz::env_flag("SF_FUZZ_NIC_VERBOSE");
   return 0;
 }
 
@@ -520,10 +491,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     r.check_memory();
     if (g_verbose) r.print();
   }
-  if (rte_mempool_avail_count(g_pool) != avail_before) {
-    std::fprintf(stderr, "fuzz_nic: mbuf leak: %u free before, %u after the node was destroyed\n", avail_before,
-                 rte_mempool_avail_count(g_pool));
-    std::abort();
-  }
+  sf::fuzz::check_no_leak(kTarget, g_pool, avail_before, " the node was destroyed");
   return 0;
 }
