@@ -38,6 +38,7 @@
 #include "nic/host/nic_node.h"
 #include "nic/verbs/device.h"
 #include "tests/support/mbuf_chain.h"
+#include "tests/support/nic_hosts.h"
 #include "tools/sf-decode/pcap_reader.h"
 
 namespace {
@@ -45,6 +46,8 @@ namespace {
 using nlohmann::json;
 using sf::TimeNs;
 using sf::nic::NicNode;
+using sf::nic::test::host_mac;
+using sf::nic::test::one_host_cfg;
 namespace v = sf::nic::verbs;
 namespace w = sf::wire;
 
@@ -73,28 +76,6 @@ class PcapWriter {
  private:
   std::ofstream out_;
 };
-
-w::MacAddr host_mac(int i) { return {{0x02, 0x4E, 0x49, 0x43, 0x00, static_cast<uint8_t>(i)}}; }
-w::Ipv4Addr host_ip4(int i) { return {{10, 1, 0, static_cast<uint8_t>(i + 1)}}; }
-w::Ipv6Addr host_ip6(int i) {
-  w::Ipv6Addr a{};
-  a.bytes[0] = 0xFD;
-  a.bytes[15] = static_cast<uint8_t>(i + 1);
-  return a;
-}
-
-sf::nic::NicConfig one_host(int i) {
-  sf::nic::NicConfig c;
-  sf::nic::HostConfig h;
-  h.name = "host" + std::to_string(i);
-  h.mac = host_mac(i);
-  h.ipv4 = host_ip4(i);
-  h.ipv6 = host_ip6(i);
-  h.ports = {0};
-  c.hosts.push_back(h);
-  c.ports.emplace_back();
-  return c;
-}
 
 std::string mac_str(const w::MacAddr& m) {
   char b[18];
@@ -262,8 +243,8 @@ json wcs_json(v::Cq* cq) {
 }
 
 int place() {
-  NicNode a(one_host(0), g_pool);
-  NicNode b(one_host(1), g_pool);
+  NicNode a(one_host_cfg(0), g_pool);
+  NicNode b(one_host_cfg(1), g_pool);
   Side sa;
   Side sb;
   setup(a, sa);
@@ -372,8 +353,8 @@ int post(v::Qp* qp, Side& self, uint64_t wr_id, v::WrOpcode op, uint64_t local_o
 }
 
 int gen(const std::string& path) {
-  NicNode a(one_host(0), g_pool);
-  NicNode b(one_host(1), g_pool);
+  NicNode a(one_host_cfg(0), g_pool);
+  NicNode b(one_host_cfg(1), g_pool);
   Side sa;
   Side sb;
   setup(a, sa);

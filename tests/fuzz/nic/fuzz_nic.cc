@@ -37,11 +37,15 @@
 #include "tests/fuzz/fuzz_eal.h"
 #include "tests/fuzz/nic/nic_fuzz_input.h"
 #include "tests/support/mbuf_chain.h"
+#include "tests/support/nic_hosts.h"
 
 namespace {
 
 using sf::TimeNs;
 using sf::nic::NicNode;
+using sf::nic::test::host_ip4;
+using sf::nic::test::host_ip6;
+using sf::nic::test::host_mac;
 namespace v = sf::nic::verbs;
 namespace w = sf::wire;
 
@@ -63,24 +67,10 @@ bool g_verbose = false;
 
 [[noreturn]] void fail(const char* what) { sf::fuzz::fail(kTarget, what); }
 
-w::MacAddr host_mac(int i) { return {{0x02, 0x4E, 0x49, 0x43, 0x00, static_cast<uint8_t>(i)}}; }
-w::Ipv4Addr host_ip4(int i) { return {{10, 1, 0, static_cast<uint8_t>(i + 1)}}; }
-w::Ipv6Addr host_ip6(int i) {
-  w::Ipv6Addr a{};
-  a.bytes[0] = 0xFD;
-  a.bytes[15] = static_cast<uint8_t>(i + 1);
-  return a;
-}
-
 sf::nic::NicConfig node_config() {
   sf::nic::NicConfig c;
   for (int i = 0; i < 2; ++i) {
-    sf::nic::HostConfig h;
-    h.name = "host" + std::to_string(i);
-    h.mac = host_mac(i);
-    h.ipv4 = host_ip4(i);
-    h.ipv6 = host_ip6(i);
-    h.ports = {static_cast<sf::PortId>(i)};
+    sf::nic::HostConfig h = sf::nic::test::host_cfg(i, {static_cast<sf::PortId>(i)});
     h.max_qps = 4;
     h.max_mrs = 8;
     h.max_cqs = 4;

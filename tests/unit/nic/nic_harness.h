@@ -1,7 +1,7 @@
 // Test harness for the NIC (tests/unit/nic, tests/scenario): host configs
-// with distinct addresses, an endpoint = context + PD + CQs + RC QP + one
-// registered buffer, the verbs connection sequence RESET -> INIT -> RTR ->
-// RTS, a ScriptApp that runs test steps on the node's thread at given
+// with distinct addresses (tests/support/nic_hosts.h), an endpoint = context
+// + PD + CQs + RC QP + one registered buffer, the verbs connection sequence
+// RESET -> INIT -> RTR -> RTS, a ScriptApp that runs test steps on the node's thread at given
 // virtual times, and CQ draining. Header-only; EAL must be up for mbufs.
 #pragma once
 
@@ -15,40 +15,11 @@
 
 #include "nic/host/nic_node.h"
 #include "nic/verbs/device.h"
+#include "tests/support/nic_hosts.h"
 
 namespace sf::nic::test {
 
 namespace v = sf::nic::verbs;
-
-inline wire::MacAddr host_mac(int i) { return {{0x02, 0x4E, 0x49, 0x43, 0x00, static_cast<uint8_t>(i)}}; }
-inline wire::Ipv4Addr host_ip4(int i) { return {{10, 1, 0, static_cast<uint8_t>(i + 1)}}; }
-inline wire::Ipv6Addr host_ip6(int i) {
-  wire::Ipv6Addr a{};
-  a.bytes[0] = 0xFD;
-  a.bytes[1] = 0x00;
-  a.bytes[15] = static_cast<uint8_t>(i + 1);
-  return a;
-}
-
-inline HostConfig host_cfg(int i, std::vector<PortId> ports) {
-  HostConfig h;
-  h.name = "host" + std::to_string(i);
-  h.mac = host_mac(i);
-  h.ipv4 = host_ip4(i);
-  h.ipv6 = host_ip6(i);
-  h.ports = std::move(ports);
-  return h;
-}
-
-// A single-host, single-port node.
-inline NicConfig one_host_cfg(int i, BitRate rate = BitRate::gbps(100)) {
-  NicConfig c;
-  c.hosts.push_back(host_cfg(i, {0}));
-  NicPortConfig p;
-  p.line_rate = rate;
-  c.ports.push_back(p);
-  return c;
-}
 
 struct Endpoint {
   std::unique_ptr<v::Context> ctx;
