@@ -38,6 +38,7 @@
 #include "nic/host/nic_node.h"
 #include "nic/verbs/device.h"
 #include "tests/support/mbuf_chain.h"
+#include "tests/support/nic_connect.h"
 #include "tests/support/nic_hosts.h"
 #include "tools/sf-decode/pcap_reader.h"
 
@@ -147,40 +148,15 @@ v::Qp* make_qp(Side& s) {
 
 void connect(v::Qp* self, const Side& peer_side, const v::Qp* peer, bool ipv6, v::Mtu mtu, uint32_t sq_psn,
              uint32_t rq_psn) {
-  v::QpAttr a;
-  a.qp_state = v::QpState::kInit;
-  a.pkey_index = 0;
-  a.port_num = 1;
-  a.qp_access_flags = kAllAccess;
-  int rc = v::modify_qp(self, &a, v::kQpState | v::kQpPkeyIndex | v::kQpPort | v::kQpAccessFlags);
-  const sf::nic::rc::LocalAddr& pl = peer_side.ctx->host().local();
-  v::QpAttr r;
-  r.qp_state = v::QpState::kRtr;
-  r.path_mtu = mtu;
-  r.dest_qp_num = peer->qp_num();
-  r.rq_psn = rq_psn;
-  r.max_dest_rd_atomic = 4;
-  r.min_rnr_timer = 1;
-  r.ah_attr.is_global = 1;
-  r.ah_attr.sl = 3;
-  r.ah_attr.port_num = 1;
-  r.ah_attr.grh.sgid_index = ipv6 ? 1 : 0;
-  r.ah_attr.grh.dgid = ipv6 ? pl.ipv6 : v::gid_from_ipv4(pl.ipv4);
-  r.ah_attr.grh.traffic_class = 26 << 2;
-  for (int i = 0; i < 6; ++i) r.ah_attr.dmac[i] = pl.mac.bytes[i];
-  rc |= v::modify_qp(self, &r,
-                     v::kQpState | v::kQpAv | v::kQpPathMtu | v::kQpDestQpn | v::kQpRqPsn | v::kQpMaxDestRdAtomic |
-                         v::kQpMinRnrTimer);
-  v::QpAttr s;
-  s.qp_state = v::QpState::kRts;
-  s.sq_psn = sq_psn;
-  s.max_rd_atomic = 4;
-  s.retry_cnt = 7;
-  s.rnr_retry = 7;
-  s.timeout = 14;
-  rc |= v::modify_qp(self, &s,
-                     v::kQpState | v::kQpSqPsn | v::kQpMaxQpRdAtomic | v::kQpRetryCnt | v::kQpRnrRetry | v::kQpTimeout);
-  if (rc != 0) {
+  sf::nic::test::ConnParams p;
+  p.mtu = mtu;
+  p.timeout = 14;
+  p.sq_psn = sq_psn;
+  p.rq_psn = rq_psn;
+  p.ipv6 = ipv6;
+  p.rd_atomic = 4;
+  p.access = kAllAccess;
+  if (sf::nic::test::connect_qp(self, *peer_side.ctx, *peer, p) != 0) {
     std::fprintf(stderr, "connect failed\n");
     std::exit(1);
   }

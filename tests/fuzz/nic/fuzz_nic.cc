@@ -37,6 +37,7 @@
 #include "tests/fuzz/fuzz_eal.h"
 #include "tests/fuzz/nic/nic_fuzz_input.h"
 #include "tests/support/mbuf_chain.h"
+#include "tests/support/nic_connect.h"
 #include "tests/support/nic_hosts.h"
 
 namespace {
@@ -139,44 +140,17 @@ void setup_side(NicNode& node, size_t host, Side& s) {
 }
 
 void connect(Side& self, const Side& peer, uint32_t sq_psn, uint32_t rq_psn) {
-  v::QpAttr a;
-  a.qp_state = v::QpState::kInit;
-  a.pkey_index = 0;
-  a.port_num = 1;
-  a.qp_access_flags = kAllAccess;
-  if (v::modify_qp(self.qp, &a, v::kQpState | v::kQpPkeyIndex | v::kQpPort | v::kQpAccessFlags) != 0) fail("INIT");
-  const sf::nic::rc::LocalAddr& pl = peer.ctx->host().local();
-  v::QpAttr r;
-  r.qp_state = v::QpState::kRtr;
-  r.path_mtu = v::Mtu::k256;
-  r.dest_qp_num = peer.qp->qp_num();
-  r.rq_psn = rq_psn;
-  r.max_dest_rd_atomic = 4;
-  r.min_rnr_timer = 1;
-  r.ah_attr.is_global = 1;
-  r.ah_attr.sl = 3;
-  r.ah_attr.port_num = 1;
-  r.ah_attr.grh.sgid_index = 0;
-  r.ah_attr.grh.dgid = v::gid_from_ipv4(pl.ipv4);
-  r.ah_attr.grh.traffic_class = 26 << 2 | 2;
-  for (int i = 0; i < 6; ++i) r.ah_attr.dmac[i] = pl.mac.bytes[i];
-  if (v::modify_qp(self.qp, &r,
-                   v::kQpState | v::kQpAv | v::kQpPathMtu | v::kQpDestQpn | v::kQpRqPsn | v::kQpMaxDestRdAtomic |
-                       v::kQpMinRnrTimer) != 0) {
-    fail("RTR");
-  }
-  v::QpAttr s;
-  s.qp_state = v::QpState::kRts;
-  s.sq_psn = sq_psn;
-  s.max_rd_atomic = 4;
-  s.retry_cnt = 2;
-  s.rnr_retry = 2;
-  s.timeout = 8;  // 1 ms
-  if (v::modify_qp(self.qp, &s,
-                   v::kQpState | v::kQpSqPsn | v::kQpMaxQpRdAtomic | v::kQpRetryCnt | v::kQpRnrRetry | v::kQpTimeout) !=
-      0) {
-    fail("RTS");
-  }
+  sf::nic::test::ConnParams p;
+  p.mtu = v::Mtu::k256;
+  p.timeout = 8;  // 1 ms
+  p.retry_cnt = 2;
+  p.rnr_retry = 2;
+  p.sq_psn = sq_psn;
+  p.rq_psn = rq_psn;
+  p.traffic_class = 26 << 2 | 2;
+  p.rd_atomic = 4;
+  p.access = kAllAccess;
+  if (sf::nic::test::connect_qp(self.qp, *peer.ctx, *peer.qp, p) != 0) fail("connecting a QP (INIT, RTR or RTS)");
 }
 
 // Every frame the node sends must parse and, if RoCE, carry a correct ICRC:
