@@ -64,14 +64,6 @@ class LosslessNodeTest : public SwitchNodeFixture {
     now_ = t;
     node_->advance(t);
   }
-  static std::vector<uint8_t> pfc(uint8_t enable, uint16_t quanta, bool right_da = true) {
-    std::vector<uint8_t> b(60);
-    std::array<uint16_t, 8> q{};
-    q.fill(quanta);
-    wire::build_pfc_frame(b, kHostC, enable, q);
-    if (!right_da) b[5] = 0x02;
-    return b;
-  }
   uint64_t drops(uint16_t port, DropCause c) const { return node_->counters(port).drops[static_cast<size_t>(c)]; }
 
   PortCounters base_;
@@ -89,13 +81,13 @@ TEST_F(LosslessNodeTest, WatchdogDropFlushesAndRestores) {
   ASSERT_NE(node_->pfc_wd(2), nullptr);
   EXPECT_EQ(node_->pfc_wd(0), nullptr);
   const TimeNs t0 = TimeNs::from_us(1);
-  rx_bytes(2, pfc(1u << 3, 0xFFFF), t0);  // 335 us at 100G
+  rx_bytes(2, pfc_bytes(1u << 3, 0xFFFF), t0);  // 335 us at 100G
   for (int i = 0; i < 5; ++i) rx(0, frame(v4(kHostC, kHostA)), t0);
   EXPECT_EQ(node_->queue_packets(2, 3), 5u);
   EXPECT_TRUE(drain(2, t0).empty());
   EXPECT_EQ(node_->next_wakeup(t0), t0 + TimeNs::from_us(200));
   // Refreshes every 100 us keep it paused; 199 us: not yet stormed.
-  rx_bytes(2, pfc(1u << 3, 0xFFFF), TimeNs::from_us(100));
+  rx_bytes(2, pfc_bytes(1u << 3, 0xFFFF), TimeNs::from_us(100));
   run_until(t0 + TimeNs::from_us(199));
   EXPECT_EQ(node_->pfc_wd(2)->stormed(), 0u);
   run_until(t0 + TimeNs::from_us(200));
@@ -109,7 +101,7 @@ TEST_F(LosslessNodeTest, WatchdogDropFlushesAndRestores) {
   EXPECT_EQ(node_->mmu().total_used(), 0u);
   // While stormed: pause frames ignored (counted), new priority-3 packets
   // dropped, queue 1 traffic forwarded.
-  rx_bytes(2, pfc(1u << 3, 0xFFFF), TimeNs::from_us(220));
+  rx_bytes(2, pfc_bytes(1u << 3, 0xFFFF), TimeNs::from_us(220));
   EXPECT_EQ(node_->paused(2), 0u);
   EXPECT_EQ(node_->pfc_wd(2)->counters().rx_ignored_pause[3], 1u);
   rx(0, frame(v4(kHostC, kHostA)), TimeNs::from_us(230));
@@ -134,7 +126,7 @@ TEST_F(LosslessNodeTest, WatchdogDropFlushesAndRestores) {
   EXPECT_EQ(node_->pfc_wd(2)->counters().storms[3], 1u);
   EXPECT_EQ(node_->pfc_wd(2)->counters().restores[3], 1u);
   // Restored: a pause holds the queue again and packets queue, not drop.
-  rx_bytes(2, pfc(1u << 3, 0xFFFF), TimeNs::from_us(280));
+  rx_bytes(2, pfc_bytes(1u << 3, 0xFFFF), TimeNs::from_us(280));
   rx(0, frame(v4(kHostC, kHostA)), TimeNs::from_us(280));
   EXPECT_EQ(node_->paused(2), 1u << 3);
   EXPECT_EQ(node_->queue_packets(2, 3), 1u);
@@ -146,7 +138,7 @@ TEST_F(LosslessNodeTest, WatchdogDropFlushesAndRestores) {
 // and it is restored as soon as the pause ends.
 TEST_F(LosslessNodeTest, WatchdogForwardAndAlert) {
   make(wd_doc("forward"));
-  rx_bytes(2, pfc(1u << 3, 0xFFFF), TimeNs::from_us(1));
+  rx_bytes(2, pfc_bytes(1u << 3, 0xFFFF), TimeNs::from_us(1));
   for (int i = 0; i < 3; ++i) rx(0, frame(v4(kHostC, kHostA)), TimeNs::from_us(1));
   run_until(TimeNs::from_us(201));
   EXPECT_EQ(node_->pfc_wd(2)->stormed(), 1u << 3);
@@ -154,13 +146,13 @@ TEST_F(LosslessNodeTest, WatchdogForwardAndAlert) {
   EXPECT_EQ(node_->counters(0).dropped, 0u);
 
   make(wd_doc("alert"));
-  rx_bytes(2, pfc(1u << 3, 0xFFFF), TimeNs::from_us(1));
+  rx_bytes(2, pfc_bytes(1u << 3, 0xFFFF), TimeNs::from_us(1));
   rx(0, frame(v4(kHostC, kHostA)), TimeNs::from_us(1));
   run_until(TimeNs::from_us(201));
   EXPECT_EQ(node_->pfc_wd(2)->stormed(), 1u << 3);
   EXPECT_EQ(node_->paused(2), 1u << 3);
   EXPECT_TRUE(drain(2, TimeNs::from_us(201)).empty());
-  rx_bytes(2, pfc(1u << 3, 0), TimeNs::from_us(250));  // XON
+  rx_bytes(2, pfc_bytes(1u << 3, 0), TimeNs::from_us(250));  // XON
   run_until(TimeNs::from_us(251));
   EXPECT_EQ(node_->pfc_wd(2)->stormed(), 0u);
   EXPECT_EQ(node_->pfc_wd(2)->counters().restores[3], 1u);
@@ -174,10 +166,10 @@ TEST_F(LosslessNodeTest, WatchdogIgnoresShortPauses) {
   make(wd_doc("drop"));
   for (int k = 0; k < 5; ++k) {
     const TimeNs t = TimeNs::from_us(1 + 150 * k);
-    rx_bytes(2, pfc(1u << 3, 0xFFFF), t);
+    rx_bytes(2, pfc_bytes(1u << 3, 0xFFFF), t);
     rx(0, frame(v4(kHostC, kHostA)), t);
     run_until(t + TimeNs::from_us(149));
-    rx_bytes(2, pfc(1u << 3, 0), t + TimeNs::from_us(149));
+    rx_bytes(2, pfc_bytes(1u << 3, 0), t + TimeNs::from_us(149));
     EXPECT_EQ(drain(2, t + TimeNs::from_us(149)).size(), 1u);
   }
   run_until(TimeNs::from_ms(2));
@@ -268,16 +260,16 @@ TEST_F(LosslessNodeTest, TrimQueueFullIsCountedAndFloodIsNotTrimmed) {
 // honoured). Nothing crashes, nothing else is paused.
 TEST_F(LosslessNodeTest, BadMacControlFramesCountedAndIgnored) {
   make(wd_doc("drop"));
-  std::vector<uint8_t> trunc = pfc(1u << 3, 0xFFFF);
+  std::vector<uint8_t> trunc = pfc_bytes(1u << 3, 0xFFFF);
   trunc.resize(20);
   rx_bytes(2, trunc, TimeNs(10));
-  std::vector<uint8_t> op = pfc(1u << 3, 0xFFFF);
+  std::vector<uint8_t> op = pfc_bytes(1u << 3, 0xFFFF);
   op[15] = 0x77;  // opcode 0x0177
   rx_bytes(2, op, TimeNs(10));
-  rx_bytes(2, pfc(1u << 3, 0xFFFF, false), TimeNs(10));
-  rx_bytes(2, pfc(1u << 1, 0xFFFF), TimeNs(10));
+  rx_bytes(2, pfc_bytes(1u << 3, 0xFFFF, false), TimeNs(10));
+  rx_bytes(2, pfc_bytes(1u << 1, 0xFFFF), TimeNs(10));
   EXPECT_EQ(node_->paused(2), 0u);
-  std::vector<uint8_t> res = pfc(1u << 3, 100);
+  std::vector<uint8_t> res = pfc_bytes(1u << 3, 100);
   res[16] = 0x01;  // reserved upper byte of the class-enable vector
   rx_bytes(2, res, TimeNs(10));
   EXPECT_EQ(node_->paused(2), 1u << 3);

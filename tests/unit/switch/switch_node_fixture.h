@@ -1,8 +1,8 @@
 // Fixture for the SwitchNode tests on real mbufs (switch_node_test,
 // lossless_node_test; suite dpdk, EAL from tests/support/eal_env): the node
 // built from a config document with one router MAC on every port, RoCEv2
-// WRITE frames between test hosts, and receive/transmit by hand at a given
-// virtual time.
+// WRITE and PFC frames between test hosts, and receive/transmit by hand at a
+// given virtual time.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -18,6 +18,7 @@
 
 #include "common/config/json_loader.h"
 #include "common/wire/frame_builder.h"
+#include "common/wire/mac_control.h"
 #include "switch/pipeline/switch_node.h"
 #include "tests/support/eal_env.h"
 
@@ -27,6 +28,17 @@ inline constexpr std::array<uint8_t, 6> kRouterMac{0x02, 0x53, 0x46, 0, 0, 0x01}
 inline const wire::MacAddr kHostA{{0x02, 0, 0, 0, 0, 0x0A}};
 inline const wire::MacAddr kHostB{{0x02, 0, 0, 0, 0, 0x0B}};
 inline const wire::MacAddr kHostC{{0x02, 0, 0, 0, 0, 0x0C}};
+
+// A 60-byte PFC frame from host C: class-enable `enable`, `quanta` for every
+// priority; to a wrong DA (not 01:80:c2:00:00:01) when !right_da.
+inline std::vector<uint8_t> pfc_bytes(uint8_t enable, uint16_t quanta, bool right_da = true) {
+  std::vector<uint8_t> b(60);
+  std::array<uint16_t, 8> q{};
+  q.fill(quanta);
+  wire::build_pfc_frame(b, kHostC, enable, q);
+  if (!right_da) b[5] = 0x02;
+  return b;
+}
 
 class SwitchNodeFixture : public testing::Test {
  protected:

@@ -334,15 +334,6 @@ TEST_F(SwitchNodeTest, LosslessNeverHeldWhenItCouldNeverFit) {
 namespace sf::sw {
 namespace {
 
-std::vector<uint8_t> pfc_bytes(uint8_t enable, uint16_t quanta, bool right_da = true) {
-  std::vector<uint8_t> b(60);
-  std::array<uint16_t, 8> q{};
-  q.fill(quanta);
-  wire::build_pfc_frame(b, kHostC, enable, q);
-  if (!right_da) b[5] = 0x02;
-  return b;
-}
-
 // 12. Received PFC pauses the queue of its priority for quanta x 512 bit times
 // at the port speed (100G: 5.12 ns each); XON resumes; a frame to another DA or
 // for a priority without pfc_enable is ignored.
