@@ -23,67 +23,14 @@ Missing tshark or scapy is a FAILURE (./dev setup installs them), not a skip.
 """
 import json
 import os
-import shutil
 import struct
 import subprocess
-import sys
 import tempfile
-import zlib
 
-FAILURES = []
-CHECKS = [0]
+from interop_common import (TSHARK, BTH, Ether, IP, IPv6, UDP, Raw, wrpcap, rdpcap, raw, check, die,
+                            args, ref_icrc, scapy_icrc, finish)
 
-
-def check(cond, what):
-    CHECKS[0] += 1
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
-
-
-def die(msg):
-    print("FAIL:", msg, file=sys.stderr)
-    sys.exit(1)
-
-
-if len(sys.argv) != 2:
-    die("usage: nic_interop.py NIC_INTEROP_HELPER")
-HELPER = sys.argv[1]
-TSHARK = shutil.which("tshark")
-if TSHARK is None:
-    die("tshark not found in PATH; install it with ./dev setup (apt-get install tshark)")
-try:
-    import logging
-    logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
-    from scapy.all import Ether, IP, IPv6, UDP, Raw, wrpcap, rdpcap, raw  # noqa: E402
-    from scapy.contrib.roce import BTH  # noqa: E402
-except ImportError as e:
-    die(f"/usr/bin/python3 cannot import scapy with scapy.contrib.roce ({e}); install it with ./dev setup")
-
-
-def ref_icrc(frame, ip_off, v6):
-    """Independent ICRC (endpoint.md 1.7) with zlib, for IPv4 or IPv6."""
-    ip_len = 40 if v6 else (frame[ip_off] & 0x0F) * 4
-    hdr = bytearray(frame[ip_off:ip_off + ip_len + 8 + 12])
-    if v6:
-        hdr[0] |= 0x0F
-        hdr[1:4] = b"\xff\xff\xff"
-        hdr[7] = 0xFF
-    else:
-        hdr[1] = 0xFF
-        hdr[8] = 0xFF
-        hdr[10:12] = b"\xff\xff"
-    hdr[ip_len + 6:ip_len + 8] = b"\xff\xff"
-    hdr[ip_len + 8 + 4] = 0xFF
-    return zlib.crc32(b"\xff" * 8 + bytes(hdr) + frame[ip_off + len(hdr):-4]) & 0xFFFFFFFF
-
-
-def scapy_icrc(frame):
-    """ICRC bytes scapy's BTH computes for a frame (IPv4 only)."""
-    p = Ether(frame)
-    p[BTH].icrc = None
-    return raw(p)[-4:]
-
+[HELPER] = args("nic_interop.py NIC_INTEROP_HELPER", 1)
 
 tmp = tempfile.mkdtemp(prefix="sf-nic-interop-")
 
@@ -383,9 +330,5 @@ for wr in setup["wrs"]:
     want_status = 10 if wr["pair"] == "nak" else 0  # IBV_WC_REM_ACCESS_ERR
     check(w is not None and w["status"] == want_status, f"send completion of WR {wr['wr_id']}: {w}")
 
-shutil.rmtree(tmp, ignore_errors=True)
-if FAILURES:
-    print(f"{len(FAILURES)} NIC interop check(s) failed")
-    sys.exit(1)
-print(f"nic interop OK ({CHECKS[0]} checks): {n_scapy} scapy frames placed/dropped by our NIC, "
-      f"{len(manifest)} NIC frames ({n_v4} IPv4 ICRCs vs scapy, {n_v6} IPv6 vs reference) dissected by tshark")
+finish(tmp, "nic", f"{n_scapy} scapy frames placed/dropped by our NIC, {len(manifest)} NIC frames ({n_v4} IPv4 "
+       f"ICRCs vs scapy, {n_v6} IPv6 vs reference) dissected by tshark")

@@ -38,6 +38,8 @@
 #include "nic/host/nic_node.h"
 #include "nic/verbs/device.h"
 #include "tests/support/mbuf_chain.h"
+#include "tests/support/nic_connect.h"
+#include "tests/support/nic_hosts.h"
 #include "tools/sf-decode/pcap_reader.h"
 
 namespace {
@@ -45,6 +47,8 @@ namespace {
 using nlohmann::json;
 using sf::TimeNs;
 using sf::nic::NicNode;
+using sf::nic::test::host_mac;
+using sf::nic::test::one_host_cfg;
 namespace v = sf::nic::verbs;
 namespace w = sf::wire;
 
@@ -73,28 +77,6 @@ class PcapWriter {
  private:
   std::ofstream out_;
 };
-
-w::MacAddr host_mac(int i) { return {{0x02, 0x4E, 0x49, 0x43, 0x00, static_cast<uint8_t>(i)}}; }
-w::Ipv4Addr host_ip4(int i) { return {{10, 1, 0, static_cast<uint8_t>(i + 1)}}; }
-w::Ipv6Addr host_ip6(int i) {
-  w::Ipv6Addr a{};
-  a.bytes[0] = 0xFD;
-  a.bytes[15] = static_cast<uint8_t>(i + 1);
-  return a;
-}
-
-sf::nic::NicConfig one_host(int i) {
-  sf::nic::NicConfig c;
-  sf::nic::HostConfig h;
-  h.name = "host" + std::to_string(i);
-  h.mac = host_mac(i);
-  h.ipv4 = host_ip4(i);
-  h.ipv6 = host_ip6(i);
-  h.ports = {0};
-  c.hosts.push_back(h);
-  c.ports.emplace_back();
-  return c;
-}
 
 std::string mac_str(const w::MacAddr& m) {
   char b[18];
@@ -166,40 +148,15 @@ v::Qp* make_qp(Side& s) {
 
 void connect(v::Qp* self, const Side& peer_side, const v::Qp* peer, bool ipv6, v::Mtu mtu, uint32_t sq_psn,
              uint32_t rq_psn) {
-  v::QpAttr a;
-  a.qp_state = v::QpState::kInit;
-  a.pkey_index = 0;
-  a.port_num = 1;
-  a.qp_access_flags = kAllAccess;
-  int rc = v::modify_qp(self, &a, v::kQpState | v::kQpPkeyIndex | v::kQpPort | v::kQpAccessFlags);
-  const sf::nic::rc::LocalAddr& pl = peer_side.ctx->host().local();
-  v::QpAttr r;
-  r.qp_state = v::QpState::kRtr;
-  r.path_mtu = mtu;
-  r.dest_qp_num = peer->qp_num();
-  r.rq_psn = rq_psn;
-  r.max_dest_rd_atomic = 4;
-  r.min_rnr_timer = 1;
-  r.ah_attr.is_global = 1;
-  r.ah_attr.sl = 3;
-  r.ah_attr.port_num = 1;
-  r.ah_attr.grh.sgid_index = ipv6 ? 1 : 0;
-  r.ah_attr.grh.dgid = ipv6 ? pl.ipv6 : v::gid_from_ipv4(pl.ipv4);
-  r.ah_attr.grh.traffic_class = 26 << 2;
-  for (int i = 0; i < 6; ++i) r.ah_attr.dmac[i] = pl.mac.bytes[i];
-  rc |= v::modify_qp(self, &r,
-                     v::kQpState | v::kQpAv | v::kQpPathMtu | v::kQpDestQpn | v::kQpRqPsn | v::kQpMaxDestRdAtomic |
-                         v::kQpMinRnrTimer);
-  v::QpAttr s;
-  s.qp_state = v::QpState::kRts;
-  s.sq_psn = sq_psn;
-  s.max_rd_atomic = 4;
-  s.retry_cnt = 7;
-  s.rnr_retry = 7;
-  s.timeout = 14;
-  rc |= v::modify_qp(self, &s,
-                     v::kQpState | v::kQpSqPsn | v::kQpMaxQpRdAtomic | v::kQpRetryCnt | v::kQpRnrRetry | v::kQpTimeout);
-  if (rc != 0) {
+  sf::nic::test::ConnParams p;
+  p.mtu = mtu;
+  p.timeout = 14;
+  p.sq_psn = sq_psn;
+  p.rq_psn = rq_psn;
+  p.ipv6 = ipv6;
+  p.rd_atomic = 4;
+  p.access = kAllAccess;
+  if (sf::nic::test::connect_qp(self, *peer_side.ctx, *peer, p) != 0) {
     std::fprintf(stderr, "connect failed\n");
     std::exit(1);
   }
@@ -262,8 +219,8 @@ json wcs_json(v::Cq* cq) {
 }
 
 int place() {
-  NicNode a(one_host(0), g_pool);
-  NicNode b(one_host(1), g_pool);
+  NicNode a(one_host_cfg(0), g_pool);
+  NicNode b(one_host_cfg(1), g_pool);
   Side sa;
   Side sb;
   setup(a, sa);
@@ -372,8 +329,8 @@ int post(v::Qp* qp, Side& self, uint64_t wr_id, v::WrOpcode op, uint64_t local_o
 }
 
 int gen(const std::string& path) {
-  NicNode a(one_host(0), g_pool);
-  NicNode b(one_host(1), g_pool);
+  NicNode a(one_host_cfg(0), g_pool);
+  NicNode b(one_host_cfg(1), g_pool);
   Side sa;
   Side sb;
   setup(a, sa);

@@ -15,44 +15,14 @@ Missing tshark or scapy is a FAILURE (./dev setup installs them), not a skip.
 """
 import json
 import os
-import shutil
 import struct
 import subprocess
-import sys
 import tempfile
-import zlib
 
-FAILURES = []
-CHECKS = [0]
+from interop_common import (TSHARK, AETH, BTH, Ether, IP, IPv6, UDP, Raw, cnp, wrpcap, rdpcap,
+                            raw, check, die, args, ref_icrc, scapy_icrc, finish)
 
-
-def check(cond, what):
-    CHECKS[0] += 1
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
-
-
-def die(msg):
-    print("FAIL:", msg, file=sys.stderr)
-    sys.exit(1)
-
-
-if len(sys.argv) != 3:
-    die("usage: wire_interop.py WIRE_INTEROP_HELPER SF_DECODE")
-HELPER, SF_DECODE = sys.argv[1], sys.argv[2]
-
-TSHARK = shutil.which("tshark")
-if TSHARK is None:
-    die("tshark not found in PATH; install it with ./dev setup (apt-get install tshark)")
-try:
-    import logging
-    logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
-    from scapy.all import Ether, IP, IPv6, UDP, Raw, Dot1Q, wrpcap, rdpcap, raw  # noqa: E402
-    from scapy.contrib.roce import BTH, AETH, cnp  # noqa: E402
-except ImportError as e:
-    die(f"/usr/bin/python3 cannot import scapy with scapy.contrib.roce ({e}); install it with ./dev setup")
-
+HELPER, SF_DECODE = args("wire_interop.py WIRE_INTEROP_HELPER SF_DECODE", 2)
 
 # ---------------------------------------------------------------- helpers
 def tshark_packets(pcap):
@@ -87,30 +57,6 @@ def sf_decode(pcap):
     if r.returncode != 0:
         die(f"sf-decode {pcap} exited {r.returncode}: {r.stderr}")
     return [json.loads(line) for line in r.stdout.splitlines()]
-
-
-def ref_icrc(frame, ip_off, v6):
-    """Independent ICRC (endpoint.md 1.7) with zlib, for IPv4 or IPv6."""
-    ip_len = 40 if v6 else (frame[ip_off] & 0x0F) * 4
-    hdr = bytearray(frame[ip_off:ip_off + ip_len + 8 + 12])
-    if v6:
-        hdr[0] |= 0x0F
-        hdr[1:4] = b"\xff\xff\xff"
-        hdr[7] = 0xFF
-    else:
-        hdr[1] = 0xFF
-        hdr[8] = 0xFF
-        hdr[10:12] = b"\xff\xff"
-    hdr[ip_len + 6:ip_len + 8] = b"\xff\xff"
-    hdr[ip_len + 8 + 4] = 0xFF
-    return zlib.crc32(b"\xff" * 8 + bytes(hdr) + frame[ip_off + len(hdr):-4]) & 0xFFFFFFFF
-
-
-def scapy_icrc(frame):
-    """ICRC bytes scapy's BTH computes for a frame (IPv4 only)."""
-    p = Ether(frame)
-    p[BTH].icrc = None
-    return raw(p)[-4:]
 
 
 tmp = tempfile.mkdtemp(prefix="sf-wire-interop-")
@@ -329,9 +275,5 @@ for label, content in (("pcapng", b"\x0a\x0d\x0d\x0a" + b"\0" * 28), ("garbage",
 r = subprocess.run([SF_DECODE, "--help"], capture_output=True, text=True)
 check(r.returncode == 0 and "usage" in r.stdout, "sf-decode --help")
 
-shutil.rmtree(tmp, ignore_errors=True)
-if FAILURES:
-    print(f"{len(FAILURES)} interop check(s) failed")
-    sys.exit(1)
-print(f"wire interop OK ({CHECKS[0]} checks): {len(manifest)} builder frames vs tshark, {n_v4} IPv4 ICRCs vs scapy, "
-      f"{n_v6} IPv6 ICRCs vs reference + masking, 14 scapy frames vs sf-decode")
+finish(tmp, "wire", f"{len(manifest)} builder frames vs tshark, {n_v4} IPv4 ICRCs vs scapy, {n_v6} IPv6 ICRCs vs "
+       "reference + masking, 14 scapy frames vs sf-decode")

@@ -17,12 +17,15 @@
 #include "common/wire/icrc.h"
 #include "common/wire/mac_control.h"
 #include "common/wire/srv6.h"
+#include "tests/unit/wire/wire_test_util.h"
 #include "tools/sf-decode/pcap_reader.h"
 
 namespace {
 
 using nlohmann::json;
 using namespace sf::wire;
+using sf::wire::test::ip6;
+using sf::wire::test::mac;
 
 class PcapWriter {
  public:
@@ -42,14 +45,6 @@ class PcapWriter {
   std::ofstream out_;
   uint32_t n_ = 0;
 };
-
-MacAddr mac(uint8_t last) { return MacAddr{{0x02, 0, 0, 0, 0, last}}; }
-Ipv6Addr ip6(uint8_t last) {
-  Ipv6Addr a{};
-  a.bytes[0] = 0xFD;
-  a.bytes[15] = last;
-  return a;
-}
 
 RoceFrameSpec base(Opcode op, L3Spec l3) {
   RoceFrameSpec s;

@@ -14,12 +14,8 @@
 // EAL is set up once per process (--no-huge, no PCI, no shared config); a
 // fresh NicNode is built for every input, so an input reproduces alone.
 // SF_FUZZ_NIC_VERBOSE=1 prints per input what each port and QP counted.
-#include <rte_eal.h>
-#include <rte_errno.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
-#include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -38,16 +34,23 @@
 #include "common/wire/icrc.h"
 #include "nic/host/nic_node.h"
 #include "nic/verbs/device.h"
+#include "tests/fuzz/fuzz_eal.h"
 #include "tests/fuzz/nic/nic_fuzz_input.h"
 #include "tests/support/mbuf_chain.h"
+#include "tests/support/nic_connect.h"
+#include "tests/support/nic_hosts.h"
 
 namespace {
 
 using sf::TimeNs;
 using sf::nic::NicNode;
+using sf::nic::test::host_ip4;
+using sf::nic::test::host_ip6;
+using sf::nic::test::host_mac;
 namespace v = sf::nic::verbs;
 namespace w = sf::wire;
 
+constexpr const char* kTarget = "fuzz_nic";
 constexpr uint32_t kPoolMbufs = 8191;
 constexpr uint16_t kDataRoom = 2048;
 constexpr uint32_t kMaxBurst = 32;
@@ -63,29 +66,12 @@ rte_mempool* g_pool = nullptr;
 std::array<rte_mbuf*, 64> g_reserve{};
 bool g_verbose = false;
 
-[[noreturn]] void fail(const char* what) {
-  std::fprintf(stderr, "fuzz_nic: %s\n", what);
-  std::abort();
-}
-
-w::MacAddr host_mac(int i) { return {{0x02, 0x4E, 0x49, 0x43, 0x00, static_cast<uint8_t>(i)}}; }
-w::Ipv4Addr host_ip4(int i) { return {{10, 1, 0, static_cast<uint8_t>(i + 1)}}; }
-w::Ipv6Addr host_ip6(int i) {
-  w::Ipv6Addr a{};
-  a.bytes[0] = 0xFD;
-  a.bytes[15] = static_cast<uint8_t>(i + 1);
-  return a;
-}
+[[noreturn]] void fail(const char* what) { sf::fuzz::fail(kTarget, what); }
 
 sf::nic::NicConfig node_config() {
   sf::nic::NicConfig c;
   for (int i = 0; i < 2; ++i) {
-    sf::nic::HostConfig h;
-    h.name = "host" + std::to_string(i);
-    h.mac = host_mac(i);
-    h.ipv4 = host_ip4(i);
-    h.ipv6 = host_ip6(i);
-    h.ports = {static_cast<sf::PortId>(i)};
+    sf::nic::HostConfig h = sf::nic::test::host_cfg(i, {static_cast<sf::PortId>(i)});
     h.max_qps = 4;
     h.max_mrs = 8;
     h.max_cqs = 4;
@@ -154,44 +140,17 @@ void setup_side(NicNode& node, size_t host, Side& s) {
 }
 
 void connect(Side& self, const Side& peer, uint32_t sq_psn, uint32_t rq_psn) {
-  v::QpAttr a;
-  a.qp_state = v::QpState::kInit;
-  a.pkey_index = 0;
-  a.port_num = 1;
-  a.qp_access_flags = kAllAccess;
-  if (v::modify_qp(self.qp, &a, v::kQpState | v::kQpPkeyIndex | v::kQpPort | v::kQpAccessFlags) != 0) fail("INIT");
-  const sf::nic::rc::LocalAddr& pl = peer.ctx->host().local();
-  v::QpAttr r;
-  r.qp_state = v::QpState::kRtr;
-  r.path_mtu = v::Mtu::k256;
-  r.dest_qp_num = peer.qp->qp_num();
-  r.rq_psn = rq_psn;
-  r.max_dest_rd_atomic = 4;
-  r.min_rnr_timer = 1;
-  r.ah_attr.is_global = 1;
-  r.ah_attr.sl = 3;
-  r.ah_attr.port_num = 1;
-  r.ah_attr.grh.sgid_index = 0;
-  r.ah_attr.grh.dgid = v::gid_from_ipv4(pl.ipv4);
-  r.ah_attr.grh.traffic_class = 26 << 2 | 2;
-  for (int i = 0; i < 6; ++i) r.ah_attr.dmac[i] = pl.mac.bytes[i];
-  if (v::modify_qp(self.qp, &r,
-                   v::kQpState | v::kQpAv | v::kQpPathMtu | v::kQpDestQpn | v::kQpRqPsn | v::kQpMaxDestRdAtomic |
-                       v::kQpMinRnrTimer) != 0) {
-    fail("RTR");
-  }
-  v::QpAttr s;
-  s.qp_state = v::QpState::kRts;
-  s.sq_psn = sq_psn;
-  s.max_rd_atomic = 4;
-  s.retry_cnt = 2;
-  s.rnr_retry = 2;
-  s.timeout = 8;  // 1 ms
-  if (v::modify_qp(self.qp, &s,
-                   v::kQpState | v::kQpSqPsn | v::kQpMaxQpRdAtomic | v::kQpRetryCnt | v::kQpRnrRetry | v::kQpTimeout) !=
-      0) {
-    fail("RTS");
-  }
+  sf::nic::test::ConnParams p;
+  p.mtu = v::Mtu::k256;
+  p.timeout = 8;  // 1 ms
+  p.retry_cnt = 2;
+  p.rnr_retry = 2;
+  p.sq_psn = sq_psn;
+  p.rq_psn = rq_psn;
+  p.traffic_class = 26 << 2 | 2;
+  p.rd_atomic = 4;
+  p.access = kAllAccess;
+  if (sf::nic::test::connect_qp(self.qp, *peer.ctx, *peer.qp, p) != 0) fail("connecting a QP (INIT, RTR or RTS)");
 }
 
 // Every frame the node sends must parse and, if RoCE, carry a correct ICRC:
@@ -481,32 +440,8 @@ class Replay {
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   (void)argc;
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  int cpu = 0;
-  if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
-    while (cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &cpus)) ++cpu;
-  }
-  const std::string prefix = "--file-prefix=sf-fuzz-nic-" + std::to_string(getpid());
-  std::vector<std::string> args = {(*argv)[0], "--no-huge", "-m", "256", "--no-pci", "--no-shconf",
-                                   "--no-telemetry", prefix, "--log-level=*:error", "-l", std::to_string(cpu)};
-  std::vector<char*> cargs;
-  for (std::string& a : args) cargs.push_back(a.data());
-  if (rte_eal_init(static_cast<int>(cargs.size()), cargs.data()) < 0) {
-    std::fprintf(stderr, "fuzz_nic: rte_eal_init: %s\n", rte_strerror(rte_errno));
-    std::abort();
-  }
-  // No per-lcore cache: rte_mempool_avail_count is then exact.
-  g_pool = rte_pktmbuf_pool_create("fuzz_nic", kPoolMbufs, 0, 0, kDataRoom + RTE_PKTMBUF_HEADROOM, SOCKET_ID_ANY);
-  if (g_pool == nullptr) fail("cannot create the mbuf pool");
-  // Keep a few mbufs out for good: with a full pool, the ring would silently
-  // refuse a double free, which then could not show in the count.
-  for (rte_mbuf*& m : g_reserve) {
-    m = rte_pktmbuf_alloc(g_pool);
-    if (m == nullptr) fail("cannot take the reserve mbufs");
-  }
-  const char* verbose = std::getenv("SF_FUZZ_NIC_VERBOSE");
-  g_verbose = verbose != nullptr && verbose[0] == '1';
+  g_pool = sf::fuzz::start_eal(kTarget, (*argv)[0], kPoolMbufs, kDataRoom, g_reserve);
+  g_verbose = sf::fuzz::env_flag("SF_FUZZ_NIC_VERBOSE");
   return 0;
 }
 
@@ -520,10 +455,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     r.check_memory();
     if (g_verbose) r.print();
   }
-  if (rte_mempool_avail_count(g_pool) != avail_before) {
-    std::fprintf(stderr, "fuzz_nic: mbuf leak: %u free before, %u after the node was destroyed\n", avail_before,
-                 rte_mempool_avail_count(g_pool));
-    std::abort();
-  }
+  sf::fuzz::check_no_leak(kTarget, g_pool, avail_before, " the node was destroyed");
   return 0;
 }

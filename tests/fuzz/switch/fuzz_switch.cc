@@ -14,12 +14,8 @@
 // random stream, the DWRR round-robin position and cumulative counters. Every
 // check is per input, but a crash that depends on that carried state needs
 // the preceding inputs to reproduce (run the crashing input alone first).
-#include <rte_eal.h>
-#include <rte_errno.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
-#include <sched.h>
-#include <unistd.h>
 
 #include <array>
 #include <cstddef>
@@ -34,6 +30,7 @@
 #include "common/config/json_loader.h"
 #include "switch/config/switch_config.h"
 #include "switch/pipeline/switch_node.h"
+#include "tests/fuzz/fuzz_eal.h"
 #include "tests/fuzz/switch/switch_fuzz_input.h"
 #include "tests/support/mbuf_chain.h"
 
@@ -42,6 +39,7 @@ namespace {
 using sf::TimeNs;
 using sf::sw::SwitchNode;
 
+constexpr const char* kTarget = "fuzz_switch";
 constexpr uint32_t kPoolMbufs = 8191;
 constexpr uint16_t kDataRoom = 2048;  // + headroom; longer frames are chained
 constexpr uint32_t kMaxBurst = 32;
@@ -56,10 +54,7 @@ std::array<rte_mbuf*, 64> g_reserve{};
 bool g_verbose = false;
 TimeNs g_now = TimeNs::from_us(1);
 
-[[noreturn]] void fail(const char* what) {
-  std::fprintf(stderr, "fuzz_switch: %s\n", what);
-  std::abort();
-}
+[[noreturn]] void fail(const char* what) { sf::fuzz::fail(kTarget, what); }
 
 // An mbuf chain holding `bytes`, segments of at most `seg` bytes (0 = the data
 // room). nullptr when the pool is dry (the frame is then skipped).
@@ -219,40 +214,13 @@ void check_empty(const SwitchNode& sw) {
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   (void)argc;
-  // Anonymous memory, no devices, no shared runtime files: nothing survives
-  // a crash. (--in-memory is refused together with --no-huge by DPDK 22.11.)
-  // One lcore: the first CPU this process may run on.
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  int cpu = 0;
-  if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
-    while (cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &cpus)) ++cpu;
-  }
-  const std::string prefix = "--file-prefix=sf-fuzz-switch-" + std::to_string(getpid());
-  std::vector<std::string> args = {(*argv)[0], "--no-huge", "-m", "256", "--no-pci", "--no-shconf",
-                                   "--no-telemetry", prefix, "--log-level=*:error", "-l", std::to_string(cpu)};
-  std::vector<char*> cargs;
-  for (std::string& a : args) cargs.push_back(a.data());
-  if (rte_eal_init(static_cast<int>(cargs.size()), cargs.data()) < 0) {
-    std::fprintf(stderr, "fuzz_switch: rte_eal_init: %s\n", rte_strerror(rte_errno));
-    std::abort();
-  }
-  // No per-lcore cache: rte_mempool_avail_count is then exact.
-  g_pool = rte_pktmbuf_pool_create("fuzz_switch", kPoolMbufs, 0, 0, kDataRoom + RTE_PKTMBUF_HEADROOM, SOCKET_ID_ANY);
-  if (g_pool == nullptr) fail("cannot create the mbuf pool");
-  // Keep a few mbufs out for good: with a full pool, the ring would silently
-  // refuse a double free, which then could not show in the count.
-  for (rte_mbuf*& m : g_reserve) {
-    m = rte_pktmbuf_alloc(g_pool);
-    if (m == nullptr) fail("cannot take the reserve mbufs");
-  }
+  g_pool = sf::fuzz::start_eal(kTarget, (*argv)[0], kPoolMbufs, kDataRoom, g_reserve);
   g_cfg = new sf::sw::SwitchConfig(sf::sw::parse_switch_config(sf::config::parse_text(sf::fuzz::kFuzzSwitchConfig)));
   std::array<uint8_t, 6> mac{};
   std::memcpy(mac.data(), sf::fuzz::kFuzzRouterMac, mac.size());
   const std::vector<std::array<uint8_t, 6>> macs(g_cfg->ports.ports.size(), mac);
   g_sw = new SwitchNode(*g_cfg, macs);
-  const char* v = std::getenv("SF_FUZZ_SWITCH_VERBOSE");
-  g_verbose = v != nullptr && v[0] == '1';
+  g_verbose = sf::fuzz::env_flag("SF_FUZZ_SWITCH_VERBOSE");
   return 0;
 }
 
@@ -268,11 +236,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   r.drain();
   if (g_verbose) print_counters(sw, before);
   check_empty(sw);
-  if (rte_mempool_avail_count(g_pool) != avail_before) {
-    std::fprintf(stderr, "fuzz_switch: mbuf leak: %u free before, %u after\n", avail_before,
-                 rte_mempool_avail_count(g_pool));
-    std::abort();
-  }
+  sf::fuzz::check_no_leak(kTarget, g_pool, avail_before);
   // Forget what this input taught the FDB: every learned entry ages out.
   g_now = r.now() + kBetweenInputs;
   sw.advance(g_now);

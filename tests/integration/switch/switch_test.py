@@ -834,20 +834,13 @@ def pfc_generate(h):
     harness.check_conservation(rep)
 
 
-def pfc_receive(h):
-    """A peer that sends PFC: Ethernet8's peer keeps pausing priority 3
-    (class-enable 0x0008, 0xFFFF quanta = 33.5 ms at 1 Gb/s, a frame every
-    ~14 us) while it captures what the switch sends it. Sender A sends DSCP 26
-    (queue 3), sender B DSCP 10 (queue 1), slowly. Expect: the report counts
-    the received pauses (rx_prio3_pause, duration > 0, queue 3 paused); the
-    other priority keeps flowing (the capture holds queue 1's frames); queue 3
-    sends only when a pause has run out, which a loaded machine can cause by
-    delaying the peer for more than 33.5 ms: every burst of DSCP 26 frames in
-    the capture must follow a counted pause expiry (rx_prio3_pause_transition),
-    and the paused queue sends less than the free one."""
+def start_pausing_peer(h, cfg):
+    """Starts sf-switch (telemetry on) and Ethernet8's peer, which keeps
+    pausing priority 3 (class-enable 0x0008, 0xFFFF quanta, a frame every
+    ~14 us) and captures what the switch sends it; writes the pcaps of
+    run_pfc_senders first. Returns (sw, peer, port8, out_pcap, senders_pcaps):
+    port8() reads Ethernet8's telemetry, out_pcap is the peer's capture."""
     from scapy.all import Ether, Raw, wrpcap
-    names = ["Ethernet0", "Ethernet4", "Ethernet8"]
-    cfg = lossless_cfg(h, names, {"Ethernet0": 1, "Ethernet4": 1, "Ethernet8": 1})
     pfc_pcap, out_pcap = h.path("pfc.pcap"), h.path("out.pcap")
     body = struct.pack("!HH8H", 0x0101, 0x0008, 0, 0, 0, 0xFFFF, 0, 0, 0, 0) + bytes(26)
     wrpcap(pfc_pcap, [Ether(dst="01:80:c2:00:00:01", src=RECEIVER, type=0x8808) / Raw(body)])
@@ -859,15 +852,47 @@ def pfc_receive(h):
                    [client(cfg, "Ethernet8"), f"net_pcap1,rx_pcap={pfc_pcap},infinite_rx=1,tx_pcap={out_pcap}"],
                    ["--rate-gbps", 0.05, "--duration", 12, "--link-wait-s", 15], ready=True)
     port8 = lambda: telemetry(sw.prefix, "/softfabric/switch/port,Ethernet8") or {}  # noqa: E731
-    # The pause holds before the data starts.
-    wait_until(lambda: port8().get("rx_prio_pause", [0] * 8)[3] > 0, 15, "Ethernet8 receiving pauses",
-               procs=[sw, peer])
+    return sw, peer, port8, out_pcap, (a_pcap, b_pcap)
+
+
+def run_pfc_senders(h, cfg, senders_pcaps):
+    """Sender A on Ethernet0 (DSCP 26, queue 3) and sender B on Ethernet4
+    (DSCP 10, queue 1), 400 frames each, slowly; returns once both are done."""
+    a_pcap, b_pcap = senders_pcaps
     senders = [h.pktio(f"sender-{n}", "fwd", [f"net_pcap0,rx_pcap={pc},infinite_rx=1", client(cfg, port)],
                        ["--rate-gbps", 0.02, "--count", 400, "--duration", 20, "--link-wait-s", 15,
                         "--linger-ms", 500])
                for n, port, pc in (("a", "Ethernet0", a_pcap), ("b", "Ethernet4", b_pcap))]
     for p in senders:
         h.finish(p, 40)
+
+
+def dscp_counts(frames):
+    """IPv4 frames by DSCP: {dscp: count}."""
+    dscps = {}
+    for f in frames:
+        dscps[f[15] >> 2] = dscps.get(f[15] >> 2, 0) + 1
+    return dscps
+
+
+def pfc_receive(h):
+    """A peer that sends PFC: Ethernet8's peer keeps pausing priority 3
+    (class-enable 0x0008, 0xFFFF quanta = 33.5 ms at 1 Gb/s, a frame every
+    ~14 us) while it captures what the switch sends it. Sender A sends DSCP 26
+    (queue 3), sender B DSCP 10 (queue 1), slowly. Expect: the report counts
+    the received pauses (rx_prio3_pause, duration > 0, queue 3 paused); the
+    other priority keeps flowing (the capture holds queue 1's frames); queue 3
+    sends only when a pause has run out, which a loaded machine can cause by
+    delaying the peer for more than 33.5 ms: every burst of DSCP 26 frames in
+    the capture must follow a counted pause expiry (rx_prio3_pause_transition),
+    and the paused queue sends less than the free one."""
+    names = ["Ethernet0", "Ethernet4", "Ethernet8"]
+    cfg = lossless_cfg(h, names, {"Ethernet0": 1, "Ethernet4": 1, "Ethernet8": 1})
+    sw, peer, port8, out_pcap, senders_pcaps = start_pausing_peer(h, cfg)
+    # The pause holds before the data starts.
+    wait_until(lambda: port8().get("rx_prio_pause", [0] * 8)[3] > 0, 15, "Ethernet8 receiving pauses",
+               procs=[sw, peer])
+    run_pfc_senders(h, cfg, senders_pcaps)
     t = port8()
     rep = h.stop_switch(sw)
     h.finish(peer, 30, ok_rc=(0, 1))
@@ -875,9 +900,7 @@ def pfc_receive(h):
     q = p8["queues"]
     pfc = p8["pfc"]
     recs = [(ts, f) for ts, f in zip(read_pcap_times(out_pcap), read_pcap(out_pcap)) if f[12:14] == b"\x08\x00"]
-    dscps = {}
-    for _, f in recs:
-        dscps[f[15] >> 2] = dscps.get(f[15] >> 2, 0) + 1
+    dscps = dscp_counts(f for _, f in recs)
     bursts, last = 0, None
     for ts, f in recs:
         if f[15] >> 2 == 26:
@@ -909,38 +932,20 @@ def pfc_watchdog(h):
     sf-switch), the pauses that keep coming are ignored (rx_ignored_pause),
     DSCP 26 packets are dropped as pfcwd_drop instead of waiting, DSCP 10
     still flows, and no DSCP 26 frame leaves Ethernet8 before the storm."""
-    from scapy.all import Ether, Raw, wrpcap
     names = ["Ethernet0", "Ethernet4", "Ethernet8"]
     cfg = lossless_cfg(h, names, {"Ethernet0": 1, "Ethernet4": 1, "Ethernet8": 1})
     cfg["PFC_WD"] = {"Ethernet8": {"action": "drop", "detection_time": "20", "restoration_time": "2000"}}
-    pfc_pcap, out_pcap = h.path("pfc.pcap"), h.path("out.pcap")
-    body = struct.pack("!HH8H", 0x0101, 0x0008, 0, 0, 0, 0xFFFF, 0, 0, 0, 0) + bytes(26)
-    wrpcap(pfc_pcap, [Ether(dst="01:80:c2:00:00:01", src=RECEIVER, type=0x8808) / Raw(body)])
-    a_pcap, b_pcap = h.path("a.pcap"), h.path("b.pcap")
-    ecn_pcap(a_pcap, SENDER_A, 26, 64)
-    ecn_pcap(b_pcap, SENDER_B, 10, 64)
-    sw = h.start_switch(cfg, telemetry=True)
-    peer = h.pktio("pausing-peer", "fwd",
-                   [client(cfg, "Ethernet8"), f"net_pcap1,rx_pcap={pfc_pcap},infinite_rx=1,tx_pcap={out_pcap}"],
-                   ["--rate-gbps", 0.05, "--duration", 12, "--link-wait-s", 15], ready=True)
-    port8 = lambda: telemetry(sw.prefix, "/softfabric/switch/port,Ethernet8") or {}  # noqa: E731
+    sw, peer, port8, out_pcap, senders_pcaps = start_pausing_peer(h, cfg)
     wait_until(lambda: port8().get("pfcwd_stormed_queues_mask", 0) == 1 << 3, 15, "queue 3 stormed",
                procs=[sw, peer])
-    senders = [h.pktio(f"sender-{n}", "fwd", [f"net_pcap0,rx_pcap={pc},infinite_rx=1", client(cfg, port)],
-                       ["--rate-gbps", 0.02, "--count", 400, "--duration", 20, "--link-wait-s", 15,
-                        "--linger-ms", 500])
-               for n, port, pc in (("a", "Ethernet0", a_pcap), ("b", "Ethernet4", b_pcap))]
-    for p in senders:
-        h.finish(p, 40)
+    run_pfc_senders(h, cfg, senders_pcaps)
     rep = h.stop_switch(sw)
     h.finish(peer, 30, ok_rc=(0, 1))
     p0, p8 = port_by_name(rep, "Ethernet0"), port_by_name(rep, "Ethernet8")
     wd = p8.get("pfc_wd", {})
     wq = {q["queue"]: q for q in wd.get("queues", [])}
     frames = [f for f in read_pcap(out_pcap) if f[12:14] == b"\x08\x00"]
-    dscps = {}
-    for f in frames:
-        dscps[f[15] >> 2] = dscps.get(f[15] >> 2, 0) + 1
+    dscps = dscp_counts(frames)
     print(f"Ethernet8 pfc_wd {wd}; pfc {p8['pfc']}; Ethernet0 drops {p0['drops']}; queues tx "
           f"{[q['tx_packets'] for q in p8['queues']]}; capture by DSCP {dscps}; events {rep['pfc_wd_events']}")
     check(wd.get("action") == "drop" and wd.get("detection_time_us") == 20000, f"watchdog config {wd}")

@@ -6,6 +6,7 @@
 #include <array>
 
 #include "common/config/json_loader.h"
+#include "tests/support/config_errors.h"
 
 namespace sf::config {
 namespace {
@@ -13,12 +14,7 @@ namespace {
 // Runs `f` and returns the ConfigError's what(), or "no error".
 template <class F>
 std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "no error";
+  return sf::test::config_error_of(std::forward<F>(f));
 }
 
 enum class Mode { kStatic, kDynamic };

@@ -1,5 +1,6 @@
 // JSON loading: syntax errors with line/column, duplicate keys, missing files.
 #include "common/config/json_loader.h"
+#include "tests/support/config_errors.h"
 
 #include <gtest/gtest.h>
 
@@ -9,14 +10,7 @@
 namespace sf::config {
 namespace {
 
-std::string error_of(std::string_view text) {
-  try {
-    parse_text(text, "cfg.json");
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+std::string error_of(std::string_view text) { return sf::test::config_error_of([&] { parse_text(text, "cfg.json"); }); }
 
 TEST(JsonLoader, SyntaxErrorHasLineAndColumn) {
   const std::string err = error_of("{\n  \"a\": 1,\n  \"b\" 2\n}");

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "common/config/json_loader.h"
+#include "tests/support/config_errors.h"
 
 namespace sf::config {
 namespace {
@@ -16,14 +17,7 @@ PortsConfig parse(std::string_view text) {
   return ports;
 }
 
-std::string error_of(std::string_view text) {
-  try {
-    parse(text);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+std::string error_of(std::string_view text) { return sf::test::config_error_of([&] { parse(text); }); }
 
 TEST(PortConfig, GoodTableRoundTrips) {
   const PortsConfig c = parse(R"({"PORT": {

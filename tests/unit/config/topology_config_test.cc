@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "common/config/json_loader.h"
+#include "tests/support/config_errors.h"
 
 namespace sf::config {
 namespace {
@@ -19,14 +20,7 @@ TopologyConfig parse(std::string_view text) {
   return t;
 }
 
-std::string error_of(std::string_view text) {
-  try {
-    parse(text);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+std::string error_of(std::string_view text) { return sf::test::config_error_of([&] { parse(text); }); }
 
 constexpr const char* kGood = R"({
   "seed": 42,

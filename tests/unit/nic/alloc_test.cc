@@ -4,25 +4,10 @@
 // transmit) allocate nothing but mbufs.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
 #include "common/sim/simulator.h"
+#include "tests/support/alloc_count.h"
 #include "tests/support/eal_env.h"
 #include "tests/unit/nic/nic_harness.h"
-
-namespace {
-std::atomic<uint64_t> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace sf::nic::test {
 namespace {
@@ -42,11 +27,11 @@ TEST(NicAlloc, NoAllocationInSteadyState) {
   connect_pair(ea, eb, p);
   ASSERT_EQ(post_write(ea, 1, 0, 64 << 20, eb.addr(), eb.mr->rkey), 0);
   sim.run_for(TimeNs::from_ms(2));
-  const uint64_t before = g_allocations.load();
+  const uint64_t before = sf::test::allocations();
   const uint64_t pkts_before = ea.qp->counters().tx_data_pkts;
   const uint64_t goback_before = ea.qp->counters().go_back;
   sim.run_for(TimeNs::from_ms(6));
-  EXPECT_EQ(g_allocations.load(), before);
+  EXPECT_EQ(sf::test::allocations(), before);
   EXPECT_GT(ea.qp->counters().tx_data_pkts - pkts_before, 5000u);
   EXPECT_GT(ea.qp->counters().go_back - goback_before, 10u);
 }

@@ -4,25 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <array>
-#include <atomic>
-#include <cstdlib>
-#include <new>
 
 #include "nic/cc/cnp_limiter.h"
 #include "nic/cc/congestion_control.h"
-
-namespace {
-std::atomic<uint64_t> g_allocations{0};
-}  // namespace
-
-// Counting replacements of the global allocation functions (this binary only).
-void* operator new(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#include "tests/support/alloc_count.h"
 
 namespace sf::nic {
 namespace {
@@ -37,7 +22,7 @@ TEST(CcAlloc, NoAllocationPerEvent) {
                                        make_congestion_control(*cc_choice_from_string("dcqcn-paper"), line),
                                        make_congestion_control(*cc_choice_from_string("dcqcn-nvidia"), line)};
   CnpLimiter np(TimeNs::from_us(50), CnpCoalesce::kDeferred);
-  const uint64_t before = g_allocations.load();
+  const uint64_t before = sf::test::allocations();
   for (int64_t k = 0; k < 250'000; ++k) {
     const TimeNs now(k * 400);
     const bool marked = (k % 10) == 0 && (k / 50'000) % 2 == 0;  // congestion on and off
@@ -48,7 +33,7 @@ TEST(CcAlloc, NoAllocationPerEvent) {
       cc_on_tx_bytes(cc, 4096, now);
     }
   }
-  EXPECT_EQ(g_allocations.load(), before);
+  EXPECT_EQ(sf::test::allocations(), before);
   for (size_t i = 1; i < ccs.size(); ++i) {
     const Dcqcn& d = std::get<Dcqcn>(ccs[i]);
     EXPECT_GT(d.counters().cuts, 0u) << i;

@@ -1,7 +1,7 @@
 // Test harness for the NIC (tests/unit/nic, tests/scenario): host configs
-// with distinct addresses, an endpoint = context + PD + CQs + RC QP + one
-// registered buffer, the verbs connection sequence RESET -> INIT -> RTR ->
-// RTS, a ScriptApp that runs test steps on the node's thread at given
+// with distinct addresses (tests/support/nic_hosts.h), an endpoint = context
+// + PD + CQs + RC QP + one registered buffer, the verbs connection sequence
+// RESET -> INIT -> RTR -> RTS (tests/support/nic_connect.h), a ScriptApp that runs test steps on the node's thread at given
 // virtual times, and CQ draining. Header-only; EAL must be up for mbufs.
 #pragma once
 
@@ -15,40 +15,12 @@
 
 #include "nic/host/nic_node.h"
 #include "nic/verbs/device.h"
+#include "tests/support/nic_connect.h"
+#include "tests/support/nic_hosts.h"
 
 namespace sf::nic::test {
 
 namespace v = sf::nic::verbs;
-
-inline wire::MacAddr host_mac(int i) { return {{0x02, 0x4E, 0x49, 0x43, 0x00, static_cast<uint8_t>(i)}}; }
-inline wire::Ipv4Addr host_ip4(int i) { return {{10, 1, 0, static_cast<uint8_t>(i + 1)}}; }
-inline wire::Ipv6Addr host_ip6(int i) {
-  wire::Ipv6Addr a{};
-  a.bytes[0] = 0xFD;
-  a.bytes[1] = 0x00;
-  a.bytes[15] = static_cast<uint8_t>(i + 1);
-  return a;
-}
-
-inline HostConfig host_cfg(int i, std::vector<PortId> ports) {
-  HostConfig h;
-  h.name = "host" + std::to_string(i);
-  h.mac = host_mac(i);
-  h.ipv4 = host_ip4(i);
-  h.ipv6 = host_ip6(i);
-  h.ports = std::move(ports);
-  return h;
-}
-
-// A single-host, single-port node.
-inline NicConfig one_host_cfg(int i, BitRate rate = BitRate::gbps(100)) {
-  NicConfig c;
-  c.hosts.push_back(host_cfg(i, {0}));
-  NicPortConfig p;
-  p.line_rate = rate;
-  c.ports.push_back(p);
-  return c;
-}
 
 struct Endpoint {
   std::unique_ptr<v::Context> ctx;
@@ -83,58 +55,9 @@ inline Endpoint make_endpoint(NicNode& node, size_t host, size_t buf_bytes, int 
   return e;
 }
 
-struct ConnParams {
-  v::Mtu mtu = v::Mtu::k4096;
-  uint8_t timeout = 10;  // 4.19 ms
-  uint8_t retry_cnt = 7;
-  uint8_t rnr_retry = 7;
-  uint8_t min_rnr_timer = 1;  // 10 us
-  uint32_t sq_psn = 0x100;
-  uint32_t rq_psn = 0x200;   // the peer's sq_psn
-  bool ipv6 = false;
-  uint8_t sl = 3;
-  uint8_t traffic_class = 26 << 2;
-  uint8_t rd_atomic = 16;
-  int access = v::kAccessRemoteWrite | v::kAccessRemoteRead | v::kAccessLocalWrite;
-};
-
 // RESET -> INIT -> RTR -> RTS towards `peer`; returns the first failing rc.
 inline int connect_qp(Endpoint& self, const Endpoint& peer, const ConnParams& p) {
-  v::QpAttr a;
-  a.qp_state = v::QpState::kInit;
-  a.pkey_index = 0;
-  a.port_num = 1;
-  a.qp_access_flags = p.access;
-  int rc = v::modify_qp(self.qp, &a, v::kQpState | v::kQpPkeyIndex | v::kQpPort | v::kQpAccessFlags);
-  if (rc != 0) return rc;
-  const rc::LocalAddr& pl = peer.ctx->host().local();
-  v::QpAttr r;
-  r.qp_state = v::QpState::kRtr;
-  r.path_mtu = p.mtu;
-  r.dest_qp_num = peer.qp->qp_num();
-  r.rq_psn = p.rq_psn;
-  r.max_dest_rd_atomic = p.rd_atomic;
-  r.min_rnr_timer = p.min_rnr_timer;
-  r.ah_attr.is_global = 1;
-  r.ah_attr.sl = p.sl;
-  r.ah_attr.port_num = 1;
-  r.ah_attr.grh.sgid_index = p.ipv6 ? 1 : 0;
-  r.ah_attr.grh.dgid = p.ipv6 ? pl.ipv6 : v::gid_from_ipv4(pl.ipv4);
-  r.ah_attr.grh.traffic_class = p.traffic_class;
-  for (int i = 0; i < 6; ++i) r.ah_attr.dmac[i] = pl.mac.bytes[i];
-  rc = v::modify_qp(self.qp, &r,
-                    v::kQpState | v::kQpAv | v::kQpPathMtu | v::kQpDestQpn | v::kQpRqPsn | v::kQpMaxDestRdAtomic |
-                        v::kQpMinRnrTimer);
-  if (rc != 0) return rc;
-  v::QpAttr s;
-  s.qp_state = v::QpState::kRts;
-  s.sq_psn = p.sq_psn;
-  s.max_rd_atomic = p.rd_atomic;
-  s.retry_cnt = p.retry_cnt;
-  s.rnr_retry = p.rnr_retry;
-  s.timeout = p.timeout;
-  return v::modify_qp(self.qp, &s,
-                      v::kQpState | v::kQpSqPsn | v::kQpMaxQpRdAtomic | v::kQpRetryCnt | v::kQpRnrRetry | v::kQpTimeout);
+  return connect_qp(self.qp, *peer.ctx, *peer.qp, p);
 }
 
 // Connects a and b both ways (a's sq_psn = b's rq_psn and vice versa).

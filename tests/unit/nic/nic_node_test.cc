@@ -44,19 +44,28 @@ class Recorder final : public Node {
   TimeNs delay_;
 };
 
+// Host 0's node `a` wired to a Recorder (100 Gb/s, 1 us) in a simulator;
+// host 1's node `peer` is not wired: it only holds the QPs a's QPs connect to.
+struct PacingRig {
+  NicNode a{one_host_cfg(0), sf::test::mbuf_pool()};
+  NicNode peer{one_host_cfg(1), sf::test::mbuf_pool()};
+  Recorder rec{BitRate::gbps(100), TimeNs::from_us(1)};
+  sim::Simulator sim{1};
+  PacingRig() {
+    const auto ia = sim.add_node(a, "a");
+    const auto ir = sim.add_node(rec, "rec");
+    sim.connect(ia, 0, ir, 0, {BitRate::gbps(100), TimeNs::from_us(1)});
+  }
+};
+
 // 1. One QP paced at 10 Gb/s on a 100 Gb/s port, a 64 KiB WRITE (16 x 4 KiB
 //    frames). Expect: consecutive departures exactly rate.tx_time(wire
 //    bytes) apart (3.3504 us for a 4158-byte frame), nothing faster. Then
 //    unpaced: back to back at the line rate.
 TEST(NicPacing, GapsExactAtTheQpRate) {
   for (const uint64_t kbps : {uint64_t{10'000'000}, uint64_t{0}}) {
-    NicNode a(one_host_cfg(0), sf::test::mbuf_pool());
-    NicNode peer(one_host_cfg(1), sf::test::mbuf_pool());
-    Recorder rec(BitRate::gbps(100), TimeNs::from_us(1));
-    sim::Simulator sim(1);
-    const auto ia = sim.add_node(a, "a");
-    const auto ir = sim.add_node(rec, "rec");
-    sim.connect(ia, 0, ir, 0, {BitRate::gbps(100), TimeNs::from_us(1)});
+    PacingRig rig;
+    auto& [a, peer, rec, sim] = rig;
     Endpoint ea = make_endpoint(a, 0, 1 << 16);
     Endpoint eb = make_endpoint(peer, 0, 1 << 16);
     ASSERT_EQ(connect_qp(ea, eb, ConnParams{}), 0);
@@ -86,14 +95,8 @@ TEST(NicPacing, GapsExactAtTheQpRate) {
 //    backlog. Expect: per QP, no two departures closer than its gap (never a
 //    burst above the rate), and its average rate within 1% of the target.
 TEST(NicPacing, TwoQpsEachAtItsRate) {
-  NicConfig cfg = one_host_cfg(0);
-  NicNode a(cfg, sf::test::mbuf_pool());
-  NicNode peer(one_host_cfg(1), sf::test::mbuf_pool());
-  Recorder rec(BitRate::gbps(100), TimeNs::from_us(1));
-  sim::Simulator sim(1);
-  const auto ia = sim.add_node(a, "a");
-  const auto ir = sim.add_node(rec, "rec");
-  sim.connect(ia, 0, ir, 0, {BitRate::gbps(100), TimeNs::from_us(1)});
+  PacingRig rig;
+  auto& [a, peer, rec, sim] = rig;
   Endpoint e1 = make_endpoint(a, 0, 1 << 20);
   Endpoint p1 = make_endpoint(peer, 0, 1 << 20);
   Endpoint p2 = make_endpoint(peer, 0, 1 << 20);

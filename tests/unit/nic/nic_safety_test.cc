@@ -18,6 +18,7 @@
 #include "common/wire/frame_parser.h"
 #include "common/wire/icrc.h"
 #include "tests/support/eal_env.h"
+#include "tests/unit/nic/crafted_frames.h"
 #include "tests/unit/nic/nic_harness.h"
 
 namespace sf::nic::test {
@@ -29,44 +30,6 @@ using wire::Psn;
 constexpr size_t kGuardBytes = 64 * 1024;
 constexpr size_t kMrBytes = 4096;
 constexpr uint8_t kGuardByte = 0xA5;
-constexpr uint8_t kAck = wire::Aeth::make_syndrome(wire::AethType::kAck, wire::kAethCreditUnlimited);
-constexpr uint8_t kNakSeq = 0x60;
-constexpr uint8_t kNakAcc = 0x62;
-
-struct Sent {
-  uint8_t opcode = 0;
-  uint32_t psn = 0;
-  uint8_t syndrome = 0;
-  uint32_t msn = 0;
-  uint32_t payload_bytes = 0;
-};
-
-// Every frame `node` sends now, parsed (each must parse and carry a good ICRC).
-std::vector<Sent> pull(NicNode& node, TimeNs now = TimeNs(0)) {
-  std::vector<Sent> v;
-  for (;;) {
-    rte_mbuf* m = nullptr;
-    if (node.transmit(0, {&m, 1}, now) == 0) break;
-    std::vector<uint8_t> bytes(m->pkt_len);
-    const void* p = rte_pktmbuf_read(m, 0, m->pkt_len, bytes.data());
-    if (p != bytes.data()) std::memcpy(bytes.data(), p, m->pkt_len);
-    rte_pktmbuf_free(m);
-    const wire::FrameInfo fi = wire::parse_frame(bytes);
-    EXPECT_TRUE(fi.ok()) << wire::to_string(fi.reason);
-    if (!fi.ok() || fi.bth == nullptr) continue;
-    EXPECT_EQ(wire::icrc_verify(bytes, fi), wire::IcrcStatus::kOk);
-    Sent s;
-    s.opcode = fi.bth->opcode;
-    s.psn = fi.bth->get_psn().value();
-    if (fi.aeth != nullptr) {
-      s.syndrome = fi.aeth->syndrome;
-      s.msn = fi.aeth->msn.value();
-    }
-    s.payload_bytes = static_cast<uint32_t>(fi.payload_bytes);
-    v.push_back(s);
-  }
-  return v;
-}
 
 // Node `a` (host 0) is the peer whose addresses the crafted frames carry;
 // node `b` (host 1) is the responder under test. `region` is 64 KiB guard +
@@ -105,23 +68,12 @@ struct Safety {
   uint64_t va() { return reinterpret_cast<uint64_t>(mr_base()); }
 
   wire::RoceFrameSpec req(Opcode op, uint32_t psn, bool ack_req = true) const {
-    wire::RoceFrameSpec s;
-    s.l2.dst = host_mac(1);
-    s.l2.src = host_mac(0);
-    wire::Ipv4Spec ip;
-    ip.src = host_ip4(0);
-    ip.dst = host_ip4(1);
-    s.l3 = ip;
-    s.bth.opcode = op;
-    s.bth.dest_qp = eb.qp->qp_num();
-    s.bth.psn = Psn(psn);
+    wire::RoceFrameSpec s = host_frame(0, 1, eb.qp->qp_num(), op, psn);
     s.bth.ack_req = ack_req;
     return s;
   }
   void feed(const wire::RoceFrameSpec& s, std::span<const uint8_t> payload) {
-    std::vector<uint8_t> buf(wire::roce_frame_bytes(s, payload.size()));
-    ASSERT_TRUE(wire::build_roce_frame(buf, s, payload).ok());
-    rte_mbuf* m = sf::test::make_mbuf(buf);
+    rte_mbuf* m = craft(s, payload);
     ASSERT_NE(m, nullptr);
     b.receive(0, {&m, 1}, TimeNs(0));
   }
@@ -136,13 +88,6 @@ struct Safety {
     for (uint8_t c : other_buf) ASSERT_EQ(c, 0) << what << ": the other PD's MR changed";
   }
 };
-
-wire::RoceFrameSpec with_reth(wire::RoceFrameSpec s, uint64_t va, uint32_t rkey, uint32_t len) {
-  s.ext.reth_va = va;
-  s.ext.reth_rkey = rkey;
-  s.ext.reth_dma_length = len;
-  return s;
-}
 
 // 1. Remote access errors not covered by rc_crafted_test, each on a fresh
 //    responder QP (ePSN 0x100): a WRITE_ONLY with the rkey of an MR of
@@ -380,7 +325,6 @@ TEST(NicSafety, ZeroLengthRdmaSkipsTheRkeyCheck) {
 //    (0x61) for its PSN, the QP in ERR; for the SEND the receive completes in
 //    error; not a byte beyond what the receive or the RETH allows is written.
 TEST(NicSafety, LengthMismatchIsInvalidRequest) {
-  constexpr uint8_t kNakInv = 0x61;
   const std::vector<uint8_t> pay(64, 0x77);
   {
     Safety s;

@@ -12,6 +12,7 @@
 #include "common/wire/mac_control.h"
 #include "common/wire/mbuf_icrc.h"
 #include "tests/support/eal_env.h"
+#include "tests/unit/nic/crafted_frames.h"
 #include "tests/unit/nic/nic_harness.h"
 
 namespace sf::nic::test {
@@ -19,57 +20,6 @@ namespace {
 
 using wire::Opcode;
 using wire::Psn;
-
-struct Out {
-  uint8_t opcode = 0;
-  uint32_t psn = 0;
-  bool ack_req = false;
-  uint8_t syndrome = 0;
-  uint32_t msn = 0;
-  uint32_t dest_qp = 0;
-  std::vector<uint8_t> payload;
-  uint64_t reth_va = 0;
-  uint32_t reth_len = 0;
-};
-
-// Everything `node` sends at `now` (one frame per call, as the simulator asks).
-std::vector<Out> pull(NicNode& node, TimeNs now) {
-  std::vector<Out> v;
-  for (;;) {
-    rte_mbuf* m = nullptr;
-    if (node.transmit(0, {&m, 1}, now) == 0) break;
-    std::vector<uint8_t> bytes(m->pkt_len);
-    const void* p = rte_pktmbuf_read(m, 0, m->pkt_len, bytes.data());
-    if (p != bytes.data()) std::memcpy(bytes.data(), p, m->pkt_len);
-    rte_pktmbuf_free(m);
-    const wire::FrameInfo fi = wire::parse_frame(bytes);
-    EXPECT_TRUE(fi.ok()) << wire::to_string(fi.reason);
-    if (!fi.ok() || fi.bth == nullptr) continue;
-    EXPECT_EQ(wire::icrc_verify(bytes, fi), wire::IcrcStatus::kOk);
-    Out o;
-    o.opcode = fi.bth->opcode;
-    o.psn = fi.bth->get_psn().value();
-    o.ack_req = fi.bth->ack_requested();
-    o.dest_qp = fi.bth->dest_qp.value();
-    if (fi.aeth != nullptr) {
-      o.syndrome = fi.aeth->syndrome;
-      o.msn = fi.aeth->msn.value();
-    }
-    if (fi.reth != nullptr) {
-      o.reth_va = fi.reth->va.value();
-      o.reth_len = fi.reth->dma_length.value();
-    }
-    o.payload.assign(bytes.begin() + fi.payload_offset, bytes.begin() + fi.payload_offset + fi.payload_bytes);
-    v.push_back(o);
-  }
-  return v;
-}
-
-constexpr uint8_t kAck = wire::Aeth::make_syndrome(wire::AethType::kAck, wire::kAethCreditUnlimited);
-constexpr uint8_t kNakSeq = 0x60;
-constexpr uint8_t kNakInv = 0x61;
-constexpr uint8_t kNakAcc = 0x62;
-constexpr uint8_t kNakOp = 0x63;
 
 // Host 1 (node `b`, driven by hand) has a QP connected to a QP of host 0
 // (node `a`, used for its addresses and as a requester driven by hand).
@@ -91,51 +41,22 @@ struct Crafted {
   }
   // A request to eb's QP as ea's QP would send it.
   wire::RoceFrameSpec to_b(Opcode op, uint32_t psn, bool ack_req = true) const {
-    wire::RoceFrameSpec s;
-    s.l2.dst = host_mac(1);
-    s.l2.src = host_mac(0);
-    wire::Ipv4Spec ip;
-    ip.src = host_ip4(0);
-    ip.dst = host_ip4(1);
-    ip.ecn = wire::Ecn::kEct0;
-    s.l3 = ip;
-    s.bth.opcode = op;
-    s.bth.dest_qp = eb.qp->qp_num();
-    s.bth.psn = Psn(psn);
+    wire::RoceFrameSpec s = host_frame(0, 1, eb.qp->qp_num(), op, psn);
+    std::get<wire::Ipv4Spec>(s.l3).ecn = wire::Ecn::kEct0;
     s.bth.ack_req = ack_req;
     return s;
   }
   // A response to ea's QP as eb's QP would send it.
   wire::RoceFrameSpec to_a(Opcode op, uint32_t psn, uint8_t syndrome = kAck) const {
-    wire::RoceFrameSpec s;
-    s.l2.dst = host_mac(0);
-    s.l2.src = host_mac(1);
-    wire::Ipv4Spec ip;
-    ip.src = host_ip4(1);
-    ip.dst = host_ip4(0);
-    s.l3 = ip;
-    s.bth.opcode = op;
-    s.bth.dest_qp = ea.qp->qp_num();
-    s.bth.psn = Psn(psn);
+    wire::RoceFrameSpec s = host_frame(1, 0, ea.qp->qp_num(), op, psn);
     s.ext.aeth_syndrome = syndrome;
     return s;
   }
 };
 
-rte_mbuf* craft(const wire::RoceFrameSpec& s, std::span<const uint8_t> payload, uint16_t seg = 0) {
-  std::vector<uint8_t> buf(wire::roce_frame_bytes(s, payload.size()));
-  const wire::BuildResult r = wire::build_roce_frame(buf, s, payload);
-  EXPECT_TRUE(r.ok()) << wire::to_string(r.error);
-  return sf::test::make_mbuf(buf, seg);
-}
-
-void feed(NicNode& n, rte_mbuf* m, TimeNs now = TimeNs(0)) { n.receive(0, {&m, 1}, now); }
-
-wire::RoceFrameSpec with_reth(wire::RoceFrameSpec s, uint64_t va, uint32_t rkey, uint32_t len) {
-  s.ext.reth_va = va;
-  s.ext.reth_rkey = rkey;
-  s.ext.reth_dma_length = len;
-  return s;
+void feed(NicNode& n, rte_mbuf* m, TimeNs now = TimeNs(0)) {
+  ASSERT_NE(m, nullptr);
+  n.receive(0, {&m, 1}, now);
 }
 
 uint64_t drops(const NicNode& n, RxDrop d) { return n.counters(0).drops[static_cast<int>(d)]; }
@@ -587,7 +508,7 @@ TEST(RcCrafted, CnpAtMostOncePerIntervalAndCounted) {
   for (const auto& [psn, t] : {std::pair{0x100u, TimeNs(0)}, std::pair{0x101u, TimeNs::from_us(10)},
                                std::pair{0x102u, TimeNs::from_us(60)}}) {
     feed(c.b, ce_write(psn), t);
-    for (const Out& o : pull(c.b, t)) {
+    for (const SentFrame& o : pull(c.b, t)) {
       if (o.opcode != static_cast<uint8_t>(Opcode::kCnp)) continue;
       ++cnps;
       EXPECT_EQ(o.dest_qp, c.ea.qp->qp_num());

@@ -6,6 +6,7 @@
 
 #include "common/config/config_error.h"
 #include "common/config/json_loader.h"
+#include "tests/support/config_errors.h"
 
 namespace sf::nic::app {
 namespace {
@@ -35,14 +36,7 @@ std::string good_with(const std::string& from, const std::string& to) {
   return s.replace(at, from.size(), to);
 }
 
-std::string error_of(const std::string& text) {
-  try {
-    parse(text);
-  } catch (const config::ConfigError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+std::string error_of(const std::string& text) { return sf::test::config_error_of([&] { parse(text); }); }
 
 // 1. Every field lands where it belongs; defaults fill the rest.
 TEST(SfNicConfig, ParsesEveryField) {

@@ -2,26 +2,10 @@
 // high-water mark, running the simulator allocates nothing.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
 #include "common/sim/simulator.h"
+#include "tests/support/alloc_count.h"
 #include "tests/support/eal_env.h"
 #include "tests/unit/sim/test_nodes.h"
-
-namespace {
-std::atomic<uint64_t> g_allocations{0};
-}  // namespace
-
-// Counting replacements of the global allocation functions (this binary only).
-void* operator new(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace sf::sim {
 namespace {
@@ -40,10 +24,10 @@ TEST(SimAlloc, NoAllocationInSteadyState) {
   p.corrupt = 0.01;
   sim.connect(sim.add_node(a, "a"), 0, sim.add_node(b, "b"), 0, p);
   sim.run_for(TimeNs::from_ms(1));
-  const uint64_t before = g_allocations.load();
+  const uint64_t before = sf::test::allocations();
   const uint64_t events_before = sim.events_processed();
   sim.run_for(TimeNs::from_ms(10));
-  EXPECT_EQ(g_allocations.load(), before);
+  EXPECT_EQ(sf::test::allocations(), before);
   EXPECT_GT(sim.events_processed() - events_before, 100000u);
 }
 

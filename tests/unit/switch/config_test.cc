@@ -9,6 +9,7 @@
 
 #include "common/config/config_error.h"
 #include "common/config/json_loader.h"
+#include "tests/support/config_errors.h"
 
 namespace sf::sw {
 namespace {
@@ -24,21 +25,9 @@ constexpr const char* kMinimal = R"({
 })";
 
 // A minimal document with `extra` tables merged in.
-config::Json doc_with(const std::string& extra) {
-  config::Json d = config::parse_text(kMinimal);
-  const config::Json e = config::parse_text(extra);
-  for (auto it = e.begin(); it != e.end(); ++it) d[it.key()] = it.value();
-  return d;
-}
+config::Json doc_with(const std::string& extra) { return sf::test::merged_doc(kMinimal, extra); }
 
-std::string error_of(const config::Json& d) {
-  try {
-    parse_switch_config(d);
-  } catch (const config::ConfigError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+std::string error_of(const config::Json& d) { return sf::test::config_error_of([&] { parse_switch_config(d); }); }
 
 // 1. The seed-000 static lossless profile, as shipped.
 TEST(SwitchConfig, SeedStaticProfileLoads) {
@@ -245,7 +234,7 @@ TEST(SwitchConfig, InconsistentLosslessThresholds) {
   // The same with the threshold above Kmax loads.
   std::string ok = lossless;
   ok.replace(ok.find("300000"), 6, "480000");
-  EXPECT_EQ(error_of(doc_with(ok)), "(no error)");
+  EXPECT_EQ(error_of(doc_with(ok)), "no error");
 }
 
 // 9. Headroom from the calculator (SONiC dynamic model): a PG profile with

@@ -10,6 +10,7 @@
 #include "common/config/config_error.h"
 #include "common/config/json_loader.h"
 #include "switch/config/switch_config.h"
+#include "tests/support/config_errors.h"
 
 namespace sf::sw {
 namespace {
@@ -20,26 +21,14 @@ constexpr const char* kPorts = R"({
            "Ethernet8": {"devargs": "net_ring2", "speed": 100}}
 })";
 
-config::Json doc_with(const std::string& extra) {
-  config::Json d = config::parse_text(kPorts);
-  const config::Json e = config::parse_text(extra);
-  for (auto it = e.begin(); it != e.end(); ++it) d[it.key()] = it.value();
-  return d;
-}
+config::Json doc_with(const std::string& extra) { return sf::test::merged_doc(kPorts, extra); }
 
 // CREDIT_FC with one entry for Ethernet0,Ethernet4 whose body is `body`.
 config::Json credit(const std::string& body) {
   return doc_with(R"({"CREDIT_FC": {"Ethernet0,Ethernet4": {)" + body + "}}}");
 }
 
-std::string error_of(const config::Json& d) {
-  try {
-    parse_switch_config(d);
-  } catch (const config::ConfigError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+std::string error_of(const config::Json& d) { return sf::test::config_error_of([&] { parse_switch_config(d); }); }
 
 // 1. Seed 003's case: MTU 8 KiB, 1 MiB per VL (128 credits), threshold 8,
 // 4 data VLs + management VL15, SL 3 -> VL 1, SL 7 -> VL 15, weights.

@@ -16,16 +16,12 @@
 #include "common/wire/mac_control.h"
 #include "switch/pipeline/switch_node.h"
 #include "tests/support/eal_env.h"
+#include "tests/unit/switch/switch_node_fixture.h"
 
 namespace sf::sw {
 namespace {
 
 using wire::MacAddr;
-
-constexpr std::array<uint8_t, 6> kRouterMac{0x02, 0x53, 0x46, 0, 0, 0x01};
-const MacAddr kHostA{{0x02, 0, 0, 0, 0, 0x0A}};
-const MacAddr kHostB{{0x02, 0, 0, 0, 0, 0x0B}};
-const MacAddr kHostC{{0x02, 0, 0, 0, 0, 0x0C}};
 
 constexpr const char* kPorts = R"("PORT": {"Ethernet0": {"devargs": "a", "speed": 100},
     "Ethernet4": {"devargs": "b", "speed": 100}, "Ethernet8": {"devargs": "c", "speed": 100}})";
@@ -45,12 +41,10 @@ std::string wd_doc(const std::string& action) {
                "Ethernet8": {"action": ")" + action + R"(", "detection_time": "200us", "restoration_time": "50us"}}})";
 }
 
-class LosslessNodeTest : public testing::Test {
+class LosslessNodeTest : public SwitchNodeFixture {
  protected:
   void make(const std::string& doc) {
-    cfg_ = parse_switch_config(config::parse_text(doc));
-    macs_.assign(cfg_.ports.ports.size(), kRouterMac);
-    node_ = std::make_unique<SwitchNode>(cfg_, macs_, test::mbuf_pool());
+    SwitchNodeFixture::make(doc);
     // Teach the FDB where hosts A, B, C live (ports 0, 1, 2).
     rx(2, frame(v4(kHostA, kHostC)), TimeNs(0));
     rx(0, frame(v4(kHostC, kHostA)), TimeNs(0));
@@ -58,50 +52,7 @@ class LosslessNodeTest : public testing::Test {
     for (uint16_t p = 0; p < 3; ++p) drain(p, TimeNs(0));
     base_ = node_->counters(2);
   }
-  void TearDown() override { node_.reset(); }
-
-  static rte_mbuf* frame(const wire::RoceFrameSpec& spec, size_t payload = 64) {
-    std::vector<uint8_t> buf(9300);
-    std::vector<uint8_t> data(payload, 0x5A);
-    const auto r = wire::build_roce_frame(buf, spec, data);
-    EXPECT_TRUE(r.ok());
-    buf.resize(r.frame_bytes);
-    return test::make_mbuf(buf);
-  }
-  static wire::RoceFrameSpec v4(MacAddr dst, MacAddr src, uint8_t dscp = 26) {
-    wire::RoceFrameSpec s;
-    s.l2 = {dst, src, std::nullopt};
-    wire::Ipv4Spec ip;
-    ip.src.bytes = {10, 0, 0, 1};
-    ip.dst.bytes = {10, 1, 0, 2};
-    ip.dscp = dscp;
-    ip.ecn = wire::Ecn::kEct0;
-    s.l3 = ip;
-    s.bth.opcode = wire::Opcode::kRcWriteOnly;
-    s.ext.reth_dma_length = 64;
-    return s;
-  }
-  void rx(uint16_t port, rte_mbuf* m, TimeNs now) {
-    rte_mbuf* one[1] = {m};
-    node_->receive(port, one, now);
-  }
   void rx_bytes(uint16_t port, const std::vector<uint8_t>& b, TimeNs now) { rx(port, test::make_mbuf(b), now); }
-  // Everything port `p` sends at `now`: frame bytes; mbufs freed.
-  std::vector<std::vector<uint8_t>> drain(uint16_t p, TimeNs now) {
-    std::vector<std::vector<uint8_t>> out;
-    rte_mbuf* burst[32];
-    uint16_t n;
-    while ((n = node_->transmit(p, burst, now)) > 0) {
-      for (uint16_t i = 0; i < n; ++i) {
-        std::vector<uint8_t> b(burst[i]->pkt_len);
-        const void* d = rte_pktmbuf_read(burst[i], 0, burst[i]->pkt_len, b.data());
-        if (d != b.data()) std::memcpy(b.data(), d, b.size());
-        out.push_back(std::move(b));
-        rte_pktmbuf_free(burst[i]);
-      }
-    }
-    return out;
-  }
   // Runs the node's timers up to `t` (as a driver would: advance at each wakeup).
   void run_until(TimeNs t) {
     for (int guard = 0; guard < 1000; ++guard) {
@@ -113,19 +64,8 @@ class LosslessNodeTest : public testing::Test {
     now_ = t;
     node_->advance(t);
   }
-  static std::vector<uint8_t> pfc(uint8_t enable, uint16_t quanta, bool right_da = true) {
-    std::vector<uint8_t> b(60);
-    std::array<uint16_t, 8> q{};
-    q.fill(quanta);
-    wire::build_pfc_frame(b, kHostC, enable, q);
-    if (!right_da) b[5] = 0x02;
-    return b;
-  }
   uint64_t drops(uint16_t port, DropCause c) const { return node_->counters(port).drops[static_cast<size_t>(c)]; }
 
-  SwitchConfig cfg_;
-  std::vector<std::array<uint8_t, 6>> macs_;
-  std::unique_ptr<SwitchNode> node_;
   PortCounters base_;
   TimeNs now_{0};
 };
@@ -141,13 +81,13 @@ TEST_F(LosslessNodeTest, WatchdogDropFlushesAndRestores) {
   ASSERT_NE(node_->pfc_wd(2), nullptr);
   EXPECT_EQ(node_->pfc_wd(0), nullptr);
   const TimeNs t0 = TimeNs::from_us(1);
-  rx_bytes(2, pfc(1u << 3, 0xFFFF), t0);  // 335 us at 100G
+  rx_bytes(2, pfc_bytes(1u << 3, 0xFFFF), t0);  // 335 us at 100G
   for (int i = 0; i < 5; ++i) rx(0, frame(v4(kHostC, kHostA)), t0);
   EXPECT_EQ(node_->queue_packets(2, 3), 5u);
   EXPECT_TRUE(drain(2, t0).empty());
   EXPECT_EQ(node_->next_wakeup(t0), t0 + TimeNs::from_us(200));
   // Refreshes every 100 us keep it paused; 199 us: not yet stormed.
-  rx_bytes(2, pfc(1u << 3, 0xFFFF), TimeNs::from_us(100));
+  rx_bytes(2, pfc_bytes(1u << 3, 0xFFFF), TimeNs::from_us(100));
   run_until(t0 + TimeNs::from_us(199));
   EXPECT_EQ(node_->pfc_wd(2)->stormed(), 0u);
   run_until(t0 + TimeNs::from_us(200));
@@ -161,18 +101,18 @@ TEST_F(LosslessNodeTest, WatchdogDropFlushesAndRestores) {
   EXPECT_EQ(node_->mmu().total_used(), 0u);
   // While stormed: pause frames ignored (counted), new priority-3 packets
   // dropped, queue 1 traffic forwarded.
-  rx_bytes(2, pfc(1u << 3, 0xFFFF), TimeNs::from_us(220));
+  rx_bytes(2, pfc_bytes(1u << 3, 0xFFFF), TimeNs::from_us(220));
   EXPECT_EQ(node_->paused(2), 0u);
   EXPECT_EQ(node_->pfc_wd(2)->counters().rx_ignored_pause[3], 1u);
   rx(0, frame(v4(kHostC, kHostA)), TimeNs::from_us(230));
-  rx(0, frame(v4(kHostC, kHostA, 8)), TimeNs::from_us(230));
+  rx(0, frame(v4(kHostC, kHostA, 2, 8)), TimeNs::from_us(230));
   EXPECT_EQ(drops(0, DropCause::kPfcWatchdog), 6u);
   EXPECT_EQ(drain(2, TimeNs::from_us(230)).size(), 1u);
   EXPECT_EQ(node_->pfc_wd(2)->counters().tx_dropped[3], 6u);
   // Lossless arrivals from the stormed peer (port 2, PG 3) are dropped too;
   // its other priorities pass.
   rx(2, frame(v4(kHostA, kHostC)), TimeNs::from_us(231));
-  rx(2, frame(v4(kHostA, kHostC, 8)), TimeNs::from_us(231));
+  rx(2, frame(v4(kHostA, kHostC, 2, 8)), TimeNs::from_us(231));
   EXPECT_EQ(drops(2, DropCause::kPfcWatchdog), 1u);
   EXPECT_EQ(node_->pfc_wd(2)->counters().rx_dropped[3], 1u);
   EXPECT_EQ(drain(0, TimeNs::from_us(231)).size(), 1u);
@@ -186,7 +126,7 @@ TEST_F(LosslessNodeTest, WatchdogDropFlushesAndRestores) {
   EXPECT_EQ(node_->pfc_wd(2)->counters().storms[3], 1u);
   EXPECT_EQ(node_->pfc_wd(2)->counters().restores[3], 1u);
   // Restored: a pause holds the queue again and packets queue, not drop.
-  rx_bytes(2, pfc(1u << 3, 0xFFFF), TimeNs::from_us(280));
+  rx_bytes(2, pfc_bytes(1u << 3, 0xFFFF), TimeNs::from_us(280));
   rx(0, frame(v4(kHostC, kHostA)), TimeNs::from_us(280));
   EXPECT_EQ(node_->paused(2), 1u << 3);
   EXPECT_EQ(node_->queue_packets(2, 3), 1u);
@@ -198,7 +138,7 @@ TEST_F(LosslessNodeTest, WatchdogDropFlushesAndRestores) {
 // and it is restored as soon as the pause ends.
 TEST_F(LosslessNodeTest, WatchdogForwardAndAlert) {
   make(wd_doc("forward"));
-  rx_bytes(2, pfc(1u << 3, 0xFFFF), TimeNs::from_us(1));
+  rx_bytes(2, pfc_bytes(1u << 3, 0xFFFF), TimeNs::from_us(1));
   for (int i = 0; i < 3; ++i) rx(0, frame(v4(kHostC, kHostA)), TimeNs::from_us(1));
   run_until(TimeNs::from_us(201));
   EXPECT_EQ(node_->pfc_wd(2)->stormed(), 1u << 3);
@@ -206,13 +146,13 @@ TEST_F(LosslessNodeTest, WatchdogForwardAndAlert) {
   EXPECT_EQ(node_->counters(0).dropped, 0u);
 
   make(wd_doc("alert"));
-  rx_bytes(2, pfc(1u << 3, 0xFFFF), TimeNs::from_us(1));
+  rx_bytes(2, pfc_bytes(1u << 3, 0xFFFF), TimeNs::from_us(1));
   rx(0, frame(v4(kHostC, kHostA)), TimeNs::from_us(1));
   run_until(TimeNs::from_us(201));
   EXPECT_EQ(node_->pfc_wd(2)->stormed(), 1u << 3);
   EXPECT_EQ(node_->paused(2), 1u << 3);
   EXPECT_TRUE(drain(2, TimeNs::from_us(201)).empty());
-  rx_bytes(2, pfc(1u << 3, 0), TimeNs::from_us(250));  // XON
+  rx_bytes(2, pfc_bytes(1u << 3, 0), TimeNs::from_us(250));  // XON
   run_until(TimeNs::from_us(251));
   EXPECT_EQ(node_->pfc_wd(2)->stormed(), 0u);
   EXPECT_EQ(node_->pfc_wd(2)->counters().restores[3], 1u);
@@ -226,10 +166,10 @@ TEST_F(LosslessNodeTest, WatchdogIgnoresShortPauses) {
   make(wd_doc("drop"));
   for (int k = 0; k < 5; ++k) {
     const TimeNs t = TimeNs::from_us(1 + 150 * k);
-    rx_bytes(2, pfc(1u << 3, 0xFFFF), t);
+    rx_bytes(2, pfc_bytes(1u << 3, 0xFFFF), t);
     rx(0, frame(v4(kHostC, kHostA)), t);
     run_until(t + TimeNs::from_us(149));
-    rx_bytes(2, pfc(1u << 3, 0), t + TimeNs::from_us(149));
+    rx_bytes(2, pfc_bytes(1u << 3, 0), t + TimeNs::from_us(149));
     EXPECT_EQ(drain(2, t + TimeNs::from_us(149)).size(), 1u);
   }
   run_until(TimeNs::from_ms(2));
@@ -259,7 +199,7 @@ std::string trim_doc(const std::string& trim_queue_limit = "1MiB") {
 // dropped; trimmed == trimmed_tx == 7.
 TEST_F(LosslessNodeTest, TrimInsteadOfDrop) {
   make(trim_doc());
-  for (int i = 0; i < 10; ++i) rx(0, frame(v4(kHostC, kHostA, 0), 1024), TimeNs(100));
+  for (int i = 0; i < 10; ++i) rx(0, frame(v4(kHostC, kHostA, 2, 0), 1024), TimeNs(100));
   EXPECT_EQ(node_->counters(2).trimmed, 7u);
   EXPECT_EQ(node_->queue_packets(2, 6), 7u);
   EXPECT_EQ(node_->counters(0).dropped, 0u);
@@ -296,7 +236,7 @@ TEST_F(LosslessNodeTest, TrimInsteadOfDrop) {
 // are never trimmed, only dropped.
 TEST_F(LosslessNodeTest, TrimQueueFullIsCountedAndFloodIsNotTrimmed) {
   make(trim_doc("300"));  // trim queue: two 128 B packets (one cell each)
-  for (int i = 0; i < 10; ++i) rx(0, frame(v4(kHostC, kHostA, 0), 1024), TimeNs(100));
+  for (int i = 0; i < 10; ++i) rx(0, frame(v4(kHostC, kHostA, 2, 0), 1024), TimeNs(100));
   EXPECT_EQ(node_->counters(2).trimmed, 7u);
   EXPECT_EQ(node_->queue_packets(2, 6), 2u);
   EXPECT_EQ(node_->counters(2).trimmed_dropped, 5u);
@@ -305,9 +245,9 @@ TEST_F(LosslessNodeTest, TrimQueueFullIsCountedAndFloodIsNotTrimmed) {
   EXPECT_EQ(node_->counters(2).trimmed_tx, 2u);
   // Fill queue 0 again, then flood (unknown destination): the copy for port
   // 2 is dropped, not trimmed.
-  for (int i = 0; i < 3; ++i) rx(0, frame(v4(kHostC, kHostA, 0), 1024), TimeNs(300));
+  for (int i = 0; i < 3; ++i) rx(0, frame(v4(kHostC, kHostA, 2, 0), 1024), TimeNs(300));
   const MacAddr unknown{{0x02, 0, 0, 0, 0, 0x77}};
-  rx(0, frame(v4(unknown, kHostA, 0), 1024), TimeNs(300));
+  rx(0, frame(v4(unknown, kHostA, 2, 0), 1024), TimeNs(300));
   EXPECT_EQ(node_->counters(2).trimmed, 7u);
   EXPECT_EQ(drops(0, DropCause::kEgressLimit), 6u);
   drain(1, TimeNs(400));
@@ -320,16 +260,16 @@ TEST_F(LosslessNodeTest, TrimQueueFullIsCountedAndFloodIsNotTrimmed) {
 // honoured). Nothing crashes, nothing else is paused.
 TEST_F(LosslessNodeTest, BadMacControlFramesCountedAndIgnored) {
   make(wd_doc("drop"));
-  std::vector<uint8_t> trunc = pfc(1u << 3, 0xFFFF);
+  std::vector<uint8_t> trunc = pfc_bytes(1u << 3, 0xFFFF);
   trunc.resize(20);
   rx_bytes(2, trunc, TimeNs(10));
-  std::vector<uint8_t> op = pfc(1u << 3, 0xFFFF);
+  std::vector<uint8_t> op = pfc_bytes(1u << 3, 0xFFFF);
   op[15] = 0x77;  // opcode 0x0177
   rx_bytes(2, op, TimeNs(10));
-  rx_bytes(2, pfc(1u << 3, 0xFFFF, false), TimeNs(10));
-  rx_bytes(2, pfc(1u << 1, 0xFFFF), TimeNs(10));
+  rx_bytes(2, pfc_bytes(1u << 3, 0xFFFF, false), TimeNs(10));
+  rx_bytes(2, pfc_bytes(1u << 1, 0xFFFF), TimeNs(10));
   EXPECT_EQ(node_->paused(2), 0u);
-  std::vector<uint8_t> res = pfc(1u << 3, 100);
+  std::vector<uint8_t> res = pfc_bytes(1u << 3, 100);
   res[16] = 0x01;  // reserved upper byte of the class-enable vector
   rx_bytes(2, res, TimeNs(10));
   EXPECT_EQ(node_->paused(2), 1u << 3);

@@ -14,16 +14,12 @@
 #include "common/wire/frame_parser.h"
 #include "common/wire/srv6.h"
 #include "tests/support/eal_env.h"
+#include "tests/unit/switch/switch_node_fixture.h"
 
 namespace sf::sw {
 namespace {
 
 using wire::MacAddr;
-
-constexpr std::array<uint8_t, 6> kRouterMac{0x02, 0x53, 0x46, 0, 0, 0x01};
-const MacAddr kHostA{{0x02, 0, 0, 0, 0, 0x0A}};
-const MacAddr kHostB{{0x02, 0, 0, 0, 0, 0x0B}};
-const MacAddr kHostC{{0x02, 0, 0, 0, 0, 0x0C}};
 
 std::string three_ports(const std::string& extra) {
   return R"({"PORT": {"Ethernet0": {"devargs": "a", "speed": 100, "mtu": 9100},
@@ -32,62 +28,7 @@ std::string three_ports(const std::string& extra) {
          (extra.empty() ? "" : ", " + extra) + "}";
 }
 
-class SwitchNodeTest : public testing::Test {
- protected:
-  void make(const std::string& doc) {
-    cfg_ = parse_switch_config(config::parse_text(doc));
-    macs_.assign(cfg_.ports.ports.size(), kRouterMac);
-    node_ = std::make_unique<SwitchNode>(cfg_, macs_, test::mbuf_pool());
-  }
-  void TearDown() override { node_.reset(); }
-
-  static rte_mbuf* frame(const wire::RoceFrameSpec& spec, size_t payload = 64) {
-    std::vector<uint8_t> buf(9300);
-    std::vector<uint8_t> data(payload, 0x5A);
-    const auto r = wire::build_roce_frame(buf, spec, data);
-    EXPECT_TRUE(r.ok());
-    buf.resize(r.frame_bytes);
-    return test::make_mbuf(buf);
-  }
-  static wire::RoceFrameSpec v4(MacAddr dst, MacAddr src, uint8_t dst_last = 2, uint8_t dscp = 26,
-                                wire::Ecn ecn = wire::Ecn::kEct0) {
-    wire::RoceFrameSpec s;
-    s.l2 = {dst, src, std::nullopt};
-    wire::Ipv4Spec ip;
-    ip.src.bytes = {10, 0, 0, 1};
-    ip.dst.bytes = {10, 1, 0, dst_last};
-    ip.dscp = dscp;
-    ip.ecn = ecn;
-    s.l3 = ip;
-    s.bth.opcode = wire::Opcode::kRcWriteOnly;
-    s.ext.reth_dma_length = 64;
-    return s;
-  }
-  void rx(uint16_t port, rte_mbuf* m) {
-    rte_mbuf* one[1] = {m};
-    node_->receive(port, one, TimeNs(0));
-  }
-  // Drains port `p`; returns the frames' bytes and frees the mbufs.
-  std::vector<std::vector<uint8_t>> drain(uint16_t p) {
-    std::vector<std::vector<uint8_t>> out;
-    rte_mbuf* burst[32];
-    uint16_t n;
-    while ((n = node_->transmit(p, burst, TimeNs(0))) > 0) {
-      for (uint16_t i = 0; i < n; ++i) {
-        std::vector<uint8_t> b(burst[i]->pkt_len);
-        const void* d = rte_pktmbuf_read(burst[i], 0, burst[i]->pkt_len, b.data());
-        if (d != b.data()) std::memcpy(b.data(), d, b.size());
-        out.push_back(std::move(b));
-        rte_pktmbuf_free(burst[i]);
-      }
-    }
-    return out;
-  }
-
-  SwitchConfig cfg_;
-  std::vector<std::array<uint8_t, 6>> macs_;
-  std::unique_ptr<SwitchNode> node_;
-};
+using SwitchNodeTest = SwitchNodeFixture;
 
 // 1. Unknown unicast floods to every other port; the reply is learned and
 // goes to one port only.
@@ -392,15 +333,6 @@ TEST_F(SwitchNodeTest, LosslessNeverHeldWhenItCouldNeverFit) {
 
 namespace sf::sw {
 namespace {
-
-std::vector<uint8_t> pfc_bytes(uint8_t enable, uint16_t quanta, bool right_da = true) {
-  std::vector<uint8_t> b(60);
-  std::array<uint16_t, 8> q{};
-  q.fill(quanta);
-  wire::build_pfc_frame(b, kHostC, enable, q);
-  if (!right_da) b[5] = 0x02;
-  return b;
-}
 
 // 12. Received PFC pauses the queue of its priority for quanta x 512 bit times
 // at the port speed (100G: 5.12 ns each); XON resumes; a frame to another DA or
