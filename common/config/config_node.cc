@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 
 namespace sf::config {
@@ -84,6 +85,21 @@ void ConfigNode::fail_key(std::string_view key, std::string_view reason) const {
 const ConfigNode& ConfigNode::expect_object() const {
   if (!json_->is_object()) fail("expected object, got " + detail::describe_type(*json_));
   return *this;
+}
+
+int64_t ConfigNode::as_int_or_string(int64_t lo, int64_t hi) const {
+  int64_t v = 0;
+  if (json_->is_string()) {
+    const std::string s = json_->get<std::string>();
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size()) fail("expected integer, got string \"" + s + "\"");
+  } else {
+    v = as<int64_t>();
+  }
+  if (v < lo || v > hi) {
+    fail(std::to_string(v) + " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  return v;
 }
 
 const ConfigNode& ConfigNode::expect_array() const {

@@ -109,6 +109,9 @@ class ConfigNode {
   T as() const;
   template <class T>
   T as(Range<T> range) const;
+  // An integer given as a JSON integer or as a decimal string (SONiC writes
+  // numbers as strings), within [lo, hi].
+  int64_t as_int_or_string(int64_t lo, int64_t hi) const;
 
   // ---- object members ----------------------------------------------------
   // Whether the member exists (marks the key as known).

@@ -10,22 +10,6 @@ namespace {
 
 using config::ConfigNode;
 
-// An integer given as a JSON integer or as a decimal string (SONiC style).
-int64_t int_of(const ConfigNode& n, int64_t lo, int64_t hi) {
-  int64_t v = 0;
-  if (n.json().is_string()) {
-    const std::string s = n.json().get<std::string>();
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p != s.data() + s.size()) n.fail("expected integer, got string \"" + s + "\"");
-  } else {
-    v = n.as<int64_t>();
-  }
-  if (v < lo || v > hi) {
-    n.fail(std::to_string(v) + " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  }
-  return v;
-}
-
 int key_int(const ConfigNode& at, const std::string& k, int lo, int hi, const char* what) {
   int v = -1;
   const auto [p, ec] = std::from_chars(k.data(), k.data() + k.size(), v);
@@ -46,8 +30,8 @@ std::string vl_list(uint16_t mask) {
 CreditFcConfig parse_entry(ConfigNode& n) {
   CreditFcConfig f;
   n.expect_object();
-  if (auto m = n.opt_child("mtu")) f.mtu_bytes = static_cast<uint32_t>(int_of(*m, 256, 65536));
-  const int vls = n.has("vls") ? static_cast<int>(int_of(n.child("vls"), 1, 15)) : 1;
+  if (auto m = n.opt_child("mtu")) f.mtu_bytes = static_cast<uint32_t>(m->as_int_or_string(256, 65536));
+  const int vls = n.has("vls") ? static_cast<int>(n.child("vls").as_int_or_string(1, 15)) : 1;
   const bool mgmt = n.opt<bool>("management_vl", false);
   f.vl_mask = static_cast<uint16_t>(((1u << vls) - 1) | (mgmt ? 1u << kManagementVl : 0u));
   const uint64_t buf = n.opt_bytes("vl_buffer", 1u << 20, config::in_range<uint64_t>(1, 1ull << 31));
@@ -58,7 +42,7 @@ CreditFcConfig parse_entry(ConfigNode& n) {
   for (int v = 0; v < kMaxVls; ++v) f.vl_buffer_bytes[v] = f.vl_valid(v) ? static_cast<uint32_t>(buf) : 0;
   const uint32_t credits = static_cast<uint32_t>(buf / f.mtu_bytes);
   if (auto t = n.opt_child("update_threshold")) {
-    f.update_threshold = static_cast<uint32_t>(int_of(*t, 1, INT32_MAX));
+    f.update_threshold = static_cast<uint32_t>(t->as_int_or_string(1, INT32_MAX));
     if (f.update_threshold > credits) {
       t->fail(std::to_string(f.update_threshold) + " exceeds the pool of " + std::to_string(credits) +
               " credits per VL (vl_buffer / mtu): the receiver would never advertise");
@@ -69,7 +53,7 @@ CreditFcConfig parse_entry(ConfigNode& n) {
     m->expect_object();
     for (auto& [k, v] : m->members()) {
       const int sl = key_int(v, k, 0, 7, "a service level (traffic class)");
-      const int vl = static_cast<int>(int_of(v, 0, 255));
+      const int vl = static_cast<int>(v.as_int_or_string(0, 255));
       if (!f.vl_valid(vl)) {
         v.fail("unknown VL " + std::to_string(vl) + " (this port uses VLs " + vl_list(f.vl_mask) +
                "; see vls and management_vl)");
@@ -84,7 +68,7 @@ CreditFcConfig parse_entry(ConfigNode& n) {
       if (!f.vl_valid(vl)) {
         v.fail("unknown VL " + std::to_string(vl) + " (this port uses VLs " + vl_list(f.vl_mask) + ")");
       }
-      f.vl_weight[vl] = static_cast<uint32_t>(int_of(v, 0, 255));
+      f.vl_weight[vl] = static_cast<uint32_t>(v.as_int_or_string(0, 255));
     }
     uint32_t sum = 0;
     for (uint32_t w : f.vl_weight) sum += w;

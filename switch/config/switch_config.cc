@@ -24,30 +24,14 @@ using config::EnumName;
 using config::Json;
 using config::in_range;
 
-// An integer given as a JSON integer or as a decimal string.
-int64_t int_of(const ConfigNode& n, int64_t lo, int64_t hi) {
-  int64_t v = 0;
-  if (n.json().is_string()) {
-    const std::string s = n.json().get<std::string>();
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p != s.data() + s.size()) n.fail("expected integer, got string \"" + s + "\"");
-  } else {
-    v = n.as<int64_t>();
-  }
-  if (v < lo || v > hi) {
-    n.fail(std::to_string(v) + " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  }
-  return v;
-}
-
 int64_t req_int(ConfigNode& obj, std::string_view key, int64_t lo, int64_t hi) {
-  return int_of(obj.child(key), lo, hi);
+  return obj.child(key).as_int_or_string(lo, hi);
 }
 
 std::optional<int64_t> opt_int(ConfigNode& obj, std::string_view key, int64_t lo, int64_t hi) {
   auto c = obj.opt_child(key);
   if (!c) return std::nullopt;
-  return int_of(*c, lo, hi);
+  return c->as_int_or_string(lo, hi);
 }
 
 bool opt_bool_str(ConfigNode& obj, std::string_view key, bool def) {
@@ -398,7 +382,7 @@ std::map<std::string, std::array<uint8_t, N>, std::less<>> parse_maps(ConfigNode
       if (ec != std::errc() || p != k.data() + k.size() || idx < 0 || idx >= static_cast<int>(N)) {
         v.fail("key must be an integer 0.." + std::to_string(N - 1));
       }
-      a[static_cast<size_t>(idx)] = static_cast<uint8_t>(int_of(v, 0, max_value));
+      a[static_cast<size_t>(idx)] = static_cast<uint8_t>(v.as_int_or_string(0, max_value));
     }
     out[name] = a;
   }
@@ -598,7 +582,7 @@ TimeNs wd_time(ConfigNode& n, std::string_view key, TimeNs def) {
                      (c->json().is_string() && !c->json().get<std::string>().empty() &&
                       c->json().get<std::string>().find_first_not_of("0123456789") == std::string::npos);
   if (plain) {
-    t = TimeNs::from_ms(int_of(*c, 0, 60000));
+    t = TimeNs::from_ms(c->as_int_or_string(0, 60000));
   } else {
     t = n.req_duration(key);
   }
@@ -663,12 +647,12 @@ void parse_trimming(ConfigNode& doc, SwitchConfig& c) {
       if (d.json().is_string() && d.json().get<std::string>() == "from-tc") {
         d.fail("\"from-tc\" (asymmetric DSCP via TC_TO_DSCP_MAP) is not supported; give a DSCP 0..63");
       }
-      tc.dscp = static_cast<uint8_t>(int_of(d, 0, 63));
+      tc.dscp = static_cast<uint8_t>(d.as_int_or_string(0, 63));
       ConfigNode qn = n.child("queue_index");
       if (qn.json().is_string() && qn.json().get<std::string>() == "dynamic") {
         tc.dynamic_queue = true;
       } else {
-        tc.queue = static_cast<uint8_t>(int_of(qn, 0, kNumQueues - 1));
+        tc.queue = static_cast<uint8_t>(qn.as_int_or_string(0, kNumQueues - 1));
       }
       n.finish();
       c.trim = tc;
