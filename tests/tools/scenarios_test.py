@@ -17,9 +17,15 @@ the time series sf-lab wrote.
      switch paused the sender, the healthy receiver got (almost) nothing after the
      first millisecond: under 1 % of what it got with the watchdog.
   5. incast-dcqcn-on / -off: an 8:1 incast with and without DCQCN. Expect: both
-     exit 0 with every byte; with DCQCN the senders received CNPs and were cut, the
-     hot queue's mean depth over the second half of the run is under 0.75 x the
+     exit 0 with every byte; with DCQCN the senders received CNPs, the hot
+     queue's mean depth over the second half of the run is under 0.75 x the
      uncontrolled one, and fewer PFC pauses were sent.
+  6. pfc-deadlock-wd-off / -on: five switches in a ring, each host writing two hops
+     clockwise. Expect (the run limit ends both: exit 1): without the watchdog not
+     one byte reaches a host after the first millisecond, and at the end every
+     switch still holds bytes with its ring egress paused (a deadlock); with it the
+     watchdog storms and drops, and more than 1 MiB reaches the hosts after 1 ms.
+Each pair runs as two processes at once.
 
 Usage: scenarios_test.py --build BUILD_DIR --source SOURCE_DIR
 """
@@ -43,12 +49,27 @@ def check(cond, msg):
         fail(msg)
 
 
-def run(src, build, name, d, want_rc=0):
+def start(src, build, name, d):
     out = os.path.join(d, name)
     cmd = [sys.executable, os.path.join(src, "tools", "sf-lab"), "run", "--sim",
            os.path.join(src, "config", "scenarios", f"{name}.json"), "--out", out, "--build", build]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=150)
-    check(r.returncode == want_rc, f"{name}: exit {r.returncode}, want {want_rc}\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def pair(src, build, names, d, want_rc):
+    """Both runs of a pair at once (two cores); returns their results in order."""
+    procs = [start(src, build, n, d) for n in names]
+    return [finish(p, n, d, want_rc) for p, n in zip(procs, names)]
+
+
+def finish(p, name, d, want_rc):
+    out = os.path.join(d, name)
+    try:
+        stdout, stderr = p.communicate(timeout=150)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        fail(f"{name}: sf-lab run --sim took more than 150 s")
+    check(p.returncode == want_rc, f"{name}: exit {p.returncode}, want {want_rc}\n{stdout[-2000:]}\n{stderr[-2000:]}")
     res = json.load(open(os.path.join(out, "results.json")))
     check(res["run"].get("virtual_time"), f"{name}: not a virtual-time run")
     ts = [json.loads(line) for line in open(os.path.join(out, "timeseries.jsonl"))]
@@ -62,7 +83,8 @@ def run(src, build, name, d, want_rc=0):
                 for h, v in r["hosts"].items():
                     nic.setdefault(h, []).append((r["t_s"], v))
     rep = json.load(open(os.path.join(out, "switch-sw0-report.json")))
-    return {"res": res, "sw": sw, "tel": tel, "nic": nic, "rep": rep, "out": out}
+    return {"res": res, "sw": sw, "tel": tel, "nic": nic, "rep": rep, "out": out,
+            "ts": ts}
 
 
 def flows(r):
@@ -84,6 +106,16 @@ def rx_between(rows, t_lo):
     return rows[-1][1]["rx_bytes"] - base
 
 
+def delivered_after(r, t_lo):
+    """Lossless data (queue 3) the switches sent to their hosts (Ethernet0) from virtual t_lo to the end."""
+    total = 0
+    for src in {x["source"] for x in r["ts"] if x["source"].startswith("switch:")}:
+        rows = [x for x in r["ts"] if x["source"] == src]
+        a = next((x for x in rows if x["lab_t_s"] >= t_lo), rows[-1])
+        total += rows[-1]["ports"]["Ethernet0"]["queues"][3][3] - a["ports"]["Ethernet0"]["queues"][3][3]
+    return total
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
@@ -94,14 +126,13 @@ def main():
         print("SKIP: tools/sf-sim/sf-sim is not built")
         sys.exit(77)
     with tempfile.TemporaryDirectory(prefix="scenarios-") as d:
+        st, dy = pair(src, build, ["drift-static", "drift-dynamic"], d, 0)
         # 1. drift-static
-        st = run(src, build, "drift-static", d)
         all_delivered(st, "drift-static", 4 * MIB)
         kmin_static = 122880
         check(max(depth(s, "Ethernet12") for s in st["sw"]) > kmin_static, "drift-static: the queue never passed Kmin")
         check(st["res"]["totals"]["ecn_marked"] > 0, "drift-static: no ECN marks")
         # 2. drift-dynamic
-        dy = run(src, build, "drift-dynamic", d)
         all_delivered(dy, "drift-dynamic", 4 * MIB)
         kmin_dyn = 153600
         t = dy["res"]["totals"]
@@ -114,7 +145,7 @@ def main():
         print(f"drift: static {st['res']['totals']['ecn_marked']} marks; dynamic 0 marks, "
               f"buffer max {max(s['buffer_used_bytes'] for s in dy['sw'])} B, {t['pfc_pause_sent']} pauses")
         # 3. pfc-storm-wd-on (the stormed flow never completes: the run limit ends the run, exit 1)
-        on = run(src, build, "pfc-storm-wd-on", d, want_rc=1)
+        on, off = pair(src, build, ["pfc-storm-wd-on", "pfc-storm-wd-off"], d, 1)
         check("run_limit" in on["res"]["run"]["stop_reason"], f"wd-on: stop reason {on['res']['run']['stop_reason']}")
         storms = [e for e in on["rep"]["pfc_wd_events"]["log"] if e["event"] == "storm"]
         check(storms and storms[0]["port"] == "Ethernet8", f"wd-on: no storm on Ethernet8: {storms[:2]}")
@@ -129,7 +160,6 @@ def main():
         check(len(set(rx)) > 10 and rx == sorted(rx), f"wd-on: PFC rx_pause is not a rising time series ({len(set(rx))} values)")
         good_on = rx_between(on["nic"]["good"], 0.001)
         # 4. pfc-storm-wd-off
-        off = run(src, build, "pfc-storm-wd-off", d, want_rc=1)
         check(off["rep"]["pfc_wd_events"]["total"] == 0, "wd-off: watchdog events without a watchdog")
         s0 = next(p for p in off["res"]["ports"] if p["port"] == "Ethernet0")
         check(s0["pfc_pause_sent"] > 0, "wd-off: the switch never paused the sender")
@@ -139,8 +169,7 @@ def main():
         print(f"storm: healthy after 1 ms: wd on {good_on} B, wd off {good_off} B; {len(storms)} storms, {drops} drops")
         # 5. incast-dcqcn-on / off
         res = {}
-        for cc in ("on", "off"):
-            r = run(src, build, f"incast-dcqcn-{cc}", d)
+        for cc, r in zip(("on", "off"), pair(src, build, ["incast-dcqcn-on", "incast-dcqcn-off"], d, 0)):
             all_delivered(r, f"incast-dcqcn-{cc}", 10 * MIB)
             q = [depth(s, "Ethernet32") for s in r["sw"]]
             late = q[len(q) // 2:]
@@ -152,6 +181,18 @@ def main():
         pon, poff = ron["res"]["totals"]["pfc_pause_sent"], roff["res"]["totals"]["pfc_pause_sent"]
         check(pon < poff, f"dcqcn: PFC pauses on {pon}, off {poff}")
         print(f"dcqcn: late mean queue on {qon:.0f} B, off {qoff:.0f} B; PFC {pon} vs {poff}; CNPs received {cnp_rx}")
+        # 6. pfc-deadlock-wd-off / -on (neither finishes in its 0.1 s: exit 1)
+        don, doff = pair(src, build, ["pfc-deadlock-wd-on", "pfc-deadlock-wd-off"], d, 1)
+        late = {k: delivered_after(r, 0.001) for k, r in (("on", don), ("off", doff))}
+        end = [r for r in doff["ts"] if r["source"].startswith("switch:")][-5:]
+        check(late["off"] == 0, f"deadlock wd-off: {late['off']} B delivered to hosts after 1 ms (want 0: deadlocked)")
+        check(all(r["buffer_used_bytes"] > 0 and r["ports"]["Ethernet4"]["paused"] & 8 for r in end),
+              "deadlock wd-off: at the end some switch has an empty buffer or an unpaused ring egress")
+        check(late["on"] > 2**20, f"deadlock wd-on: only {late['on']} B delivered after 1 ms")
+        check(don["rep"]["pfc_wd_events"]["total"] > 0 and
+              sum(p["drops"].get("pfcwd_drop", 0) for p in don["res"]["ports"]) > 0,
+              "deadlock wd-on: no watchdog storm / drop")
+        print(f"deadlock: delivered after 1 ms: wd on {late['on']} B, wd off {late['off']} B")
     print("PASS scenarios")
 
 
