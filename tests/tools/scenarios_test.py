@@ -35,6 +35,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 MIB = 1 << 20
 
@@ -58,8 +59,11 @@ def start(src, build, name, d):
 
 def pair(src, build, names, d, want_rc):
     """Both runs of a pair at once (two cores); returns their results in order."""
+    t0 = time.monotonic()
     procs = [start(src, build, n, d) for n in names]
-    return [finish(p, n, d, want_rc) for p, n in zip(procs, names)]
+    out = [finish(p, n, d, want_rc) for p, n in zip(procs, names)]
+    print(f"  {' + '.join(names)}: {time.monotonic() - t0:.1f} s wall")
+    return out
 
 
 def finish(p, name, d, want_rc):
