@@ -192,8 +192,14 @@ nlohmann::json timeseries_sample(const SwitchNode& node, const SwitchConfig& cfg
       tx_pause += ptx.pause_frames[prio];
     }
     nlohmann::json& pj = j["ports"][cfg.ports.ports[p].name];
-    pj = {{"rx_bytes", c.rx_bytes}, {"tx_bytes", c.tx_bytes},  {"dropped", c.dropped},        {"paused", node.paused(p)},
-          {"queues", q},           {"rx_pause", rx_pause}, {"tx_pause", tx_pause}, {"tx_pfc_frames", c.tx_pfc_frames}};
+    pj = {{"rx_bytes", c.rx_bytes},
+          {"tx_bytes", c.tx_bytes},
+          {"dropped", c.dropped},
+          {"paused", node.paused(p)},
+          {"queues", q},
+          {"rx_pause", rx_pause},
+          {"tx_pause", tx_pause},
+          {"tx_pfc_frames", c.tx_pfc_frames}};
     // Ports the PFC watchdog guards: the queues it holds stormed now (bit = queue).
     if (const PfcWatchdog* wd = node.pfc_wd(p)) pj["pfc_wd_stormed"] = wd->stormed();
   }
