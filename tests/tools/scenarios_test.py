@@ -25,7 +25,10 @@ the time series sf-lab wrote.
      one byte reaches a host after the first millisecond, and at the end every
      switch still holds bytes with its ring egress paused (a deadlock); with it the
      watchdog storms and drops, and more than 1 MiB reaches the hosts after 1 ms.
-Each pair runs as two processes at once.
+Also: `sf-lab check` refuses a nic host with pfc_generate but no rx_drain_gbps
+(exit 2, naming nodes.bad.pfc_generate); `sf-lab compare` of the drift pair
+writes its PNG and prints each run's marks; of a directory that is not a report,
+exit 2. Each pair runs as two processes at once.
 
 Usage: scenarios_test.py --build BUILD_DIR --source SOURCE_DIR
 """
@@ -130,6 +133,16 @@ def main():
         print("SKIP: tools/sf-sim/sf-sim is not built")
         sys.exit(77)
     with tempfile.TemporaryDirectory(prefix="scenarios-") as d:
+        # 0. A slow receiver must say what it drains at before it may pause (topology check, nothing runs).
+        bad = json.load(open(os.path.join(src, "config", "scenarios", "pfc-storm-wd-on.json")))
+        del bad["nodes"]["bad"]["rx_drain_gbps"]
+        bad["nodes"]["sw0"]["config"] = os.path.join(src, bad["nodes"]["sw0"]["config"])
+        with open(os.path.join(d, "bad.json"), "w") as f:
+            json.dump(bad, f)
+        r = subprocess.run([sys.executable, os.path.join(src, "tools", "sf-lab"), "check", os.path.join(d, "bad.json")],
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 2 and "nodes.bad.pfc_generate" in r.stderr, f"pfc_generate without rx_drain_gbps: "
+              f"exit {r.returncode}, {r.stderr!r}")
         st, dy = pair(src, build, ["drift-static", "drift-dynamic"], d, 0)
         # 1. drift-static
         all_delivered(st, "drift-static", 4 * MIB)
@@ -146,6 +159,16 @@ def main():
         check(max(depth(s, "Ethernet12") for s in dy["sw"]) < kmin_dyn,
               "drift-dynamic: the hot queue reached Kmin (the drift should keep it under)")
         check(t["pfc_pause_sent"] > 0, "drift-dynamic: no PFC pause: the incast was not absorbed by PFC")
+        # sf-lab compare: the pair side by side; a directory that is not a report is refused.
+        png = os.path.join(d, "drift.png")
+        r = subprocess.run([sys.executable, os.path.join(src, "tools", "sf-lab"), "compare", st["out"], dy["out"],
+                            "--out", png], capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0 and os.path.getsize(png) > 10000, f"compare: exit {r.returncode}\n{r.stderr}")
+        check("drift-dynamic: ECN marks 0," in r.stdout and "drift-static: ECN marks 2" in r.stdout,
+              f"compare: summary lines {r.stdout!r}")
+        r = subprocess.run([sys.executable, os.path.join(src, "tools", "sf-lab"), "compare", st["out"], d,
+                            "--out", os.path.join(d, "x.png")], capture_output=True, text=True, timeout=60)
+        check(r.returncode == 2 and "not a report directory" in r.stderr, f"compare of a non-report: {r.returncode}")
         print(f"drift: static {st['res']['totals']['ecn_marked']} marks; dynamic 0 marks, "
               f"buffer max {max(s['buffer_used_bytes'] for s in dy['sw'])} B, {t['pfc_pause_sent']} pauses")
         # 3. pfc-storm-wd-on (the stormed flow never completes: the run limit ends the run, exit 1)
