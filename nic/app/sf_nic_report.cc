@@ -230,7 +230,16 @@ nlohmann::json timeseries_sample(const NicNode& node, double t_s) {
     const Host& host = node.host(h);
     const NicPortCounters& pc = node.counters(host.node_port(1));
     const rc::QpCounters q = qp_sum(host);
-    hosts[host.config().name] = {{"tx_packets", pc.tx_pkts},
+    const PfcRxCounters& prx = node.pfc_rx(host.node_port(1)).counters();
+    const PfcTxCounters& ptx = node.pfc_tx(host.node_port(1)).counters();
+    uint64_t rx_pause = 0, tx_pause = 0;
+    for (int p = 0; p < kPfcPrios; ++p) {
+      rx_pause += prx.pause_frames[p];
+      tx_pause += ptx.pause_frames[p];
+    }
+    hosts[host.config().name] = {{"pfc_pause_sent", tx_pause},
+                                 {"pfc_pause_received", rx_pause},
+                                 {"tx_packets", pc.tx_pkts},
                                  {"tx_bytes", pc.tx_bytes},
                                  {"rx_bytes", pc.rx_bytes},
                                  {"cnp_sent", q.tx_cnps},

@@ -182,11 +182,26 @@ nlohmann::json timeseries_sample(const SwitchNode& node, const SwitchConfig& cfg
       const QueueCounters& qc = c.queues[i];
       q.push_back({node.queue_bytes(p, i), qc.ecn_marked, qc.dropped, qc.tx_bytes});
     }
-    j["ports"][cfg.ports.ports[p].name] = {{"rx_bytes", c.rx_bytes},
-                                           {"tx_bytes", c.tx_bytes},
-                                           {"dropped", c.dropped},
-                                           {"paused", node.paused(p)},
-                                           {"queues", q}};
+    // PFC pause frames summed over priorities: the lab's telemetry poll
+    // (tools/lab launch.py poll_telemetry) reads the same three counters.
+    const PfcRxCounters& prx = node.pfc_rx(p).counters();
+    const PfcTxCounters& ptx = node.pfc_tx(p).counters();
+    uint64_t rx_pause = 0, tx_pause = 0;
+    for (int prio = 0; prio < kPfcPrios; ++prio) {
+      rx_pause += prx.pause_frames[prio];
+      tx_pause += ptx.pause_frames[prio];
+    }
+    nlohmann::json& pj = j["ports"][cfg.ports.ports[p].name];
+    pj = {{"rx_bytes", c.rx_bytes},
+          {"tx_bytes", c.tx_bytes},
+          {"dropped", c.dropped},
+          {"paused", node.paused(p)},
+          {"queues", q},
+          {"rx_pause", rx_pause},
+          {"tx_pause", tx_pause},
+          {"tx_pfc_frames", c.tx_pfc_frames}};
+    // Ports the PFC watchdog guards: the queues it holds stormed now (bit = queue).
+    if (const PfcWatchdog* wd = node.pfc_wd(p)) pj["pfc_wd_stormed"] = wd->stormed();
   }
   j["buffer_used_bytes"] = uint64_t{node.mmu().total_used()} * node.mmu().cell_bytes();
   return j;

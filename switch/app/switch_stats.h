@@ -20,7 +20,10 @@ nlohmann::json port_snapshot(const SwitchNode& node, const SwitchConfig& cfg, Po
 // frames by reason, unknown-VL entries, overruns, credits per VL.
 nlohmann::json credit_snapshot(const SwitchNode& node, PortId port);
 // Compact sample for the time series: cumulative counters and instantaneous
-// depths, one object per port keyed by name.
+// depths, one object per port keyed by name: rx/tx bytes, drops, paused
+// queues (bit mask), queues[8] = [depth, ECN marks, drops, tx bytes], PFC
+// pause frames received / sent (all priorities) and PFC frames sent, and on
+// ports the PFC watchdog guards `pfc_wd_stormed` (bit mask of stormed queues).
 nlohmann::json timeseries_sample(const SwitchNode& node, const SwitchConfig& cfg, double t_s);
 
 }  // namespace sf::sw

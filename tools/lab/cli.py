@@ -38,6 +38,11 @@ def parse_args(argv):
                    "(default: the topology's sim.ts_period_us, or ts_period_ms / 50 scaled by 1 Gb/s / the fastest link)")
     r.add_argument("--run-limit-s", type=float, metavar="S", help="--sim: virtual seconds at most (default: the "
                    "topology's sim.run_limit_s, or duration_s)")
+    m = sub.add_parser("compare", help="two (or more) report directories side by side in one PNG: hot queue "
+                       "with Kmin / Kmax and ECN marks, PFC pauses, goodput per receiver (docs/scenarios.md)")
+    m.add_argument("dirs", nargs="+", metavar="DIR", help="report directories of sf-lab run (real or --sim)")
+    m.add_argument("--out", required=True, metavar="PNG")
+    m.add_argument("--labels", metavar="A,B", help="column titles (default: the topologies' names)")
     c = sub.add_parser("check", help="validate a topology and print what would run; starts nothing")
     c.add_argument("topology")
     c.add_argument("--duration", type=float, metavar="S")
@@ -65,6 +70,8 @@ def describe(t):
 
 def main(argv=None):
     a = parse_args(sys.argv[1:] if argv is None else argv)
+    if a.cmd == "compare":
+        return run_compare(a)
     try:
         t = tp.load(a.topology, duration_override=a.duration)
     except tp.TopologyError as e:
@@ -159,6 +166,30 @@ def main(argv=None):
               file=sys.stderr)
         rc = 1
     return rc
+
+
+def run_compare(a):
+    """sf-lab compare DIR... --out PNG: exit 0 written, 2 a directory is not a report."""
+    labels = a.labels.split(",") if a.labels else None
+    if labels is not None and len(labels) != len(a.dirs):
+        print(f"sf-lab: --labels names {len(labels)} columns for {len(a.dirs)} directories", file=sys.stderr)
+        return 2
+    for d in a.dirs:
+        if not os.path.isfile(os.path.join(d, "results.json")):
+            print(f"sf-lab: {d}: not a report directory (no results.json)", file=sys.stderr)
+            return 2
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "demo"))  # plots reads tools/demo/series.py
+    import plots
+    try:
+        summary_ = plots.compare(a.dirs, a.out, labels)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"sf-lab: compare: {e}", file=sys.stderr)
+        return 2
+    for s in summary_:
+        print(f"  {s['label']}: ECN marks {s['ecn_marked']:,}, CNPs {s['cnp_sent']:,}, PFC pauses sent "
+              f"{s['pfc_pause_sent']:,}, drops {s['dropped']:,}, deepest queue {s['hot_queue_max_bytes']:,} B")
+    print(f"compare: {a.out}")
+    return 0
 
 
 def run_sim(a, t):

@@ -65,6 +65,11 @@ def build_nic_config(topo, process, devargs_of, oob_port_of):
         h = topo.hosts[name]
         hosts[name] = {"devargs": devargs_of(h), "mac": h.mac, "ip": h.ip, "speed": h.speed_gbps, "mtu": h.mtu,
                        "dscp": h.dscp, "pfc_enable": h.pfc_enable, "cnp_dscp": h.cnp_dscp}
+        if h.rx_drain_gbps:  # a slow receiver that pauses its switch port (docs/nic-app.md)
+            hosts[name]["rx_drain_rate"] = h.rx_drain_gbps
+            for k in ("pfc_generate", "pfc_xoff", "pfc_xon"):
+                if getattr(h, k):
+                    hosts[name][k] = getattr(h, k)
     workloads = []
     for f in topo.flows:
         if topo.hosts[f.src].kind != "nic":

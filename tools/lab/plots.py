@@ -1,6 +1,7 @@
 """sf-lab PNG plots (python3-matplotlib, Agg): queue depth per queue, ECN
 marks / CNPs / PFC pauses over time, per-flow throughput, latency CDF.
 Each function returns True when it wrote its file."""
+import json
 import os
 
 import matplotlib
@@ -113,8 +114,9 @@ def marks_pauses(lab, res, path):
                               label=f"{sw}:{port} {'sent' if key == 'tx_pause' else 'received'}")
                     k += 1
     ax_p.set_ylabel("PFC pause frames\n(cumulative)")
-    ax_p.set_title("PFC pause frames sent / received by switch ports (telemetry, every 0.2 s)", loc="left",
-                   fontsize=10)
+    ax_p.set_title("PFC pause frames sent / received by switch ports " +
+                   ("(switch time series, virtual time)" if getattr(lab, "sim", None) is not None
+                    else "(telemetry, every 0.2 s)"), loc="left", fontsize=10)
     if k == 0:
         ax_p.text(0.5, 0.5, "no PFC pause frames", transform=ax_p.transAxes, ha="center")
     ax_p.set_xlabel("seconds since the start")
@@ -271,3 +273,150 @@ def make_all(lab, res, out, raw=None):
         if ok:
             done.append((name, title))
     return done
+
+
+# ---- sf-lab compare: two report directories side by side ------------------------------------
+
+def _read_jsonl(path):
+    rows = []
+    try:
+        with open(path) as f:
+            for line in f:
+                try:
+                    rows.append(json.loads(line))
+                except ValueError:
+                    continue
+    except OSError:
+        pass
+    return rows
+
+
+def load_report(d):
+    """What compare() reads from a report directory (sf-lab run, real or
+    --sim): results.json, the switches' samples of timeseries.jsonl (lab_t_s),
+    the sf-nic time series, the WRED thresholds of run/switch-*.json."""
+    with open(os.path.join(d, "results.json")) as f:
+        res = json.load(f)
+    sw = {}
+    for r in _read_jsonl(os.path.join(d, "timeseries.jsonl")):
+        src = r.get("source", "")
+        if src.startswith("switch:"):
+            sw.setdefault(src[len("switch:"):], []).append(r)
+    nic = {}
+    for name in sorted(os.listdir(d)):
+        if name.startswith("timeseries-nic-") and name.endswith(".jsonl"):
+            for r in _read_jsonl(os.path.join(d, name)):
+                for host, v in r.get("hosts", {}).items():
+                    nic.setdefault(host, []).append((r["t_s"], v))
+    wred = set()
+    run = os.path.join(d, "run")
+    for name in sorted(os.listdir(run)) if os.path.isdir(run) else []:
+        if name.startswith("switch-") and name.endswith(".json"):
+            with open(os.path.join(run, name)) as f:
+                cfg = json.load(f)
+            for w in cfg.get("WRED_PROFILE", {}).values():
+                try:
+                    wred.add((int(w["green_min_threshold"]), int(w["green_max_threshold"])))
+                except (TypeError, KeyError, ValueError):
+                    pass
+    return {"dir": d, "res": res, "sw": sw, "nic": nic, "wred": sorted(wred),
+            "name": res.get("topology", {}).get("name") if isinstance(res.get("topology"), dict) else None}
+
+
+def _hot_port(rep):
+    """(switch, port) of the deepest egress queue of the run."""
+    best = max(rep["res"]["ports"], key=lambda p: p.get("watermark_bytes", 0), default=None)
+    return (best["switch"], best["port"]) if best else (None, None)
+
+
+def _time_scale(reps):
+    end = max((rows[-1]["lab_t_s"] for r in reps for rows in r["sw"].values() if rows), default=1.0)
+    return (1e3, "ms") if end < 1 else (1.0, "s")
+
+
+def compare(dirs, path, labels=None):
+    """One PNG, one column per report directory, shared axes per row:
+    1. the hot egress port's queues (depth, KiB) with Kmin / Kmax and the
+       switch's whole buffer in use; ECN marks (cumulative, right axis);
+    2. PFC pause frames sent and received by each switch port (cumulative);
+    3. goodput received per nic host (Gb/s, from the sf-nic time series).
+    Returns a dict of the figures each column's title shows."""
+    reps = [load_report(d) for d in dirs]
+    labels = labels or [r["name"] or os.path.basename(os.path.normpath(r["dir"])) for r in reps]
+    k, unit = _time_scale(reps)
+    fig, axes = plt.subplots(3, len(reps), figsize=(6.5 * len(reps), 9), sharex=True, sharey="row", squeeze=False)
+    summary = []
+    for c, rep in enumerate(reps):
+        ax_q, ax_p, ax_t = axes[0][c], axes[1][c], axes[2][c]
+        sw, port = _hot_port(rep)
+        rows = rep["sw"].get(sw, [])
+        xs = [r["lab_t_s"] * k for r in rows]
+        qs = {}
+        for r in rows:
+            for q, v in enumerate(r["ports"].get(port, {}).get("queues", [])):
+                qs.setdefault(q, []).append(v[0] / 1024)
+        for n, (q, ys) in enumerate([(q, ys) for q, ys in sorted(qs.items()) if any(ys)]):
+            ax_q.plot(xs, ys, lw=1.3, color=COLORS[n % len(COLORS)], label=f"{sw}:{port} q{q} depth")
+        ax_q.plot(xs, [r.get("buffer_used_bytes", 0) / 1024 for r in rows], lw=0.9, ls=":", color="#555555",
+                  label=f"{sw} buffer in use")
+        for i, (lo, hi) in enumerate(rep["wred"]):
+            ax_q.axhline(lo / 1024, color="#ff7f0e", ls="--", lw=0.9, label=f"Kmin {lo / 1024:.0f} KiB" if i == 0 else None)
+            ax_q.axhline(hi / 1024, color="#b8860b", ls=":", lw=0.9, label=f"Kmax {hi / 1024:.0f} KiB" if i == 0 else None)
+        ax_m = ax_q.twinx()
+        marks = [sum(v[1] for v in r["ports"].get(port, {}).get("queues", [])) for r in rows]
+        ax_m.plot(xs, marks, lw=1.0, color="#d62728", label="ECN marks (right)")
+        ax_m.set_ylim(bottom=0)
+        if c == len(reps) - 1:
+            ax_m.set_ylabel("ECN CE marks (cumulative)", color="#d62728")
+        h1, l1 = ax_q.get_legend_handles_labels()
+        h2, l2 = ax_m.get_legend_handles_labels()
+        ax_q.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper right")
+        n = 0
+        for s_name, srows in sorted(rep["sw"].items()):
+            for p in sorted({p for r in srows for p in r["ports"]}):
+                for key, ls in (("tx_pause", "-"), ("rx_pause", "--")):
+                    ys = [r["ports"].get(p, {}).get(key, 0) for r in srows]
+                    if any(ys):
+                        ax_p.plot([r["lab_t_s"] * k for r in srows], ys, ls=ls, lw=1.2, color=COLORS[n % len(COLORS)],
+                                  label=f"{s_name}:{p} {'sent' if key == 'tx_pause' else 'received'}")
+                n += 1
+        if not ax_p.get_legend_handles_labels()[0]:
+            ax_p.text(0.5, 0.5, "no PFC pause frames", transform=ax_p.transAxes, ha="center")
+        else:
+            ax_p.legend(fontsize=7, loc="upper left")
+        n = 0
+        got = {h: r[-1][1].get("rx_bytes", 0) - r[0][1].get("rx_bytes", 0) for h, r in rep["nic"].items() if r}
+        for host, hrows in sorted(rep["nic"].items()):
+            if got.get(host, 0) < 0.01 * max(got.values(), default=0) or not got.get(host):
+                continue  # a sender: its receive side is ACKs and CNPs
+            xs_t, ys_t = [], []
+            for (ta, a), (tb, b) in zip(hrows, hrows[1:]):
+                if tb > ta:
+                    xs_t.append(tb * k)
+                    ys_t.append((b.get("rx_bytes", 0) - a.get("rx_bytes", 0)) * 8 / (tb - ta) / 1e9)
+            ax_t.plot(xs_t, ys_t, lw=1.2, color=COLORS[n % len(COLORS)], label=f"{host} received")
+            n += 1
+        if ax_t.get_legend_handles_labels()[0]:
+            ax_t.legend(fontsize=7, loc="upper right")
+        t = rep["res"]["totals"]
+        fig_s = {"label": labels[c], "ecn_marked": t.get("ecn_marked", 0), "cnp_sent": t.get("cnp_sent", 0),
+                 "pfc_pause_sent": t.get("pfc_pause_sent", 0), "dropped": t.get("dropped", 0),
+                 "hot_queue_max_bytes": max((p.get("watermark_bytes", 0) for p in rep["res"]["ports"]), default=0)}
+        summary.append(fig_s)
+        ax_q.set_title(f"{labels[c]}\nECN marks {fig_s['ecn_marked']:,}, CNPs {fig_s['cnp_sent']:,}, "
+                       f"PFC pauses sent {fig_s['pfc_pause_sent']:,}, drops {fig_s['dropped']:,}", fontsize=10)
+        ax_p.set_title("PFC pause frames per switch port (cumulative)", loc="left", fontsize=9)
+        ax_t.set_title("goodput received per host (sf-nic time series)", loc="left", fontsize=9)
+        ax_t.set_xlabel(f"{unit} since the start" + (" (virtual)" if rep["res"]["run"].get("virtual_time") else ""))
+        for ax in (ax_q, ax_p, ax_t):
+            ax.grid(True, alpha=0.3)
+        if c == 0:
+            ax_q.set_ylabel("egress queue depth (KiB)")
+            ax_p.set_ylabel("PFC pause frames")
+            ax_t.set_ylabel("Gb/s")
+    for row in axes:
+        row[0].set_ylim(bottom=0)  # shared per row: after every column is drawn
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return summary

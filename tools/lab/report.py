@@ -386,7 +386,7 @@ def write_markdown(lab, res, plots, path, console_history):
               f"{', '.join(sorted({str(l.speed_gbps) for l in t.links}))} Gb/s; {run['traffic_s'] * 1e3:.3f} ms of "
               f"virtual traffic ({run['stop_reason']}); {run['sim']['events']:,} events, trace hash "
               f"{run['sim']['trace_hash']}. Every time here (completion, plots' x axes) is in virtual seconds; "
-              "the PFC plot has two points (start, end: sf-sim has no telemetry to poll).", ""]
+              "the PFC curves come from the switch time series (sf-sim has no telemetry to poll).", ""]
     else:
         L += [f"{run['started_utc']} UTC, topology `{os.path.relpath(t.path)}`: {len(t.switches)} switch(es), "
               f"{len(t.hosts)} host(s), {len(t.flows)} flow(s)"

@@ -154,23 +154,36 @@ class SimLab(launch.Lab):
         return r.returncode, raw, clean
 
     def pfc_samples(self):
-        """The PFC pause counters the real lab polls over telemetry: sf-sim has
-        no telemetry, so two samples, zero at the start and the switch reports'
-        final counts at the end."""
-        end = {"t_s": self.sim["end_s"], "switches": {}}
-        start = {"t_s": 0.0, "switches": {}}
+        """The PFC pause counters the real lab polls over telemetry
+        ({"t_s", "switches": {sw: {port: {"tx_pfc_frames", "rx_pause",
+        "tx_pause"}}}}), one per sample of sf-sim's switch time series (which
+        carries the same three counters per port; switch_stats
+        timeseries_sample), at its virtual t_s."""
+        per_sw = {}
         for name in self.t.switches:
-            rep = _read(os.path.join(self.out, f"switch-{name}-report.json")) or {}
-            per, zero = {}, {}
-            for p in rep.get("ports", []):
-                pfc = p.get("pfc") or {}
-                per[p["name"]] = {"tx_pfc_frames": p.get("tx_pfc_frames", 0),
-                                  "rx_pause": sum(v for k, v in pfc.items() if k.startswith("rx_prio") and k.endswith("_pause")),
-                                  "tx_pause": sum(v for k, v in pfc.items() if k.startswith("tx_prio") and k.endswith("_pause"))}
-                zero[p["name"]] = {"tx_pfc_frames": 0, "rx_pause": 0, "tx_pause": 0}
-            end["switches"][name] = per
-            start["switches"][name] = zero
-        return [start, end]
+            path = os.path.join(self.out, f"timeseries-{name}.jsonl")
+            rows = []
+            if os.path.exists(path):
+                with open(path) as f:
+                    for line in f:
+                        try:
+                            rows.append(json.loads(line))
+                        except ValueError:
+                            continue
+            per_sw[name] = rows
+        n = min((len(r) for r in per_sw.values()), default=0)
+        out = []
+        for i in range(n):
+            sample = {"t_s": None, "switches": {}}
+            for name, rows in per_sw.items():
+                r = rows[i]
+                sample["t_s"] = r["t_s"]
+                sample["switches"][name] = {
+                    port: {"tx_pfc_frames": v.get("tx_pfc_frames", 0), "rx_pause": v.get("rx_pause", 0),
+                           "tx_pause": v.get("tx_pause", 0)}
+                    for port, v in r.get("ports", {}).items()}
+            out.append(sample)
+        return out
 
     def nic_series(self):
         """{host: [(virtual t_s, sample)]}: sf-sim's nic time series start at virtual 0."""

@@ -55,6 +55,10 @@ class Host:
     pfc_enable: str = "3"
     cnp_dscp: int = 48
     cc: str = "dcqcn-nvidia"
+    rx_drain_gbps: float = 0.0  # nic: a slow receiver (nic.json rx_drain_rate); 0 = drains at once
+    pfc_generate: str = ""      # nic: priorities it pauses its switch port for from that backlog
+    pfc_xoff: int = 0           # nic: backlog bytes asserting / releasing the pause (0 = sf-nic's default)
+    pfc_xon: int = 0
     switch: str = ""          # filled from links: the switch and port it hangs off
     port: str = ""
     speed_gbps: int = 0
@@ -270,7 +274,8 @@ TOP_KEYS = {"name", "description", "duration_s", "drain_s", "ts_period_ms", "nod
 SIM_KEYS = {"seed", "speed_gbps", "ts_period_us", "run_limit_s"}
 SWITCH_KEYS = {"kind", "config", "shaper_burst_us"}
 PKTIO_KEYS = {"kind", "mac", "ip", "ib_mtu", "rate_gbps", "nice"}
-NIC_KEYS = {"kind", "process", "mac", "ip", "mtu", "dscp", "pfc_enable", "cnp_dscp", "cc"}
+NIC_KEYS = {"kind", "process", "mac", "ip", "mtu", "dscp", "pfc_enable", "cnp_dscp", "cc", "rx_drain_gbps",
+            "pfc_generate", "pfc_xoff", "pfc_xon"}
 LINK_KEYS = {"a", "b", "speed_gbps"}
 WL_KEYS = {
     "incast": {"name", "type", "senders", "receiver", "size_bytes", "start_ms", "dscp", "rate_gbps",
@@ -363,7 +368,13 @@ def _load_nodes(t, nodes, topo_dir):
                      dscp=_num(obj, "dscp", p, default=26, lo=0, hi=63, integer=True),
                      pfc_enable=_str(obj, "pfc_enable", p, default="3"),
                      cnp_dscp=_num(obj, "cnp_dscp", p, default=48, lo=0, hi=63, integer=True),
-                     cc=_str(obj, "cc", p, default="dcqcn-nvidia", choices=NIC_CCS))
+                     cc=_str(obj, "cc", p, default="dcqcn-nvidia", choices=NIC_CCS),
+                     rx_drain_gbps=_num(obj, "rx_drain_gbps", p, default=0.0, lo=0, hi=MAX_SPEED_GBPS),
+                     pfc_generate=_str(obj, "pfc_generate", p, default=""),
+                     pfc_xoff=parse_bytes(obj["pfc_xoff"], f"{p}.pfc_xoff") if "pfc_xoff" in obj else 0,
+                     pfc_xon=parse_bytes(obj["pfc_xon"], f"{p}.pfc_xon") if "pfc_xon" in obj else 0)
+            if h.pfc_generate and (not re.fullmatch(r"[0-7](,[0-7])*", h.pfc_generate) or not h.rx_drain_gbps):
+                raise TopologyError(f"{p}.pfc_generate", f"'{h.pfc_generate}': priorities like \"3\", with rx_drain_gbps > 0")
             if h.mtu not in (256, 512, 1024, 2048, 4096):
                 raise TopologyError(f"{p}.mtu", f"{h.mtu}: an IB MTU is 256, 512, 1024, 2048 or 4096")
             if not re.fullmatch(r"[0-7](,[0-7])*", h.pfc_enable):

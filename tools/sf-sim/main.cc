@@ -5,7 +5,9 @@
 // the same report. Exit 0: every workload finished; 1: a workload failed or
 // the run limit came first; 2: a bad plan or config (the message names it).
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -21,6 +23,20 @@ constexpr const char* kUsage =
     "  PLAN.json: {\"seed\", \"run_limit_s\", \"ts_period_us\", \"switches\": {name: switch.json},\n"
     "              \"nics\": {process: nic.json}, \"links\": [{\"a\", \"b\", \"speed_gbps\", \"delay_ns\"}]}\n"
     "  (docs/sf-sim.md)\n";
+
+constexpr uint32_t kMbPerSwitch = 256;
+
+// Switches the plan names (0 when it cannot be read: SimLab reports why).
+uint32_t switches_in(const std::string& plan) {
+  try {
+    std::ifstream f(plan);
+    const nlohmann::json doc = nlohmann::json::parse(f);
+    const auto it = doc.find("switches");
+    return it != doc.end() && it->is_object() ? static_cast<uint32_t>(it->size()) : 0;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
 
 }  // namespace
 
@@ -46,7 +62,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   sf::dpdk::EalOptions eo;
-  eo.no_huge_mem_mb = 1024;
+  // The mbuf pool (~470 MiB) and every switch's tables (LPM, MMU): 1 GiB
+  // holds two switches; a ring of five needs more. DPDK touches all of -m.
+  eo.no_huge_mem_mb = 1024 + kMbPerSwitch * std::max<uint32_t>(switches_in(plan), 2) - 2 * kMbPerSwitch;
   auto eal = sf::dpdk::init_eal({argv[0], "--no-huge", "--no-pci", "--log-level", "*:error", "--no-telemetry"}, eo);
   if (!eal) {
     std::cerr << "sf-sim: " << eal.error() << "\n";
