@@ -186,6 +186,9 @@ def main():
         rx = [s["switches"]["sw0"]["Ethernet8"]["rx_pause"] for s in on["tel"]]
         check(len(set(rx)) > 10 and rx == sorted(rx), f"wd-on: PFC rx_pause is not a rising time series ({len(set(rx))} values)")
         good_on = rx_between(on["nic"]["good"], 0.001)
+        check(flows(on)["healthy"]["complete"] and not flows(on)["stormed"]["complete"],
+              f"wd-on: complete healthy {flows(on)['healthy']['complete']}, stormed {flows(on)['stormed']['complete']} "
+              "(the run limit cut the stormed flow)")
         # 4. pfc-storm-wd-off
         check(off["rep"]["pfc_wd_events"]["total"] == 0, "wd-off: watchdog events without a watchdog")
         s0 = next(p for p in off["res"]["ports"] if p["port"] == "Ethernet0")

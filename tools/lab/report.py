@@ -120,7 +120,10 @@ def build_results(lab, raw, clean):
                       "goodput_gbps": n.get("goodput_gbps"),
                       "completion_s": n.get("completion_s"), "latency_us": n.get("latency_us"),
                       "status": n.get("status", "no sf-nic report"),
-                      "complete": n.get("status") == "ok" if n else False})
+                      # A run limit can end a client whose status is still "ok": complete
+                      # only when every QP's size_bytes arrived (sized flows).
+                      "complete": bool(n) and n.get("status") == "ok" and
+                                  (not f.size_bytes or (n.get("bytes") or 0) >= f.size_bytes * f.qps)})
         flows.append(d)
     res["flows"] = flows
     # ---- probes: measured latency -------------------------------------------
