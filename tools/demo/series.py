@@ -11,6 +11,22 @@ import json
 DEPTH, MARKED, QDROPPED, QTX = 0, 1, 2, 3
 
 
+def read_jsonl(path):
+    """Every whole JSON line of a file (a torn last line is skipped); [] when
+    the file cannot be read."""
+    rows = []
+    try:
+        with open(path) as f:
+            for line in f:
+                try:
+                    rows.append(json.loads(line))
+                except ValueError:
+                    continue
+    except OSError:
+        pass
+    return rows
+
+
 class TimeSeries:
     """Follows a growing JSON-lines file (complete lines only)."""
 

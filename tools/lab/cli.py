@@ -139,21 +139,7 @@ def main(argv=None):
         for s in lab.plan.senders.values():
             if os.path.exists(s["pcap"]):
                 os.unlink(s["pcap"])
-    report.write_timeseries(lab, os.path.join(out, "timeseries.jsonl"), raw)
-    try:
-        import plots
-        made = plots.make_all(lab, res, out, raw)
-    except ImportError as e:
-        print(f"sf-lab: no plots: {e} (python3-matplotlib)", file=sys.stderr)
-        made = []
-    lat = res["latency"]
-    res["latency"] = {k: v for k, v in lat.items() if k != "ports"}
-    res["latency"]["ports"] = {k: {kk: vv for kk, vv in v.items() if kk != "values_us"} for k, v in lat["ports"].items()}
-    res["plots"] = [n for n, _ in made]
-    with open(os.path.join(out, "results.json"), "w") as f:
-        json.dump(res, f, indent=2)
-    report.write_markdown(lab, res, made, os.path.join(out, "report.md"), con.history if con else [])
-    summary(res, out)
+    write_report(lab, res, raw, out, con.history if con else [])
     c = res["conservation"]
     if rc == 0 and c.get("applies") and not c.get("ok"):
         print("sf-lab: the numbers do not add up (see results.json conservation)", file=sys.stderr)
@@ -239,6 +225,15 @@ def run_sim(a, t):
                        "ts_period_us": period_us, "run_limit_s": limit_s,
                        "sim": {k: lab.sim.get(k) for k in ("finished", "end_s", "events", "trace_hash",
                                                             "failed_workloads")}})
+    write_report(lab, res, raw, out, [])
+    return rc
+
+
+def write_report(lab, res, raw, out, history):
+    """The report directory of a finished run (real or virtual time): the time
+    series, the plots, results.json (without the per-sample latency values)
+    and report.md; then the console summary."""
+    import report  # noqa: E402
     report.write_timeseries(lab, os.path.join(out, "timeseries.jsonl"), raw)
     try:
         import plots
@@ -252,9 +247,8 @@ def run_sim(a, t):
     res["plots"] = [n for n, _ in made]
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(res, f, indent=2)
-    report.write_markdown(lab, res, made, os.path.join(out, "report.md"), [])
+    report.write_markdown(lab, res, made, os.path.join(out, "report.md"), history)
     summary(res, out)
-    return rc
 
 
 def cleanup_line(clean):

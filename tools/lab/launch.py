@@ -315,16 +315,8 @@ class Lab:
             if not j or not os.path.exists(path):
                 continue
             zero = j.get("clock_zero_mono_ns", 0)
-            rows = []
-            with open(path) as f:
-                for line in f:
-                    try:
-                        r = json.loads(line)
-                    except ValueError:
-                        continue
-                    rows.append(((zero + r["t_ns"] - self.t0_ns) / 1e9,
-                                 {int(k): tuple(v) for k, v in r["flows"].items()}))
-            out[host] = rows
+            out[host] = [((zero + r["t_ns"] - self.t0_ns) / 1e9, {int(k): tuple(v) for k, v in r["flows"].items()})
+                         for r in series.read_jsonl(path)]
         return out
 
     def start_file(self, ms):
@@ -431,14 +423,8 @@ class Lab:
         out = {}
         for proc in self.nics:
             path = self.nic_ts(proc)
-            rows = []
+            rows = series.read_jsonl(path)
             try:
-                with open(path) as f:
-                    for line in f:
-                        try:
-                            rows.append(json.loads(line))
-                        except ValueError:
-                            continue
                 mtime = os.stat(path).st_mtime_ns
             except OSError:
                 continue

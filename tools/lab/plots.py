@@ -277,18 +277,7 @@ def make_all(lab, res, out, raw=None):
 
 # ---- sf-lab compare: two report directories side by side ------------------------------------
 
-def _read_jsonl(path):
-    rows = []
-    try:
-        with open(path) as f:
-            for line in f:
-                try:
-                    rows.append(json.loads(line))
-                except ValueError:
-                    continue
-    except OSError:
-        pass
-    return rows
+_read_jsonl = series.read_jsonl
 
 
 def load_report(d):

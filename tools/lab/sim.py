@@ -162,15 +162,7 @@ class SimLab(launch.Lab):
         per_sw = {}
         for name in self.t.switches:
             path = os.path.join(self.out, f"timeseries-{name}.jsonl")
-            rows = []
-            if os.path.exists(path):
-                with open(path) as f:
-                    for line in f:
-                        try:
-                            rows.append(json.loads(line))
-                        except ValueError:
-                            continue
-            per_sw[name] = rows
+            per_sw[name] = series.read_jsonl(path)
         n = min((len(r) for r in per_sw.values()), default=0)
         out = []
         for i in range(n):
@@ -190,16 +182,9 @@ class SimLab(launch.Lab):
         out = {}
         for proc in self.plan.nic_cfgs:
             path = self.nic_ts(proc)
-            if not os.path.exists(path):
-                continue
-            with open(path) as f:
-                for line in f:
-                    try:
-                        r = json.loads(line)
-                    except ValueError:
-                        continue
-                    for host, v in r.get("hosts", {}).items():
-                        out.setdefault(host, []).append((r["t_s"], v))
+            for r in series.read_jsonl(path):
+                for host, v in r.get("hosts", {}).items():
+                    out.setdefault(host, []).append((r["t_s"], v))
         return out
 
     def receiver_series(self, raw):
