@@ -106,6 +106,12 @@ struct QpCounters {
   uint64_t rnr_waits = 0;
   uint64_t alloc_failures = 0;
   uint64_t cq_overruns = 0;
+  // Pacing time accounts (paced or not): after the first data frame, the time
+  // between departures is their wire times at the rate + pace_lost_ns (the
+  // driver served the QP more than a gap late: not made up) + pace_idle_ns
+  // (due, but nothing it could send: no WR, window full, RNR wait, paused).
+  uint64_t pace_lost_ns = 0;
+  uint64_t pace_idle_ns = 0;
 };
 
 class Qp {
@@ -162,9 +168,25 @@ class Qp {
     apply_cc_rate();
   }
   BitRate rate_limit() const { return rate_limit_; }
-  // Earliest departure of the next data frame: Carousel's
-  // max(now, t_prev + size_prev / rate) with t_prev the actual departure.
+  // Departure time of the next data frame (Carousel, endpoint.md 6.1): a
+  // frame scheduled for t makes the next one due at max(now, t + wire size /
+  // rate). The next departure follows from the previous *scheduled* time, not
+  // from when the driver got round to it, so serving a frame late by less
+  // than a gap costs no rate; a QP served later than that (a descheduled
+  // process) starts again from now and never bursts to catch up; the time
+  // lost is counted in QpCounters::pace_lost_ns.
   TimeNs pace_next() const { return pace_next_; }
+  // The host files the QP in its wheel at `now`: the next frame is due at
+  // max(now, pace_next()) (an idle QP banks no time; the time it was due but
+  // had nothing it could send is counted in pace_idle_ns). Returns that time.
+  TimeNs file_departure(TimeNs now) {
+    if (pace_next_ < now) {
+      if (ctr_.tx_data_pkts > 0) ctr_.pace_idle_ns += static_cast<uint64_t>((now - pace_next_).ns());
+      pace_next_ = now;
+    }
+    return pace_next_;
+  }
+  // A data frame of `frame_bytes` left at `now` (>= its scheduled time).
   void on_departed(uint32_t frame_bytes, TimeNs now);
 
   // ---- CC seams (qp_cc.cc) --------------------------------------------------

@@ -317,7 +317,18 @@ rte_mbuf* Qp::make_ctrl(TimeNs) {
 }
 
 void Qp::on_departed(uint32_t frame_bytes, TimeNs now) {
-  pace_next_ = rate_.bps() == 0 ? now : now + rate_.tx_time(wire_bytes(frame_bytes));
+  if (rate_.bps() == 0) {
+    pace_next_ = now;
+  } else {
+    // pace_next_ is this frame's scheduled departure (file_departure).
+    const TimeNs next = pace_next_ + rate_.tx_time(wire_bytes(frame_bytes));
+    if (next < now) {
+      ctr_.pace_lost_ns += static_cast<uint64_t>((now - next).ns());
+      pace_next_ = now;
+    } else {
+      pace_next_ = next;
+    }
+  }
   cc_on_tx_bytes(frame_bytes, now);
 }
 
