@@ -11,7 +11,8 @@
 // the same loop without the NIC: allocate the frame's mbuf chain, copy the
 // payload in, copy it out at the "receiver", free.
 //
-// One JSON line per message size:
+// One JSON line per message size and transmit mode ("tx": "zero_copy" =
+// HostConfig::tx_zero_copy on the sender, as sf-nic runs on memif; "copy"):
 //  {"bench":"nic_node","size":65536,"value":Gb/s of payload per CPU-second,
 //   "unit":"Gb/s","ref":..,"ratio":..,"ns_per_frame":..,"ref_ns_per_frame":..,
 //   "split_ns":{"tx":..,"rx":..,"ack_tx":..,"ack_rx":..,"timers":..}}
@@ -85,10 +86,12 @@ struct Run {
   Split split;
 };
 
-Run run_nic(rte_mempool* pool, uint64_t size, double seconds, uint64_t messages) {
+Run run_nic(rte_mempool* pool, uint64_t size, double seconds, uint64_t messages, bool zero_copy) {
   const app::AppHost ha = app_host(0);
   const app::AppHost hb = app_host(1);
-  NicNode a(node_cfg(ha), pool);
+  NicConfig ca = node_cfg(ha);
+  ca.hosts[0].tx_zero_copy = zero_copy;
+  NicNode a(ca, pool);
   NicNode b(node_cfg(hb), pool);
   app::AppWorkload w;
   w.type = app::WorkloadType::kWriteBw;
@@ -226,7 +229,8 @@ int main(int argc, char** argv) {
   for (const uint64_t size : sizes) {
     const uint32_t payload = static_cast<uint32_t>(std::min<uint64_t>(size, kMtu));
     const Run ref = run_ref(pool, payload, messages > 0 ? 0.05 : seconds);
-    const Run nic = run_nic(pool, size, seconds, messages);
+    for (const bool zc : {true, false}) {
+    const Run nic = run_nic(pool, size, seconds, messages, zc);
     if (nic.frames == 0) {
       std::fprintf(stderr, "nic_node_bench: no frames sent\n");
       return 1;
@@ -240,12 +244,13 @@ int main(int argc, char** argv) {
     const double ref_value = bw ? payload * 8 / ref_ns : 1e3 / ref_ns;
     auto per = [&](uint64_t cyc) { return static_cast<double>(cyc) * cyc_ns / static_cast<double>(nic.frames); };
     std::printf(
-        "{\"bench\":\"nic_node\",\"size\":%llu,\"value\":%.3f,\"unit\":\"%s\",\"ref\":%.3f,\"ratio\":%.3f,"
+        "{\"bench\":\"nic_node\",\"size\":%llu,\"tx\":\"%s\",\"value\":%.3f,\"unit\":\"%s\",\"ref\":%.3f,\"ratio\":%.3f,"
         "\"ns_per_frame\":%.1f,\"ref_ns_per_frame\":%.1f,\"frames\":%llu,"
         "\"split_ns\":{\"tx\":%.1f,\"rx\":%.1f,\"ack_tx\":%.1f,\"ack_rx\":%.1f,\"timers_app\":%.1f}}\n",
-        static_cast<unsigned long long>(size), value, bw ? "Gb/s" : "Mpps", ref_value, value / ref_value, ns, ref_ns,
+        static_cast<unsigned long long>(size), zc ? "zero_copy" : "copy", value, bw ? "Gb/s" : "Mpps", ref_value, value / ref_value, ns, ref_ns,
         static_cast<unsigned long long>(nic.frames), per(nic.split.tx), per(nic.split.rx), per(nic.split.ack_tx),
         per(nic.split.ack_rx), per(nic.split.timers));
+    }
   }
   rte_mempool_free(pool);
   sf::dpdk::cleanup_eal();

@@ -41,6 +41,13 @@ uint8_t marker(uint64_t i) { return static_cast<uint8_t>(1 + i % 255); }
 
 }  // namespace
 
+bool copies_with_cpu(const std::string& devargs) {
+  for (const char* p : {"net_memif", "net_null", "net_ring", "net_pcap", "net_tap"}) {
+    if (devargs.rfind(p, 0) == 0) return true;
+  }
+  return false;
+}
+
 NicConfig nic_config_of(const AppConfig& cfg) {
   NicConfig nc;
   for (size_t i = 0; i < cfg.hosts.size(); ++i) {
@@ -52,6 +59,7 @@ NicConfig nic_config_of(const AppConfig& cfg) {
     if (h.ipv6) hc.ipv6 = wire::Ipv6Addr{*h.ipv6};
     hc.ports = {static_cast<PortId>(i)};
     hc.rc.cnp_dscp = h.cnp_dscp;
+    hc.tx_zero_copy = copies_with_cpu(h.devargs);
     nc.hosts.push_back(hc);
     NicPortConfig pc;
     pc.line_rate = BitRate::gbps(h.speed_gbps);
@@ -126,6 +134,9 @@ Workload::~Workload() {
   for (QpRun& q : qps_) {
     if (q.qp != nullptr) v::destroy_qp(q.qp);
   }
+  // With zero-copy transmit the MR may still be referenced by frames the
+  // driver holds (dereg_mr: EBUSY); the owner frees those first (sf-nic
+  // releases the poll loop's buffers before destroying workloads).
   if (mr_ != nullptr) v::dereg_mr(mr_);
   if (scq_ != nullptr) v::destroy_cq(scq_);
   if (rcq_ != nullptr) v::destroy_cq(rcq_);

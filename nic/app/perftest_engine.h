@@ -150,6 +150,10 @@ class Workload {
 // The NicNode of an sf-nic process: host i of `cfg` on node port i, at its
 // speed, honouring PFC when it has pfc_enable priorities.
 NicConfig nic_config_of(const AppConfig& cfg);
+// True for the DPDK virtual devices whose transmit copies frames with the CPU
+// (memif, null, ring, pcap, tap): hosts on them get zero-copy transmit
+// (HostConfig::tx_zero_copy); a DMA device would need the MR's IOVA.
+bool copies_with_cpu(const std::string& devargs);
 
 // The App the NicNode runs: every workload's poll, in order.
 class PerftestEngine final : public App {

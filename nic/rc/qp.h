@@ -41,6 +41,9 @@ inline constexpr uint32_t kMaxSge = 4;         // per work request
 inline constexpr uint32_t kMaxRdAtomic = 16;   // outstanding READs per direction
 inline constexpr uint32_t kMaxWr = 16384;      // per work queue
 inline constexpr uint32_t kMaxMessageBytes = 1u << 31;
+// Zero-copy transmit (HostConfig::tx_zero_copy) for payload pieces of at
+// least this size; smaller ones are cheaper to copy than to attach.
+inline constexpr uint32_t kZeroCopyMinBytes = 512;
 
 // The local host's addresses as the QP needs them (GID table: docs/nic.md).
 struct LocalAddr {
@@ -67,6 +70,9 @@ struct QpEnv {
   const LocalAddr* local = nullptr;
   const RcConfig* cfg = nullptr;
   uint8_t num_ports = 1;            // valid port_num values: 1..num_ports
+  // Zero-copy transmit: the host's per-MR-slot shared info (index = Mr::handle);
+  // nullptr = payload is copied.
+  rte_mbuf_ext_shared_info* mr_shinfo = nullptr;
 };
 
 // What happened to an arriving frame (counted per QP).
