@@ -16,7 +16,7 @@
 //  {"bench":"nic_node","size":65536,"value":Gb/s of payload per CPU-second,
 //   "unit":"Gb/s","ref":..,"ratio":..,"ns_per_frame":..,"ref_ns_per_frame":..,
 //   "split_ns":{"tx":..,"rx":..,"ack_tx":..,"ack_rx":..,"timers":..}}
-// Usage: nic_node_bench [--seconds S] [--messages N] [--sizes 65536,64]
+// Usage: nic_node_bench [--seconds S] [--messages N] [--sizes 65536,64] [--tx zero_copy|copy|both]
 // (--messages: a fixed count instead of a duration, for callgrind; the
 // reference then runs 0.05 s.)
 #include <rte_cycles.h>
@@ -198,11 +198,15 @@ Run run_ref(rte_mempool* pool, uint32_t payload, double seconds) {
 int main(int argc, char** argv) {
   double seconds = 1.0;
   uint64_t messages = 0;
+  std::vector<bool> modes{true, false};  // zero-copy, copy
   std::vector<uint64_t> sizes{65536, 64};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--seconds" && i + 1 < argc) {
       seconds = std::atof(argv[++i]);
+    } else if (a == "--tx" && i + 1 < argc) {
+      const std::string m = argv[++i];
+      modes = m == "copy" ? std::vector<bool>{false} : m == "zero_copy" ? std::vector<bool>{true} : modes;
     } else if (a == "--messages" && i + 1 < argc) {
       messages = std::strtoull(argv[++i], nullptr, 10);
     } else if (a == "--sizes" && i + 1 < argc) {
@@ -211,7 +215,7 @@ int main(int argc, char** argv) {
         sizes.push_back(std::strtoull(tok, nullptr, 10));
       }
     } else {
-      std::fprintf(stderr, "usage: nic_node_bench [--seconds S] [--messages N] [--sizes 65536,64]\n");
+      std::fprintf(stderr, "usage: nic_node_bench [--seconds S] [--messages N] [--sizes 65536,64] [--tx zero_copy|copy|both]\n");
       return 2;
     }
   }
@@ -229,7 +233,7 @@ int main(int argc, char** argv) {
   for (const uint64_t size : sizes) {
     const uint32_t payload = static_cast<uint32_t>(std::min<uint64_t>(size, kMtu));
     const Run ref = run_ref(pool, payload, messages > 0 ? 0.05 : seconds);
-    for (const bool zc : {true, false}) {
+    for (const bool zc : modes) {
     const Run nic = run_nic(pool, size, seconds, messages, zc);
     if (nic.frames == 0) {
       std::fprintf(stderr, "nic_node_bench: no frames sent\n");
