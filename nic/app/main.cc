@@ -240,7 +240,10 @@ int run(int argc, char** argv) {
     std::signal(SIGTERM, on_signal);
     if (rc == 0) {
       // 5. The NIC node: host i on node port i.
-      const nic::NicConfig nc = nic_config_of(cfg);
+      nic::NicConfig nc = nic_config_of(cfg);
+      // Zero-copy transmit where the driver copies with the CPU; the loop's
+      // buffered frames are released before the workloads (and their MRs) go.
+      for (size_t i = 0; i < nc.hosts.size(); ++i) nc.hosts[i].tx_zero_copy = copies_with_cpu(cfg.hosts[i].devargs);
       std::unique_ptr<nic::NicNode> node;
       std::vector<std::unique_ptr<Workload>> workloads;
       std::vector<Workload*> wl;

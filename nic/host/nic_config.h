@@ -33,8 +33,12 @@ struct HostConfig {
   // rc::kZeroCopyMinBytes is an external mbuf segment pointing into the MR
   // (rte_pktmbuf_attach_extbuf, one shared-info refcount per MR) instead of a
   // copy; dereg_mr is EBUSY while such frames are alive. No IOVA is given, so
-  // only for drivers that copy with the CPU (memif, null, ring, pcap, the
-  // simulator), never a DMA device. docs/nic.md "Zero-copy transmit".
+  // only for drivers that copy with the CPU and free at tx_burst (memif in
+  // copy mode, null, pcap, tap), or a caller that frees every frame before the
+  // host goes (a test, nic_node_bench); not under a simulator whose links
+  // outlive the hosts (sf-sim), never a DMA device. Frames referencing an MR
+  // must be freed before its Host is destroyed (the shared info lives in the
+  // Host). docs/nic.md "Zero-copy transmit".
   bool tx_zero_copy = false;
   rc::RcConfig rc;
 };
