@@ -11,7 +11,13 @@
   nic_pacing_<R>G write_bw with --rate-limit R (the QP's timing wheel) on an
                   800 Gb/s port; value = the worst 100 ms window's wire rate
                   (frames + 24 B preamble/IFG/FCS each), ref = R; also the
-                  mean and the worst relative error.
+                  mean and the worst relative error, and where the shortfall
+                  went over the measured span: the QP's idle share (due but
+                  blocked: the RC window waits for the receiver's ACKs) and
+                  lost share (served more than a gap late), the wire rate over
+                  the rest (sched_*: the sender's own schedule), and the least
+                  CPU share the sender's and receiver's data-path threads got
+                  in a window (schedstat).
 
 One JSON line each: {"bench","value","unit","ref","ratio",...}. Usage:
   nic_bench.py SF_NIC [--seconds S] [--only NAME]
@@ -41,7 +47,7 @@ def emit(name, value, unit, ref, **extra):
     print(json.dumps(d), flush=True)
 
 
-def sf_pair(binary, tmp, test, args, tag, client_extra=()):
+def sf_pair(binary, tmp, test, args, tag, client_extra=(), server_extra=()):
     sock = os.path.join(tmp, f"{tag}.sock")
     port = 20000 + os.getpid() % 10000
     common = ["--mac", "", "--ip", "", "-p", str(port), "--speed", "800", "--mtu", "4096"] + list(args)
@@ -57,6 +63,8 @@ def sf_pair(binary, tmp, test, args, tag, client_extra=()):
                               "--ready-file", os.path.join(tmp, f"{tag}-{role}.ready")] + a
         if role == "client":
             c += list(client_extra) + ["127.0.0.1"]
+        else:
+            c += list(server_extra)
         return c
 
     srv = subprocess.Popen(cmd("server", 0), stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, f"{tag}-s.err"), "w"))
@@ -132,23 +140,64 @@ def msg_rate(binary, tmp, seconds):
 
 def pacing(binary, tmp, rate_gbps, seconds):
     ts = os.path.join(tmp, f"pace{rate_gbps}.jsonl")
+    ts_srv = os.path.join(tmp, f"pace{rate_gbps}-srv.jsonl")
     sf_pair(binary, tmp, "write_bw", ["-s", "65536", "-D", str(seconds)], f"pace{rate_gbps}",
-            client_extra=["--rate-limit", str(rate_gbps), "--timeseries", ts, "--ts-period-ms", "100"])
+            client_extra=["--rate-limit", str(rate_gbps), "--timeseries", ts, "--ts-period-ms", "100"],
+            server_extra=["--timeseries", ts_srv, "--ts-period-ms", "100"])
     samples = [json.loads(l) for l in open(ts)]
-    rates = []
+    srv = [json.loads(l) for l in open(ts_srv)] if os.path.exists(ts_srv) else []
+
+    def cpu_share(series, t0, t1):
+        """The data-path thread's CPU share between t0 and t1 (nearest samples)."""
+        pts = [s for s in series if "loop_cpu_s" in s]
+        if len(pts) < 2:
+            return None
+        a = min(pts, key=lambda s: abs(s["t_s"] - t0))
+        b = min(pts, key=lambda s: abs(s["t_s"] - t1))
+        return (b["loop_cpu_s"] - a["loop_cpu_s"]) / (b["t_s"] - a["t_s"]) if b["t_s"] > a["t_s"] else None
+
+    wins = []
     for a, b in zip(samples, samples[1:]):
         ha, hb = a["hosts"]["h0"], b["hosts"]["h0"]
         dt = b["t_s"] - a["t_s"]
         dbytes = hb["tx_bytes"] - ha["tx_bytes"]
         dpkts = hb["tx_packets"] - ha["tx_packets"]
         if dpkts > 0 and dt > 0:
-            rates.append((dbytes + WIRE_EXTRA * dpkts) * 8 / dt / 1e9)
-    rates = rates[1:-1]  # the first and last windows are partly idle
-    if not rates:
+            wins.append({"a": a, "b": b, "rate": (dbytes + WIRE_EXTRA * dpkts) * 8 / dt / 1e9,
+                         "tx_cpu": cpu_share(samples, a["t_s"], b["t_s"]),
+                         "rx_cpu": cpu_share(srv, a["t_s"], b["t_s"])})
+    wins = wins[1:-1]  # the first and last windows are partly idle
+    if not wins:
         raise RuntimeError(f"no pacing windows in {ts}")
+    rates = [w["rate"] for w in wins]
     worst = max(rates, key=lambda r: abs(r - rate_gbps))
+    # The sender's own account over the measured span, from its QP's
+    # pace_idle_ns / pace_lost_ns (the same clock as the departures; an idle
+    # period is counted when it ends, so only the whole span adds up): idle =
+    # the QP was due but could not send (its RC window waited for the
+    # receiver's ACKs), lost = it was served more than a gap late (the sender
+    # descheduled or too slow); sched = the wire rate over the rest.
+    a, b = wins[0]["a"], wins[-1]["b"]
+    ha, hb = a["hosts"]["h0"], b["hosts"]["h0"]
+    span = b["t_s"] - a["t_s"]
+    bits = (hb["tx_bytes"] - ha["tx_bytes"] + WIRE_EXTRA * (hb["tx_packets"] - ha["tx_packets"])) * 8
+    idle = (hb.get("pace_idle_ns", 0) - ha.get("pace_idle_ns", 0)) / 1e9
+    lost = (hb.get("pace_lost_ns", 0) - ha.get("pace_lost_ns", 0)) / 1e9
+    busy = span - idle - lost
+    sched = bits / busy / 1e9 if busy > 0.01 * span else None
+
+    def r4(x):
+        return None if x is None else round(x, 4)
+
+    def lo(key):
+        v = [w[key] for w in wins if w[key] is not None]
+        return r4(min(v)) if v else None
+
     emit(f"nic_pacing_{rate_gbps}G", worst, "Gb/s", rate_gbps, mean_gbps=round(sum(rates) / len(rates), 4),
-         worst_error=round(abs(worst - rate_gbps) / rate_gbps, 4), windows=len(rates), window_ms=100,
+         worst_error=round(abs(worst - rate_gbps) / rate_gbps, 4), windows=len(wins), window_ms=100,
+         idle_share=r4(idle / span), lost_share=r4(lost / span), sched_gbps=r4(sched),
+         sched_error=r4(abs(sched - rate_gbps) / rate_gbps) if sched else None,
+         min_tx_cpu=lo("tx_cpu"), min_rx_cpu=lo("rx_cpu"),
          load1=os.getloadavg()[0])
 
 

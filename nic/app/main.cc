@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include "common/app/app_args.h"
@@ -239,7 +240,10 @@ int run(int argc, char** argv) {
     std::signal(SIGTERM, on_signal);
     if (rc == 0) {
       // 5. The NIC node: host i on node port i.
-      const nic::NicConfig nc = nic_config_of(cfg);
+      nic::NicConfig nc = nic_config_of(cfg);
+      // Zero-copy transmit where the driver copies with the CPU; the loop's
+      // buffered frames are released before the workloads (and their MRs) go.
+      for (size_t i = 0; i < nc.hosts.size(); ++i) nc.hosts[i].tx_zero_copy = copies_with_cpu(cfg.hosts[i].devargs);
       std::unique_ptr<nic::NicNode> node;
       std::vector<std::unique_ptr<Workload>> workloads;
       std::vector<Workload*> wl;
@@ -315,8 +319,12 @@ int run(int argc, char** argv) {
         }
 
         if (rc == 0) {
-          // 8. Control thread: time series.
+          // 8. Control thread: time series. Each sample also carries the data-path
+          // thread's (this one's) CPU time and run-queue wait from
+          // /proc/self/task/TID/schedstat: on a shared core they tell a window
+          // the pacer lost to descheduling from one it lost to itself.
           std::atomic<bool> ctl_stop{false};
+          const std::string schedstat = "/proc/self/task/" + std::to_string(gettid()) + "/schedstat";
           std::thread ctl([&] {
             if (o.timeseries.empty()) return;
             std::ofstream ts(o.timeseries, std::ios::app);
@@ -326,7 +334,14 @@ int run(int argc, char** argv) {
               std::this_thread::sleep_for(std::chrono::milliseconds(std::min<uint32_t>(o.ts_period_ms, 20)));
               const auto now = std::chrono::steady_clock::now();
               if (now < next) continue;
-              ts << timeseries_sample(*node, std::chrono::duration<double>(now - start).count()).dump() << "\n";
+              nlohmann::json sample = timeseries_sample(*node, std::chrono::duration<double>(now - start).count());
+              uint64_t run_ns = 0;
+              uint64_t wait_ns = 0;
+              if (std::ifstream ss(schedstat); ss >> run_ns >> wait_ns) {
+                sample["loop_cpu_s"] = static_cast<double>(run_ns) / 1e9;
+                sample["loop_wait_s"] = static_cast<double>(wait_ns) / 1e9;
+              }
+              ts << sample.dump() << "\n";
               ts.flush();
               next += std::chrono::milliseconds(o.ts_period_ms);
             }

@@ -157,6 +157,12 @@ class Workload {
 // The NicNode of an sf-nic process: host i of `cfg` on node port i, at its
 // speed, honouring PFC when it has pfc_enable priorities.
 NicConfig nic_config_of(const AppConfig& cfg);
+// True for the DPDK virtual devices whose transmit copies frames with the CPU
+// and frees them (memif in copy mode, null, pcap, tap): sf-nic gives hosts on them zero-copy
+// transmit (HostConfig::tx_zero_copy); a DMA device would need the MR's
+// IOVA. nic_config_of leaves it off: a simulator keeps frames in its links
+// past the workloads' lifetime (sf-sim), a driver frees them at tx_burst.
+bool copies_with_cpu(const std::string& devargs);
 
 // The App the NicNode runs: every workload's poll, in order.
 class PerftestEngine final : public App {

@@ -64,6 +64,8 @@ rc::QpCounters qp_sum(const Host& host) {
     s.timeouts += c.timeouts;
     s.go_back += c.go_back;
     s.rnr_waits += c.rnr_waits;
+    s.pace_lost_ns += c.pace_lost_ns;
+    s.pace_idle_ns += c.pace_idle_ns;
   }
   return s;
 }
@@ -245,6 +247,8 @@ nlohmann::json timeseries_sample(const NicNode& node, double t_s) {
                                  {"cnp_sent", q.tx_cnps},
                                  {"cnp_received", q.rx_cnps},
                                  {"retransmits", q.tx_retransmit_pkts},
+                                 {"pace_lost_ns", q.pace_lost_ns},
+                                 {"pace_idle_ns", q.pace_idle_ns},
                                  {"rate_gbps", first_qp_rate_gbps(node, h)}};
   }
   return {{"t_s", t_s}, {"hosts", hosts}};

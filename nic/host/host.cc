@@ -6,7 +6,12 @@
 namespace sf::nic {
 
 Host::Host(const HostConfig& cfg, rte_mempool* pool, std::vector<PortId> ports)
-    : cfg_(cfg), ports_(std::move(ports)), pool_(pool), mrs_(cfg.max_mrs), qps_(cfg.max_qps) {
+    : cfg_(cfg),
+      ports_(std::move(ports)),
+      pool_(pool),
+      mrs_(cfg.max_mrs),
+      mr_shinfo_(cfg.tx_zero_copy ? cfg.max_mrs : 0),
+      qps_(cfg.max_qps) {
   local_.mac = cfg.mac;
   local_.has_ipv4 = cfg.ipv4.has_value();
   if (cfg.ipv4) local_.ipv4 = *cfg.ipv4;
@@ -39,7 +44,26 @@ verbs::Mr* Host::reg_mr(verbs::Pd* pd, void* addr, uint64_t length, int access, 
     *err = EINVAL;
     return nullptr;
   }
-  return mrs_.add(pd, addr, length, access, err);
+  verbs::Mr* mr = mrs_.add(pd, addr, length, access, err);
+  if (mr != nullptr && !mr_shinfo_.empty()) {
+    // One reference held by the registration; each zero-copy frame adds one
+    // and drops it when freed. The count never reaches 0 while registered.
+    rte_mbuf_ext_shared_info& sh = mr_shinfo_[mr->handle];
+    sh.free_cb = [](void*, void*) {};
+    sh.fcb_opaque = nullptr;
+    rte_mbuf_ext_refcnt_set(&sh, 1);
+  }
+  return mr;
+}
+
+uint32_t Host::mr_frames_in_flight(const verbs::Mr* mr) const {
+  if (mr_shinfo_.empty() || mr == nullptr || mr->handle >= mr_shinfo_.size()) return 0;
+  return static_cast<uint32_t>(rte_mbuf_ext_refcnt_read(&mr_shinfo_[mr->handle]) - 1);
+}
+
+int Host::dereg_mr(verbs::Mr* mr) {
+  if (mr_frames_in_flight(mr) > 0) return EBUSY;
+  return mrs_.remove(mr);
 }
 
 verbs::Cq* Host::create_cq(verbs::Context* ctx, uint32_t cqe) {
@@ -77,7 +101,7 @@ rc::Qp* Host::create_qp(verbs::Pd* pd, const verbs::QpInitAttr& init, int* err) 
   }
   for (uint32_t i = 0; i < qps_.size(); ++i) {
     if (qps_[i].in_use()) continue;
-    rc::QpEnv env{pool_, &mrs_, &local_, &cfg_.rc, num_ports()};
+    rc::QpEnv env{pool_, &mrs_, &local_, &cfg_.rc, num_ports(), mr_shinfo_.empty() ? nullptr : mr_shinfo_.data()};
     *err = qps_[i].create(env, kFirstQpn + i, pd, init);
     return *err == 0 ? &qps_[i] : nullptr;
   }

@@ -29,6 +29,17 @@ struct HostConfig {
   uint32_t max_mrs = 64;
   uint32_t max_cqs = 128;  // two per perftest workload (send, receive): 64 workloads on one host
   uint32_t max_pds = 64;   // one per perftest workload: a 64:1 incast receiver holds 64
+  // Zero-copy transmit: a WRITE/SEND frame's payload of at least
+  // rc::kZeroCopyMinBytes is an external mbuf segment pointing into the MR
+  // (rte_pktmbuf_attach_extbuf, one shared-info refcount per MR) instead of a
+  // copy; dereg_mr is EBUSY while such frames are alive. No IOVA is given, so
+  // only for drivers that copy with the CPU and free at tx_burst (memif in
+  // copy mode, null, pcap, tap), or a caller that frees every frame before the
+  // host goes (a test, nic_node_bench); not under a simulator whose links
+  // outlive the hosts (sf-sim), never a DMA device. Frames referencing an MR
+  // must be freed before its Host is destroyed (the shared info lives in the
+  // Host). docs/nic.md "Zero-copy transmit".
+  bool tx_zero_copy = false;
   rc::RcConfig rc;
 };
 

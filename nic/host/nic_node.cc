@@ -215,7 +215,7 @@ void NicNode::schedule(uint32_t host, uint32_t slot, TimeNs now) {
     p.in_ctrl[slot] |= kInCtrl;
   }
   if ((p.in_ctrl[slot] & kInPaused) == 0 && !p.wheel.contains(slot) && qp.has_data(now)) {
-    p.wheel.insert(slot, std::max(now, qp.pace_next()));
+    p.wheel.insert(slot, qp.file_departure(now));
   }
 }
 

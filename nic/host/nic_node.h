@@ -106,7 +106,11 @@ class Host {
   verbs::Pd* alloc_pd(verbs::Context* ctx);
   int dealloc_pd(verbs::Pd* pd);
   verbs::Mr* reg_mr(verbs::Pd* pd, void* addr, uint64_t length, int access, int* err);
-  int dereg_mr(verbs::Mr* mr) { return mrs_.remove(mr); }
+  // EBUSY while zero-copy frames referencing the MR are alive (not yet freed
+  // by the driver / the peer); the caller retries after they left.
+  int dereg_mr(verbs::Mr* mr);
+  // Zero-copy frames alive that reference `mr` (0 without tx_zero_copy).
+  uint32_t mr_frames_in_flight(const verbs::Mr* mr) const;
   verbs::Cq* create_cq(verbs::Context* ctx, uint32_t cqe);
   int destroy_cq(verbs::Cq* cq);
   rc::Qp* create_qp(verbs::Pd* pd, const verbs::QpInitAttr& init, int* err);
@@ -119,6 +123,7 @@ class Host {
   std::vector<PortId> ports_;
   rte_mempool* pool_;
   verbs::MrTable mrs_;
+  std::vector<rte_mbuf_ext_shared_info> mr_shinfo_;  // per MR slot, tx_zero_copy only
   std::vector<rc::Qp> qps_;
   std::vector<std::unique_ptr<verbs::Cq>> cqs_;
   std::vector<std::unique_ptr<verbs::Pd>> pds_;

@@ -6,6 +6,10 @@
 // exact (the driver is woken at next_time()) and never early.
 // Pure logic, fixed capacity (ids 0..capacity-1, each present at most once):
 // no allocation after construction. Threading: the node's thread.
+// Cost: a bitmap of occupied slots lets the cursor skip empty slots 64 at a
+// time and next_time() find the earliest slot without walking the empty ones
+// (the wheel is polled every driver iteration, the cursor moves by the time
+// since the last poll). The slot count is rounded up to a power of two.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +46,9 @@ class TimingWheel {
   };
   void link(uint32_t id, uint32_t slot);
   void unlink(uint32_t id);
+  // The first absolute slot number in [from, limit) whose slot holds an
+  // entry; `limit` when none (limit - from <= number of slots).
+  int64_t find_occupied(int64_t from, int64_t limit) const;
   // Moves the cursor to `now`'s slot, carrying entries of passed slots and
   // overflow entries now within the horizon.
   void advance_cursor(int64_t now_ns);
@@ -49,6 +56,8 @@ class TimingWheel {
 
   int64_t width_ns_;
   std::vector<uint32_t> heads_;
+  uint32_t mask_;                 // heads_.size() - 1 (a power of two)
+  std::vector<uint64_t> occupied_;  // bit s set <=> heads_[s] != kNone
   std::vector<Node> node_;
   uint32_t overflow_head_ = kNone;
   int64_t overflow_min_abs_ = INT64_MAX;  // lower bound of the overflow entries' slots

@@ -41,6 +41,9 @@ inline constexpr uint32_t kMaxSge = 4;         // per work request
 inline constexpr uint32_t kMaxRdAtomic = 16;   // outstanding READs per direction
 inline constexpr uint32_t kMaxWr = 16384;      // per work queue
 inline constexpr uint32_t kMaxMessageBytes = 1u << 31;
+// Zero-copy transmit (HostConfig::tx_zero_copy) for payload pieces of at
+// least this size; smaller ones are cheaper to copy than to attach.
+inline constexpr uint32_t kZeroCopyMinBytes = 512;
 
 // The local host's addresses as the QP needs them (GID table: docs/nic.md).
 struct LocalAddr {
@@ -67,6 +70,9 @@ struct QpEnv {
   const LocalAddr* local = nullptr;
   const RcConfig* cfg = nullptr;
   uint8_t num_ports = 1;            // valid port_num values: 1..num_ports
+  // Zero-copy transmit: the host's per-MR-slot shared info (index = Mr::handle);
+  // nullptr = payload is copied.
+  rte_mbuf_ext_shared_info* mr_shinfo = nullptr;
 };
 
 // What happened to an arriving frame (counted per QP).
@@ -106,6 +112,12 @@ struct QpCounters {
   uint64_t rnr_waits = 0;
   uint64_t alloc_failures = 0;
   uint64_t cq_overruns = 0;
+  // Pacing time accounts (paced or not): after the first data frame, the time
+  // between departures is their wire times at the rate + pace_lost_ns (the
+  // driver served the QP more than a gap late: not made up) + pace_idle_ns
+  // (due, but nothing it could send: no WR, window full, RNR wait, paused).
+  uint64_t pace_lost_ns = 0;
+  uint64_t pace_idle_ns = 0;
 };
 
 class Qp {
@@ -162,9 +174,25 @@ class Qp {
     apply_cc_rate();
   }
   BitRate rate_limit() const { return rate_limit_; }
-  // Earliest departure of the next data frame: Carousel's
-  // max(now, t_prev + size_prev / rate) with t_prev the actual departure.
+  // Departure time of the next data frame (Carousel, endpoint.md 6.1): a
+  // frame scheduled for t makes the next one due at max(now, t + wire size /
+  // rate). The next departure follows from the previous *scheduled* time, not
+  // from when the driver got round to it, so serving a frame late by less
+  // than a gap costs no rate; a QP served later than that (a descheduled
+  // process) starts again from now and never bursts to catch up; the time
+  // lost is counted in QpCounters::pace_lost_ns.
   TimeNs pace_next() const { return pace_next_; }
+  // The host files the QP in its wheel at `now`: the next frame is due at
+  // max(now, pace_next()) (an idle QP banks no time; the time it was due but
+  // had nothing it could send is counted in pace_idle_ns). Returns that time.
+  TimeNs file_departure(TimeNs now) {
+    if (pace_next_ < now) {
+      if (ctr_.tx_data_pkts > 0) ctr_.pace_idle_ns += static_cast<uint64_t>((now - pace_next_).ns());
+      pace_next_ = now;
+    }
+    return pace_next_;
+  }
+  // A data frame of `frame_bytes` left at `now` (>= its scheduled time).
   void on_departed(uint32_t frame_bytes, TimeNs now);
 
   // ---- CC seams (qp_cc.cc) --------------------------------------------------

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "nic/rc/chain_copy.h"
 #include "nic/rc/qp.h"
 #include "nic/rc/rnr_timer.h"
 
@@ -174,8 +175,10 @@ RxAction Qp::on_read_response(const wire::FrameInfo& fi, const rte_mbuf* m, Time
     }
     const uint32_t k = std::min(s.length - skip, left_bytes);
     auto* dst = reinterpret_cast<uint8_t*>(s.addr + skip);
-    const void* p = rte_pktmbuf_read(m, off, k, dst);
-    if (p != dst) std::memcpy(dst, p, k);
+    if (!copy_from_chain(m, off, k, dst)) {
+      fail_oldest(WcStatus::kBadRespErr, now);
+      return RxAction::kBadResponse;
+    }
     off += k;
     left_bytes -= k;
     skip = 0;

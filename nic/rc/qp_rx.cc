@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "nic/rc/chain_copy.h"
 #include "nic/rc/qp.h"
 
 namespace sf::nic::rc {
@@ -146,8 +147,7 @@ bool Qp::scatter_recv(const rte_mbuf* m, uint32_t off, uint32_t n) {
       return false;
     }
     auto* dst = reinterpret_cast<uint8_t*>(s.addr + skip);
-    const void* p = rte_pktmbuf_read(m, off, k, dst);
-    if (p != dst) std::memcpy(dst, p, k);
+    if (!copy_from_chain(m, off, k, dst)) return false;
     off += k;
     n -= k;
     skip = 0;
@@ -243,8 +243,9 @@ RxAction Qp::execute(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now) {
     }
     if (n > 0) {
       auto* dst = reinterpret_cast<uint8_t*>(write_va_);
-      const void* p = rte_pktmbuf_read(m, fi.payload_offset, n, dst);
-      if (p != dst) std::memcpy(dst, p, n);
+      if (!copy_from_chain(m, fi.payload_offset, n, dst)) {
+        return nak(wire::NakCode::kInvalidRequest, psn, true, WcStatus::kWrFlushErr, now);
+      }
       write_va_ += n;
       write_left_ -= n;
     }

@@ -2,7 +2,9 @@
 // RETH/ImmDt placement, AckReq coalescing), read responses, and the
 // ACK / NAK / RNR NAK / CNP control frames. Frames are built straight into
 // mbufs from the pool, chained when a frame exceeds one mbuf's data room,
-// payload copied from MR memory, ICRC computed while copying.
+// payload copied from MR memory, or with HostConfig::tx_zero_copy attached as
+// external segments pointing into it; ICRC computed over the bytes as they
+// are copied / attached (one pass).
 #include <algorithm>
 #include <cstring>
 
@@ -23,6 +25,22 @@ namespace {
 class ChainWriter {
  public:
   ChainWriter(rte_mempool* pool, rte_mbuf* head) : pool_(pool), head_(head), tail_(head) {}
+  // Zero-copy: a segment referencing [src, src + n) of an MR (n <= the
+  // MTU), counted in the MR's shared info until the mbuf is freed.
+  bool attach(const uint8_t* src, uint32_t n, rte_mbuf_ext_shared_info* sh, wire::IcrcAccumulator* acc) {
+    rte_mbuf* seg = rte_pktmbuf_alloc(pool_);
+    if (seg == nullptr) return false;
+    rte_mbuf_ext_refcnt_update(sh, 1);
+    // buf_len = n exactly: no tailroom, so nothing is ever written into the MR.
+    rte_pktmbuf_attach_extbuf(seg, const_cast<uint8_t*>(src), RTE_BAD_IOVA, static_cast<uint16_t>(n), sh);
+    seg->data_len = static_cast<uint16_t>(n);
+    tail_->next = seg;
+    tail_ = seg;
+    head_->nb_segs++;
+    head_->pkt_len += n;
+    if (acc != nullptr) acc->update({src, n});
+    return true;
+  }
   bool append(const uint8_t* src, uint32_t n, wire::IcrcAccumulator* acc) {
     while (n > 0) {
       uint32_t room = rte_pktmbuf_tailroom(tail_);
@@ -114,7 +132,14 @@ rte_mbuf* Qp::build(const wire::RoceFrameSpec& spec, const uint8_t* payload_cont
         continue;
       }
       const uint32_t k = std::min(s.length - skip, left);
-      ok = cw.append(reinterpret_cast<const uint8_t*>(s.addr) + skip, k, &acc);
+      const auto* src = reinterpret_cast<const uint8_t*>(s.addr) + skip;
+      const verbs::Mr* mr = nullptr;
+      if (env_.mr_shinfo != nullptr && k >= kZeroCopyMinBytes &&
+          env_.mrs->check(s.lkey, false, pd_, s.addr + skip, k, 0, &mr) == verbs::MrCheck::kOk) {
+        ok = cw.attach(src, k, &env_.mr_shinfo[mr->handle], &acc);
+      } else {
+        ok = cw.append(src, k, &acc);
+      }
       skip = 0;
       left -= k;
     }
@@ -317,7 +342,18 @@ rte_mbuf* Qp::make_ctrl(TimeNs) {
 }
 
 void Qp::on_departed(uint32_t frame_bytes, TimeNs now) {
-  pace_next_ = rate_.bps() == 0 ? now : now + rate_.tx_time(wire_bytes(frame_bytes));
+  if (rate_.bps() == 0) {
+    pace_next_ = now;
+  } else {
+    // pace_next_ is this frame's scheduled departure (file_departure).
+    const TimeNs next = pace_next_ + rate_.tx_time(wire_bytes(frame_bytes));
+    if (next < now) {
+      ctr_.pace_lost_ns += static_cast<uint64_t>((now - next).ns());
+      pace_next_ = now;
+    } else {
+      pace_next_ = next;
+    }
+  }
   cc_on_tx_bytes(frame_bytes, now);
 }
 

@@ -92,8 +92,12 @@ TEST(NicPacing, GapsExactAtTheQpRate) {
 }
 
 // 2. Two QPs of one host on one port, paced at 10 and 25 Gb/s, each with a
-//    backlog. Expect: per QP, no two departures closer than its gap (never a
-//    burst above the rate), and its average rate within 1% of the target.
+//    backlog. A frame may leave up to one line-rate frame late (the port is
+//    busy with the other QP's frame); its successor keeps the schedule
+//    (Carousel: due at s + gap, s the scheduled time), so the rate does not
+//    drift. Expect: per QP, any run of departures spans at least its frames'
+//    gaps less that one frame time (never a burst above the rate), and its
+//    average rate within 1% of the target.
 TEST(NicPacing, TwoQpsEachAtItsRate) {
   PacingRig rig;
   auto& [a, peer, rec, sim] = rig;
@@ -133,9 +137,14 @@ TEST(NicPacing, TwoQpsEachAtItsRate) {
     }
     ASSERT_GT(mine.size(), 10u);
     uint64_t wire = 0;
-    for (size_t i = 1; i < mine.size(); ++i) {
-      EXPECT_GE(mine[i].at - mine[i - 1].at, rate.tx_time(wire_bytes(mine[i - 1].len))) << i;
-      wire += wire_bytes(mine[i - 1].len);
+    const TimeNs one_frame = BitRate::gbps(100).tx_time(wire_bytes(4170));
+    for (size_t i = 0; i + 1 < mine.size(); ++i) {
+      TimeNs gaps = TimeNs::zero();
+      for (size_t k = i + 1; k < mine.size(); ++k) {
+        gaps = gaps + rate.tx_time(wire_bytes(mine[k - 1].len));
+        EXPECT_GE(mine[k].at - mine[i].at, gaps - one_frame) << i << ".." << k;
+      }
+      wire += wire_bytes(mine[i].len);
     }
     const double achieved = static_cast<double>(wire) * 8e9 / static_cast<double>((mine.back().at - mine[0].at).ns());
     EXPECT_NEAR(achieved / static_cast<double>(rate.bps()), 1.0, 0.01) << rate.gbps_value();

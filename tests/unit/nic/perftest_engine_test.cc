@@ -194,5 +194,24 @@ TEST(PerftestEngine, SizeMismatchRefused) {
   EXPECT_EQ(fresh.connect(other, TimeNs(0)), "peer uses message size 8192, this side 4096");
 }
 
+// 7. Which ports sf-nic gives zero-copy transmit (docs/nic.md "Zero-copy
+//    transmit"). Expect: drivers that copy with the CPU and free at
+//    tx_burst yes (memif in copy mode, null, pcap, tap); memif zero-copy
+//    mode, net_ring (passes mbuf pointers) and a PCI device (DMA) no; and
+//    nic_config_of leaves it off (sf-sim's links outlive the hosts).
+TEST(NicConfigOf, ZeroCopyOnlyWhereTheDriverCopies) {
+  EXPECT_TRUE(copies_with_cpu("net_memif0,role=server,socket=/tmp/x.sock"));
+  EXPECT_TRUE(copies_with_cpu("net_null0"));
+  EXPECT_TRUE(copies_with_cpu("net_pcap0,rx_pcap=a.pcap"));
+  EXPECT_TRUE(copies_with_cpu("net_tap0"));
+  EXPECT_FALSE(copies_with_cpu("net_memif0,role=client,zero-copy=yes"));
+  EXPECT_FALSE(copies_with_cpu("net_ring0"));
+  EXPECT_FALSE(copies_with_cpu("0000:3b:00.0"));
+  AppConfig cfg;
+  cfg.hosts.push_back(app_host(0));
+  cfg.hosts[0].devargs = "net_memif0,role=server";
+  EXPECT_FALSE(nic_config_of(cfg).hosts[0].tx_zero_copy);
+}
+
 }  // namespace
 }  // namespace sf::nic::app

@@ -115,5 +115,61 @@ TEST(TimingWheel, MoveEarliestLaterAndManyOverflow) {
   }
 }
 
+// 6. Random inserts, moves, removes and polls at jumping times (within a
+//    slot, across many slots, past the whole horizon, wrapping) on wheels of
+//    4, 64, 128 and 6 (rounded up to 8) slots, against a brute-force list of
+//    (time, id). Expect: next_time() and pop_due() agree with the brute force
+//    at every step (the occupied-slot bitmap skips nothing that is due).
+TEST(TimingWheel, MatchesABruteForceQueue) {
+  for (const uint32_t slots : {4u, 64u, 128u, 6u}) {
+    constexpr uint32_t kIds = 40;
+    TimingWheel w(kIds, TimeNs(16), slots);
+    std::vector<int64_t> at(kIds, -1);  // -1: absent
+    uint64_t x = 0x2545F4914F6CDD1Dull + slots;
+    auto rnd = [&](uint64_t mod) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      return x % mod;
+    };
+    int64_t now = 0;
+    for (int step = 0; step < 20000; ++step) {
+      const uint64_t op = rnd(10);
+      if (op < 4) {
+        const auto id = static_cast<uint32_t>(rnd(kIds));
+        const int64_t t = now + static_cast<int64_t>(rnd(4)) * static_cast<int64_t>(rnd(3000)) - 20;
+        w.insert(id, TimeNs(t));
+        at[id] = t;
+      } else if (op == 4) {
+        const auto id = static_cast<uint32_t>(rnd(kIds));
+        w.remove(id);
+        at[id] = -1;
+      } else {
+        const uint64_t jump = rnd(4);
+        now += jump == 0 ? 0 : jump == 1 ? static_cast<int64_t>(rnd(16)) : jump == 2 ? static_cast<int64_t>(rnd(400))
+                                                                                  : static_cast<int64_t>(rnd(5000));
+        // Brute force: the earliest present entry (ties: smallest id).
+        int64_t best_t = INT64_MAX;
+        uint32_t best = kIds;
+        for (uint32_t i = 0; i < kIds; ++i) {
+          if (at[i] >= 0 && at[i] < best_t) {
+            best_t = at[i];
+            best = i;
+          }
+        }
+        // Entries inserted in the past are due at once but keep their time.
+        ASSERT_EQ(w.next_time(), best == kIds ? TimeNs::max() : TimeNs(best_t)) << slots << " step " << step;
+        uint32_t id = 0;
+        const bool due = w.pop_due(TimeNs(now), &id);
+        ASSERT_EQ(due, best != kIds && best_t <= now) << slots << " step " << step;
+        if (due) {
+          ASSERT_LE(at[id], now);
+          at[id] = -1;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sf::nic
