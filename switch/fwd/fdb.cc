@@ -29,7 +29,7 @@ std::atomic<uint32_t> g_instance{0};
 
 }  // namespace
 
-Fdb::Fdb(uint32_t capacity, bool multi_writer) {
+Fdb::Fdb(uint32_t capacity, bool concurrent) : concurrent_(concurrent) {
   const std::string name = "sf_fdb_" + std::to_string(g_instance.fetch_add(1));
   rte_hash_parameters p{};
   p.name = name.c_str();
@@ -38,10 +38,16 @@ Fdb::Fdb(uint32_t capacity, bool multi_writer) {
   p.hash_func = rte_hash_crc;  // SSE4.2 CRC32 where the CPU has it
   p.socket_id = SOCKET_ID_ANY;
   p.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE;
-  if (multi_writer) p.extra_flag |= RTE_HASH_EXTRA_FLAGS_MULTI_WRITER_ADD | RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY;
+  if (concurrent) p.extra_flag |= RTE_HASH_EXTRA_FLAGS_MULTI_WRITER_ADD | RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF;
   hash_ = rte_hash_create(&p);
   if (hash_ == nullptr) throw std::runtime_error("fdb: rte_hash_create: " + std::string(rte_strerror(rte_errno)));
   entries_.resize(static_cast<size_t>(rte_hash_max_key_id(hash_)) + 1);
+  if (concurrent_) deferred_free_.reserve(entries_.size());
+}
+
+void Fdb::free_deferred() {
+  for (const int32_t pos : deferred_free_) rte_hash_free_key_with_position(hash_, pos);
+  deferred_free_.clear();
 }
 
 Fdb::~Fdb() { rte_hash_free(hash_); }
@@ -91,16 +97,20 @@ bool Fdb::remove(const MacAddr& mac, uint16_t vlan) {
   const int32_t pos = rte_hash_del_key(hash_, &k);
   if (pos < 0) return false;
   entries_[static_cast<size_t>(pos)].in_use = false;
+  if (concurrent_) deferred_free_.push_back(pos);
   return true;
 }
 
 uint32_t Fdb::age(TimeNs now, TimeNs ageing) {
   uint32_t n = 0;
+  // Slots deleted a sweep ago (a second: no lookup still reads them) may now be reused.
+  if (concurrent_) free_deferred();
   for (Entry& e : entries_) {
     if (!e.in_use || e.is_static || now - e.last_seen < ageing) continue;
     const Key k = make_key(e.mac, e.vlan);
-    rte_hash_del_key(hash_, &k);
+    const int32_t pos = rte_hash_del_key(hash_, &k);
     e.in_use = false;
+    if (concurrent_ && pos >= 0) deferred_free_.push_back(pos);
     ++n;
   }
   stats_.aged += n;

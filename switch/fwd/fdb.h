@@ -1,8 +1,10 @@
 // L2 forwarding database: static and learned (MAC, VLAN) -> port entries in an
 // rte_hash, with ageing of learned entries. Entries live in an array indexed by
 // the hash's key position, so lookups and learning never allocate.
-// One Fdb per switch; learning from several lcores needs the rte_hash
-// multi-writer flag (constructor argument).
+// One Fdb per switch. `concurrent` (a sharded switch: every shard learns and
+// looks up, one ages): lock-free readers and locked writers
+// (RW_CONCURRENCY_LF + MULTI_WRITER_ADD); a deleted key's slot is reused only
+// after the next ageing sweep, when no lookup can still be reading it.
 #pragma once
 
 #include <array>
@@ -32,7 +34,7 @@ enum class LearnOutcome : uint8_t { kRefreshed, kLearned, kMoved, kStatic, kTabl
 class Fdb {
  public:
   // Throws std::runtime_error at setup if the hash cannot be created.
-  Fdb(uint32_t capacity, bool multi_writer = false);
+  Fdb(uint32_t capacity, bool concurrent = false);
   ~Fdb();
   Fdb(const Fdb&) = delete;
   Fdb& operator=(const Fdb&) = delete;
@@ -57,8 +59,13 @@ class Fdb {
     MacAddr mac{};
     uint16_t vlan = 0;
   };
+  // Concurrent mode: frees the key slots deleted before the previous sweep.
+  void free_deferred();
+
   rte_hash* hash_ = nullptr;
   std::vector<Entry> entries_;  // indexed by rte_hash key position
+  bool concurrent_ = false;
+  std::vector<int32_t> deferred_free_;  // concurrent: slots deleted since the last sweep (capacity reserved)
   FdbStats stats_;
 };
 
