@@ -122,8 +122,8 @@ ShardedSwitch::ShardedSwitch(const SwitchConfig& cfg, std::span<const std::array
   for (uint16_t s = 1; s < n; ++s) {
     nodes_.push_back(std::make_unique<SwitchNode>(cfg, port_macs, ctrl_pool, ShardInit{nodes_[0].get(), true}));
   }
+  if (n == 1) return;  // one shard: the plain SwitchNode, no rings, no shared counters, no driver
   for (uint16_t s = 0; s < n; ++s) drivers_.push_back(std::make_unique<ShardDriver>(*nodes_[s]));
-  if (n == 1) return;  // one shard: the plain SwitchNode, no rings, no shared counters
 
   buffer_ = std::make_unique<SharedBuffer>(cfg.mmu.pools.size());
   for (uint16_t s = 0; s < n; ++s) {

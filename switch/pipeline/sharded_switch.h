@@ -60,7 +60,8 @@ class ShardedSwitch {
   const SwitchNode& shard(uint16_t s) const { return *nodes_[s]; }
   // The shard that owns `p`: its queues, PGs, PFC state and watchdog.
   const SwitchNode& owner(PortId p) const { return *nodes_[shard_of_port_[p]]; }
-  Node& shard_node(uint16_t s) { return *drivers_[s]; }
+  // One shard: the SwitchNode itself (today's one-lcore switch, unchanged).
+  Node& shard_node(uint16_t s) { return drivers_.empty() ? static_cast<Node&>(*nodes_[0]) : *drivers_[s]; }
   // Ring traffic of shard s (zero with one shard).
   const ShardCounters& shard_counters(uint16_t s) const;
   // Counters of port p over all shards: a packet is counted by the shard

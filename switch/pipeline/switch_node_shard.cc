@@ -88,6 +88,7 @@ void SwitchNode::shard_accept(QueuedPkt p) {
 }
 
 bool SwitchNode::shard_pending() const {
+  if (shard_ == nullptr) return false;
   const ShardLink& l = *shard_;
   for (uint16_t s = 0; s < l.num_shards; ++s) {
     if (s == l.self) continue;
@@ -97,6 +98,7 @@ bool SwitchNode::shard_pending() const {
 }
 
 bool SwitchNode::shard_pump(TimeNs now) {
+  if (shard_ == nullptr) return false;
   now_ = now;
   credit_drop_vl_ = kNoCreditVl;  // no received packet in hand
   ShardLink& l = *shard_;
