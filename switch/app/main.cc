@@ -210,14 +210,15 @@ int run(int argc, char** argv) {
       return 2;
     }
   } else {
-    if (o.shards < 1 || o.shards > std::min<uint16_t>(nports_cfg, sw::kMaxShards)) {
+    if (o.shards < 1 || (o.shards > 1 && o.shards > std::min<uint16_t>(nports_cfg, sw::kMaxShards))) {
       std::cerr << "sf-switch: --shards " << o.shards << ": want 1.." << std::min<uint16_t>(nports_cfg, sw::kMaxShards)
                 << " (at most one shard per port, at most " << sw::kMaxShards << ")\n";
       return 2;
     }
     shard_of_port = sw::ShardedSwitch::even_split(nports_cfg, o.shards);
   }
-  const uint16_t nshards = *std::max_element(shard_of_port.begin(), shard_of_port.end()) + 1;
+  const uint16_t nshards =
+      shard_of_port.empty() ? 1 : *std::max_element(shard_of_port.begin(), shard_of_port.end()) + 1;
   for (uint16_t s = 0; s < nshards; ++s) {
     if (static_cast<size_t>(std::count(shard_of_port.begin(), shard_of_port.end(), s)) > Loop::kMaxPorts) {
       std::cerr << "sf-switch: at most " << Loop::kMaxPorts << " ports per lcore (shard " << s << ")\n";

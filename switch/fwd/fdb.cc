@@ -29,6 +29,15 @@ std::atomic<uint32_t> g_instance{0};
 
 }  // namespace
 
+// Counters: several shards learn at once in concurrent mode.
+void Fdb::count(uint64_t& c) {
+  if (concurrent_) {
+    std::atomic_ref<uint64_t>(c).fetch_add(1, std::memory_order_relaxed);
+  } else {
+    ++c;
+  }
+}
+
 Fdb::Fdb(uint32_t capacity, bool concurrent) : concurrent_(concurrent) {
   const std::string name = "sf_fdb_" + std::to_string(g_instance.fetch_add(1));
   rte_hash_parameters p{};
@@ -65,22 +74,22 @@ LearnOutcome Fdb::learn(const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs
   if (pos >= 0) {
     Entry& e = entries_[static_cast<size_t>(pos)];
     if (e.is_static) {
-      if (e.port != port) ++stats_.static_conflict;
+      if (e.port != port) count(stats_.static_conflict);
       return LearnOutcome::kStatic;
     }
     e.last_seen = now;
     if (e.port == port) return LearnOutcome::kRefreshed;
     e.port = port;
-    ++stats_.moved;
+    count(stats_.moved);
     return LearnOutcome::kMoved;
   }
   pos = rte_hash_add_key(hash_, &k);
   if (pos < 0) {
-    ++stats_.table_full;
+    count(stats_.table_full);
     return LearnOutcome::kTableFull;
   }
   entries_[static_cast<size_t>(pos)] = Entry{port, false, true, now, mac, vlan};
-  ++stats_.learned;
+  count(stats_.learned);
   return LearnOutcome::kLearned;
 }
 

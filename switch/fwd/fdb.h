@@ -61,6 +61,7 @@ class Fdb {
   };
   // Concurrent mode: frees the key slots deleted before the previous sweep.
   void free_deferred();
+  void count(uint64_t& c);
 
   rte_hash* hash_ = nullptr;
   std::vector<Entry> entries_;  // indexed by rte_hash key position

@@ -379,6 +379,11 @@ def bad_config(h):
     for args, what in ((["--config", good_path, "--bogus-flag"], "bogus-flag"),
                        (["--config", good_path, "--ts-period-ms", "0"], "ts-period-ms"),
                        (["--config", good_path, "--port", "Ethernet99=net_null5"], "Ethernet99"),
+                       (["--config", good_path, "--shards", "3"], "--shards 3: want 1..2"),
+                       (["--config", good_path, "--shard-map", "0,x"], "'x' is not a shard number"),
+                       (["--config", good_path, "--shard-map", "0,1,1"], "3 entries for 2 ports"),
+                       # One EAL lcore (EAL_COMMON) for two shards: refused after EAL, naming -l.
+                       (["--config", good_path, "--shards", "2"], "give EAL -l with 2 lcores"),
                        ([], "config")):
         p = run_switch_cli(h, args)
         print(f"flags {args[2:] or args}: exit {p.returncode}: {p.stderr.strip()[-200:]}")
