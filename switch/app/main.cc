@@ -239,8 +239,9 @@ int run(int argc, char** argv) {
   if (o.capture && eal->no_huge) spdlog::warn("capture: needs huge pages; dpdk-dumpcap cannot attach to --no-huge");
   if (pdump && rte_pdump_init() != 0) spdlog::warn("pdump: rte_pdump_init failed; capture unavailable");
   if (rte_lcore_count() < nshards) {
-    spdlog::error("{} shards need {} EAL lcores, EAL has {}: give EAL -l with {} lcores (e.g. -l 0-{})", nshards,
-                  nshards, rte_lcore_count(), nshards, nshards - 1);
+    std::cerr << "sf-switch: " << nshards << " shards need " << nshards << " EAL lcores, EAL has "
+              << rte_lcore_count() << ": give EAL -l with " << nshards << " lcores (e.g. -l 0-" << nshards - 1
+              << ")\n";
     dpdk::cleanup_eal();
     return 2;
   }
