@@ -95,7 +95,7 @@ std::vector<uint16_t> ShardedSwitch::parse_map(const std::string& text, uint16_t
 
 ShardedSwitch::ShardedSwitch(const SwitchConfig& cfg, std::span<const std::array<uint8_t, 6>> port_macs,
                              rte_mempool* ctrl_pool, std::vector<uint16_t> shard_of_port)
-    : cfg_(cfg), shard_of_port_(std::move(shard_of_port)) {
+    : shard_of_port_(std::move(shard_of_port)) {
   const size_t nports = cfg.ports.ports.size();
   if (shard_of_port_.size() != nports) throw std::invalid_argument("shards: the shard map needs one entry per port");
   uint16_t n = 0;

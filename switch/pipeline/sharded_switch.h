@@ -80,7 +80,6 @@ class ShardedSwitch {
  private:
   class ShardDriver;
 
-  const SwitchConfig& cfg_;
   std::vector<uint16_t> shard_of_port_;
   std::unique_ptr<SharedBuffer> buffer_;
   std::vector<std::unique_ptr<SwitchNode>> nodes_;
