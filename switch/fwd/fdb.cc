@@ -57,6 +57,7 @@ Fdb::Fdb(uint32_t capacity, bool concurrent) : concurrent_(concurrent) {
 void Fdb::free_deferred() {
   for (const int32_t pos : deferred_free_) rte_hash_free_key_with_position(hash_, pos);
   deferred_free_.clear();
+  deferred_n_.store(0, std::memory_order_relaxed);
 }
 
 Fdb::~Fdb() { rte_hash_free(hash_); }
@@ -106,7 +107,10 @@ bool Fdb::remove(const MacAddr& mac, uint16_t vlan) {
   const int32_t pos = rte_hash_del_key(hash_, &k);
   if (pos < 0) return false;
   entries_[static_cast<size_t>(pos)].in_use = false;
-  if (concurrent_) deferred_free_.push_back(pos);
+  if (concurrent_) {
+    deferred_free_.push_back(pos);
+    deferred_n_.fetch_add(1, std::memory_order_relaxed);
+  }
   return true;
 }
 
@@ -119,13 +123,19 @@ uint32_t Fdb::age(TimeNs now, TimeNs ageing) {
     const Key k = make_key(e.mac, e.vlan);
     const int32_t pos = rte_hash_del_key(hash_, &k);
     e.in_use = false;
-    if (concurrent_ && pos >= 0) deferred_free_.push_back(pos);
+    if (concurrent_ && pos >= 0) {
+      deferred_free_.push_back(pos);
+      deferred_n_.fetch_add(1, std::memory_order_relaxed);
+    }
     ++n;
   }
   stats_.aged += n;
   return n;
 }
 
-uint32_t Fdb::size() const { return static_cast<uint32_t>(rte_hash_count(hash_)); }
+uint32_t Fdb::size() const {
+  // Concurrent mode keeps deleted keys' slots until the next sweep; rte_hash counts them.
+  return static_cast<uint32_t>(rte_hash_count(hash_)) - deferred_n_.load(std::memory_order_relaxed);
+}
 
 }  // namespace sf::sw

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -47,6 +48,7 @@ class Fdb {
   // Removes learned entries not seen for `ageing`; returns how many.
   uint32_t age(TimeNs now, TimeNs ageing);
 
+  // Entries in use (deleted ones whose slot is not yet free not counted).
   uint32_t size() const;
   const FdbStats& stats() const { return stats_; }
 
@@ -67,6 +69,7 @@ class Fdb {
   std::vector<Entry> entries_;  // indexed by rte_hash key position
   bool concurrent_ = false;
   std::vector<int32_t> deferred_free_;  // concurrent: slots deleted since the last sweep (capacity reserved)
+  std::atomic<uint32_t> deferred_n_{0};  // its size, for size() from other threads
   FdbStats stats_;
 };
 

@@ -6,8 +6,10 @@
 #include "switch/pipeline/sharded_switch.h"
 
 #include <gtest/gtest.h>
+#include <rte_lcore.h>
 #include <rte_mbuf.h>
 
+#include <atomic>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -343,6 +345,7 @@ TEST_F(ShardedSwitchTest, TwoThreadsConserveEveryPacketAndCell) {
   learn_hosts(TimeNs(0));
   ref_.reset();  // not used: the threads allocate their own frames
   auto run_shard = [&](uint16_t s) {
+    ASSERT_EQ(rte_thread_register(), 0);  // an lcore id, as a shard's EAL lcore has
     Node& n = sharded_->shard_node(s);
     Rng rng(100 + s);
     rte_mbuf* out[32];
@@ -361,6 +364,7 @@ TEST_F(ShardedSwitchTest, TwoThreadsConserveEveryPacketAndCell) {
         rte_pktmbuf_free_bulk(out, got);
       }
     }
+    rte_thread_unregister();
   };
   std::thread t0(run_shard, 0);
   std::thread t1(run_shard, 1);
@@ -414,6 +418,54 @@ TEST_F(ShardedSwitchTest, TwoThreadsConserveEveryPacketAndCell) {
   EXPECT_EQ(a.releases_sent, b.releases_received);
   EXPECT_EQ(b.releases_sent, a.releases_received);
   EXPECT_EQ(a.ring_full + b.ring_full, 0u);
+}
+
+// 6. The shared FDB (concurrent mode): two threads learn 1500 MACs each on
+// their own port while looking up the other's. Expect: every MAC learned
+// once on its port, lookups never see a wrong port, the counters add up. An
+// ageing sweep removes them all (their slots are freed at the next sweep: a
+// lookup may still be reading them); the table counts only live entries.
+TEST(ShardedFdb, TwoLearnersOneAger) {
+  constexpr uint32_t kPerThread = 1500;
+  Fdb fdb(2 * kPerThread, /*concurrent=*/true);
+  auto mac_of = [](uint32_t t, uint32_t i) {
+    return MacAddr{{0x02, static_cast<uint8_t>(t), static_cast<uint8_t>(i >> 16), static_cast<uint8_t>(i >> 8),
+                    static_cast<uint8_t>(i), 0x01}}.bytes;
+  };
+  std::atomic<uint64_t> wrong{0};
+  auto learner = [&](uint32_t t) {
+    // Writers need an lcore id (rte_hash's per-lcore free-slot cache), as
+    // the shards' EAL lcores have.
+    ASSERT_EQ(rte_thread_register(), 0);
+    for (uint32_t i = 0; i < kPerThread; ++i) {
+      fdb.learn(mac_of(t, i), 0, static_cast<uint16_t>(t), TimeNs(0));
+      const auto other = fdb.lookup(mac_of(1 - t, i), 0);
+      if (other && *other != 1 - t) wrong.fetch_add(1);
+    }
+    rte_thread_unregister();
+  };
+  std::thread a(learner, 0);
+  std::thread b(learner, 1);
+  a.join();
+  b.join();
+  EXPECT_EQ(wrong.load(), 0u);
+  EXPECT_EQ(fdb.size(), 2 * kPerThread);
+  EXPECT_EQ(fdb.stats().learned, 2 * kPerThread);
+  for (uint32_t t = 0; t < 2; ++t) {
+    for (uint32_t i = 0; i < kPerThread; ++i) ASSERT_EQ(fdb.lookup(mac_of(t, i), 0), static_cast<uint16_t>(t));
+  }
+  const TimeNs ageing = TimeNs::from_s(300);
+  EXPECT_EQ(fdb.age(ageing, ageing), 2 * kPerThread);
+  EXPECT_EQ(fdb.size(), 0u);
+  EXPECT_FALSE(fdb.lookup(mac_of(0, 7), 0).has_value());
+  // New MACs while the aged slots wait for the next sweep; that sweep frees
+  // them and ages nothing it should not.
+  for (uint32_t i = 0; i < 2 * kPerThread; ++i) {
+    EXPECT_EQ(fdb.learn(mac_of(2, i), 0, 2, ageing), LearnOutcome::kLearned) << i;
+  }
+  EXPECT_EQ(fdb.age(ageing + TimeNs::from_s(1), ageing), 0u);
+  EXPECT_EQ(fdb.lookup(mac_of(2, 9), 0), 2);
+  EXPECT_EQ(fdb.size(), 2 * kPerThread);
 }
 
 // 4. Bad shard maps and configs sharding does not support are refused with
