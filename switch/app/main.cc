@@ -1,11 +1,16 @@
 // sf-switch: the softfabric switch on DPDK ports. Startup (STYLE G14):
-// arguments -> config -> EAL -> pdump -> mempool -> ports -> switch node ->
-// telemetry -> control thread -> poll loop; SIGINT/SIGTERM stop it cleanly and
+// arguments -> config -> EAL -> pdump -> mempool -> ports -> switch node
+// (one shard per datapath lcore, --shards) -> telemetry -> control thread ->
+// poll loops (shard 0 on the main lcore, the others on EAL worker lcores);
+// SIGINT/SIGTERM stop it cleanly and
 // the final counters are printed (human summary on stderr, one JSON line on
 // stdout).
+#include <rte_launch.h>
+#include <rte_lcore.h>
 #include <rte_pdump.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/program_options.hpp>
 #include <chrono>
@@ -31,6 +36,7 @@
 #include "switch/app/switch_stats.h"
 #include "switch/app/telemetry.h"
 #include "switch/config/switch_config.h"
+#include "switch/pipeline/sharded_switch.h"
 #include "switch/pipeline/switch_node.h"
 
 namespace po = boost::program_options;
@@ -55,6 +61,11 @@ it, so a memif port behaves as a port of that speed.
 EAL options come before `--`; sf-switch adds a unique --file-prefix (give your
 own to attach dpdk-telemetry.py or dpdk-dumpcap) and falls back to --no-huge.
 
+Datapath lcores: one by default (the main lcore polls every port). With
+--shards N the ports are split over N lcores (contiguous groups in config
+order, or --shard-map), each polling only its own ports; give EAL at least N
+lcores (-l 0-1 for 2). Only the buffer pool counters and the FDB are shared.
+
 While it runs:
   dpdk-telemetry.py -f PREFIX   then /softfabric/switch/ports, /softfabric/switch/port,0,
                                 /softfabric/switch/buffer, /softfabric/switch/fdb,
@@ -65,6 +76,7 @@ While it runs:
 Examples:
   sf-switch --file-prefix sw -- --config config/switch/seed000-static-lossless.json
   sf-switch -- --config sw.json --port Ethernet0=net_ring0 --port Ethernet4=net_ring1 --stats-interval 1
+  sf-switch -l 0-1 -- --config sw.json --shards 2     (Ethernet0/4 on lcore 0, Ethernet8/12 on lcore 1)
 
 Options)";
 
@@ -84,6 +96,8 @@ struct Options {
   std::string ready_file;
   std::string report;
   std::string log_level = "info";
+  uint16_t shards = 1;
+  std::string shard_map;
 };
 
 po::options_description describe(Options& o) {
@@ -105,29 +119,51 @@ po::options_description describe(Options& o) {
     ("tx-desc", po::value(&o.tx_desc)->default_value(1024), "tx descriptors per port")
     ("ready-file", po::value(&o.ready_file), "create this file once the ports are up (for orchestration)")
     ("report", po::value(&o.report), "also write the final counters (JSON) to this file")
-    ("log-level", po::value(&o.log_level)->default_value("info"), "debug | info | warn | error");
+    ("log-level", po::value(&o.log_level)->default_value("info"), "debug | info | warn | error")
+    ("shards", po::value(&o.shards)->default_value(1), "datapath lcores (shards): ports split into N contiguous groups in config order, one poll loop per EAL lcore (EAL -l needs N lcores); 1 = one lcore polls every port")
+    ("shard-map", po::value(&o.shard_map), "the shard of each port in config order, e.g. 0,1,0,1 (sets the number of shards)");
   return d;
 }
 
 // Console line per port: rates since the last print, instantaneous depth.
-void print_stats(const sw::SwitchNode& node, const sw::SwitchConfig& cfg, std::vector<sw::PortCounters>& last,
+void print_stats(const sw::SwitchView& v, const sw::SwitchConfig& cfg, std::vector<sw::PortCounters>& last,
                  double dt_s, double t_s) {
   std::string line = fmt::format("t={:6.1f}s", t_s);
-  for (PortId p = 0; p < node.num_ports(); ++p) {
-    const sw::PortCounters& c = node.counters(p);
+  for (PortId p = 0; p < v.num_ports(); ++p) {
+    const sw::SwitchNode& node = v.owner(p);
+    const sw::PortCounters c = v.counters(p);
     const sw::PortCounters& l = last[p];
     uint64_t depth = 0, marks = 0;
     for (uint8_t q = 0; q < sw::kNumQueues; ++q) {
       depth += node.queue_bytes(p, q);
       marks += c.queues[q].ecn_marked - l.queues[q].ecn_marked;
     }
-    line += fmt::format(" | {} rx {:6.2f} tx {:6.2f} Gb/s q {:7.1f} KB mark {:5} drop {:5}", cfg.ports.ports[p].name,
+    line += fmt::format(" | {}{} rx {:6.2f} tx {:6.2f} Gb/s q {:7.1f} KB mark {:5} drop {:5}", cfg.ports.ports[p].name,
+                        v.num_shards() > 1 ? fmt::format(" (shard {})", v.shard_of(p)) : "",
                         static_cast<double>(c.rx_bytes - l.rx_bytes) * 8 / dt_s / 1e9,
                         static_cast<double>(c.tx_bytes - l.tx_bytes) * 8 / dt_s / 1e9,
                         static_cast<double>(depth) / 1e3, marks, c.dropped - l.dropped);
     last[p] = c;
   }
+  if (v.sharded() != nullptr && v.num_shards() > 1) {
+    for (uint16_t s = 0; s < v.num_shards(); ++s) {
+      const sw::ShardCounters& sc = v.sharded()->shard_counters(s);
+      line += fmt::format(" | shard {} to/from other shards {}/{} pkts", s, sc.forwarded, sc.received);
+    }
+  }
   std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+// One shard's poll loop on an EAL worker lcore.
+using Loop = dpdk::PollLoop<dpdk::Port, dpdk::TscClock>;
+struct WorkerArgs {
+  Loop* loop = nullptr;
+  TimeNs duration = TimeNs::max();
+};
+int worker_main(void* arg) {
+  auto* w = static_cast<WorkerArgs*>(arg);
+  w->loop->run([&](TimeNs now) { return g_stop.load(std::memory_order_relaxed) || now >= w->duration; });
+  return 0;
 }
 
 int run(int argc, char** argv) {
@@ -163,9 +199,31 @@ int run(int argc, char** argv) {
     }
     devargs[static_cast<size_t>(idx)] = ov.substr(eq + 1);
   }
-  if (cfg.ports.ports.size() > dpdk::PollLoop<dpdk::Port, dpdk::TscClock>::kMaxPorts) {
-    std::cerr << "sf-switch: at most " << dpdk::PollLoop<dpdk::Port, dpdk::TscClock>::kMaxPorts << " ports per lcore\n";
-    return 2;
+  // Shards: which datapath lcore polls each port.
+  const auto nports_cfg = static_cast<uint16_t>(cfg.ports.ports.size());
+  std::vector<uint16_t> shard_of_port;
+  if (!o.shard_map.empty()) {
+    std::string err;
+    shard_of_port = sw::ShardedSwitch::parse_map(o.shard_map, nports_cfg, &err);
+    if (shard_of_port.empty()) {
+      std::cerr << "sf-switch: --shard-map: " << err << "\n";
+      return 2;
+    }
+  } else {
+    if (o.shards < 1 || (o.shards > 1 && o.shards > std::min<uint16_t>(nports_cfg, sw::kMaxShards))) {
+      std::cerr << "sf-switch: --shards " << o.shards << ": want 1.." << std::min<uint16_t>(nports_cfg, sw::kMaxShards)
+                << " (at most one shard per port, at most " << sw::kMaxShards << ")\n";
+      return 2;
+    }
+    shard_of_port = sw::ShardedSwitch::even_split(nports_cfg, o.shards);
+  }
+  const uint16_t nshards =
+      shard_of_port.empty() ? 1 : *std::max_element(shard_of_port.begin(), shard_of_port.end()) + 1;
+  for (uint16_t s = 0; s < nshards; ++s) {
+    if (static_cast<size_t>(std::count(shard_of_port.begin(), shard_of_port.end(), s)) > Loop::kMaxPorts) {
+      std::cerr << "sf-switch: at most " << Loop::kMaxPorts << " ports per lcore (shard " << s << ")\n";
+      return 2;
+    }
   }
 
   // 3. EAL, then pdump so dpdk-dumpcap can attach.
@@ -180,6 +238,13 @@ int run(int argc, char** argv) {
   const bool pdump = o.capture && !eal->no_huge;
   if (o.capture && eal->no_huge) spdlog::warn("capture: needs huge pages; dpdk-dumpcap cannot attach to --no-huge");
   if (pdump && rte_pdump_init() != 0) spdlog::warn("pdump: rte_pdump_init failed; capture unavailable");
+  if (rte_lcore_count() < nshards) {
+    std::cerr << "sf-switch: " << nshards << " shards need " << nshards << " EAL lcores, EAL has "
+              << rte_lcore_count() << ": give EAL -l with " << nshards << " lcores (e.g. -l 0-" << nshards - 1
+              << ")\n";
+    dpdk::cleanup_eal();
+    return 2;
+  }
 
   int rc = 0;
   {
@@ -225,28 +290,45 @@ int run(int argc, char** argv) {
       for (uint32_t i = 0; i < nports; ++i) {
         macs.push_back(cfg.ports.ports[i].mac ? cfg.ports.ports[i].mac->bytes : ports[i].mac());
       }
-      std::unique_ptr<sw::SwitchNode> node;
+      std::unique_ptr<sw::ShardedSwitch> node;  // one shard: exactly the one-lcore SwitchNode
       try {
-        node = std::make_unique<sw::SwitchNode>(cfg, macs, *pool);
+        node = std::make_unique<sw::ShardedSwitch>(cfg, macs, *pool, shard_of_port);
       } catch (const std::exception& e) {
         spdlog::error("switch setup: {}", e.what());
         rc = 1;
       }
       if (node) {
-        if (!register_switch_telemetry(*node, cfg)) spdlog::warn("telemetry: commands not registered");
-        dpdk::TscClock clock;
+        const sw::SwitchView view(*node);
+        if (!register_switch_telemetry(view, cfg)) spdlog::warn("telemetry: commands not registered");
+        dpdk::TscClock clock;  // one time base for every shard (now() reads only)
         dpdk::LoopOptions lo;
         lo.backoff.enabled = o.backoff;
-        dpdk::PollLoop<dpdk::Port, dpdk::TscClock> loop(clock, lo);
+        std::vector<std::unique_ptr<Loop>> loops;
+        for (uint16_t s = 0; s < nshards; ++s) loops.push_back(std::make_unique<Loop>(clock, lo));
+        std::vector<size_t> loop_index(nports);  // port -> its index in its shard's loop
+        std::vector<unsigned> lcore_of_shard(nshards, rte_get_main_lcore());
+        {
+          unsigned lc = 0;
+          uint16_t s = 1;
+          RTE_LCORE_FOREACH_WORKER(lc) {
+            if (s < nshards) lcore_of_shard[s++] = lc;
+          }
+        }
         for (uint32_t i = 0; i < nports; ++i) {
           dpdk::LoopPortOptions lpo;
           lpo.rate = o.unshaped ? BitRate(0) : cfg.ports.ports[i].speed;
           if (o.shaper_burst_us > 0) {
             lpo.burst_bytes = lpo.rate.bytes_in(TimeNs(static_cast<int64_t>(o.shaper_burst_us * 1e3)));
           }
-          if (auto r = loop.add_port(ports[i], *node, static_cast<PortId>(i), lpo); !r) spdlog::error("{}", r.error());
-          spdlog::info("port {} = {} ({}), {} Gb/s{}, mtu {}", i, cfg.ports.ports[i].name, ports[i].driver(),
-                       cfg.ports.ports[i].speed_gbps, o.unshaped ? " unshaped" : "", ports[i].mtu());
+          const uint16_t s = shard_of_port[i];
+          if (auto r = loops[s]->add_port(ports[i], node->shard_node(s), static_cast<PortId>(i), lpo); !r) {
+            spdlog::error("{}", r.error());
+          } else {
+            loop_index[i] = *r;
+          }
+          spdlog::info("port {} = {} ({}), {} Gb/s{}, mtu {}{}", i, cfg.ports.ports[i].name, ports[i].driver(),
+                       cfg.ports.ports[i].speed_gbps, o.unshaped ? " unshaped" : "", ports[i].mtu(),
+                       nshards > 1 ? fmt::format(", shard {} (lcore {})", s, lcore_of_shard[s]) : "");
         }
 
         // 7. Control thread: console and time series (reads counters only).
@@ -265,7 +347,7 @@ int run(int argc, char** argv) {
             const auto now = std::chrono::steady_clock::now();
             const double t = std::chrono::duration<double>(now - start).count();
             if (ts.is_open() && now >= next_ts) {
-              ts << sw::timeseries_sample(*node, cfg, t).dump() << "\n";
+              ts << sw::timeseries_sample(view, cfg, t).dump() << "\n";
               ts.flush();
               next_ts += std::chrono::milliseconds(o.ts_period_ms);
             }
@@ -274,7 +356,7 @@ int run(int argc, char** argv) {
             if (const uint64_t ev = node->pfc_wd_events(); ev != wd_seen) {
               std::string stormed;
               for (uint32_t i = 0; i < nports; ++i) {
-                const sw::PfcWatchdog* wd = node->pfc_wd(static_cast<PortId>(i));
+                const sw::PfcWatchdog* wd = node->owner(static_cast<PortId>(i)).pfc_wd(static_cast<PortId>(i));
                 if (wd != nullptr && wd->stormed() != 0) {
                   stormed += " " + cfg.ports.ports[i].name + " queues 0x" + fmt::format("{:02x}", wd->stormed());
                 }
@@ -284,7 +366,7 @@ int run(int argc, char** argv) {
               wd_seen = ev;
             }
             if (o.stats_interval_s > 0 && now >= next_stats) {
-              print_stats(*node, cfg, last, std::chrono::duration<double>(now - last_stats).count(), t);
+              print_stats(view, cfg, last, std::chrono::duration<double>(now - last_stats).count(), t);
               last_stats = now;
               next_stats += std::chrono::duration<double>(o.stats_interval_s);
             }
@@ -303,20 +385,33 @@ int run(int argc, char** argv) {
             }
           }
         }
-        spdlog::info("forwarding on {} port(s); SIGINT/SIGTERM to stop", nports);
+        spdlog::info("forwarding on {} port(s), {} datapath lcore(s); SIGINT/SIGTERM to stop", nports, nshards);
         const TimeNs duration = o.duration_s > 0 ? TimeNs(static_cast<int64_t>(o.duration_s * 1e9)) : TimeNs::max();
-        loop.run([&](TimeNs now) { return g_stop.load(std::memory_order_relaxed) || now >= duration; });
-        const uint32_t left = loop.drain(TimeNs::from_ms(100));
-        loop.release();
+        std::vector<WorkerArgs> workers(nshards);
+        for (uint16_t s = 1; s < nshards; ++s) {
+          workers[s] = WorkerArgs{loops[s].get(), duration};
+          if (rte_eal_remote_launch(worker_main, &workers[s], lcore_of_shard[s]) != 0) {
+            spdlog::error("shard {}: cannot launch on lcore {}; stopping", s, lcore_of_shard[s]);
+            g_stop.store(true);
+          }
+        }
+        loops[0]->run([&](TimeNs now) { return g_stop.load(std::memory_order_relaxed) || now >= duration; });
+        g_stop.store(true);  // the other shards stop with the main one
+        for (uint16_t s = 1; s < nshards; ++s) rte_eal_wait_lcore(lcore_of_shard[s]);
+        uint32_t left = 0;
+        for (auto& l : loops) {
+          left += l->drain(TimeNs::from_ms(100));
+          l->release();
+        }
         ctl_stop.store(true);
         ctl.join();
 
         // 8. Final counters.
-        nlohmann::json report = sw::switch_snapshot(*node, cfg);
+        nlohmann::json report = sw::switch_snapshot(view, cfg);
         report["tx_left_at_stop"] = left;
         report["no_huge"] = eal->no_huge;
         for (uint32_t i = 0; i < nports; ++i) {
-          const auto& lc = loop.counters(i);
+          const auto& lc = loops[shard_of_port[i]]->counters(loop_index[i]);
           report["ports"][i]["driver_tx_drops"] = lc.tx_drops();
           // What the device lost before the switch saw it (rx ring overflow, no mbuf).
           if (auto st = ports[i].stats(); st) {
@@ -324,9 +419,21 @@ int run(int argc, char** argv) {
                                             {"rx_nombuf", st->rx_nombuf}, {"tx_errors", st->tx_errors}};
           }
         }
-        for (const sw::SwitchNode::PfcWdLogEntry& e : node->pfc_wd_log()) {
-          spdlog::warn("PFC watchdog: {} {} queue {} at {:.3f} ms", e.storm ? "storm on" : "restored",
-                       cfg.ports.ports[e.port].name, e.queue, static_cast<double>(e.at.ns()) / 1e6);
+        for (uint16_t s = 0; s < nshards; ++s) {
+          for (const sw::SwitchNode::PfcWdLogEntry& e : node->shard(s).pfc_wd_log()) {
+            spdlog::warn("PFC watchdog: {} {} queue {} at {:.3f} ms", e.storm ? "storm on" : "restored",
+                         cfg.ports.ports[e.port].name, e.queue, static_cast<double>(e.at.ns()) / 1e6);
+          }
+        }
+        if (nshards > 1) {
+          for (const auto& sh : report["shards"]) {
+            spdlog::info("shard {} (lcore {}, {}): {} packets to other shards, {} from them, {} / {} release notes "
+                         "sent / received, {} ring-full drops",
+                         sh["shard"].get<int>(), lcore_of_shard[sh["shard"].get<size_t>()], sh["ports"].dump(),
+                         sh["forwarded"].get<uint64_t>(), sh["received"].get<uint64_t>(),
+                         sh["releases_sent"].get<uint64_t>(), sh["releases_received"].get<uint64_t>(),
+                         sh["ring_full"].get<uint64_t>());
+          }
         }
         for (const auto& p : report["ports"]) {
           spdlog::info("{}: rx {} pkts, tx {} pkts, dropped {} {}", p["name"].get<std::string>(),

@@ -3,8 +3,9 @@
 
 namespace sf::sw {
 
-nlohmann::json port_snapshot(const SwitchNode& node, const SwitchConfig& cfg, PortId p) {
-  const PortCounters& c = node.counters(p);
+nlohmann::json port_snapshot(const SwitchView& v, const SwitchConfig& cfg, PortId p) {
+  const SwitchNode& node = v.owner(p);
+  const PortCounters c = v.counters(p);
   const Mmu& mmu = node.mmu();
   const uint64_t cell = mmu.cell_bytes();
   nlohmann::json j;
@@ -90,15 +91,20 @@ nlohmann::json port_snapshot(const SwitchNode& node, const SwitchConfig& cfg, Po
                         {"shared_bytes", u.shared * cell},
                         {"headroom_bytes", u.hdrm * cell},
                         {"watermark_bytes", u.watermark * cell},
-                        {"held_packets", node.held_packets(p, g)}});
+                        {"held_packets", v.held_packets(p, g)}});
   }
   return j;
 }
 
-nlohmann::json switch_snapshot(const SwitchNode& node, const SwitchConfig& cfg) {
+nlohmann::json switch_snapshot(const SwitchView& v, const SwitchConfig& cfg) {
   nlohmann::json j;
-  for (PortId p = 0; p < node.num_ports(); ++p) j["ports"].push_back(port_snapshot(node, cfg, p));
-  const Mmu& mmu = node.mmu();
+  const bool sharded = v.num_shards() > 1;
+  for (PortId p = 0; p < v.num_ports(); ++p) {
+    j["ports"].push_back(port_snapshot(v, cfg, p));
+    if (sharded) j["ports"][p]["shard"] = v.shard_of(p);
+  }
+  const SwitchNode& node = v.shard(0);
+  const Mmu& mmu = node.mmu();  // pool and buffer counters: the whole switch's
   const uint64_t cell = mmu.cell_bytes();
   for (size_t i = 0; i < cfg.mmu.pools.size(); ++i) {
     const auto pool = static_cast<uint16_t>(i);
@@ -114,22 +120,43 @@ nlohmann::json switch_snapshot(const SwitchNode& node, const SwitchConfig& cfg) 
                  {"cell_bytes", cell}};
   const FdbStats& f = node.fdb().stats();
   nlohmann::json wd_log = nlohmann::json::array();
-  for (const SwitchNode::PfcWdLogEntry& e : node.pfc_wd_log()) {
-    wd_log.push_back({{"t_us", static_cast<double>(e.at.ns()) / 1000.0},
-                      {"port", cfg.ports.ports[e.port].name},
-                      {"queue", e.queue},
-                      {"event", e.storm ? "storm" : "restore"}});
+  uint64_t wd_events = 0;
+  for (uint16_t s = 0; s < v.num_shards(); ++s) {  // a port's events are logged by its shard
+    wd_events += v.shard(s).pfc_wd_events();
+    for (const SwitchNode::PfcWdLogEntry& e : v.shard(s).pfc_wd_log()) {
+      wd_log.push_back({{"t_us", static_cast<double>(e.at.ns()) / 1000.0},
+                        {"port", cfg.ports.ports[e.port].name},
+                        {"queue", e.queue},
+                        {"event", e.storm ? "storm" : "restore"}});
+    }
   }
-  j["pfc_wd_events"] = {{"total", node.pfc_wd_events()}, {"log", wd_log}};
+  j["pfc_wd_events"] = {{"total", wd_events}, {"log", wd_log}};
   uint64_t trimmed = 0, trimmed_tx = 0, trimmed_dropped = 0;
-  for (PortId p = 0; p < node.num_ports(); ++p) {
-    trimmed += node.counters(p).trimmed;
-    trimmed_tx += node.counters(p).trimmed_tx;
-    trimmed_dropped += node.counters(p).trimmed_dropped;
+  for (PortId p = 0; p < v.num_ports(); ++p) {
+    const PortCounters c = v.counters(p);
+    trimmed += c.trimmed;
+    trimmed_tx += c.trimmed_tx;
+    trimmed_dropped += c.trimmed_dropped;
   }
   j["trimming"] = {{"trimmed", trimmed}, {"trimmed_tx", trimmed_tx}, {"trimmed_dropped", trimmed_dropped}};
   j["fdb"] = {{"entries", node.fdb().size()}, {"learned", f.learned}, {"moved", f.moved},
               {"aged", f.aged},             {"table_full", f.table_full}};
+  if (sharded) {
+    for (uint16_t s = 0; s < v.num_shards(); ++s) {
+      const ShardCounters& sc = v.sharded()->shard_counters(s);
+      nlohmann::json names = nlohmann::json::array();
+      for (PortId p = 0; p < v.num_ports(); ++p) {
+        if (v.shard_of(p) == s) names.push_back(cfg.ports.ports[p].name);
+      }
+      j["shards"].push_back({{"shard", s},
+                             {"ports", names},
+                             {"forwarded", sc.forwarded},
+                             {"received", sc.received},
+                             {"releases_sent", sc.releases_sent},
+                             {"releases_received", sc.releases_received},
+                             {"ring_full", sc.ring_full}});
+    }
+  }
   return j;
 }
 
@@ -172,11 +199,12 @@ nlohmann::json credit_snapshot(const SwitchNode& node, PortId p) {
   return j;
 }
 
-nlohmann::json timeseries_sample(const SwitchNode& node, const SwitchConfig& cfg, double t_s) {
+nlohmann::json timeseries_sample(const SwitchView& v, const SwitchConfig& cfg, double t_s) {
   nlohmann::json j;
   j["t_s"] = t_s;
-  for (PortId p = 0; p < node.num_ports(); ++p) {
-    const PortCounters& c = node.counters(p);
+  for (PortId p = 0; p < v.num_ports(); ++p) {
+    const SwitchNode& node = v.owner(p);
+    const PortCounters c = v.counters(p);
     nlohmann::json q = nlohmann::json::array();
     for (uint8_t i = 0; i < kNumQueues; ++i) {
       const QueueCounters& qc = c.queues[i];
@@ -203,7 +231,7 @@ nlohmann::json timeseries_sample(const SwitchNode& node, const SwitchConfig& cfg
     // Ports the PFC watchdog guards: the queues it holds stormed now (bit = queue).
     if (const PfcWatchdog* wd = node.pfc_wd(p)) pj["pfc_wd_stormed"] = wd->stormed();
   }
-  j["buffer_used_bytes"] = uint64_t{node.mmu().total_used()} * node.mmu().cell_bytes();
+  j["buffer_used_bytes"] = uint64_t{v.shard(0).mmu().total_used()} * v.shard(0).mmu().cell_bytes();
   return j;
 }
 

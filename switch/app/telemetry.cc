@@ -10,7 +10,7 @@ namespace sf::sw {
 namespace {
 
 // Telemetry callbacks carry no user pointer in DPDK 22.11.
-const SwitchNode* g_node = nullptr;
+const SwitchView* g_view = nullptr;
 const SwitchConfig* g_cfg = nullptr;
 
 int find_port(const char* params) {
@@ -19,7 +19,7 @@ int find_port(const char* params) {
   if (by_name >= 0) return by_name;
   char* end = nullptr;
   const long v = std::strtol(params, &end, 10);
-  if (*end != '\0' || v < 0 || v >= g_node->num_ports()) return -1;
+  if (*end != '\0' || v < 0 || v >= g_view->num_ports()) return -1;
   return static_cast<int>(v);
 }
 
@@ -43,8 +43,9 @@ int cmd_port(const char*, const char* params, rte_tel_data* d) {
   const int pi = find_port(params);
   if (pi < 0) return -1;
   const auto p = static_cast<PortId>(pi);
-  const PortCounters& c = g_node->counters(p);
-  const Mmu& mmu = g_node->mmu();
+  const SwitchNode* node = &g_view->owner(p);  // the shard that owns the port
+  const PortCounters c = g_view->counters(p);
+  const Mmu& mmu = node->mmu();
   const uint64_t cell = mmu.cell_bytes();
   rte_tel_data_start_dict(d);
   rte_tel_data_add_dict_string(d, "name", g_cfg->ports.ports[p].name.c_str());
@@ -57,14 +58,15 @@ int cmd_port(const char*, const char* params, rte_tel_data* d) {
   rte_tel_data_add_dict_u64(d, "flooded", c.flooded);
   rte_tel_data_add_dict_u64(d, "routed", c.routed);
   rte_tel_data_add_dict_u64(d, "held_at_ingress", c.held);
+  rte_tel_data_add_dict_u64(d, "shard", g_view->shard_of(p));
   for (size_t i = 0; i < kNumDropCauses; ++i) {
     const std::string key = "drop_" + std::string(to_string(static_cast<DropCause>(i)));
     rte_tel_data_add_dict_u64(d, key.c_str(), c.drops[i]);
   }
-  rte_tel_data_add_dict_u64(d, "paused_queues_mask", g_node->paused(p));
+  rte_tel_data_add_dict_u64(d, "paused_queues_mask", node->paused(p));
   rte_tel_data_add_dict_u64(d, "tx_pfc_frames", c.tx_pfc_frames);
-  const PfcRxCounters& prx = g_node->pfc_rx(p).counters();
-  const PfcTxCounters& ptx = g_node->pfc_tx(p).counters();
+  const PfcRxCounters& prx = node->pfc_rx(p).counters();
+  const PfcTxCounters& ptx = node->pfc_tx(p).counters();
   add_array8(d, "rx_prio_pause", [&](uint8_t i) { return prx.pause_frames[i]; });
   add_array8(d, "rx_prio_pause_duration_us", [&](uint8_t i) { return static_cast<uint64_t>(prx.pause_duration[i].ns() / 1000); });
   add_array8(d, "tx_prio_pause", [&](uint8_t i) { return ptx.pause_frames[i]; });
@@ -77,13 +79,13 @@ int cmd_port(const char*, const char* params, rte_tel_data* d) {
   rte_tel_data_add_dict_u64(d, "trimmed", c.trimmed);
   rte_tel_data_add_dict_u64(d, "trimmed_tx", c.trimmed_tx);
   rte_tel_data_add_dict_u64(d, "trimmed_dropped", c.trimmed_dropped);
-  if (const PfcWatchdog* wd = g_node->pfc_wd(p)) {
+  if (const PfcWatchdog* wd = node->pfc_wd(p)) {
     rte_tel_data_add_dict_u64(d, "pfcwd_stormed_queues_mask", wd->stormed());
     add_array8(d, "pfcwd_deadlock_detected", [&](uint8_t q) { return wd->counters().storms[q]; });
     add_array8(d, "pfcwd_deadlock_restored", [&](uint8_t q) { return wd->counters().restores[q]; });
     add_array8(d, "pfcwd_tx_dropped", [&](uint8_t q) { return wd->counters().tx_dropped[q]; });
   }
-  add_array8(d, "queue_depth_bytes", [&](uint8_t q) { return g_node->queue_bytes(p, q); });
+  add_array8(d, "queue_depth_bytes", [&](uint8_t q) { return node->queue_bytes(p, q); });
   add_array8(d, "queue_watermark_bytes", [&](uint8_t q) { return c.queues[q].watermark_bytes; });
   add_array8(d, "queue_tx_packets", [&](uint8_t q) { return c.queues[q].tx_packets; });
   add_array8(d, "queue_ecn_marked", [&](uint8_t q) { return c.queues[q].ecn_marked; });
@@ -95,7 +97,7 @@ int cmd_port(const char*, const char* params, rte_tel_data* d) {
 }
 
 int cmd_buffer(const char*, const char*, rte_tel_data* d) {
-  const Mmu& mmu = g_node->mmu();
+  const Mmu& mmu = g_view->shard(0).mmu();  // pool counters are the whole switch's
   const uint64_t cell = mmu.cell_bytes();
   rte_tel_data_start_dict(d);
   rte_tel_data_add_dict_u64(d, "cell_bytes", cell);
@@ -113,9 +115,10 @@ int cmd_buffer(const char*, const char*, rte_tel_data* d) {
 }
 
 int cmd_fdb(const char*, const char*, rte_tel_data* d) {
-  const FdbStats& f = g_node->fdb().stats();
+  const Fdb& fdb = g_view->shard(0).fdb();  // shared by the shards
+  const FdbStats& f = fdb.stats();
   rte_tel_data_start_dict(d);
-  rte_tel_data_add_dict_u64(d, "entries", g_node->fdb().size());
+  rte_tel_data_add_dict_u64(d, "entries", fdb.size());
   rte_tel_data_add_dict_u64(d, "learned", f.learned);
   rte_tel_data_add_dict_u64(d, "moved", f.moved);
   rte_tel_data_add_dict_u64(d, "aged", f.aged);
@@ -127,7 +130,7 @@ int cmd_fdb(const char*, const char*, rte_tel_data* d) {
 int cmd_credit(const char*, const char* params, rte_tel_data* d) {
   const int pi = find_port(params);
   if (pi < 0) return -1;
-  const CreditPort* cp = g_node->credit(static_cast<PortId>(pi));
+  const CreditPort* cp = g_view->owner(static_cast<PortId>(pi)).credit(static_cast<PortId>(pi));
   if (cp == nullptr) return -1;
   const CreditCounters c = cp->counters();
   rte_tel_data_start_dict(d);
@@ -149,8 +152,10 @@ int cmd_credit(const char*, const char* params, rte_tel_data* d) {
 
 }  // namespace
 
-bool register_switch_telemetry(const SwitchNode& node, const SwitchConfig& cfg) {
-  g_node = &node;
+bool register_switch_telemetry(const SwitchView& v, const SwitchConfig& cfg) {
+  static SwitchView view = v;  // a copy: the caller's may be a temporary
+  view = v;
+  g_view = &view;
   g_cfg = &cfg;
   bool ok = rte_telemetry_register_cmd("/softfabric/switch/ports", cmd_ports, "Port names. Takes no parameters") == 0;
   ok &= rte_telemetry_register_cmd("/softfabric/switch/port", cmd_port,

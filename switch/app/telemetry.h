@@ -8,13 +8,15 @@
 // Callbacks run on DPDK's telemetry thread and only read counters.
 #pragma once
 
+#include "switch/app/switch_stats.h"
 #include "switch/config/switch_config.h"
-#include "switch/pipeline/switch_node.h"
 
 namespace sf::sw {
 
-// Registers the commands for `node` (both must outlive EAL). Once per process.
+// Registers the commands for `v`'s switch (it and `cfg` must outlive EAL).
+// Once per process. With shards, /softfabric/switch/port also gives the
+// port's "shard".
 // Returns false if DPDK refused a registration (telemetry disabled, say).
-bool register_switch_telemetry(const SwitchNode& node, const SwitchConfig& cfg);
+bool register_switch_telemetry(const SwitchView& v, const SwitchConfig& cfg);
 
 }  // namespace sf::sw

@@ -29,7 +29,16 @@ std::atomic<uint32_t> g_instance{0};
 
 }  // namespace
 
-Fdb::Fdb(uint32_t capacity, bool multi_writer) {
+// Counters: several shards learn at once in concurrent mode.
+void Fdb::count(uint64_t& c) {
+  if (concurrent_) {
+    std::atomic_ref<uint64_t>(c).fetch_add(1, std::memory_order_relaxed);
+  } else {
+    ++c;
+  }
+}
+
+Fdb::Fdb(uint32_t capacity, bool concurrent) : concurrent_(concurrent) {
   const std::string name = "sf_fdb_" + std::to_string(g_instance.fetch_add(1));
   rte_hash_parameters p{};
   p.name = name.c_str();
@@ -38,10 +47,17 @@ Fdb::Fdb(uint32_t capacity, bool multi_writer) {
   p.hash_func = rte_hash_crc;  // SSE4.2 CRC32 where the CPU has it
   p.socket_id = SOCKET_ID_ANY;
   p.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE;
-  if (multi_writer) p.extra_flag |= RTE_HASH_EXTRA_FLAGS_MULTI_WRITER_ADD | RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY;
+  if (concurrent) p.extra_flag |= RTE_HASH_EXTRA_FLAGS_MULTI_WRITER_ADD | RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF;
   hash_ = rte_hash_create(&p);
   if (hash_ == nullptr) throw std::runtime_error("fdb: rte_hash_create: " + std::string(rte_strerror(rte_errno)));
   entries_.resize(static_cast<size_t>(rte_hash_max_key_id(hash_)) + 1);
+  if (concurrent_) deferred_free_.reserve(entries_.size());
+}
+
+void Fdb::free_deferred() {
+  for (const int32_t pos : deferred_free_) rte_hash_free_key_with_position(hash_, pos);
+  deferred_free_.clear();
+  deferred_n_.store(0, std::memory_order_relaxed);
 }
 
 Fdb::~Fdb() { rte_hash_free(hash_); }
@@ -59,22 +75,22 @@ LearnOutcome Fdb::learn(const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs
   if (pos >= 0) {
     Entry& e = entries_[static_cast<size_t>(pos)];
     if (e.is_static) {
-      if (e.port != port) ++stats_.static_conflict;
+      if (e.port != port) count(stats_.static_conflict);
       return LearnOutcome::kStatic;
     }
     e.last_seen = now;
     if (e.port == port) return LearnOutcome::kRefreshed;
     e.port = port;
-    ++stats_.moved;
+    count(stats_.moved);
     return LearnOutcome::kMoved;
   }
   pos = rte_hash_add_key(hash_, &k);
   if (pos < 0) {
-    ++stats_.table_full;
+    count(stats_.table_full);
     return LearnOutcome::kTableFull;
   }
   entries_[static_cast<size_t>(pos)] = Entry{port, false, true, now, mac, vlan};
-  ++stats_.learned;
+  count(stats_.learned);
   return LearnOutcome::kLearned;
 }
 
@@ -91,22 +107,35 @@ bool Fdb::remove(const MacAddr& mac, uint16_t vlan) {
   const int32_t pos = rte_hash_del_key(hash_, &k);
   if (pos < 0) return false;
   entries_[static_cast<size_t>(pos)].in_use = false;
+  if (concurrent_) {
+    deferred_free_.push_back(pos);
+    deferred_n_.fetch_add(1, std::memory_order_relaxed);
+  }
   return true;
 }
 
 uint32_t Fdb::age(TimeNs now, TimeNs ageing) {
   uint32_t n = 0;
+  // Slots deleted a sweep ago (a second: no lookup still reads them) may now be reused.
+  if (concurrent_) free_deferred();
   for (Entry& e : entries_) {
     if (!e.in_use || e.is_static || now - e.last_seen < ageing) continue;
     const Key k = make_key(e.mac, e.vlan);
-    rte_hash_del_key(hash_, &k);
+    const int32_t pos = rte_hash_del_key(hash_, &k);
     e.in_use = false;
+    if (concurrent_ && pos >= 0) {
+      deferred_free_.push_back(pos);
+      deferred_n_.fetch_add(1, std::memory_order_relaxed);
+    }
     ++n;
   }
   stats_.aged += n;
   return n;
 }
 
-uint32_t Fdb::size() const { return static_cast<uint32_t>(rte_hash_count(hash_)); }
+uint32_t Fdb::size() const {
+  // Concurrent mode keeps deleted keys' slots until the next sweep; rte_hash counts them.
+  return static_cast<uint32_t>(rte_hash_count(hash_)) - deferred_n_.load(std::memory_order_relaxed);
+}
 
 }  // namespace sf::sw

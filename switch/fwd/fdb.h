@@ -1,11 +1,14 @@
 // L2 forwarding database: static and learned (MAC, VLAN) -> port entries in an
 // rte_hash, with ageing of learned entries. Entries live in an array indexed by
 // the hash's key position, so lookups and learning never allocate.
-// One Fdb per switch; learning from several lcores needs the rte_hash
-// multi-writer flag (constructor argument).
+// One Fdb per switch. `concurrent` (a sharded switch: every shard learns and
+// looks up, one ages): lock-free readers and locked writers
+// (RW_CONCURRENCY_LF + MULTI_WRITER_ADD); a deleted key's slot is reused only
+// after the next ageing sweep, when no lookup can still be reading it.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,7 +35,7 @@ enum class LearnOutcome : uint8_t { kRefreshed, kLearned, kMoved, kStatic, kTabl
 class Fdb {
  public:
   // Throws std::runtime_error at setup if the hash cannot be created.
-  Fdb(uint32_t capacity, bool multi_writer = false);
+  Fdb(uint32_t capacity, bool concurrent = false);
   ~Fdb();
   Fdb(const Fdb&) = delete;
   Fdb& operator=(const Fdb&) = delete;
@@ -45,6 +48,7 @@ class Fdb {
   // Removes learned entries not seen for `ageing`; returns how many.
   uint32_t age(TimeNs now, TimeNs ageing);
 
+  // Entries in use (deleted ones whose slot is not yet free not counted).
   uint32_t size() const;
   const FdbStats& stats() const { return stats_; }
 
@@ -57,8 +61,15 @@ class Fdb {
     MacAddr mac{};
     uint16_t vlan = 0;
   };
+  // Concurrent mode: frees the key slots deleted before the previous sweep.
+  void free_deferred();
+  void count(uint64_t& c);
+
   rte_hash* hash_ = nullptr;
   std::vector<Entry> entries_;  // indexed by rte_hash key position
+  bool concurrent_ = false;
+  std::vector<int32_t> deferred_free_;  // concurrent: slots deleted since the last sweep (capacity reserved)
+  std::atomic<uint32_t> deferred_n_{0};  // its size, for size() from other threads
   FdbStats stats_;
 };
 

@@ -74,10 +74,17 @@ Admission Mmu::admit_ingress(uint16_t in_port, uint8_t pg, uint32_t bytes) {
     return a;
   }
   const uint32_t cells = cells_for(bytes);
-  if (total_used_ + cells > total_cells_) {
+  SharedBuffer::Pool* gp = shared_ ? &shared_->pools[ib.profile->pool] : nullptr;
+  if (shared_ != nullptr ? !try_add(shared_->total_used, cells, total_cells_) : total_used_ + cells > total_cells_) {
     a.reason = DropReason::kBufferFull;
     return a;
   }
+  auto refuse = [&](DropReason r, Verdict v) {
+    if (shared_ != nullptr) shared_->total_used.fetch_sub(cells, std::memory_order_relaxed);
+    a.reason = r;
+    a.verdict = v;
+    return a;
+  };
   // Reserved first, then shared under the PG's limit, then headroom (lossless
   // only). The shared part must also fit the pool itself.
   const uint32_t res_used = ib.use.used - ib.use.shared - ib.use.hdrm;
@@ -87,22 +94,29 @@ Admission Mmu::admit_ingress(uint16_t in_port, uint8_t pg, uint32_t bytes) {
   uint32_t hdrm = 0;
   PoolState& ip = pools_[ib.profile->pool];
   if (over > 0) {
-    const bool fits_shared =
-        uint64_t{ib.use.shared} + over <= shared_limit(ib) && uint64_t{ip.shared_used} + over <= ip.size;
+    bool fits_shared = uint64_t{ib.use.shared} + over <= shared_limit(ib);
+    if (fits_shared) {
+      fits_shared = gp != nullptr ? try_add(gp->shared_used, over, ip.size) : uint64_t{ip.shared_used} + over <= ip.size;
+    }
     if (fits_shared) {
       shared = over;
     } else if (ib.profile->lossless()) {
-      const bool fits_pg = ib.use.hdrm + over <= ib.xoff;
-      const bool fits_pool = ip.hdrm_size == 0 || ip.hdrm_used + over <= ip.hdrm_size;
-      if (!fits_pg || !fits_pool) {
-        a.reason = DropReason::kHeadroomOverflow;
-        return a;
+      if (ib.use.hdrm + over > ib.xoff) return refuse(DropReason::kHeadroomOverflow, Verdict::kDrop);
+      bool fits_pool = true;
+      if (gp != nullptr) {
+        if (ip.hdrm_size == 0) {
+          gp->hdrm_used.fetch_add(over, std::memory_order_relaxed);
+        } else {
+          fits_pool = try_add(gp->hdrm_used, over, ip.hdrm_size);
+        }
+      } else {
+        fits_pool = ip.hdrm_size == 0 || ip.hdrm_used + over <= ip.hdrm_size;
       }
+      if (!fits_pool) return refuse(DropReason::kHeadroomOverflow, Verdict::kDrop);
       hdrm = over;
     } else {
-      a.reason = DropReason::kIngressLimit;
-      a.verdict = ib.profile->discard == DiscardAction::kTrim ? Verdict::kTrim : Verdict::kDrop;
-      return a;
+      return refuse(DropReason::kIngressLimit,
+                    ib.profile->discard == DiscardAction::kTrim ? Verdict::kTrim : Verdict::kDrop);
     }
   }
   ib.use.shared += shared;
@@ -112,6 +126,7 @@ Admission Mmu::admit_ingress(uint16_t in_port, uint8_t pg, uint32_t bytes) {
   ip.hdrm_used += hdrm;
   ip.watermark = std::max(ip.watermark, ip.shared_used);
   total_used_ += cells;
+  if (gp != nullptr && shared > 0) raise_to(gp->watermark, gp->shared_used.load(std::memory_order_relaxed));
   a.verdict = Verdict::kAccept;
   a.ticket = Ticket{static_cast<uint16_t>(cells), static_cast<uint16_t>(shared), static_cast<uint16_t>(hdrm), 0};
   return a;
@@ -125,7 +140,8 @@ bool Mmu::egress_fits(uint16_t out_port, uint8_t queue, uint32_t cells) const {
   const uint32_t over = cells > res_free ? cells - res_free : 0;
   if (over == 0) return true;
   const PoolState& ep = pools_[eb.profile->pool];
-  return uint64_t{eb.use.shared} + over <= shared_limit(eb) && uint64_t{ep.shared_used} + over <= ep.size;
+  return uint64_t{eb.use.shared} + over <= shared_limit(eb) &&
+         uint64_t{pool_shared_used(eb.profile->pool)} + over <= ep.size;
 }
 
 bool Mmu::egress_could_fit(uint16_t out_port, uint8_t queue, uint32_t cells) const {
@@ -165,6 +181,12 @@ Admission Mmu::admit_egress(uint16_t out_port, uint8_t queue, Ticket t) {
   charge(eb, t.cells);
   ep.shared_used += over;
   ep.watermark = std::max(ep.watermark, ep.shared_used);
+  if (shared_ != nullptr && over > 0) {
+    // egress_fits checked the pool; shards admitting at the same moment may
+    // pass it by a packet each (docs/invariants.md "Sharding").
+    SharedBuffer::Pool& gp = shared_->pools[eb.profile->pool];
+    raise_to(gp.watermark, gp.shared_used.fetch_add(over, std::memory_order_relaxed) + over);
+  }
   a.verdict = Verdict::kAccept;
   a.ticket = t;
   a.ticket.eg_shared = static_cast<uint16_t>(over);
@@ -189,6 +211,12 @@ void Mmu::release_ingress(uint16_t in_port, uint8_t pg, const Ticket& t) {
   ip.shared_used -= t.ing_shared;
   ip.hdrm_used -= t.ing_hdrm;
   total_used_ -= t.cells;
+  if (shared_ != nullptr) {
+    SharedBuffer::Pool& gp = shared_->pools[ib.profile->pool];
+    if (t.ing_shared != 0) gp.shared_used.fetch_sub(t.ing_shared, std::memory_order_relaxed);
+    if (t.ing_hdrm != 0) gp.hdrm_used.fetch_sub(t.ing_hdrm, std::memory_order_relaxed);
+    shared_->total_used.fetch_sub(t.cells, std::memory_order_relaxed);
+  }
 }
 
 void Mmu::release_egress(uint16_t out_port, uint8_t queue, const Ticket& t) {
@@ -197,6 +225,9 @@ void Mmu::release_egress(uint16_t out_port, uint8_t queue, const Ticket& t) {
   eb.use.used -= t.cells;
   eb.use.shared -= t.eg_shared;
   ep.shared_used -= t.eg_shared;
+  if (shared_ != nullptr && t.eg_shared != 0) {
+    shared_->pools[eb.profile->pool].shared_used.fetch_sub(t.eg_shared, std::memory_order_relaxed);
+  }
 }
 
 void Mmu::release(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, const Ticket& t) {
@@ -208,6 +239,12 @@ void Mmu::clear_watermarks() {
   for (BufState& b : pgs_) b.use.watermark = b.use.used;
   for (BufState& b : queues_) b.use.watermark = b.use.used;
   for (PoolState& p : pools_) p.watermark = p.shared_used;
+  if (shared_ != nullptr) {
+    for (size_t i = 0; i < shared_->num_pools; ++i) {
+      shared_->pools[i].watermark.store(shared_->pools[i].shared_used.load(std::memory_order_relaxed),
+                                        std::memory_order_relaxed);
+    }
+  }
 }
 
 }  // namespace sf::sw

@@ -3,8 +3,10 @@
 // dynamic threshold (alpha x free shared buffer, alpha = 2^dynamic_th), and
 // headroom for lossless PGs. Facts: shared/reference/switch.md sections 1-2.
 //
-// One Mmu per switch. Not thread-safe: owned by the datapath lcore (sharded
-// switches keep one Mmu and serialise through it; see docs/architecture.md).
+// One Mmu per switch, owned by the datapath lcore. A sharded switch has one
+// Mmu per shard, each charging only its own ports' PGs and queues, and all of
+// them attached to one SharedBuffer (the physical buffer and pool counters,
+// atomics); see docs/architecture.md "Sharding".
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "switch/mmu/mmu_config.h"
+#include "switch/mmu/shared_buffer.h"
 
 namespace sf::sw {
 
@@ -58,6 +61,12 @@ class Mmu {
   // `cfg` must be validated (config loader); indices are trusted.
   explicit Mmu(const MmuConfig& cfg);
 
+  // Sharding: pool and physical-buffer counters live in `shared` from now on
+  // (before any admission; `shared` has one Pool per config pool and outlives
+  // this Mmu). The PG / queue counters stay here.
+  void attach(SharedBuffer* shared) { shared_ = shared; }
+  bool attached() const { return shared_ != nullptr; }
+
   uint32_t cells_for(uint32_t bytes) const { return (bytes + cell_bytes_ - 1) / cell_bytes_; }
   uint32_t cell_bytes() const { return cell_bytes_; }
 
@@ -89,10 +98,17 @@ class Mmu {
   const BufferUse& queue_use(uint16_t port, uint8_t q) const { return queues_[idx(port, q)].use; }
   // Shared cells still free in pool `pool` (the "free" of the dynamic threshold).
   uint32_t pool_free(uint16_t pool) const;
-  uint32_t pool_shared_used(uint16_t pool) const { return pools_[pool].shared_used; }
-  uint32_t pool_watermark(uint16_t pool) const { return pools_[pool].watermark; }
-  uint32_t hdrm_pool_used(uint16_t pool) const { return pools_[pool].hdrm_used; }
-  uint32_t total_used() const { return total_used_; }
+  // With a SharedBuffer attached these are the whole switch's (all shards).
+  uint32_t pool_shared_used(uint16_t pool) const {
+    return shared_ ? shared_->pools[pool].shared_used.load(std::memory_order_relaxed) : pools_[pool].shared_used;
+  }
+  uint32_t pool_watermark(uint16_t pool) const {
+    return shared_ ? shared_->pools[pool].watermark.load(std::memory_order_relaxed) : pools_[pool].watermark;
+  }
+  uint32_t hdrm_pool_used(uint16_t pool) const {
+    return shared_ ? shared_->pools[pool].hdrm_used.load(std::memory_order_relaxed) : pools_[pool].hdrm_used;
+  }
+  uint32_t total_used() const { return shared_ ? shared_->total_used.load(std::memory_order_relaxed) : total_used_; }
   uint32_t total_cells() const { return total_cells_; }
   const ProfileConfig* pg_profile(uint16_t port, uint8_t pg) const { return pgs_[idx(port, pg)].profile; }
   const ProfileConfig* queue_profile(uint16_t port, uint8_t q) const { return queues_[idx(port, q)].profile; }
@@ -124,8 +140,9 @@ class Mmu {
 
   uint32_t cell_bytes_;
   uint32_t total_cells_;
-  uint32_t total_used_ = 0;
-  std::vector<PoolState> pools_;
+  uint32_t total_used_ = 0;        // this Mmu's cells (the switch's, unless attached)
+  SharedBuffer* shared_ = nullptr;  // sharding: the switch-wide pool counters
+  std::vector<PoolState> pools_;    // shared_used / hdrm_used: this Mmu's part
   std::vector<BufState> pgs_;     // [port * 8 + pg]
   std::vector<BufState> queues_;  // [port * 8 + queue]
 };
@@ -133,7 +150,8 @@ class Mmu {
 // Inline: on the per-packet path (admission, PFC).
 inline uint32_t Mmu::pool_free(uint16_t pool) const {
   const PoolState& p = pools_[pool];
-  return p.size > p.shared_used ? p.size - p.shared_used : 0;
+  const uint32_t used = shared_ ? shared_->pools[pool].shared_used.load(std::memory_order_relaxed) : p.shared_used;
+  return p.size > used ? p.size - used : 0;
 }
 
 // Static: the profile's byte cap (0 = unlimited). Dynamic: alpha x free shared

@@ -90,7 +90,7 @@ constexpr wire::ParseOptions kParseOptions{.verify_ipv4_checksum = true, .stop_a
 }  // namespace
 
 SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8_t, 6>> port_macs,
-                       rte_mempool* ctrl_pool)
+                       rte_mempool* ctrl_pool, const ShardInit& shard)
     : cfg_(cfg), ports_(cfg.ports.ports.size()), mmu_(cfg.mmu), ctrl_pool_(ctrl_pool), rng_(cfg.seed) {
   const uint32_t ring = std::min<uint32_t>(kMaxQueueDescriptors, mmu_.total_cells());
   for (size_t p = 0; p < ports_.size(); ++p) {
@@ -127,11 +127,16 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
     }
   }
   wd_log_.reserve(kWdLogCapacity);
-  fdb_ = std::make_unique<Fdb>(cfg.fdb_capacity);
+  if (shard.tables_from != nullptr) {  // shard: the first shard's tables
+    fdb_ = shard.tables_from->fdb_;
+    routes_ = shard.tables_from->routes_;
+    ages_fdb_ = false;
+  } else {
+  fdb_ = std::make_shared<Fdb>(cfg.fdb_capacity, shard.concurrent_fdb);
   for (const StaticFdbEntry& e : cfg.fdb) {
     if (!fdb_->add_static(e.mac, e.vlan, e.port)) throw std::runtime_error("fdb: static entries exceed capacity");
   }
-  routes_ = std::make_unique<RouteTable>();
+  routes_ = std::make_shared<RouteTable>();
   for (const StaticRoute& r : cfg.routes) {
     std::vector<uint32_t> ids;
     for (const RouteNextHop& nh : r.next_hops) ids.push_back(routes_->add_next_hop({nh.port, nh.mac, ports_[nh.port].mac}));
@@ -142,6 +147,7 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
       throw std::runtime_error("routes: cannot add a static route (table full?)");
     }
   }
+  }  // shard
   if (cfg.srv6) {
     srv6_slot_.assign(1u << 16, -1);
     for (const auto& e : cfg.srv6->table) {
@@ -385,6 +391,7 @@ void SwitchNode::enqueue(QueuedPkt p) {
   if (in.verdict == Verdict::kTrim) return trim(p, drop_cause_of(in.reason));
   if (in.verdict != Verdict::kAccept) return refuse(drop_cause_of(in.reason));
   update_pfc(p.in_port, p.pg, now_);
+  if (shard_ != nullptr && !shard_owns(p.out_port)) return shard_forward(p, in.ticket);  // shard
 
   EgressQueue& held = ports_[p.in_port].held[p.pg];
   const bool lossless = mmu_.pg_profile(p.in_port, p.pg)->lossless();
@@ -425,8 +432,7 @@ void SwitchNode::to_egress(QueuedPkt p, const Ticket& t) {
   QueueCounters& qc = op.ctr.queues[p.queue];
   EgressQueue& q = op.queues[p.queue];
   auto refuse = [&](DropCause cause) {
-    mmu_.release(p.in_port, p.pg, p.out_port, p.queue, t);
-    update_pfc(p.in_port, p.pg, now_);  // the PG may drop below XON
+    release_cells(p.in_port, p.pg, p.out_port, p.queue, t);  // the PG may drop below XON
     ++qc.dropped;
     if (p.trimmed) ++op.ctr.trimmed_dropped;
     drop(p.in_port, p.mbuf, cause);
@@ -516,9 +522,8 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
     if (q < 0) break;
     const QueuedPkt pkt = p.queues[q].pop();
     head[q] = p.queues[q].head_bytes();
-    mmu_.release(pkt.in_port, pkt.pg, port, static_cast<uint8_t>(q), pkt.ticket);
+    release_cells(pkt.in_port, pkt.pg, port, static_cast<uint8_t>(q), pkt.ticket);  // and PFC
     credit_on_dequeue(p, q, pkt);  // credit
-    update_pfc(pkt.in_port, pkt.pg, now);
     if (held_pgs_ != 0) {
       drain_held();
       for (int i = 0; i < kNumQueues; ++i) head[i] = p.queues[i].head_bytes();
@@ -613,7 +618,7 @@ void SwitchNode::advance(TimeNs now) {
   credit_kick_ = false;  // credit: the driver offers every idle port a transmit after this call
   credit_drop_vl_ = kNoCreditVl;  // credit: no received packet in hand
   if (now >= next_age_) {
-    fdb_->age(now, cfg_.fdb_ageing);
+    if (ages_fdb_) fdb_->age(now, cfg_.fdb_ageing);  // shard: the first shard ages the shared FDB
     next_age_ = now + kAgeingPeriod;
   }
   if (any_wd_) {

@@ -4,9 +4,10 @@
 // per-port strict+DWRR scheduling on transmit. Pure logic: time comes in as
 // `now`, randomness from a seeded Rng; no ethdev, no allocation per packet.
 //
-// Threading: one lcore calls every method (sharding across lcores keeps one
-// node per lcore group; see docs/architecture.md). Ownership: receive() takes
-// every mbuf; transmit() hands them back to the driver.
+// Threading: one lcore calls every method. A sharded switch (ShardedSwitch,
+// switch_node_shard.cc, docs/architecture.md "Sharding") runs one SwitchNode
+// per datapath lcore, each owning the RX and TX of its ports. Ownership:
+// receive() takes every mbuf; transmit() hands them back to the driver.
 #pragma once
 
 #include <array>
@@ -39,6 +40,16 @@ namespace sf::sw {
 // The drop cause of an MMU refusal.
 DropCause drop_cause_of(DropReason r);
 
+struct ShardLink;  // switch/pipeline/shard_ring.h
+
+// How a shard's SwitchNode is built (ShardedSwitch): `tables_from` is the
+// first shard, whose FDB (created `concurrent_fdb`) and route tables the
+// others share; only the first shard ages the FDB.
+struct ShardInit {
+  const class SwitchNode* tables_from = nullptr;
+  bool concurrent_fdb = false;
+};
+
 class SwitchNode final : public Node {
  public:
   // `cfg` must outlive the node. `port_macs[i]` is port i's own MAC (the router
@@ -47,7 +58,7 @@ class SwitchNode final : public Node {
   // switch sends (nullptr: it honours PFC but never sends any). Throws at
   // setup (std::runtime_error) if tables fail.
   SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8_t, 6>> port_macs,
-             rte_mempool* ctrl_pool = nullptr);
+             rte_mempool* ctrl_pool = nullptr, const ShardInit& shard = {});
   ~SwitchNode() override;
 
   uint16_t num_ports() const override { return static_cast<uint16_t>(ports_.size()); }
@@ -88,6 +99,24 @@ class SwitchNode final : public Node {
   const CreditPort* credit(PortId port) const { return ports_[port].credit ? &ports_[port].credit->fc : nullptr; }
   const Fdb& fdb() const { return *fdb_; }
   void clear_watermarks();
+
+  // ---- sharding (switch_node_shard.cc) ----
+  // Joins a sharded switch: `link` (outlives the node) names the ports this
+  // shard owns and its rings; `buf` holds the switch-wide pool counters.
+  void attach_shard(ShardLink* link, SharedBuffer* buf);
+  // Takes in what other shards sent: packets for this shard's ports (egress
+  // admission, WRED/ECN, enqueue) and release notes for cells of its ports'
+  // PGs (release, PFC). Returns whether anything arrived.
+  bool shard_pump(TimeNs now);
+  // Whether a shard_pump() would find something (read-only, any lcore's view).
+  bool shard_pending() const;
+  // Held packets whose egress queue now has room move on. Cells released by
+  // another shard raise the shared pool's free count (alpha x free
+  // thresholds) without this shard seeing a release: its driver calls this
+  // every loop iteration while holding(), the one-thread driver after every
+  // transmit of another shard.
+  void shard_recheck_holds(TimeNs now);
+  bool holding() const { return held_pgs_ != 0; }
 
  private:
   // PFC generation inputs of one ingress PG, fixed at setup.
@@ -152,6 +181,24 @@ class SwitchNode final : public Node {
   void to_egress(QueuedPkt p, const Ticket& t);
   // Moves held packets whose egress queue now has room (head of line per PG).
   void drain_held();
+  // Returns a queued packet's cells (ingress and egress) and updates PFC; the
+  // ingress part goes back to the owning shard when that is another one.
+  void release_cells(uint16_t in, uint8_t pg, uint16_t out, uint8_t q, const Ticket& t) {
+    if (shard_ != nullptr && !shard_owns(in)) return shard_release_remote(in, pg, out, q, t);  // shard
+    mmu_.release(in, pg, out, q, t);
+    update_pfc(in, pg, now_);
+  }
+
+  // ---- sharding (switch_node_shard.cc) ----
+  bool shard_owns(uint16_t port) const;
+  // An ingress-admitted packet for another shard's port: into the ring to it.
+  void shard_forward(QueuedPkt p, const Ticket& t);
+  // A packet from another shard (ingress admitted there): the egress half of enqueue().
+  void shard_accept(QueuedPkt p);
+  // Egress part released here, ingress part sent to the owner as a release note.
+  void shard_release_remote(uint16_t in, uint8_t pg, uint16_t out, uint8_t q, const Ticket& t);
+  ShardLink* shard_ = nullptr;
+  bool ages_fdb_ = true;  // false: a shard that shares another's FDB
 
   // ---- credit-based link FC (switch_node_credit.cc) ----
   void init_credit();
@@ -191,8 +238,8 @@ class SwitchNode final : public Node {
   const SwitchConfig& cfg_;
   std::vector<Port> ports_;
   Mmu mmu_;
-  std::unique_ptr<Fdb> fdb_;
-  std::unique_ptr<RouteTable> routes_;
+  std::shared_ptr<Fdb> fdb_;  // shared by the shards of a sharded switch
+  std::shared_ptr<RouteTable> routes_;  // read-only after setup
   uint32_t held_pgs_ = 0;  // number of non-empty hold FIFOs
   size_t held_rr_ = 0;     // hold FIFO (port * 8 + pg) drain_held() starts after
   std::vector<NextHop> srv6_next_;  // indexed by uSID slot (see .cc)

@@ -69,8 +69,7 @@ void SwitchNode::wd_flush(uint16_t pi, uint8_t q) {
   EgressQueue& eq = port.queues[q];
   while (!eq.empty()) {
     const QueuedPkt pkt = eq.pop();
-    mmu_.release(pkt.in_port, pkt.pg, pi, q, pkt.ticket);
-    update_pfc(pkt.in_port, pkt.pg, now_);
+    release_cells(pkt.in_port, pkt.pg, pi, q, pkt.ticket);  // and PFC
     ++port.ctr.queues[q].dropped;
     if (pkt.trimmed) ++port.ctr.trimmed_dropped;
     port.wd.count_dropped(q);

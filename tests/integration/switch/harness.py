@@ -146,15 +146,18 @@ class Harness:
             json.dump(obj, f, indent=1)
         return path
 
-    def start_switch(self, cfg, app=(), eal=(), telemetry=False, name="sf-switch", ready_timeout_s=20):
+    def start_switch(self, cfg, app=(), eal=(), telemetry=False, name="sf-switch", ready_timeout_s=20, lcores=None):
         """Writes cfg, starts sf-switch with its own prefix and --backoff and
         waits (bounded) for its ready file. Returns the Proc with .prefix,
-        .report (path) and .config (path)."""
+        .report (path) and .config (path). lcores replaces EAL_COMMON's
+        --lcores (a sharded switch needs one lcore per shard)."""
         cfg_path = self.write_json(f"{name}-{self.n + 1}.json", cfg)
         prefix = self.prefix("sw")
         ready = self.path(f"{prefix}.ready")
         report = self.path(f"{prefix}.report.json")
-        cmd = [self.sf_switch] + EAL_COMMON + [f"--file-prefix={prefix}"] + \
+        eal_common = [a for a in EAL_COMMON if not a.startswith("--lcores")] + [f"--lcores={lcores}"] if lcores \
+            else EAL_COMMON
+        cmd = [self.sf_switch] + eal_common + [f"--file-prefix={prefix}"] + \
               ([] if telemetry else ["--no-telemetry"]) + list(eal) + \
               ["--", "--config", cfg_path, "--backoff", "--ready-file", ready, "--report", report,
                "--log-level", "warn"] + [str(a) for a in app]

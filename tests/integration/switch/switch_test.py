@@ -4,7 +4,7 @@ memif, net_pcap and af_xdp, checked through the switch's final report, its
 DPDK telemetry, its time series and captures.
 
 Usage: switch_test.py --build BUILD_DIR CASE
-CASE: memif_l2, memif_l2_4k, incast_ecn, bad_config, bad_frames, telemetry,
+CASE: memif_l2, memif_l2_4k, memif_shards, incast_ecn, bad_config, bad_frames, telemetry,
 timeseries, capture, capture_cleanup, af_xdp, pfc_generate, pfc_receive,
 pfc_watchdog. Exit 0 = pass, 77 = skipped (meson), else fail.
 
@@ -104,19 +104,26 @@ def check_l2_phase(phase, r, size, count):
         check(gp["rx_pkts"] == want, f"{phase}: gen port {i} received {gp['rx_pkts']} frames, want {want}")
 
 
-def memif_l2(h, size, count):
+def memif_l2(h, size, count, shard_map=None):
     """3-port switch over memif. Phase 1: gens on Ethernet0 and Ethernet4 send
     `count` frames each to an unknown MAC: every frame floods (to the other gen
     and to the sink on Ethernet8). Phase 2: a frame from the sink's MAC enters
     Ethernet8 (src == dst, so it is learned and then dropped as hairpin).
     Phase 3: the same traffic again is known unicast: only Ethernet8 gets it.
-    Both sinks verify every frame (sequence, length, payload checksum)."""
+    Both sinks verify every frame (sequence, length, payload checksum).
+    With shard_map (e.g. "0,1,0"): the same on 2 datapath lcores, ports
+    sharded by the map, so floods and unicast cross the shards both ways."""
     names = ["Ethernet0", "Ethernet4", "Ethernet8"]
     # A large buffer (default profiles: alpha 1 over 64 MiB pools) absorbs the
     # tens of milliseconds a process may wait for a CPU on a loaded 2-core
     # machine: this test is about forwarding, not about admission.
     cfg = {"DEVICE_METADATA": {"localhost": {"mmu_size": "64MiB"}}, "PORT": memif_ports(h, names)}
-    sw = h.start_switch(cfg, telemetry=True)
+    if shard_map:
+        # Two EAL lcores, both floating over the 2 CPUs like lcore 0 (EAL_COMMON).
+        sw = h.start_switch(cfg, telemetry=True, app=["--shard-map", shard_map, "--stats-interval", 1],
+                            lcores="0@(0,1),1@(0,1)")
+    else:
+        sw = h.start_switch(cfg, telemetry=True)
     gen_args = ["--size", size, "--count", count, "--rate-gbps", 1, "--link-wait-s", 15, "--linger-ms", 1000]
     results = {}
     t0 = time.monotonic()
@@ -140,7 +147,29 @@ def memif_l2(h, size, count):
         results[phase] = {"gen": h.finish(gen, 40), "sink": h.finish(sink, 40)}
         check_l2_phase(phase, results[phase], size, count)
     elapsed = time.monotonic() - t0
+    if shard_map:
+        shard_of = [int(x) for x in shard_map.split(",")]
+        for i, n in enumerate(names):
+            t = telemetry(sw.prefix, f"/softfabric/switch/port,{n}")
+            check(t["shard"] == shard_of[i], f"telemetry: {n} shard {t.get('shard')}, want {shard_of[i]}")
     rep = h.stop_switch(sw)
+    if shard_map:
+        shards = rep["shards"]
+        print("shards:", json.dumps(shards))
+        check(len(shards) == 2, f"report shards {shards}")
+        for i, n in enumerate(names):
+            check(port_by_name(rep, n)["shard"] == shard_of[i], f"{n}: shard {port_by_name(rep, n).get('shard')}")
+        for sh in shards:
+            # Floods both ways, and Ethernet4 -> Ethernet8 unicast from shard 1 to shard 0.
+            check(sh["forwarded"] >= count and sh["received"] >= count, f"shard {sh['shard']} ring traffic {sh}")
+            check(sh["ring_full"] == 0, f"shard {sh['shard']}: ring full {sh}")
+        check(shards[0]["forwarded"] == shards[1]["received"] and shards[1]["forwarded"] == shards[0]["received"],
+              f"ring counts {shards}")
+        check(shards[0]["releases_sent"] == shards[1]["releases_received"] and
+              shards[1]["releases_sent"] == shards[0]["releases_received"], f"release notes lost {shards}")
+        err = sw.err()
+        check("Ethernet4 (shard 1)" in err and "shard 1 to/from other shards" in err,
+              "sf-switch --stats-interval did not print the shards")
 
     print("switch:", json.dumps({p["name"]: {k: p[k] for k in ("rx_packets", "tx_packets", "flooded", "dropped",
                                                                   "drops")} for p in rep["ports"]}),
@@ -350,6 +379,11 @@ def bad_config(h):
     for args, what in ((["--config", good_path, "--bogus-flag"], "bogus-flag"),
                        (["--config", good_path, "--ts-period-ms", "0"], "ts-period-ms"),
                        (["--config", good_path, "--port", "Ethernet99=net_null5"], "Ethernet99"),
+                       (["--config", good_path, "--shards", "3"], "--shards 3: want 1..2"),
+                       (["--config", good_path, "--shard-map", "0,x"], "'x' is not a shard number"),
+                       (["--config", good_path, "--shard-map", "0,1,1"], "3 entries for 2 ports"),
+                       # One EAL lcore (EAL_COMMON) for two shards: refused after EAL, naming -l.
+                       (["--config", good_path, "--shards", "2"], "give EAL -l with 2 lcores"),
                        ([], "config")):
         p = run_switch_cli(h, args)
         print(f"flags {args[2:] or args}: exit {p.returncode}: {p.stderr.strip()[-200:]}")
@@ -970,6 +1004,7 @@ CASES = {
     "pfc_watchdog": pfc_watchdog,
     "memif_l2": lambda h: memif_l2(h, 1500, 20000),
     "memif_l2_4k": lambda h: memif_l2(h, 4096, 8000),
+    "memif_shards": lambda h: memif_l2(h, 1500, 20000, shard_map="0,1,0"),
     "incast_ecn": incast_ecn,
     "bad_config": bad_config,
     "bad_frames": bad_frames,
