@@ -39,7 +39,7 @@ class EgressQueue {
   }
 
   bool empty() const { return head_ == tail_; }
-  bool full() const { return tail_ - head_ == ring_.size(); }
+  bool full() const { return tail_ - head_ > mask_; }  // capacity mask_ + 1 (no division by sizeof)
   uint32_t packets() const { return tail_ - head_; }
   uint64_t bytes() const { return bytes_; }
   uint32_t head_bytes() const { return empty() ? 0 : ring_[head_ & mask_].bytes; }
