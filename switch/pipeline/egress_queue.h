@@ -50,6 +50,13 @@ class EgressQueue {
     ring_[tail_++ & mask_] = p;
     bytes_ += p.bytes;
   }
+  // push(p) with what the MMU charged for it.
+  void push(const QueuedPkt& p, const Ticket& t) {
+    QueuedPkt& slot = ring_[tail_++ & mask_];
+    slot = p;
+    slot.ticket = t;
+    bytes_ += p.bytes;
+  }
   QueuedPkt pop() {
     const QueuedPkt p = ring_[head_++ & mask_];
     bytes_ -= p.bytes;

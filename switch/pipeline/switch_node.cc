@@ -568,7 +568,7 @@ void SwitchNode::on_mac_control(uint16_t in, const wire::FrameInfo& f, TimeNs no
   if (ip.wd_on) wd_service(in, now);
 }
 
-void SwitchNode::enqueue(QueuedPkt p) {
+void SwitchNode::enqueue(const QueuedPkt& p) {
   auto refuse = [&](DropCause cause) {
     ++ports_[p.out_port].ctr.queues[p.queue].dropped;
     drop(p.in_port, p.mbuf, cause);
@@ -621,12 +621,11 @@ void SwitchNode::enqueue(QueuedPkt p) {
     return refuse(DropCause::kQueueFull);
   }
   if (held.empty()) ++held_pgs_;
-  p.ticket = in.ticket;
-  held.push(p);
+  held.push(p, in.ticket);
   ++ports_[p.in_port].ctr.held;
 }
 
-void SwitchNode::to_egress(QueuedPkt p, const Ticket& t) {
+void SwitchNode::to_egress(const QueuedPkt& p, const Ticket& t) {
   credit_in_hand(p);  // credit
   Port& op = ports_[p.out_port];
   QueueCounters& qc = op.ctr.queues[p.queue];
@@ -668,8 +667,7 @@ void SwitchNode::to_egress(QueuedPkt p, const Ticket& t) {
         break;
     }
   }
-  p.ticket = t;
-  q.push(p);
+  q.push(p, t);
   ++qc.enqueued_packets;
   qc.watermark_bytes = std::max(qc.watermark_bytes, q.bytes());
 }

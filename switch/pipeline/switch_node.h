@@ -208,9 +208,9 @@ class SwitchNode final : public Node {
   // Admits and queues one copy; frees it (counted) on refusal.
   // Admits one copy (`p` describes it) and queues it, holds it at ingress
   // (lossless PG whose egress queue is at its limit), or drops it counted.
-  void enqueue(QueuedPkt p);
+  void enqueue(const QueuedPkt& p);
   // Ingress-admitted packet into its egress queue: WRED/ECN, then push.
-  void to_egress(QueuedPkt p, const Ticket& t);
+  void to_egress(const QueuedPkt& p, const Ticket& t);
   // Moves held packets whose egress queue now has room (head of line per PG).
   void drain_held();
 
