@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <stdexcept>
 
 namespace sf::sw {
@@ -107,19 +108,39 @@ const NextHop& RouteTable::resolve(RouteTarget t, uint32_t hash) const {
   return next_hops_[g[i]];
 }
 
-uint32_t flow_hash(std::span<const uint8_t> src_ip, std::span<const uint8_t> dst_ip, uint8_t proto,
-                   uint16_t src_port, uint16_t dst_port) {
-  uint32_t h = rte_hash_crc(src_ip.data(), static_cast<uint32_t>(src_ip.size()), 0x5f3759dfu);
-  h = rte_hash_crc(dst_ip.data(), static_cast<uint32_t>(dst_ip.size()), h);
-  h = rte_hash_crc_4byte(uint32_t{proto} << 16 | src_port, h);
-  h = rte_hash_crc_4byte(dst_port, h);
-  // Final avalanche (murmur3 fmix32): CRC alone leaves the low bits correlated.
+namespace {
+constexpr uint32_t kFlowSeed = 0x5f3759dfu;
+// Final avalanche (murmur3 fmix32): CRC alone leaves the low bits correlated.
+uint32_t fmix32(uint32_t h) {
   h ^= h >> 16;
   h *= 0x85ebca6bu;
   h ^= h >> 13;
   h *= 0xc2b2ae35u;
   h ^= h >> 16;
   return h;
+}
+}  // namespace
+
+uint32_t flow_hash(std::span<const uint8_t> src_ip, std::span<const uint8_t> dst_ip, uint8_t proto,
+                   uint16_t src_port, uint16_t dst_port) {
+  uint32_t h = rte_hash_crc(src_ip.data(), static_cast<uint32_t>(src_ip.size()), kFlowSeed);
+  h = rte_hash_crc(dst_ip.data(), static_cast<uint32_t>(dst_ip.size()), h);
+  h = rte_hash_crc_4byte(uint32_t{proto} << 16 | src_port, h);
+  h = rte_hash_crc_4byte(dst_port, h);
+  return fmix32(h);
+}
+
+uint32_t flow_hash_v4(const uint8_t* src_ip, const uint8_t* dst_ip, uint8_t proto, uint16_t src_port,
+                      uint16_t dst_port) {
+  // rte_hash_crc() of 4 bytes is one rte_hash_crc_4byte() of them as loaded.
+  uint32_t s, d;
+  std::memcpy(&s, src_ip, 4);
+  std::memcpy(&d, dst_ip, 4);
+  uint32_t h = rte_hash_crc_4byte(s, kFlowSeed);
+  h = rte_hash_crc_4byte(d, h);
+  h = rte_hash_crc_4byte(uint32_t{proto} << 16 | src_port, h);
+  h = rte_hash_crc_4byte(dst_port, h);
+  return fmix32(h);
 }
 
 }  // namespace sf::sw

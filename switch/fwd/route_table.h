@@ -82,5 +82,9 @@ class RouteTable {
 // Deterministic across processes and runs, so ECMP choices are reproducible.
 uint32_t flow_hash(std::span<const uint8_t> src_ip, std::span<const uint8_t> dst_ip, uint8_t proto,
                    uint16_t src_port, uint16_t dst_port);
+// flow_hash() of two IPv4 addresses (4 bytes each, wire order), the same
+// value without the generic CRC loop (the receive path's ECMP hash).
+uint32_t flow_hash_v4(const uint8_t* src_ip, const uint8_t* dst_ip, uint8_t proto, uint16_t src_port,
+                      uint16_t dst_port);
 
 }  // namespace sf::sw

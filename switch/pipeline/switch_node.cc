@@ -470,7 +470,7 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
 void SwitchNode::forward_v4(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, wire::Ipv4Header* v4, uint16_t sp,
                             uint16_t dp, std::optional<RouteTarget> t) {
   if (!t) return drop(in, pkt.mbuf, DropCause::kNoRoute);
-  const NextHop& nh = routes_->resolve(*t, flow_hash(v4->src.bytes, v4->dst.bytes, v4->protocol, sp, dp));
+  const NextHop& nh = routes_->resolve(*t, flow_hash_v4(v4->src.bytes.data(), v4->dst.bytes.data(), v4->protocol, sp, dp));
   decrement_ttl(*v4);
   eth->dst.bytes = nh.dst_mac;
   eth->src.bytes = nh.src_mac;
