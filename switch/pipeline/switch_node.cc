@@ -225,7 +225,7 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
     rx_bytes += m->pkt_len;
     const uint8_t* l3 = d + h.l3_offset;
     // Classify: DSCP (or PCP on trusting ports) -> TC -> PG and queue.
-    const uint8_t pcp = static_cast<uint8_t>(d[wire::EthHeader::kSize] >> 5);
+    const uint8_t pcp = h.vlan ? static_cast<uint8_t>(d[wire::EthHeader::kSize] >> 5) : 0;  // tag in the head
     uint8_t tc = 0;
     if (qos.trust_dot1p && h.vlan) {
       tc = qos.dot1p_to_tc[pcp];
