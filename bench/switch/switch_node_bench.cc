@@ -9,10 +9,14 @@
 //
 // Prints one JSON line per frame size:
 //  {"bench":"switch_node","frame":64,"value":Mpps,"unit":"Mpps","ref":Mpps,"ratio":..,"ns_per_pkt":..}
-// Usage: switch_node_bench [--seconds S] [--iters N] [--frames 64,1082]
+// --mode l3: the frames are addressed to the router MAC instead and routed
+// (LPM on 10.0.0.2 -> 10.0.0.0/24 via Ethernet4: TTL, checksum, MAC rewrite);
+// the JSON line then says "mode":"l3".
+// Usage: switch_node_bench [--seconds S] [--iters N] [--frames 64,1082] [--mode l2,l3]
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -71,14 +75,20 @@ const char* kConfig = R"({
            "Ethernet0,Ethernet4|4-5": {"scheduler": "scheduler.lossy"},
            "Ethernet0,Ethernet4|6": {"scheduler": "scheduler.cnp"},
            "Ethernet0,Ethernet4|7": {"scheduler": "scheduler.lossy"}},
- "FDB": {"02:00:00:00:00:02": {"port": "Ethernet4"}}
+ "FDB": {"02:00:00:00:00:02": {"port": "Ethernet4"}},
+ "NEIGH": {"Ethernet4|10.0.0.254": {"neigh": "02:00:00:00:00:02"}},
+ "STATIC_ROUTE": {"10.0.0.0/24": {"nexthop": "10.0.0.254", "ifname": "Ethernet4"}}
 })";
 
-std::vector<std::vector<uint8_t>> make_frames(uint32_t frame_bytes) {
+// Every port's own (router) MAC.
+constexpr std::array<uint8_t, 6> kRouterMac{2, 0x53, 0x46, 0, 0, 1};
+
+std::vector<std::vector<uint8_t>> make_frames(uint32_t frame_bytes, bool l3) {
   std::vector<std::vector<uint8_t>> frames;
   for (uint32_t i = 0; i < kFlows; ++i) {
     sf::wire::RoceFrameSpec s;
-    s.l2 = {sf::wire::MacAddr{{2, 0, 0, 0, 0, 2}}, sf::wire::MacAddr{{2, 0, 0, 0, 0, 1}}, std::nullopt};
+    const sf::wire::MacAddr dst{l3 ? kRouterMac : std::array<uint8_t, 6>{2, 0, 0, 0, 0, 2}};
+    s.l2 = {dst, sf::wire::MacAddr{{2, 0, 0, 0, 0, 1}}, std::nullopt};
     sf::wire::Ipv4Spec ip;
     ip.src.bytes = {10, 0, 0, 1};
     ip.dst.bytes = {10, 0, 0, 2};
@@ -154,6 +164,7 @@ int main(int argc, char** argv) {
   double seconds = 1.0;
   uint64_t iters = 0;
   std::vector<uint32_t> sizes{64, 1082};
+  std::vector<std::string> modes{"l2"};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--seconds" && i + 1 < argc) {
@@ -165,8 +176,17 @@ int main(int argc, char** argv) {
       for (char* tok = std::strtok(argv[++i], ","); tok != nullptr; tok = std::strtok(nullptr, ",")) {
         sizes.push_back(static_cast<uint32_t>(std::atoi(tok)));
       }
+    } else if (a == "--mode" && i + 1 < argc) {
+      modes.clear();
+      for (char* tok = std::strtok(argv[++i], ","); tok != nullptr; tok = std::strtok(nullptr, ",")) {
+        modes.emplace_back(tok);
+        if (modes.back() != "l2" && modes.back() != "l3") {
+          std::fprintf(stderr, "switch_node_bench: --mode takes l2 and/or l3\n");
+          return 2;
+        }
+      }
     } else {
-      std::fprintf(stderr, "usage: switch_node_bench [--seconds S] [--iters N] [--frames 64,1082]\n");
+      std::fprintf(stderr, "usage: switch_node_bench [--seconds S] [--iters N] [--frames 64,1082] [--mode l2,l3]\n");
       return 2;
     }
   }
@@ -181,23 +201,26 @@ int main(int argc, char** argv) {
     return 1;
   }
   const sf::sw::SwitchConfig cfg = sf::sw::parse_switch_config(sf::config::parse_text(kConfig));
-  std::vector<std::array<uint8_t, 6>> macs(cfg.ports.ports.size(), std::array<uint8_t, 6>{2, 0x53, 0x46, 0, 0, 1});
+  std::vector<std::array<uint8_t, 6>> macs(cfg.ports.ports.size(), kRouterMac);
+  for (const std::string& mode : modes) {
   for (const uint32_t size : sizes) {
-    const auto frames = make_frames(size);
+    const bool l3 = mode == "l3";
+    const auto frames = make_frames(size, l3);
     sf::sw::SwitchNode node(cfg, macs, pool);
     const Run ref = measure<false>(pool, nullptr, frames, seconds, iters);
     const Run sw = measure<true>(pool, &node, frames, seconds, iters);
     const uint64_t tx = node.counters(1).tx_packets;
     std::printf(
-        "{\"bench\":\"switch_node\",\"frame\":%u,\"value\":%.3f,\"unit\":\"Mpps\",\"ref\":%.3f,\"ratio\":%.3f,"
+        "{\"bench\":\"switch_node\",\"mode\":\"%s\",\"frame\":%u,\"value\":%.3f,\"unit\":\"Mpps\",\"ref\":%.3f,\"ratio\":%.3f,"
         "\"ns_per_pkt\":%.1f,\"ref_ns_per_pkt\":%.1f,\"switch_ns_per_pkt\":%.1f,\"forwarded\":%llu,\"sent\":%llu}\n",
-        size, sw.mpps, ref.mpps, sw.mpps / ref.mpps, sw.ns_per_pkt, ref.ns_per_pkt, sw.ns_per_pkt - ref.ns_per_pkt,
+        mode.c_str(), size, sw.mpps, ref.mpps, sw.mpps / ref.mpps, sw.ns_per_pkt, ref.ns_per_pkt, sw.ns_per_pkt - ref.ns_per_pkt,
         static_cast<unsigned long long>(tx), static_cast<unsigned long long>(sw.pkts));
     if (tx != sw.pkts) {
       std::fprintf(stderr, "switch_node_bench: %llu of %llu frames not forwarded\n",
                    static_cast<unsigned long long>(sw.pkts - tx), static_cast<unsigned long long>(sw.pkts));
       return 1;
     }
+  }
   }
   rte_mempool_free(pool);
   sf::dpdk::cleanup_eal();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "common/wire/ethernet.h"
@@ -104,6 +105,99 @@ struct FrameInfo {
 FrameInfo parse_frame(std::span<const uint8_t> head, uint32_t frame_bytes, ParseOptions opt = {});
 inline FrameInfo parse_frame(std::span<const uint8_t> frame, ParseOptions opt = {}) {
   return parse_frame(frame, static_cast<uint32_t>(frame.size()), opt);
+}
+
+// What a forwarder needs of a frame, in 8 bytes (parse_fwd()).
+struct FwdHeaders {
+  uint16_t ether_type = 0;  // after the VLAN tag, host order
+  uint8_t ip_version = 0;   // 0 (not IP), 4 or 6
+  uint8_t l3_offset = 0;    // 14, or 18 behind a VLAN tag
+  bool vlan = false;        // 802.1Q tag at offset 14
+  uint8_t pad_ = 0;
+  uint16_t udp_offset = 0;  // 0: the IP packet is not UDP
+};
+
+// The fast path of parse_frame(head, frame_bytes, {verify_ipv4_checksum,
+// stop_at_udp = true}) for the common, well-formed frames of a forwarder:
+// Ethernet [802.1Q], then IPv4 with IHL 5 (not a fragment) or IPv6 whose
+// next header is not IPv6-in-IPv6, then UDP or another protocol; or any
+// EtherType other than IPv4 / IPv6 / MAC Control. Returns true, with `out`
+// set, only when parse_frame() would accept the frame with reason kOk (UDP
+// sound), kNotUdp or kUnsupportedEtherType and the same headers; false for
+// everything else (not decided here: call parse_frame()). Inline, no
+// FrameInfo: the switch calls it for every packet.
+namespace detail {
+inline uint16_t load_be16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return __builtin_bswap16(v);
+}
+inline uint32_t load_u32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+}  // namespace detail
+
+[[gnu::always_inline]] inline bool parse_fwd(const uint8_t* head, uint32_t head_bytes, uint32_t frame_bytes,
+                                             bool verify_ipv4_checksum, FwdHeaders& out) {
+  using detail::load_be16;
+  if (head_bytes > frame_bytes || head_bytes < EthHeader::kSize) return false;
+  uint32_t off = EthHeader::kSize;
+  uint16_t et = load_be16(head + EthHeader::kOffEtherType);
+  out.vlan = et == kEtherTypeVlan;
+  if (out.vlan) {
+    if (head_bytes < off + VlanTag::kSize) return false;
+    et = load_be16(head + off + 2);
+    off += VlanTag::kSize;
+  }
+  out.ether_type = et;
+  out.l3_offset = static_cast<uint8_t>(off);
+  out.udp_offset = 0;
+  uint64_t ip_end = 0;
+  uint32_t udp = 0;
+  const uint8_t* ip = head + off;
+  if (et == kEtherTypeIpv4) {
+    if (head_bytes < off + Ipv4Header::kSize) return false;
+    if (ip[0] != 0x45) return false;  // version 4, IHL 5; longer headers: parse_frame()
+    const uint32_t total = load_be16(ip + 2);
+    if (total < Ipv4Header::kSize || uint64_t{off} + total > frame_bytes) return false;
+    if (verify_ipv4_checksum) {
+      // RFC 1071 over the five 32-bit words, folded (byte-order independent).
+      uint64_t sum = uint64_t{detail::load_u32(ip)} + detail::load_u32(ip + 4) + detail::load_u32(ip + 8) +
+                     detail::load_u32(ip + 12) + detail::load_u32(ip + 16);
+      sum = (sum & 0xFFFFFFFFu) + (sum >> 32);
+      sum = (sum & 0xFFFFu) + (sum >> 16);
+      sum = (sum & 0xFFFFu) + (sum >> 16);
+      sum = (sum & 0xFFFFu) + (sum >> 16);
+      if (sum != 0xFFFFu) return false;
+    }
+    if ((load_be16(ip + 6) & 0x3FFFu) != 0) return false;  // MF or offset: a fragment
+    out.ip_version = 4;
+    if (ip[9] != kIpProtoUdp) return true;
+    udp = off + static_cast<uint32_t>(Ipv4Header::kSize);
+    ip_end = uint64_t{off} + total;
+  } else if (et == kEtherTypeIpv6) {
+    if (head_bytes < off + Ipv6Header::kSize) return false;
+    if ((ip[0] >> 4) != 6) return false;
+    ip_end = uint64_t{off} + Ipv6Header::kSize + load_be16(ip + 4);
+    if (ip_end > frame_bytes) return false;
+    const uint8_t nh = ip[6];
+    if (nh == kIpProtoIpv6) return false;  // SRv6 encapsulation: parse_frame()
+    out.ip_version = 6;
+    if (nh != kIpProtoUdp) return true;
+    udp = off + static_cast<uint32_t>(Ipv6Header::kSize);
+  } else if (et == kEtherTypeMacControl) {
+    return false;
+  } else {
+    out.ip_version = 0;
+    return true;
+  }
+  if (head_bytes < udp + UdpHeader::kSize) return false;
+  const uint32_t len = load_be16(head + udp + 4);
+  if (len < UdpHeader::kSize || udp + len > ip_end) return false;
+  out.udp_offset = static_cast<uint16_t>(udp);
+  return true;
 }
 
 }  // namespace sf::wire

@@ -69,6 +69,21 @@ std::optional<uint16_t> Fdb::lookup(const MacAddr& mac, uint16_t vlan) const {
   return entries_[static_cast<size_t>(pos)].port;
 }
 
+void Fdb::lookup_bulk(const MacAddr* const* macs, const uint16_t* vlans, uint32_t n, int32_t* ports) const {
+  Key keys[kBulkMax];
+  const void* ptrs[kBulkMax];
+  int32_t pos[kBulkMax];
+  for (uint32_t done = 0; done < n; done += kBulkMax) {
+    const uint32_t k = n - done < kBulkMax ? n - done : kBulkMax;
+    for (uint32_t i = 0; i < k; ++i) {
+      keys[i] = make_key(*macs[done + i], vlans[done + i]);
+      ptrs[i] = &keys[i];
+    }
+    rte_hash_lookup_bulk(hash_, ptrs, k, pos);
+    for (uint32_t i = 0; i < k; ++i) ports[done + i] = pos[i] < 0 ? -1 : entries_[static_cast<size_t>(pos[i])].port;
+  }
+}
+
 LearnOutcome Fdb::learn(const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now) {
   const Key k = make_key(mac, vlan);
   int32_t pos = rte_hash_lookup(hash_, &k);

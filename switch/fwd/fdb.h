@@ -41,6 +41,10 @@ class Fdb {
   Fdb& operator=(const Fdb&) = delete;
 
   std::optional<uint16_t> lookup(const MacAddr& mac, uint16_t vlan) const;
+  // ports[i] = the port of (*macs[i], vlans[i]), or -1 when unknown; one
+  // rte_hash_lookup_bulk per kBulkMax keys (the receive stage's lookups).
+  static constexpr uint32_t kBulkMax = 32;
+  void lookup_bulk(const MacAddr* const* macs, const uint16_t* vlans, uint32_t n, int32_t* ports) const;
   LearnOutcome learn(const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now);
   // Static entries are never aged or moved. Returns false when the table is full.
   bool add_static(const MacAddr& mac, uint16_t vlan, uint16_t port);

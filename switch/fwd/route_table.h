@@ -29,10 +29,17 @@ struct RouteTarget {
   constexpr bool operator==(const RouteTarget&) const = default;
 };
 
+// Table sizes. A family with 0 routes gets no DPDK table at all (rte_lpm and
+// rte_lpm6 each take a fixed 2^24-entry first level, 64 MiB, whatever the
+// rule count): its lookups miss and its add_* fail.
 struct RouteTableLimits {
   uint32_t max_v4_routes = 4096;
   uint32_t max_v6_routes = 4096;
 };
+// Limits for `v4` / `v6` configured routes: room for that many (at least
+// kMinRoutes), 0 for a family without any.
+RouteTableLimits route_limits_for(size_t v4, size_t v6);
+inline constexpr uint32_t kMinRoutes = 64;
 
 class RouteTable {
  public:
@@ -51,6 +58,9 @@ class RouteTable {
 
   std::optional<RouteTarget> lookup_v4(const uint8_t* addr) const;
   std::optional<RouteTarget> lookup_v6(const uint8_t* addr) const;
+  // out[i] = lookup of IPv4 address ips[i] (host byte order), n <= kBulkMax.
+  static constexpr uint32_t kBulkMax = 32;
+  void lookup_v4_bulk(const uint32_t* ips, uint32_t n, std::optional<RouteTarget>* out) const;
   // The next hop for a target and a flow hash (ignored for a plain next hop).
   const NextHop& resolve(RouteTarget t, uint32_t flow_hash) const;
 
@@ -72,5 +82,9 @@ class RouteTable {
 // Deterministic across processes and runs, so ECMP choices are reproducible.
 uint32_t flow_hash(std::span<const uint8_t> src_ip, std::span<const uint8_t> dst_ip, uint8_t proto,
                    uint16_t src_port, uint16_t dst_port);
+// flow_hash() of two IPv4 addresses (4 bytes each, wire order), the same
+// value without the generic CRC loop (the receive path's ECMP hash).
+uint32_t flow_hash_v4(const uint8_t* src_ip, const uint8_t* dst_ip, uint8_t proto, uint16_t src_port,
+                      uint16_t dst_port);
 
 }  // namespace sf::sw

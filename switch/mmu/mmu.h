@@ -9,6 +9,7 @@
 // atomics); see docs/architecture.md "Sharding".
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string_view>
@@ -170,6 +171,57 @@ inline uint32_t Mmu::shared_limit(const BufState& b) const {
 inline uint32_t Mmu::pg_shared_limit(uint16_t port, uint8_t pg) const {
   const BufState& b = pgs_[idx(port, pg)];
   return b.profile == nullptr ? 0 : shared_limit(b);
+}
+
+// Inline as well (per packet): charge, egress_fits, release.
+inline void Mmu::charge(BufState& b, uint32_t cells) {
+  b.use.used += cells;
+  b.use.watermark = std::max(b.use.watermark, b.use.used);
+}
+
+inline bool Mmu::egress_fits(uint16_t out_port, uint8_t queue, uint32_t cells) const {
+  const BufState& eb = queues_[idx(out_port, queue)];
+  if (eb.profile == nullptr) return false;
+  const uint32_t res_used = eb.use.used - eb.use.shared;
+  const uint32_t res_free = res_used < eb.reserved ? eb.reserved - res_used : 0;
+  const uint32_t over = cells > res_free ? cells - res_free : 0;
+  if (over == 0) return true;
+  const PoolState& ep = pools_[eb.profile->pool];
+  return uint64_t{eb.use.shared} + over <= shared_limit(eb) &&
+         uint64_t{pool_shared_used(eb.profile->pool)} + over <= ep.size;
+}
+
+inline void Mmu::release_ingress(uint16_t in_port, uint8_t pg, const Ticket& t) {
+  BufState& ib = pgs_[idx(in_port, pg)];
+  PoolState& ip = pools_[ib.profile->pool];
+  ib.use.used -= t.cells;
+  ib.use.shared -= t.ing_shared;
+  ib.use.hdrm -= t.ing_hdrm;
+  ip.shared_used -= t.ing_shared;
+  ip.hdrm_used -= t.ing_hdrm;
+  total_used_ -= t.cells;
+  if (shared_ != nullptr) {  // sharding: the switch-wide counters too
+    SharedBuffer::Pool& gp = shared_->pools[ib.profile->pool];
+    if (t.ing_shared != 0) gp.shared_used.fetch_sub(t.ing_shared, std::memory_order_relaxed);
+    if (t.ing_hdrm != 0) gp.hdrm_used.fetch_sub(t.ing_hdrm, std::memory_order_relaxed);
+    shared_->total_used.fetch_sub(t.cells, std::memory_order_relaxed);
+  }
+}
+
+inline void Mmu::release_egress(uint16_t out_port, uint8_t queue, const Ticket& t) {
+  BufState& eb = queues_[idx(out_port, queue)];
+  PoolState& ep = pools_[eb.profile->pool];
+  eb.use.used -= t.cells;
+  eb.use.shared -= t.eg_shared;
+  ep.shared_used -= t.eg_shared;
+  if (shared_ != nullptr && t.eg_shared != 0) {
+    shared_->pools[eb.profile->pool].shared_used.fetch_sub(t.eg_shared, std::memory_order_relaxed);
+  }
+}
+
+inline void Mmu::release(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, const Ticket& t) {
+  release_ingress(in_port, pg, t);
+  release_egress(out_port, queue, t);
 }
 
 }  // namespace sf::sw

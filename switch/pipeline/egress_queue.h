@@ -39,7 +39,7 @@ class EgressQueue {
   }
 
   bool empty() const { return head_ == tail_; }
-  bool full() const { return tail_ - head_ == ring_.size(); }
+  bool full() const { return tail_ - head_ > mask_; }  // capacity mask_ + 1 (no division by sizeof)
   uint32_t packets() const { return tail_ - head_; }
   uint64_t bytes() const { return bytes_; }
   uint32_t head_bytes() const { return empty() ? 0 : ring_[head_ & mask_].bytes; }
@@ -48,6 +48,13 @@ class EgressQueue {
   // Caller checks full() first.
   void push(const QueuedPkt& p) {
     ring_[tail_++ & mask_] = p;
+    bytes_ += p.bytes;
+  }
+  // push(p) with what the MMU charged for it.
+  void push(const QueuedPkt& p, const Ticket& t) {
+    QueuedPkt& slot = ring_[tail_++ & mask_];
+    slot = p;
+    slot.ticket = t;
     bytes_ += p.bytes;
   }
   QueuedPkt pop() {

@@ -74,18 +74,19 @@ bool l3_valid(const wire::FrameInfo& f) {
 
 bool is_ect(wire::Ecn e) { return e != wire::Ecn::kNotEct; }
 
-// Six-byte compare without a memcmp call (it showed up in profiles).
-inline bool mac_eq(const std::array<uint8_t, 6>& a, const std::array<uint8_t, 6>& b) {
-  uint32_t a4, b4;
-  uint16_t a2, b2;
-  std::memcpy(&a4, a.data(), 4);
-  std::memcpy(&b4, b.data(), 4);
-  std::memcpy(&a2, a.data() + 4, 2);
-  std::memcpy(&b2, b.data() + 4, 2);
-  return ((a4 ^ b4) | static_cast<uint32_t>(a2 ^ b2)) == 0;
-}
-
 constexpr wire::ParseOptions kParseOptions{.verify_ipv4_checksum = true, .stop_at_udp = true};
+
+// TTL - 1 with the header checksum updated incrementally (RFC 1624, as
+// Linux's ip_decrease_ttl): the TTL is the high byte of its 16-bit word, so
+// the checksum grows by 0x0100 with end-around carry. For a header whose
+// checksum was valid this equals recomputing it (0xFFFF folds to 0x0000,
+// which a recomputation never yields either).
+inline void decrement_ttl(wire::Ipv4Header& h) {
+  --h.ttl;
+  uint32_t c = uint32_t{h.checksum.value()} + 0x0100u;
+  c += c >= 0xFFFFu ? 1u : 0u;
+  h.checksum.set(static_cast<uint16_t>(c));
+}
 
 }  // namespace
 
@@ -106,6 +107,7 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
       const int16_t prof = cfg.mmu.pg_profile[p][pg];
       const bool lossless = prof != kNoProfile && cfg.mmu.profiles[static_cast<size_t>(prof)].lossless();
       port.held[pg] = EgressQueue(lossless ? ring : 1);
+      if (lossless) port.lossless_pgs = static_cast<uint8_t>(port.lossless_pgs | 1u << pg);
     }
     port.sched = PortScheduler(cfg.sched[p]);
     for (int pg = 0; pg < kNumPgs; ++pg) {
@@ -132,22 +134,24 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
     routes_ = shard.tables_from->routes_;
     ages_fdb_ = false;
   } else {
-  fdb_ = std::make_shared<Fdb>(cfg.fdb_capacity, shard.concurrent_fdb);
-  for (const StaticFdbEntry& e : cfg.fdb) {
-    if (!fdb_->add_static(e.mac, e.vlan, e.port)) throw std::runtime_error("fdb: static entries exceed capacity");
-  }
-  routes_ = std::make_shared<RouteTable>();
-  for (const StaticRoute& r : cfg.routes) {
-    std::vector<uint32_t> ids;
-    for (const RouteNextHop& nh : r.next_hops) ids.push_back(routes_->add_next_hop({nh.port, nh.mac, ports_[nh.port].mac}));
-    const RouteTarget t = ids.size() == 1 ? RouteTarget{false, ids[0]} : RouteTarget{true, routes_->add_group(ids)};
-    std::array<uint8_t, 4> v4{};
-    std::copy_n(r.prefix.begin(), 4, v4.begin());
-    if (!(r.v6 ? routes_->add_v6(r.prefix, r.depth, t) : routes_->add_v4(v4, r.depth, t))) {
-      throw std::runtime_error("routes: cannot add a static route (table full?)");
+    fdb_ = std::make_shared<Fdb>(cfg.fdb_capacity, shard.concurrent_fdb);
+    for (const StaticFdbEntry& e : cfg.fdb) {
+      if (!fdb_->add_static(e.mac, e.vlan, e.port)) throw std::runtime_error("fdb: static entries exceed capacity");
+    }
+    size_t n_v6 = 0;
+    for (const StaticRoute& r : cfg.routes) n_v6 += r.v6 ? 1 : 0;
+    routes_ = std::make_shared<RouteTable>(route_limits_for(cfg.routes.size() - n_v6, n_v6));
+    for (const StaticRoute& r : cfg.routes) {
+      std::vector<uint32_t> ids;
+      for (const RouteNextHop& nh : r.next_hops) ids.push_back(routes_->add_next_hop({nh.port, nh.mac, ports_[nh.port].mac}));
+      const RouteTarget t = ids.size() == 1 ? RouteTarget{false, ids[0]} : RouteTarget{true, routes_->add_group(ids)};
+      std::array<uint8_t, 4> v4{};
+      std::copy_n(r.prefix.begin(), 4, v4.begin());
+      if (!(r.v6 ? routes_->add_v6(r.prefix, r.depth, t) : routes_->add_v4(v4, r.depth, t))) {
+        throw std::runtime_error("routes: cannot add a static route (table full?)");
+      }
     }
   }
-  }  // shard
   if (cfg.srv6) {
     srv6_slot_.assign(1u << 16, -1);
     for (const auto& e : cfg.srv6->table) {
@@ -173,23 +177,212 @@ SwitchNode::~SwitchNode() {
 void SwitchNode::receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) {
   now_ = now;
   l2_cache_ = {};  // valid for one burst (one `now`, no ageing in between)
-  for (size_t i = 0; i < pkts.size(); ++i) {
-    if (i + 2 < pkts.size()) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void*));
-    process(port, pkts[i], now);
+  if (!staged_rx_ || ports_[port].credit) {
+    // CREDIT_FC ingress: every frame holds VL slots from arrival on.
+    for (size_t i = 0; i < pkts.size(); ++i) {
+      if (i + 2 < pkts.size()) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void*));
+      process(port, pkts[i], now);
+    }
+    return;
+  }
+  credit_drop_vl_ = kNoCreditVl;  // credit: nothing held by frames of this port
+  for (size_t done = 0; done < pkts.size(); done += kStageBurst) {
+    const auto n = static_cast<uint16_t>(std::min<size_t>(kStageBurst, pkts.size() - done));
+    receive_stages(port, pkts.data() + done, n, now);
+  }
+}
+
+// The staged pipeline (STYLE G4) over one pass of up to kStageBurst frames:
+//  A. parse (parse_fwd: no FrameInfo) and classify every frame, prefetching
+//     kPrefetchAhead frames ahead; what parse_fwd() does not decide (MAC
+//     control, credit frames, malformed, oversize, IPv4 options, fragments,
+//     SRv6 encapsulation) is marked kSlow;
+//  B. look up all L2 destinations (one rte_hash_lookup_bulk, consecutive
+//     equal keys once) and IPv4 routes (rte_lpm_lookup_bulk);
+//  C. in arrival order: learn, forward, admit and enqueue; kSlow frames run
+//     process() at their place.
+// The outcome is that of process() frame by frame: lookups have no side
+// effects, and the only thing stage C changes that stage B read is the FDB,
+// through learning, which maps keys to this ingress port; a destination
+// learned (or moved) earlier in the pass, or by the frame itself, is taken
+// from l2_new_ instead of the bulk result.
+void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs now) {
+  Port& ip = ports_[in];
+  const PortQos& qos = *ip.qos;
+  std::array<RxMeta, kStageBurst> meta;
+  uint64_t rx_bytes = 0;
+  uint32_t rx_pkts = 0;
+
+  // ---- A: parse and classify ----
+  for (uint16_t i = 0; i < std::min<uint16_t>(n, kPrefetchAhead); ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
+  for (uint16_t i = 0; i < n; ++i) {
+    if (i + kPrefetchAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kPrefetchAhead], void*));
+    const rte_mbuf* m = pkts[i];
+    RxMeta& r = meta[i];
+    const uint8_t* d = rte_pktmbuf_mtod(m, const uint8_t*);
+    wire::FwdHeaders h;
+    if (m->pkt_len > ip.max_frame_bytes ||
+        !wire::parse_fwd(d, m->data_len, m->pkt_len, kParseOptions.verify_ipv4_checksum, h) ||
+        h.ether_type == wire::kEtherTypeCreditFc) {
+      r.step = RxStep::kSlow;
+      continue;
+    }
+    ++rx_pkts;
+    rx_bytes += m->pkt_len;
+    const uint8_t* l3 = d + h.l3_offset;
+    // Classify: DSCP (or PCP on trusting ports) -> TC -> PG and queue.
+    const uint8_t pcp = h.vlan ? static_cast<uint8_t>(d[wire::EthHeader::kSize] >> 5) : 0;  // tag in the head
+    uint8_t tc = 0;
+    if (qos.trust_dot1p && h.vlan) {
+      tc = qos.dot1p_to_tc[pcp];
+    } else if (h.ip_version == 4) {
+      tc = qos.dscp_to_tc[l3[1] >> 2];
+    } else if (h.ip_version == 6) {
+      tc = qos.dscp_to_tc[((l3[0] & 0x0Fu) << 2) | (l3[1] >> 6)];
+    } else if (h.vlan) {
+      tc = qos.dot1p_to_tc[pcp];
+    }
+    r.pg = qos.tc_to_pg[tc];
+    r.queue = qos.tc_to_queue[tc];
+    r.ip_version = h.ip_version;
+    r.l3_offset = h.l3_offset;
+    r.udp_offset = h.udp_offset;
+    r.vlan = h.vlan ? static_cast<uint16_t>((d[14] << 8 | d[15]) & 0x0FFFu) : 0;
+    const auto& dst = *reinterpret_cast<const MacAddr*>(d);
+    if (h.ip_version != 0 && mac_eq(dst, ip.mac)) {
+      r.step = h.ip_version == 4 ? RxStep::kRoute4 : RxStep::kRoute6;
+    } else {
+      r.step = RxStep::kL2;
+    }
+  }
+  ip.ctr.rx_packets += rx_pkts;
+  ip.ctr.rx_bytes += rx_bytes;
+
+  // ---- B: bulk lookups ----
+  // L2 unicast destinations: fdb_at[i] indexes fdb_port (distinct runs).
+  std::array<const MacAddr*, kStageBurst> keys;
+  std::array<uint16_t, kStageBurst> key_vlans;
+  std::array<uint8_t, kStageBurst> fdb_at;
+  std::array<int32_t, kStageBurst> fdb_port;
+  uint32_t n_keys = 0;
+  // IPv4 routes: route_at[i] indexes route.
+  std::array<uint32_t, kStageBurst> dst4;
+  std::array<uint8_t, kStageBurst> route_at;
+  std::array<std::optional<RouteTarget>, kStageBurst> route;
+  uint32_t n_dst4 = 0;
+  for (uint16_t i = 0; i < n; ++i) {
+    const RxMeta& r = meta[i];
+    const uint8_t* d = rte_pktmbuf_mtod(pkts[i], const uint8_t*);
+    if (r.step == RxStep::kL2) {
+      const auto* dst = reinterpret_cast<const MacAddr*>(d);
+      if (((*dst)[0] & 1u) != 0) continue;  // multicast / broadcast: flood
+      if (n_keys == 0 || key_vlans[n_keys - 1] != r.vlan || !mac_eq(*keys[n_keys - 1], *dst)) {
+        keys[n_keys] = dst;
+        key_vlans[n_keys] = r.vlan;
+        ++n_keys;
+      }
+      fdb_at[i] = static_cast<uint8_t>(n_keys - 1);
+    } else if (r.step == RxStep::kRoute4) {
+      const uint8_t* a = d + r.l3_offset + 16;  // destination address
+      dst4[n_dst4] = uint32_t{a[0]} << 24 | uint32_t{a[1]} << 16 | uint32_t{a[2]} << 8 | a[3];
+      route_at[i] = static_cast<uint8_t>(n_dst4++);
+    }
+  }
+  if (n_keys != 0) fdb_->lookup_bulk(keys.data(), key_vlans.data(), n_keys, fdb_port.data());
+  if (n_dst4 != 0) routes_->lookup_v4_bulk(dst4.data(), n_dst4, route.data());
+
+  // ---- C: in order: learn, forward, admit, enqueue ----
+  l2_new_n_ = 0;
+  l2_new_overflow_ = false;
+  for (uint16_t i = 0; i < n; ++i) {
+    rte_mbuf* m = pkts[i];
+    const RxMeta& r = meta[i];
+    if (r.step == RxStep::kSlow) {
+      process(in, m, now);
+      continue;
+    }
+    auto* d = rte_pktmbuf_mtod(m, uint8_t*);
+    auto* eth = reinterpret_cast<wire::EthHeader*>(d);
+    QueuedPkt pkt;
+    pkt.mbuf = m;
+    pkt.in_port = in;
+    pkt.bytes = m->pkt_len;
+    pkt.pg = r.pg;
+    pkt.queue = r.queue;
+    pkt.credit_vl = kNoCreditVl;
+    if ((eth->src.bytes[0] & 1u) == 0) learn(eth->src.bytes, r.vlan, in, now);
+    // UDP ports, for the ECMP flow hash of routed frames.
+    auto udp_port = [&](uint32_t at) {
+      return r.udp_offset != 0 ? static_cast<uint16_t>(d[r.udp_offset + at] << 8 | d[r.udp_offset + at + 1]) : uint16_t{0};
+    };
+    switch (r.step) {
+      case RxStep::kL2: {
+        // L2 frames that are IP keep their header for ECN marking.
+        if (r.ip_version != 0) {
+          pkt.ip_version = r.ip_version;
+          pkt.l3_offset = r.l3_offset;
+        }
+        if ((eth->dst.bytes[0] & 1u) != 0) {
+          forward_l2(in, pkt, std::nullopt);
+          break;
+        }
+        std::optional<uint16_t> out;
+        if (l2_new_overflow_) {
+          out = fdb_->lookup(eth->dst.bytes, r.vlan);
+        } else {
+          const int32_t p = fdb_port[fdb_at[i]];
+          if (p >= 0) out = static_cast<uint16_t>(p);
+          for (uint16_t k = 0; k < l2_new_n_; ++k) {
+            if (l2_new_[k].vlan == r.vlan && mac_eq(l2_new_[k].mac, eth->dst.bytes)) out = in;
+          }
+        }
+        if (out && *out != in) {
+          pkt.out_port = *out;
+          enqueue(pkt);
+        } else {
+          forward_l2(in, pkt, out);
+        }
+        break;
+      }
+      case RxStep::kRoute4: {
+        auto* v4 = reinterpret_cast<wire::Ipv4Header*>(d + r.l3_offset);
+        pkt.ip_version = 4;
+        pkt.l3_offset = r.l3_offset;
+        if (v4->ttl <= 1) {
+          drop(in, m, DropCause::kTtlExpired);
+          break;
+        }
+        forward_v4(in, pkt, eth, v4, udp_port(0), udp_port(2), route[route_at[i]]);
+        break;
+      }
+      case RxStep::kRoute6:
+        pkt.ip_version = 6;
+        pkt.l3_offset = r.l3_offset;
+        forward_v6(in, pkt, eth, reinterpret_cast<wire::Ipv6Header*>(d + r.l3_offset), udp_port(0), udp_port(2));
+        break;
+      case RxStep::kSlow:
+        break;
+    }
   }
 }
 
 // Consecutive frames of a burst mostly share their source (learned once per
 // burst) and destination (looked up once until a learn changes the table).
-void SwitchNode::learn(const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now) {
+void SwitchNode::learn_slow(const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now) {
   L2Cache& c = l2_cache_;
-  if (c.src_valid && c.src_port == port && c.src_vlan == vlan && mac_eq(c.src_mac, mac)) return;
   const LearnOutcome o = fdb_->learn(mac, vlan, port, now);
   c.src_valid = true;
   c.src_mac = mac;
   c.src_vlan = vlan;
   c.src_port = port;
-  if (o == LearnOutcome::kLearned || o == LearnOutcome::kMoved) c.dst_valid = false;
+  if (o == LearnOutcome::kLearned || o == LearnOutcome::kMoved) {
+    c.dst_valid = false;
+    if (l2_new_n_ < kStageBurst) {
+      l2_new_[l2_new_n_++] = {mac, vlan};
+    } else {
+      l2_new_overflow_ = true;
+    }
+  }
 }
 
 std::optional<uint16_t> SwitchNode::lookup(const MacAddr& mac, uint16_t vlan) {
@@ -266,59 +459,73 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
 
   // L3 when addressed to this port's router MAC.
   if (is_ip && mac_eq(eth->dst.bytes, ip.mac)) {
-    const NextHop* nh = nullptr;
+    const uint16_t sp = f.udp ? f.udp->src_port.value() : 0;
+    const uint16_t dp = f.udp ? f.udp->dst_port.value() : 0;
     if (v4 != nullptr) {
       if (v4->ttl <= 1) return drop(in, m, DropCause::kTtlExpired);
-      const auto t = routes_->lookup_v4(v4->dst.bytes.data());
-      if (!t) return drop(in, m, DropCause::kNoRoute);
-      const uint16_t sp = f.udp ? f.udp->src_port.value() : 0;
-      const uint16_t dp = f.udp ? f.udp->dst_port.value() : 0;
-      nh = &routes_->resolve(*t, flow_hash(v4->src.bytes, v4->dst.bytes, v4->protocol, sp, dp));
-      v4->ttl--;
-      wire::ipv4_set_checksum(*v4);
-    } else {
-      if (v6->hop_limit <= 1) return drop(in, m, DropCause::kTtlExpired);
-      wire::Ipv6Addr& da = v6->dst;
-      if (cfg_.srv6 && std::equal(cfg_.srv6->block.begin(), cfg_.srv6->block.end(), da.bytes.begin())) {
-        // uN: our own uSID is consumed (shift); the next one picks the neighbour.
-        if (wire::active_usid(da) == cfg_.srv6->my_usid) {
-          if (wire::usid_args_zero(da)) return drop(in, m, DropCause::kNoRoute);  // End: no local decap here
-          wire::usid_shift(da);
-        }
-        const int32_t slot = srv6_slot_[wire::active_usid(da)];
-        if (slot < 0) return drop(in, m, DropCause::kNoRoute);
-        nh = &srv6_next_[static_cast<size_t>(slot)];
-      } else {
-        const auto t = routes_->lookup_v6(da.bytes.data());
-        if (!t) return drop(in, m, DropCause::kNoRoute);
-        const uint16_t sp = f.udp ? f.udp->src_port.value() : 0;
-        const uint16_t dp = f.udp ? f.udp->dst_port.value() : 0;
-        nh = &routes_->resolve(*t, flow_hash(v6->src.bytes, da.bytes, v6->next_header, sp, dp) ^ v6->flow_label());
-      }
-      v6->hop_limit--;
+      return forward_v4(in, pkt, eth, v4, sp, dp, routes_->lookup_v4(v4->dst.bytes.data()));
     }
-    eth->dst.bytes = nh->dst_mac;
-    eth->src.bytes = nh->src_mac;
-    ip.ctr.routed++;
-    pkt.out_port = nh->port;
-    return enqueue(pkt);
+    return forward_v6(in, pkt, eth, v6, sp, dp);
   }
 
   // L2: known unicast goes to one port, everything else floods.
   const bool dst_unicast = (eth->dst.bytes[0] & 1u) == 0;
-  const auto out = dst_unicast ? lookup(eth->dst.bytes, vlan) : std::nullopt;
+  forward_l2(in, pkt, dst_unicast ? lookup(eth->dst.bytes, vlan) : std::nullopt);
+}
+
+void SwitchNode::forward_v4(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, wire::Ipv4Header* v4, uint16_t sp,
+                            uint16_t dp, std::optional<RouteTarget> t) {
+  if (!t) return drop(in, pkt.mbuf, DropCause::kNoRoute);
+  const NextHop& nh = routes_->resolve(*t, flow_hash_v4(v4->src.bytes.data(), v4->dst.bytes.data(), v4->protocol, sp, dp));
+  decrement_ttl(*v4);
+  eth->dst.bytes = nh.dst_mac;
+  eth->src.bytes = nh.src_mac;
+  ports_[in].ctr.routed++;
+  pkt.out_port = nh.port;
+  enqueue(pkt);
+}
+
+void SwitchNode::forward_v6(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, wire::Ipv6Header* v6, uint16_t sp,
+                            uint16_t dp) {
+  rte_mbuf* m = pkt.mbuf;
+  if (v6->hop_limit <= 1) return drop(in, m, DropCause::kTtlExpired);
+  const NextHop* nh = nullptr;
+  wire::Ipv6Addr& da = v6->dst;
+  if (cfg_.srv6 && std::equal(cfg_.srv6->block.begin(), cfg_.srv6->block.end(), da.bytes.begin())) {
+    // uN: our own uSID is consumed (shift); the next one picks the neighbour.
+    if (wire::active_usid(da) == cfg_.srv6->my_usid) {
+      if (wire::usid_args_zero(da)) return drop(in, m, DropCause::kNoRoute);  // End: no local decap here
+      wire::usid_shift(da);
+    }
+    const int32_t slot = srv6_slot_[wire::active_usid(da)];
+    if (slot < 0) return drop(in, m, DropCause::kNoRoute);
+    nh = &srv6_next_[static_cast<size_t>(slot)];
+  } else {
+    const auto t = routes_->lookup_v6(da.bytes.data());
+    if (!t) return drop(in, m, DropCause::kNoRoute);
+    nh = &routes_->resolve(*t, flow_hash(v6->src.bytes, da.bytes, v6->next_header, sp, dp) ^ v6->flow_label());
+  }
+  v6->hop_limit--;
+  eth->dst.bytes = nh->dst_mac;
+  eth->src.bytes = nh->src_mac;
+  ports_[in].ctr.routed++;
+  pkt.out_port = nh->port;
+  enqueue(pkt);
+}
+
+void SwitchNode::forward_l2(uint16_t in, QueuedPkt& pkt, std::optional<uint16_t> out) {
   if (out) {
-    if (*out == in) return drop(in, m, DropCause::kHairpin);
+    if (*out == in) return drop(in, pkt.mbuf, DropCause::kHairpin);
     pkt.out_port = *out;
     return enqueue(pkt);
   }
-  ip.ctr.flooded++;
+  ports_[in].ctr.flooded++;
   credit_release_flooded(in, pkt);  // credit
   const uint16_t n = num_ports();
-  if (n <= 1) return drop(in, m, DropCause::kHairpin);
+  if (n <= 1) return drop(in, pkt.mbuf, DropCause::kHairpin);
   // One mbuf, one reference per copy; flooded copies are never ECN-marked
   // because they share their bytes.
-  rte_pktmbuf_refcnt_update(m, static_cast<int16_t>(n - 2));  // every segment
+  rte_pktmbuf_refcnt_update(pkt.mbuf, static_cast<int16_t>(n - 2));  // every segment
   pkt.ip_version = 0;
   for (uint16_t p = 0; p < n; ++p) {
     if (p == in) continue;
@@ -367,16 +574,16 @@ void SwitchNode::on_mac_control(uint16_t in, const wire::FrameInfo& f, TimeNs no
   if (ip.wd_on) wd_service(in, now);
 }
 
-void SwitchNode::enqueue(QueuedPkt p) {
+void SwitchNode::enqueue(const QueuedPkt& p) {
   auto refuse = [&](DropCause cause) {
     ++ports_[p.out_port].ctr.queues[p.queue].dropped;
     drop(p.in_port, p.mbuf, cause);
   };
-  if ((ports_[p.out_port].wd_drop >> p.queue) & 1u) {
+  if (any_wd_ && ((ports_[p.out_port].wd_drop >> p.queue) & 1u)) {
     ports_[p.out_port].wd.count_dropped(p.queue);
     return refuse(DropCause::kPfcWatchdog);  // stormed queue, action drop
   }
-  if ((ports_[p.in_port].wd_drop_pgs >> p.pg) & 1u) {
+  if (any_wd_ && ((ports_[p.in_port].wd_drop_pgs >> p.pg) & 1u)) {
     // From a stormed peer in a stormed priority's PG (queue: the PG's first stormed one).
     Port& ip = ports_[p.in_port];
     for (uint8_t q = 0; q < kNumQueues; ++q) {
@@ -394,7 +601,7 @@ void SwitchNode::enqueue(QueuedPkt p) {
   if (shard_ != nullptr && !shard_owns(p.out_port)) return shard_forward(p, in.ticket);  // shard
 
   EgressQueue& held = ports_[p.in_port].held[p.pg];
-  const bool lossless = mmu_.pg_profile(p.in_port, p.pg)->lossless();
+  const bool lossless = (ports_[p.in_port].lossless_pgs >> p.pg) & 1u;
   // Straight to egress unless a lossless PG already holds packets (ingress
   // FIFO order is kept behind them).
   if (!lossless || held.empty()) {
@@ -421,12 +628,11 @@ void SwitchNode::enqueue(QueuedPkt p) {
     return refuse(DropCause::kQueueFull);
   }
   if (held.empty()) ++held_pgs_;
-  p.ticket = in.ticket;
-  held.push(p);
+  held.push(p, in.ticket);
   ++ports_[p.in_port].ctr.held;
 }
 
-void SwitchNode::to_egress(QueuedPkt p, const Ticket& t) {
+void SwitchNode::to_egress(const QueuedPkt& p, const Ticket& t) {
   credit_in_hand(p);  // credit
   Port& op = ports_[p.out_port];
   QueueCounters& qc = op.ctr.queues[p.queue];
@@ -437,7 +643,7 @@ void SwitchNode::to_egress(QueuedPkt p, const Ticket& t) {
     if (p.trimmed) ++op.ctr.trimmed_dropped;
     drop(p.in_port, p.mbuf, cause);
   };
-  if ((op.wd_drop >> p.queue) & 1u) {
+  if (any_wd_ && ((op.wd_drop >> p.queue) & 1u)) {
     op.wd.count_dropped(p.queue);
     return refuse(DropCause::kPfcWatchdog);  // e.g. held at ingress before the storm
   }
@@ -467,8 +673,7 @@ void SwitchNode::to_egress(QueuedPkt p, const Ticket& t) {
         break;
     }
   }
-  p.ticket = t;
-  q.push(p);
+  q.push(p, t);
   ++qc.enqueued_packets;
   qc.watermark_bytes = std::max(qc.watermark_bytes, q.bytes());
 }
@@ -517,13 +722,16 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
   // hold FIFOs into queues, possibly this port's, so it refreshes them all).
   std::array<uint32_t, kNumQueues> head{};
   for (int q = 0; q < kNumQueues; ++q) head[q] = p.queues[q].head_bytes();
+  const auto unblocked = static_cast<uint8_t>(~blocked);
+  uint64_t tx_bytes = 0;
+  const uint16_t first = n;
   while (n < out.size()) {
-    const int q = p.sched.pick(head, credit_eligible(p, head, static_cast<uint8_t>(~blocked)));  // credit
+    const int q = p.sched.pick(head, p.credit ? credit_eligible(p, head, unblocked) : unblocked);  // credit
     if (q < 0) break;
     const QueuedPkt pkt = p.queues[q].pop();
     head[q] = p.queues[q].head_bytes();
     release_cells(pkt.in_port, pkt.pg, port, static_cast<uint8_t>(q), pkt.ticket);  // and PFC
-    credit_on_dequeue(p, q, pkt);  // credit
+    if (p.credit || pkt.credit_vl != kNoCreditVl) credit_on_dequeue(p, q, pkt);  // credit
     if (held_pgs_ != 0) {
       drain_held();
       for (int i = 0; i < kNumQueues; ++i) head[i] = p.queues[i].head_bytes();
@@ -533,11 +741,12 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
     QueueCounters& qc = p.ctr.queues[q];
     ++qc.tx_packets;
     qc.tx_bytes += pkt.bytes;
-    ++p.ctr.tx_packets;
-    p.ctr.tx_bytes += pkt.bytes;
+    tx_bytes += pkt.bytes;
     out[n++] = pkt.mbuf;
   }
-  credit_note_backlog(p, blocked, now);  // credit
+  p.ctr.tx_packets += n - first;
+  p.ctr.tx_bytes += tx_bytes;
+  if (p.credit) credit_note_backlog(p, blocked, now);  // credit
   return n;
 }
 
@@ -562,16 +771,14 @@ uint8_t SwitchNode::refresh_pfc_paused(Port& port, TimeNs now) {
 // headroom) or already holds headroom; XON once the headroom is empty and the
 // shared use is xon_offset below the limit, or the PG is down to xon bytes.
 // PFC priority p maps to PG tc_to_pg[p] (priority = traffic class).
-void SwitchNode::update_pfc(uint16_t port, uint8_t pg, TimeNs now) {
+void SwitchNode::update_pfc_slow(uint16_t port, uint8_t pg, TimeNs now) {
   Port& p = ports_[port];
   const PgPfc& pp = p.pg_pfc[pg];
-  if (pp.prios == 0) return;  // no pfc_enable priority of a lossless profile maps here
   const BufferUse& u = mmu_.pg_use(port, pg);
   const uint8_t asserted = p.pfc_tx.xoff_mask() & pp.prios;
   const uint64_t limit = mmu_.pg_shared_limit(port, pg);
   const bool over = u.hdrm > 0 || u.shared >= limit;
-  // Fast path: nothing asserted and nothing to assert.
-  if (asserted == 0 && !over) return;
+  if (asserted == 0 && !over) return;  // (update_pfc checked this inline)
   const bool drained = uint64_t{u.shared} + pp.xon_offset_cells <= limit || u.used <= pp.xon_cells;
   const bool keep = !(u.hdrm == 0 && drained);
   for (int prio = 0; prio < kPfcPrios; ++prio) {

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
@@ -36,6 +37,17 @@
 struct rte_mempool;
 
 namespace sf::sw {
+
+// Six-byte compare without a memcmp call (it showed up in profiles).
+inline bool mac_eq(const std::array<uint8_t, 6>& a, const std::array<uint8_t, 6>& b) {
+  uint32_t a4, b4;
+  uint16_t a2, b2;
+  std::memcpy(&a4, a.data(), 4);
+  std::memcpy(&b4, b.data(), 4);
+  std::memcpy(&a2, a.data() + 4, 2);
+  std::memcpy(&b2, b.data() + 4, 2);
+  return ((a4 ^ b4) | static_cast<uint32_t>(a2 ^ b2)) == 0;
+}
 
 // The drop cause of an MMU refusal.
 DropCause drop_cause_of(DropReason r);
@@ -99,6 +111,15 @@ class SwitchNode final : public Node {
   const CreditPort* credit(PortId port) const { return ports_[port].credit ? &ports_[port].credit->fc : nullptr; }
   const Fdb& fdb() const { return *fdb_; }
   void clear_watermarks();
+  // Whether receive() runs the staged burst pipeline (default) or process()
+  // frame by frame (the reference path, same outcomes; for tests and
+  // profiles). CREDIT_FC ingress ports always take process().
+  void set_staged_receive(bool on) { staged_rx_ = on; }
+
+  // Receive stages: frames per stage pass and how far ahead stage A
+  // prefetches frame data (chosen with bench/switch/switch_node_bench).
+  static constexpr uint16_t kStageBurst = 32;
+  static constexpr uint16_t kPrefetchAhead = 4;
 
   // ---- sharding (switch_node_shard.cc) ----
   // Joins a sharded switch: `link` (outlives the node) names the ports this
@@ -143,18 +164,58 @@ class SwitchNode final : public Node {
     uint8_t wd_paused = 0;          // paused queues as last reported to wd
     uint8_t wd_drop = 0;            // queues whose packets are dropped (stormed, action drop)
     uint8_t wd_drop_pgs = 0;        // ingress PGs of their priorities: arrivals dropped too (SONiC)
+    uint8_t lossless_pgs = 0;       // bit pg: the PG's ingress profile is lossless
     PortCounters ctr;
     std::unique_ptr<CreditLink> credit;  // CREDIT_FC ports only (switch_node_credit.cc)
   };
+  // What stage A decided for one frame of a burst (10 bytes).
+  enum class RxStep : uint8_t { kSlow, kL2, kRoute4, kRoute6 };
+  struct RxMeta {
+    RxStep step = RxStep::kSlow;
+    uint8_t pg = 0;
+    uint8_t queue = 0;
+    uint8_t ip_version = 0;  // 0, 4, 6
+    uint8_t l3_offset = 0;
+    uint8_t pad_ = 0;
+    uint16_t vlan = 0;
+    uint16_t udp_offset = 0;  // 0: not UDP
+  };
+  static_assert(sizeof(RxMeta) == 10);
+  // One stage pass over pkts[0, n), n <= kStageBurst (switch_node.cc).
+  void receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs now);
   // Received-pause state of `port` at `now`, as a queue mask.
   uint8_t refresh_pfc_paused(Port& port, TimeNs now);
   // XOFF / XON for the priorities of lossless PG (port, pg) from its occupancy.
-  void update_pfc(uint16_t port, uint8_t pg, TimeNs now);
+  // Inline: the check that nothing is or should be asserted (most calls).
+  void update_pfc(uint16_t port, uint8_t pg, TimeNs now) {
+    const Port& p = ports_[port];
+    const PgPfc& pp = p.pg_pfc[pg];
+    if (pp.prios == 0) return;  // no pfc_enable priority of a lossless profile maps here
+    const BufferUse& u = mmu_.pg_use(port, pg);
+    if ((p.pfc_tx.xoff_mask() & pp.prios) == 0 && u.hdrm == 0 && u.shared < mmu_.pg_shared_limit(port, pg)) return;
+    update_pfc_slow(port, pg, now);
+  }
+  void update_pfc_slow(uint16_t port, uint8_t pg, TimeNs now);
   // A PFC frame for `port` if one is due (one mbuf from ctrl_pool_).
   rte_mbuf* pfc_frame(Port& port, TimeNs now);
+  // The whole pipeline for one frame (full parse_frame()): CREDIT_FC ports,
+  // frames the staged path does not decide, set_staged_receive(false).
   void process(uint16_t in_port, rte_mbuf* m, TimeNs now);
-  // FDB learn / lookup through the per-burst cache (l2_cache_).
-  void learn(const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now);
+  // Forwarding shared by both paths, after classification and learning.
+  // IPv4 (TTL already checked): `t` is the LPM result for the destination.
+  void forward_v4(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, wire::Ipv4Header* v4, uint16_t sp, uint16_t dp,
+                  std::optional<RouteTarget> t);
+  void forward_v6(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, wire::Ipv6Header* v6, uint16_t sp, uint16_t dp);
+  // L2: `out` is the FDB port of a unicast destination (nullopt: flood).
+  void forward_l2(uint16_t in, QueuedPkt& pkt, std::optional<uint16_t> out);
+  // FDB learn / lookup through the per-burst cache (l2_cache_). learn()
+  // also records the keys it learned or moved in this stage pass (l2_new_).
+  void learn(const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now) {
+    const L2Cache& c = l2_cache_;
+    if (c.src_valid && c.src_port == port && c.src_vlan == vlan && mac_eq(c.src_mac, mac)) return;
+    learn_slow(mac, vlan, port, now);
+  }
+  void learn_slow(const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now);
   std::optional<uint16_t> lookup(const MacAddr& mac, uint16_t vlan);
   // A received PAUSE / PFC frame (parsed as `f`); consumes nothing.
   void on_mac_control(uint16_t in_port, const wire::FrameInfo& f, TimeNs now);
@@ -176,9 +237,9 @@ class SwitchNode final : public Node {
   // Admits and queues one copy; frees it (counted) on refusal.
   // Admits one copy (`p` describes it) and queues it, holds it at ingress
   // (lossless PG whose egress queue is at its limit), or drops it counted.
-  void enqueue(QueuedPkt p);
+  void enqueue(const QueuedPkt& p);
   // Ingress-admitted packet into its egress queue: WRED/ECN, then push.
-  void to_egress(QueuedPkt p, const Ticket& t);
+  void to_egress(const QueuedPkt& p, const Ticket& t);
   // Moves held packets whose egress queue now has room (head of line per PG).
   void drain_held();
   // Returns a queued packet's cells (ingress and egress) and updates PFC; the
@@ -256,6 +317,16 @@ class SwitchNode final : public Node {
     MacAddr dst_mac{};
   };
   L2Cache l2_cache_;
+  // Keys learned or moved (to the ingress port) in the current stage pass:
+  // stage B looked destinations up before them.
+  struct L2Key {
+    MacAddr mac{};
+    uint16_t vlan = 0;
+  };
+  std::array<L2Key, kStageBurst> l2_new_{};
+  uint16_t l2_new_n_ = 0;
+  bool l2_new_overflow_ = false;  // more than kStageBurst: stage C looks up live
+  bool staged_rx_ = true;
   rte_mempool* ctrl_pool_ = nullptr;
   TimeNs now_{0};  // `now` of the call in progress (receive / transmit / advance)
   Rng rng_;

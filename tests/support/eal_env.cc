@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   sf::dpdk::EalOptions opts;
   opts.no_telemetry = true;
   // Multi-switch scenarios need more than the default (each SwitchNode's
-  // route tables take ~130 MB): SF_TEST_EAL_MB raises the --no-huge memory.
+  // route tables take ~65 MB per address family with routes): SF_TEST_EAL_MB raises the --no-huge memory.
   if (const char* mb = std::getenv("SF_TEST_EAL_MB"); mb != nullptr && std::atoi(mb) > 0) {
     opts.no_huge_mem_mb = static_cast<uint32_t>(std::atoi(mb));
   }

@@ -109,5 +109,65 @@ TEST(RouteTable, EcmpSpreadsOnSourcePort) {
   for (auto [port, n] : count) EXPECT_NEAR(n, flows / 4, flows / 4 / 10) << "port " << port;
 }
 
+// 6. The IPv4 flow hash of the receive path equals the generic one (so ECMP
+// choices do not depend on which path a frame took); bulk lookups equal
+// single ones, hits and misses.
+TEST(RouteTable, V4FastHashAndBulkLookupAgree) {
+  uint32_t x = 12345;
+  auto next = [&x] { return x = x * 1664525u + 1013904223u; };
+  for (int i = 0; i < 2000; ++i) {
+    const uint32_t a = next(), b = next(), c = next();
+    const uint8_t src[4] = {uint8_t(a), uint8_t(a >> 8), uint8_t(a >> 16), uint8_t(a >> 24)};
+    const uint8_t dst[4] = {uint8_t(b), uint8_t(b >> 8), uint8_t(b >> 16), uint8_t(b >> 24)};
+    const auto proto = static_cast<uint8_t>(c);
+    const auto sp = static_cast<uint16_t>(c >> 8), dp = static_cast<uint16_t>(c >> 16);
+    ASSERT_EQ(flow_hash_v4(src, dst, proto, sp, dp), flow_hash(src, dst, proto, sp, dp)) << i;
+  }
+  RouteTable rt;
+  const uint32_t nh1 = rt.add_next_hop({1, {}, {}});
+  const uint32_t nh2 = rt.add_next_hop({2, {}, {}});
+  ASSERT_TRUE(rt.add_v4({10, 0, 0, 0}, 8, {false, nh1}));
+  ASSERT_TRUE(rt.add_v4({10, 1, 2, 0}, 28, {false, nh2}));
+  std::array<uint32_t, RouteTable::kBulkMax> ips{};
+  for (uint32_t i = 0; i < ips.size(); ++i) ips[i] = (i % 3 == 0 ? 0x0B000000u : 0x0A010200u) + i;
+  std::array<std::optional<RouteTarget>, RouteTable::kBulkMax> got;
+  rt.lookup_v4_bulk(ips.data(), static_cast<uint32_t>(ips.size()), got.data());
+  for (uint32_t i = 0; i < ips.size(); ++i) {
+    const uint8_t a[4] = {uint8_t(ips[i] >> 24), uint8_t(ips[i] >> 16), uint8_t(ips[i] >> 8), uint8_t(ips[i])};
+    EXPECT_EQ(got[i], rt.lookup_v4(a)) << i;
+  }
+  EXPECT_EQ(got[1], (RouteTarget{false, nh2}));
+  EXPECT_FALSE(got[0].has_value());
+}
+
+// 7. Bulk FDB lookups equal single ones (known, unknown, other VLAN).
+TEST(Fdb, BulkLookupAgrees) {
+  Fdb fdb(64);
+  ASSERT_TRUE(fdb.add_static(kA, 0, 3));
+  EXPECT_EQ(fdb.learn(kB, 5, 7, TimeNs(0)), LearnOutcome::kLearned);
+  const MacAddr* macs[] = {&kA, &kB, &kB, &kA};
+  const uint16_t vlans[] = {0, 5, 0, 5};
+  int32_t ports[4];
+  fdb.lookup_bulk(macs, vlans, 4, ports);
+  EXPECT_EQ(ports[0], 3);
+  EXPECT_EQ(ports[1], 7);
+  EXPECT_EQ(ports[2], -1);
+  EXPECT_EQ(ports[3], -1);
+}
+
+// 8. A table for a family without routes is never created: its lookups miss
+// and adding to it fails (the switch sizes tables from the config).
+TEST(RouteTable, NoTableWithoutRoutes) {
+  RouteTable rt(route_limits_for(1, 0));
+  const uint32_t nh = rt.add_next_hop({1, {}, {}});
+  ASSERT_TRUE(rt.add_v4({10, 0, 0, 0}, 8, {false, nh}));
+  std::array<uint8_t, 16> p{0xfd};
+  EXPECT_FALSE(rt.add_v6(p, 16, {false, nh}));
+  EXPECT_FALSE(rt.lookup_v6(p.data()).has_value());
+  EXPECT_EQ(route_limits_for(0, 0).max_v4_routes, 0u);
+  EXPECT_EQ(route_limits_for(3, 5000).max_v4_routes, kMinRoutes);
+  EXPECT_EQ(route_limits_for(3, 5000).max_v6_routes, 5000u);
+}
+
 }  // namespace
 }  // namespace sf::sw
