@@ -90,7 +90,7 @@ def summary(res, out, wall_s, kind):
             if st:
                 print(f"  latency (measured): probe {probe['test']} {probe['src']} -> {probe['dst']} round trip, "
                       f"{what}: p50 {fmt_us(st['p50'])} us, p99 {fmt_us(st['p99'])} us, max {fmt_us(st['max'])} us "
-                      f"({st['samples']:,} round trips)")
+                      f"({st['samples']:,} round trip{'' if st['samples'] == 1 else 's'})")
     recv = {f["dst"] for f in res["flows"]}
     ports = {f"{h['switch']}:{h['port']}": n for n, h in res["hosts"].items() if n in recv}
     for k, v in res["latency"]["ports"].items():
