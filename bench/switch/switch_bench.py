@@ -35,7 +35,18 @@ each run's rate by the share of its core the forwarding thread got (from
 /proc/PID/task/TID/schedstat): the rate per CPU-second, which the load of a
 shared machine changes much less than the wall rate.
 
-Usage: switch_bench.py SF_SWITCH [--seconds S] [--warmup S] [--rounds N] [--frames 64,1082]
+--shards (1 vs 2 datapath lcores of sf-switch; no testpmd / OVS): 4 ports,
+two pairs net_pcap infinite_rx -> net_null, the second pcap to
+02:00:00:00:00:03. Three runs per size and round: 1 shard (-l LCORE, one
+lcore forwards both pairs), 2 shards "local" (--shard-map 0,0,1,1: each
+lcore forwards its own pair) and 2 shards "cross" (--shard-map 0,1,1,0:
+every packet crosses between the shards through the rings); rate = sum of
+the two sinks' tx_bytes slopes. Prints one JSON line per size:
+  {"bench":"switch_shards","frame":64,"mpps_1":..,"mpps_2_local":..,"mpps_2_cross":..,
+   "ratio":mpps_2_local/mpps_1,"ratio_cross":mpps_2_cross/mpps_1,...}
+The 2-shard runs use -l LCORE,CTL_LCORE.
+
+Usage: switch_bench.py SF_SWITCH [--shards] [--seconds S] [--warmup S] [--rounds N] [--frames 64,1082]
                        [--lcore N] [--ctl-lcore N] [--no-testpmd] [--no-ovs] [--keep DIR]
 """
 import argparse
@@ -105,7 +116,7 @@ class CpuWindow:
 
 # ---- traffic -----------------------------------------------------------------
 
-def roce_frames(frame_bytes):
+def roce_frames(frame_bytes, dst_mac=DST_MAC):
     """N_FLOWS RoCEv2 SEND_ONLY frames of frame_bytes (no FCS), sport varied."""
     payload = frame_bytes - (14 + 20 + 8 + 12 + 4)
     if payload < 0:
@@ -116,7 +127,7 @@ def roce_frames(frame_bytes):
         from scapy.contrib.roce import BTH  # noqa: PLC0415
         out = []
         for i in range(N_FLOWS):
-            p = (Ether(dst=DST_MAC, src=SRC_MAC) / IP(src="10.0.0.1", dst="10.0.0.2", tos=tos, ttl=64) /
+            p = (Ether(dst=dst_mac, src=SRC_MAC) / IP(src="10.0.0.1", dst="10.0.0.2", tos=tos, ttl=64) /
                  UDP(sport=49152 + i, dport=4791, chksum=0) / BTH(opcode=4, dqpn=0x11 + i % 16, psn=i) /
                  Raw(bytes(payload)))
             b = bytes(p)
@@ -136,7 +147,7 @@ def roce_frames(frame_bytes):
         ip[10:12] = struct.pack("!H", ~s & 0xFFFF)
         udp = struct.pack("!HHHH", 49152 + i, 4791, frame_bytes - 34, 0)
         bth = struct.pack("!BBHII", 4, 0, 0xFFFF, 0x11 + i % 16, i)
-        out.append(mac(DST_MAC) + mac(SRC_MAC) + b"\x08\x00" + bytes(ip) + udp + bth + bytes(payload) + bytes(4))
+        out.append(mac(dst_mac) + mac(SRC_MAC) + b"\x08\x00" + bytes(ip) + udp + bth + bytes(payload) + bytes(4))
     return out
 
 
@@ -211,6 +222,27 @@ def switch_config(pcap):
     }
 
 
+DST_MAC2 = "02:00:00:00:00:03"
+SHARD_PORTS = ["Ethernet0", "Ethernet4", "Ethernet8", "Ethernet12"]
+
+
+def shards_config(pcap1, pcap2):
+    """switch_config with two pcap -> null pairs (Ethernet0 -> 4, Ethernet8 -> 12)."""
+    c = switch_config(pcap1)
+    both = ",".join(["Ethernet0", "Ethernet4"])
+    every = ",".join(SHARD_PORTS)
+    c["PORT"] = {
+        "Ethernet0": {"devargs": f"net_pcap0,rx_pcap={pcap1},infinite_rx=1", "speed": 100, "mtu": 1500},
+        "Ethernet4": {"devargs": "net_null0,no-rx=1", "speed": 100, "mtu": 1500},
+        "Ethernet8": {"devargs": f"net_pcap1,rx_pcap={pcap2},infinite_rx=1", "speed": 100, "mtu": 1500},
+        "Ethernet12": {"devargs": "net_null1,no-rx=1", "speed": 100, "mtu": 1500},
+    }
+    for table in ("BUFFER_PG", "BUFFER_QUEUE", "QUEUE"):
+        c[table] = {k.replace(both, every): v for k, v in c[table].items()}
+    c["FDB"] = {DST_MAC: {"port": "Ethernet4"}, DST_MAC2: {"port": "Ethernet12"}}
+    return c
+
+
 def steady_rate(samples, key, warmup_s):
     """Slope of cumulative counter `key(sample)` between the first sample at or
     after warmup_s and the last one. Returns (per second, span_s)."""
@@ -272,6 +304,83 @@ def run_sf_switch(binary, pcap, frame, args, tmp):
     if rx["dropped"] != 0 or tx["tx_packets"] == 0:
         log("sf-switch: unexpected drops or no tx:", json.dumps(info))
     return bps / frame / 1e6, info
+
+
+def run_sf_shards(binary, pcaps, frame, shard_map, args, tmp):
+    """One sf-switch run of shards_config; shard_map None = one lcore. Mpps, info."""
+    cfg_path = os.path.join(tmp, f"shards_{frame}.json")
+    with open(cfg_path, "w") as f:
+        json.dump(shards_config(*pcaps), f, indent=1)
+    ts_path = os.path.join(tmp, f"ts_shards_{frame}.jsonl")
+    if os.path.exists(ts_path):
+        os.remove(ts_path)
+    duration = args.seconds + args.warmup
+    lcores = str(args.lcore) if shard_map is None else f"{args.lcore},{args.ctl_lcore}"
+    cmd = [binary] + EAL + ["--file-prefix", f"sf-swbench-sh-{os.getpid()}", "-l", lcores, "--"] + [
+        "--config", cfg_path, "--unshaped", "--duration", str(duration), "--timeseries", ts_path,
+        "--ts-period-ms", "100", "--log-level", "warn"]
+    if shard_map is not None:
+        cmd += ["--shard-map", shard_map]
+    log("run:", " ".join(cmd))
+    p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=duration + 90)
+    if p.returncode != 0:
+        raise RuntimeError(f"sf-switch exited {p.returncode}: {p.stderr[-2000:]}")
+    report = json.loads([line for line in p.stdout.splitlines() if line.startswith("{")][-1])
+    samples = [json.loads(line) for line in open(ts_path) if line.strip()]
+    bps, span = steady_rate(samples, lambda s: s["ports"]["Ethernet4"]["tx_bytes"] + s["ports"]["Ethernet12"]["tx_bytes"],
+                            args.warmup)
+    if bps is None:
+        raise RuntimeError(f"sf-switch: too few time-series samples ({len(samples)})")
+    dropped = sum(pt["dropped"] for pt in report["ports"])
+    tx = [report["ports"][1]["tx_packets"], report["ports"][3]["tx_packets"]]
+    info = {"dropped": dropped, "tx_pkts": tx, "span_s": round(span, 2)}
+    if "shards" in report:
+        info["forwarded"] = [sh.get("forwarded") for sh in report["shards"]]
+    if dropped != 0 or 0 in tx:
+        log("sf-switch (shards): unexpected drops or an idle pair:", json.dumps(info))
+    return bps / frame / 1e6, info
+
+
+def main_shards(args, frames):
+    work = args.keep or tempfile.mkdtemp(prefix="sf-swbench-sh-")
+    os.makedirs(work, exist_ok=True)
+    variants = (("1", None), ("2_local", "0,0,1,1"), ("2_cross", "0,1,1,0"))
+    failed = False
+    try:
+        for fr in frames:
+            pcaps = (os.path.join(work, f"roce_{fr}_a.pcap"), os.path.join(work, f"roce_{fr}_b.pcap"))
+            write_pcap(pcaps[0], roce_frames(fr))
+            write_pcap(pcaps[1], roce_frames(fr, DST_MAC2))
+            runs = {v: [] for v, _ in variants}
+            info = {}
+            for rnd in range(args.rounds):  # interleaved: a noisy spell hits every variant
+                for name, shard_map in variants:
+                    try:
+                        mpps, extra = run_sf_shards(args.sf_switch, pcaps, fr, shard_map, args, work)
+                        runs[name].append(mpps)
+                        info[name] = extra
+                    except (RuntimeError, subprocess.TimeoutExpired, OSError, ValueError, KeyError) as e:
+                        log(f"sf-switch {name} failed:", e)
+                        info[name] = {"error": str(e)[-300:]}
+                        failed = True
+                log(f"round {rnd}, {fr} B:", {k: [round(x, 3) for x in v] for k, v in runs.items()})
+            r = {"bench": "switch_shards", "frame": fr}
+            for name, _ in variants:
+                b = best(runs[name])
+                r[f"mpps_{name}"] = round(b, 3) if b is not None else None
+            r["ratio"] = ratio(r["mpps_2_local"], r["mpps_1"])
+            r["ratio_cross"] = ratio(r["mpps_2_cross"], r["mpps_1"])
+            r.update(value=r["mpps_2_local"], unit="Mpps", ref=r["mpps_1"])
+            r["runs_mpps"] = {k: [round(x, 3) for x in v] for k, v in runs.items()}
+            r["info"] = info
+            r["seconds_per_run"] = args.seconds
+            r["lcores"] = [args.lcore, args.ctl_lcore]
+            r["load1"] = round(os.getloadavg()[0], 2)
+            print(json.dumps(r), flush=True)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    return 1 if failed else 0
 
 
 # ---- dpdk-testpmd -------------------------------------------------------------
@@ -463,8 +572,12 @@ def main():
     ap.add_argument("--no-testpmd", action="store_true")
     ap.add_argument("--no-ovs", action="store_true")
     ap.add_argument("--keep", help="work in this directory and keep it (pcaps, configs, logs)")
+    ap.add_argument("--shards", action="store_true",
+                    help="1 vs 2 datapath lcores of sf-switch (two port pairs; local and cross-shard) instead")
     args = ap.parse_args()
     frames = [int(x) for x in args.frames.split(",")]
+    if args.shards:
+        return main_shards(args, frames)
 
     work = args.keep or tempfile.mkdtemp(prefix="sf-swbench-")
     os.makedirs(work, exist_ok=True)

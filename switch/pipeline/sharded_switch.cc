@@ -108,7 +108,6 @@ ShardedSwitch::ShardedSwitch(const SwitchConfig& cfg, std::span<const std::array
   }
   const uint32_t cells = static_cast<uint32_t>(cfg.mmu.total_bytes / cfg.mmu.cell_bytes);
   if (n > 1) {
-    if (cfg.trim) throw std::invalid_argument("shards: SWITCH_TRIMMING is not supported with more than one shard");
     for (const auto& c : cfg.credit_fc) {
       if (c) throw std::invalid_argument("shards: CREDIT_FC ports are not supported with more than one shard");
     }

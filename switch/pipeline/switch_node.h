@@ -256,6 +256,10 @@ class SwitchNode final : public Node {
   void shard_forward(QueuedPkt p, const Ticket& t);
   // A packet from another shard (ingress admitted there): the egress half of enqueue().
   void shard_accept(QueuedPkt p);
+  // Egress trim verdict for a packet from another shard (switch_node_trim.cc):
+  // cuts it, shrinks its ingress ticket to the trimmed size (the rest goes
+  // back to the owner as a release note) and admits it to the trim queue.
+  void shard_trim(QueuedPkt p, DropCause cause);  // shard
   // Egress part released here, ingress part sent to the owner as a release note.
   void shard_release_remote(uint16_t in, uint8_t pg, uint16_t out, uint8_t q, const Ticket& t);
   ShardLink* shard_ = nullptr;

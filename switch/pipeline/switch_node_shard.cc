@@ -74,9 +74,16 @@ void SwitchNode::shard_accept(QueuedPkt p) {
   if (!lossless || held.empty()) {
     const Admission out = mmu_.admit_egress(p.out_port, p.queue, t);
     if (out.verdict == Verdict::kAccept) return to_egress(p, out.ticket);
-    // Trimming is not offered with shards (ShardedSwitch refuses the config),
-    // so a trim verdict drops as it does without a TRIMMING table.
-    if (!lossless || out.reason != DropReason::kEgressLimit) return refuse(drop_cause_of(out.reason));
+    if (p.trimmed) {
+      // Trimmed on the ingress shard (trim()): one shard admits it at both
+      // stages at once and never holds it.
+      ++ports_[p.out_port].ctr.trimmed_dropped;
+      return refuse(drop_cause_of(out.reason));
+    }
+    if (!lossless || out.reason != DropReason::kEgressLimit) {
+      if (out.verdict == Verdict::kTrim) return shard_trim(p, drop_cause_of(out.reason));
+      return refuse(drop_cause_of(out.reason));
+    }
   }
   if (!mmu_.egress_could_fit(p.out_port, p.queue, t.cells)) {
     return refuse(mmu_.queue_profile(p.out_port, p.queue) == nullptr ? DropCause::kNoBuffer : DropCause::kEgressLimit);
