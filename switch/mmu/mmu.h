@@ -265,15 +265,17 @@ inline bool Mmu::egress_fits(uint16_t out_port, uint8_t queue, uint32_t cells) c
     a.reason = DropReason::kNoBuffer;
     return a;
   }
-  if (!egress_fits(out_port, queue, t.cells)) {
-    a.reason = DropReason::kEgressLimit;
-    a.verdict = eb.profile->discard == DiscardAction::kTrim ? Verdict::kTrim : Verdict::kDrop;
-    return a;
-  }
+  // egress_fits's test, with its `over` kept for the charge below.
   const uint32_t res_used = eb.use.used - eb.use.shared;
   const uint32_t res_free = res_used < eb.reserved ? eb.reserved - res_used : 0;
   const uint32_t over = t.cells > res_free ? t.cells - res_free : 0;
   PoolState& ep = pools_[eb.profile->pool];
+  if (over != 0 && !(uint64_t{eb.use.shared} + over <= shared_limit(eb) &&
+                     uint64_t{pool_shared_used(eb.profile->pool)} + over <= ep.size)) {
+    a.reason = DropReason::kEgressLimit;
+    a.verdict = eb.profile->discard == DiscardAction::kTrim ? Verdict::kTrim : Verdict::kDrop;
+    return a;
+  }
   eb.use.shared += over;
   charge(eb, t.cells);
   ep.shared_used += over;
