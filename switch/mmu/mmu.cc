@@ -61,72 +61,6 @@ uint32_t Mmu::queue_shared_limit(uint16_t port, uint8_t q) const {
   return b.profile == nullptr ? 0 : shared_limit(b);
 }
 
-Admission Mmu::admit_ingress(uint16_t in_port, uint8_t pg, uint32_t bytes) {
-  Admission a;
-  BufState& ib = pgs_[idx(in_port, pg)];
-  if (ib.profile == nullptr) {
-    a.reason = DropReason::kNoBuffer;
-    return a;
-  }
-  const uint32_t cells = cells_for(bytes);
-  SharedBuffer::Pool* gp = shared_ ? &shared_->pools[ib.profile->pool] : nullptr;
-  if (shared_ != nullptr ? !try_add(shared_->total_used, cells, total_cells_) : total_used_ + cells > total_cells_) {
-    a.reason = DropReason::kBufferFull;
-    return a;
-  }
-  auto refuse = [&](DropReason r, Verdict v) {
-    if (shared_ != nullptr) shared_->total_used.fetch_sub(cells, std::memory_order_relaxed);
-    a.reason = r;
-    a.verdict = v;
-    return a;
-  };
-  // Reserved first, then shared under the PG's limit, then headroom (lossless
-  // only). The shared part must also fit the pool itself.
-  const uint32_t res_used = ib.use.used - ib.use.shared - ib.use.hdrm;
-  const uint32_t res_free = res_used < ib.reserved ? ib.reserved - res_used : 0;
-  const uint32_t over = cells > res_free ? cells - res_free : 0;
-  uint32_t shared = 0;
-  uint32_t hdrm = 0;
-  PoolState& ip = pools_[ib.profile->pool];
-  if (over > 0) {
-    bool fits_shared = uint64_t{ib.use.shared} + over <= shared_limit(ib);
-    if (fits_shared) {
-      fits_shared = gp != nullptr ? try_add(gp->shared_used, over, ip.size) : uint64_t{ip.shared_used} + over <= ip.size;
-    }
-    if (fits_shared) {
-      shared = over;
-    } else if (ib.profile->lossless()) {
-      if (ib.use.hdrm + over > ib.xoff) return refuse(DropReason::kHeadroomOverflow, Verdict::kDrop);
-      bool fits_pool = true;
-      if (gp != nullptr) {
-        if (ip.hdrm_size == 0) {
-          gp->hdrm_used.fetch_add(over, std::memory_order_relaxed);
-        } else {
-          fits_pool = try_add(gp->hdrm_used, over, ip.hdrm_size);
-        }
-      } else {
-        fits_pool = ip.hdrm_size == 0 || ip.hdrm_used + over <= ip.hdrm_size;
-      }
-      if (!fits_pool) return refuse(DropReason::kHeadroomOverflow, Verdict::kDrop);
-      hdrm = over;
-    } else {
-      return refuse(DropReason::kIngressLimit,
-                    ib.profile->discard == DiscardAction::kTrim ? Verdict::kTrim : Verdict::kDrop);
-    }
-  }
-  ib.use.shared += shared;
-  ib.use.hdrm += hdrm;
-  charge(ib, cells);
-  ip.shared_used += shared;
-  ip.hdrm_used += hdrm;
-  ip.watermark = std::max(ip.watermark, ip.shared_used);
-  total_used_ += cells;
-  if (gp != nullptr && shared > 0) raise_to(gp->watermark, gp->shared_used.load(std::memory_order_relaxed));
-  a.verdict = Verdict::kAccept;
-  a.ticket = Ticket{static_cast<uint16_t>(cells), static_cast<uint16_t>(shared), static_cast<uint16_t>(hdrm), 0};
-  return a;
-}
-
 bool Mmu::egress_could_fit(uint16_t out_port, uint8_t queue, uint32_t cells) const {
   const BufState& eb = queues_[idx(out_port, queue)];
   if (eb.profile == nullptr) return false;
@@ -142,38 +76,6 @@ bool Mmu::egress_could_fit(uint16_t out_port, uint8_t queue, uint32_t cells) con
     max_shared = std::min<uint64_t>(max_shared, lim);
   }
   return cells <= eb.reserved + max_shared;
-}
-
-Admission Mmu::admit_egress(uint16_t out_port, uint8_t queue, Ticket t) {
-  Admission a;
-  BufState& eb = queues_[idx(out_port, queue)];
-  if (eb.profile == nullptr) {
-    a.reason = DropReason::kNoBuffer;
-    return a;
-  }
-  if (!egress_fits(out_port, queue, t.cells)) {
-    a.reason = DropReason::kEgressLimit;
-    a.verdict = eb.profile->discard == DiscardAction::kTrim ? Verdict::kTrim : Verdict::kDrop;
-    return a;
-  }
-  const uint32_t res_used = eb.use.used - eb.use.shared;
-  const uint32_t res_free = res_used < eb.reserved ? eb.reserved - res_used : 0;
-  const uint32_t over = t.cells > res_free ? t.cells - res_free : 0;
-  PoolState& ep = pools_[eb.profile->pool];
-  eb.use.shared += over;
-  charge(eb, t.cells);
-  ep.shared_used += over;
-  ep.watermark = std::max(ep.watermark, ep.shared_used);
-  if (shared_ != nullptr && over > 0) {
-    // egress_fits checked the pool; shards admitting at the same moment may
-    // pass it by a packet each (docs/invariants.md "Sharding").
-    SharedBuffer::Pool& gp = shared_->pools[eb.profile->pool];
-    raise_to(gp.watermark, gp.shared_used.fetch_add(over, std::memory_order_relaxed) + over);
-  }
-  a.verdict = Verdict::kAccept;
-  a.ticket = t;
-  a.ticket.eg_shared = static_cast<uint16_t>(over);
-  return a;
 }
 
 Admission Mmu::admit(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, uint32_t bytes) {

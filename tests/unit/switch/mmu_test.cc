@@ -214,5 +214,54 @@ TEST(Mmu, NoCellLeakUnderRandomTraffic) {
   }
 }
 
+// 12. admit_egress decides exactly as egress_fits says (it computes the test
+// itself, inline), static and dynamic limits, reserved and shared, with the
+// pool near full. Expect: accept iff egress_fits was true just before; the
+// ticket's eg_shared is the part beyond the queue's free reserved cells;
+// otherwise kEgressLimit and nothing charged.
+TEST(Mmu, AdmitEgressAgreesWithEgressFits) {
+  std::mt19937 rng(777);
+  for (int round = 0; round < 20; ++round) {
+    const bool dynamic = round % 2 == 0;
+    MmuConfig cfg = base_config(dynamic ? ThresholdMode::kDynamic : ThresholdMode::kStatic, 0, 0);
+    cfg.pools[1].size_bytes = 200 * kCell;
+    cfg.profiles[1] = ProfileConfig{"eg", 1, (rng() % 6) * kCell, cfg.pools[1].mode,
+                                    static_cast<int>(rng() % 6) - 3, (rng() % 150 + 1) * kCell};
+    Mmu mmu(cfg);
+    int accepted = 0;
+    int refused = 0;
+    for (int step = 0; step < 3000; ++step) {
+      const uint16_t out = static_cast<uint16_t>(rng() % 2);
+      const uint8_t q = static_cast<uint8_t>(rng() % 8);
+      const Admission in = mmu.admit_ingress(0, 0, 64 + rng() % 4000);
+      if (in.verdict != Verdict::kAccept) continue;
+      const BufferUse before = mmu.queue_use(out, q);
+      const uint32_t pool_before = mmu.pool_shared_used(1);
+      const bool fits = mmu.egress_fits(out, q, in.ticket.cells);
+      const uint32_t res_used = before.used - before.shared;
+      const uint32_t reserved = mmu.cells_for(static_cast<uint32_t>(cfg.profiles[1].reserved_bytes));
+      const uint32_t res_free = res_used < reserved ? reserved - res_used : 0;
+      const uint32_t over = in.ticket.cells > res_free ? in.ticket.cells - res_free : 0;
+      const Admission out_a = mmu.admit_egress(out, q, in.ticket);
+      ASSERT_EQ(out_a.verdict == Verdict::kAccept, fits) << "step " << step;
+      if (fits) {
+        ++accepted;
+        ASSERT_EQ(out_a.ticket.eg_shared, over);
+        ASSERT_EQ(mmu.queue_use(out, q).used, before.used + in.ticket.cells);
+        ASSERT_EQ(mmu.pool_shared_used(1), pool_before + over);
+        if (rng() % 2 == 0) mmu.release(0, 0, out, q, out_a.ticket);
+      } else {
+        ++refused;
+        ASSERT_EQ(out_a.reason, DropReason::kEgressLimit);
+        ASSERT_EQ(mmu.queue_use(out, q).used, before.used);
+        ASSERT_EQ(mmu.pool_shared_used(1), pool_before);
+        mmu.release_ingress(0, 0, in.ticket);
+      }
+    }
+    EXPECT_GT(accepted, 0);
+    EXPECT_GT(refused, 0) << "round " << round;
+  }
+}
+
 }  // namespace
 }  // namespace sf::sw
