@@ -84,9 +84,17 @@ class TscConverter {
  public:
   constexpr explicit TscConverter(uint64_t hz) : hz_(hz) {}
   constexpr uint64_t hz() const { return hz_; }
+  // Exact floor(cycles x 1e9 / hz). Whole seconds first, so the remainder
+  // product fits 64 bits (hz below 1.8e10) and no 128-bit division
+  // (__udivti3) runs on every poll-loop clock read.
   constexpr TimeNs to_ns(uint64_t cycles) const {
-    const U128 num = static_cast<U128>(cycles) * 1000000000u;
-    return TimeNs(static_cast<int64_t>(num / hz_));
+    if (hz_ >= kMaxHz64) {
+      const U128 num = static_cast<U128>(cycles) * 1000000000u;
+      return TimeNs(static_cast<int64_t>(num / hz_));
+    }
+    const uint64_t sec = cycles / hz_;
+    const uint64_t rem = cycles % hz_;
+    return TimeNs(static_cast<int64_t>(sec * 1000000000u + rem * 1000000000u / hz_));
   }
   constexpr uint64_t to_cycles(TimeNs t) const {
     const U128 num = static_cast<U128>(t.ns()) * hz_;
@@ -94,6 +102,7 @@ class TscConverter {
   }
 
  private:
+  static constexpr uint64_t kMaxHz64 = UINT64_MAX / 1000000000u;  // rem x 1e9 fits below this
   uint64_t hz_;
 };
 

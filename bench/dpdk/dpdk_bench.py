@@ -12,10 +12,12 @@ Usage: dpdk_bench.py SF_PKTIO [--seconds S]
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import bench_proc  # noqa: E402  (bench/bench_proc.py)
 
 EAL = ["--no-pci", "--log-level", "*:warning", "--no-telemetry"]
 
@@ -51,12 +53,7 @@ def testpmd_mpps(seconds):
                                     "--total-num-mbufs", "8192"]
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(seconds + 1.5)  # with --stats-period testpmd forwards until SIGINT; stats every 1 s
-    p.send_signal(signal.SIGINT)
-    try:
-        out, _ = p.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, _ = p.communicate()
+    out = bench_proc.interrupt(p)
     pps = [int(x) for x in re.findall(r"Rx-pps:\s+(\d+)", out)]
     periods = [pps[i] + pps[i + 1] for i in range(0, len(pps) - 1, 2)][1:]  # both ports; skip warm-up
     if not periods:

@@ -31,6 +31,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import bench_proc  # noqa: E402  (bench/bench_proc.py)
+
 EAL = ["--no-pci", "--log-level", "*:warning", "--no-telemetry"]
 ROCE_HDR = 14 + 20 + 8 + 12 + 4          # Eth + IPv4 + UDP + BTH + ICRC (WRITE_MIDDLE)
 WIRE_EXTRA = 24                          # preamble + IFG + FCS
@@ -101,13 +104,8 @@ def testpmd_rate(tmp, frame_bytes, seconds, tag):
                            "--total-num-mbufs", "16384"],
                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(seconds + 2.5)
-    for p in (tx, rx):
-        p.send_signal(signal.SIGINT)
-    try:
-        out, _ = rx.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        rx.kill()
-        out, _ = rx.communicate()
+    tx.send_signal(signal.SIGINT)
+    out = bench_proc.interrupt(rx)
     try:
         tx.wait(timeout=30)
     except subprocess.TimeoutExpired:

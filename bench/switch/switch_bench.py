@@ -61,6 +61,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import bench_proc  # noqa: E402  (bench/bench_proc.py)
+
 EAL = ["--no-pci", "--log-level", "*:warning", "--no-telemetry"]
 DST_MAC = "02:00:00:00:00:02"
 SRC_MAC = "02:00:00:00:00:01"
@@ -401,12 +404,7 @@ def run_testpmd(pcap, args):
     time.sleep(max(0.5, args.seconds - 0.3))
     share = cpu.share()
     time.sleep(max(0.0, t_start + args.seconds + args.warmup + 1.5 - time.monotonic()))
-    p.send_signal(signal.SIGINT)
-    try:
-        out, _ = p.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, _ = p.communicate()
+    out = bench_proc.interrupt(p)
     # Per period: one "NIC statistics for port N" block per port, with Tx-pps.
     sink_pps = [int(m.group(1)) for m in re.finditer(
         r"NIC statistics for port 1\s.*?Tx-pps:\s+(\d+)", out, flags=re.S)]

@@ -31,6 +31,32 @@ TEST(TscConverter, RoundTrip) {
   EXPECT_EQ(c.to_cycles(TimeNs::from_us(1)), 2500u);
 }
 
+// to_ns splits whole seconds off to avoid a 128-bit division. Expect: the
+// exact floor(cycles x 1e9 / hz) of the 128-bit formula, for TSC rates from
+// odd small ones to above the 64-bit split's limit, at second boundaries and
+// at random cycle counts up to 1e5 s of uptime.
+TEST(TscConverter, ToNsIsExactFloor) {
+  const uint64_t rates[] = {1'000'000'007ull, 2'095'078'000ull, 2'500'000'000ull, 3'999'999'999ull,
+                            17'000'000'000ull, 18'446'744'073ull, 25'000'000'000ull};
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (uint64_t hz : rates) {
+    const TscConverter c(hz);
+    auto want = [hz](uint64_t cyc) {
+      return static_cast<int64_t>((static_cast<U128>(cyc) * 1000000000u) / hz);
+    };
+    for (uint64_t cyc : {uint64_t{0}, uint64_t{1}, hz - 1, hz, hz + 1, 7 * hz - 1}) {
+      EXPECT_EQ(c.to_ns(cyc).ns(), want(cyc)) << "hz " << hz << " cycles " << cyc;
+    }
+    for (int i = 0; i < 10000; ++i) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      const uint64_t cyc = x % (hz * 100'000'000ull / 1'000ull);  // < 1e5 s of cycles
+      ASSERT_EQ(c.to_ns(cyc).ns(), want(cyc)) << "hz " << hz << " cycles " << cyc;
+    }
+  }
+}
+
 TEST(WireBytes, PadsShortFramesAndAddsOverhead) {
   EXPECT_EQ(wire_bytes(60), 84u);   // the classic 64 B frame: 84 B on the wire
   EXPECT_EQ(wire_bytes(42), 84u);   // padded to the minimum
