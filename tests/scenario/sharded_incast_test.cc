@@ -13,46 +13,15 @@
 #include "common/sim/simulator.h"
 #include "nic/app/perftest_engine.h"
 #include "switch/pipeline/sharded_switch.h"
+#include "tests/scenario/nic_incast.h"
 #include "tests/scenario/scenario.h"
 
 namespace sf::scenario {
 namespace {
 
-using nic::app::AppHost;
-using nic::app::AppWorkload;
-using nic::app::Role;
-using nic::app::Workload;
-using nic::app::WorkloadType;
-
 constexpr size_t kSenders = 8;
 constexpr uint64_t kMsgBytes = 65536;
 constexpr uint64_t kMsgsPerSender = 40;
-
-AppHost host(size_t i) {
-  AppHost h;
-  h.name = "h" + std::to_string(i);
-  h.devargs = "sim" + std::to_string(i);
-  h.mac.bytes = {0x02, 0x4E, 0x00, 0x00, 0x00, static_cast<uint8_t>(i + 1)};
-  h.ipv4 = std::array<uint8_t, 4>{10, 8, 0, static_cast<uint8_t>(i + 1)};
-  h.mtu_bytes = 4096;
-  h.pfc_enable = 1u << 3;
-  return h;
-}
-
-nic::NicConfig node_cfg(const AppHost& h) {
-  nic::NicConfig c;
-  nic::HostConfig hc;
-  hc.name = h.name;
-  hc.mac.bytes = h.mac.bytes;
-  hc.ipv4 = wire::Ipv4Addr{*h.ipv4};
-  hc.ports = {0};
-  c.hosts.push_back(hc);
-  nic::NicPortConfig p;
-  p.line_rate = BitRate::gbps(h.speed_gbps);
-  p.pfc_honour = true;
-  c.ports.push_back(p);
-  return c;
-}
 
 struct Result {
   std::vector<uint64_t> queue_series;  // receiver's queue 3 bytes every 5 us
@@ -73,11 +42,8 @@ Result run(uint16_t shards) {
   config::Json doc = load_config_doc("config/switch/seed000-static-lossless.json");
   widen_ports(doc, kSenders + 1);
   sw::SwitchConfig cfg = sw::parse_switch_config(doc);
-  std::vector<AppHost> hosts;
-  for (size_t i = 0; i <= kSenders; ++i) {
-    hosts.push_back(host(i));
-    cfg.fdb.push_back({hosts.back().mac.bytes, 0, static_cast<uint16_t>(i)});
-  }
+  NicIncast inc(kSenders, kMsgBytes, kMsgsPerSender, "dcqcn-nvidia");
+  for (size_t i = 0; i <= kSenders; ++i) cfg.fdb.push_back({inc.hosts[i].mac.bytes, 0, static_cast<uint16_t>(i)});
   std::vector<std::array<uint8_t, 6>> sw_macs(kSenders + 1, std::array<uint8_t, 6>{0x02, 0x53, 0x46, 0, 0, 0});
   std::vector<uint16_t> map(kSenders + 1, 0);
   if (shards == 2) {
@@ -87,50 +53,16 @@ Result run(uint16_t shards) {
   sw::ShardedSwitchNode sw_node(sw);
   Node& node = shards == 1 ? sw.shard_node(0) : static_cast<Node&>(sw_node);
 
-  std::vector<std::unique_ptr<nic::NicNode>> nodes;
-  for (const AppHost& h : hosts) nodes.push_back(std::make_unique<nic::NicNode>(node_cfg(h), scenario_pool()));
   const size_t rx = kSenders;
-  std::vector<std::unique_ptr<Workload>> clients, servers;
-  nic::app::PerftestEngine rx_engine;
-  std::vector<std::unique_ptr<nic::app::PerftestEngine>> tx_engines;
-  for (size_t i = 0; i < kSenders; ++i) {
-    AppWorkload w;
-    w.type = WorkloadType::kWriteBw;
-    w.size_bytes = kMsgBytes;
-    w.iterations = kMsgsPerSender;
-    w.tx_depth = 32;
-    w.verify = true;
-    w.cc = *nic::cc_choice_from_string("dcqcn-nvidia");
-    w.name = "c" + std::to_string(i);
-    w.role = Role::kClient;
-    clients.push_back(std::make_unique<Workload>(w, hosts[i], *nodes[i], 0));
-    w.name = "s" + std::to_string(i);
-    w.role = Role::kServer;
-    servers.push_back(std::make_unique<Workload>(w, hosts[rx], *nodes[rx], 0));
-    EXPECT_EQ(servers[i]->connect(clients[i]->local_info(), TimeNs(0)), "");
-    EXPECT_EQ(clients[i]->connect(servers[i]->local_info(), TimeNs(0)), "");
-    tx_engines.push_back(std::make_unique<nic::app::PerftestEngine>());
-    tx_engines.back()->add(clients[i].get());
-    nodes[i]->set_app(tx_engines.back().get());
-    rx_engine.add(servers[i].get());
-  }
-  nodes[rx]->set_app(&rx_engine);
+  auto& clients = inc.clients;
+  auto& servers = inc.servers;
 
   auto sim = std::make_unique<sim::Simulator>(11);
   const sim::NodeId sw_id = sim->add_node(node, "switch");
-  for (size_t i = 0; i <= kSenders; ++i) {
-    const sim::NodeId id = sim->add_node(*nodes[i], hosts[i].name);
-    sim->connect(id, 0, sw_id, static_cast<PortId>(i), {BitRate::gbps(100), TimeNs::from_us(1)});
-  }
+  inc.connect(*sim, sw_id, BitRate::gbps(100), TimeNs::from_us(1));
   Result r;
-  auto all_done = [&] {
-    for (const auto& c : clients) {
-      if (!c->traffic_done()) return false;
-    }
-    return true;
-  };
   const auto rxp = static_cast<PortId>(rx);
-  while (!all_done() && sim->now() < TimeNs::from_ms(50)) {
+  while (!inc.all_done() && sim->now() < TimeNs::from_ms(50)) {
     sim->run_for(TimeNs::from_us(5));
     r.queue_series.push_back(sw.owner(rxp).queue_bytes(rxp, 3));
   }
@@ -150,7 +82,6 @@ Result run(uint16_t shards) {
   }
   for (uint16_t s = 0; s < sw.num_shards(); ++s) r.crossed += sw.shard_counters(s).forwarded;
   r.cells_left = sw.mmu().total_used();
-  for (auto& n : nodes) n->set_app(nullptr);
   sim.reset();
   return r;
 }
