@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <vector>
 
 namespace sf::test {
 
@@ -39,6 +40,15 @@ inline rte_mbuf* make_mbuf_chain(rte_mempool* pool, std::span<const uint8_t> byt
     tail = m;
   } while (off < bytes.size());
   return head;
+}
+
+// The bytes of a frame a node handed back (any chain), and the frame freed.
+inline std::vector<uint8_t> take_bytes(rte_mbuf* m) {
+  std::vector<uint8_t> b(m->pkt_len);
+  const void* d = rte_pktmbuf_read(m, 0, m->pkt_len, b.data());
+  if (d != b.data()) std::memcpy(b.data(), d, b.size());
+  rte_pktmbuf_free(m);
+  return b;
 }
 
 }  // namespace sf::test

@@ -19,6 +19,7 @@
 #include "common/wire/frame_builder.h"
 #include "common/wire/frame_parser.h"
 #include "tests/support/eal_env.h"
+#include "tests/support/mbuf_chain.h"
 
 namespace sf::sw {
 namespace {
@@ -114,11 +115,7 @@ class ShardedSwitchTest : public testing::Test {
       const uint16_t k = n.transmit(port, std::span<rte_mbuf*>(burst, 1), now);
       if (k == 0) break;
       for (uint16_t i = 0; i < k; ++i) {
-        Bytes b(burst[i]->pkt_len);
-        const void* d = rte_pktmbuf_read(burst[i], 0, burst[i]->pkt_len, b.data());
-        if (d != b.data()) std::memcpy(b.data(), d, b.size());
-        out.push_back(std::move(b));
-        rte_pktmbuf_free(burst[i]);
+        out.push_back(test::take_bytes(burst[i]));
       }
     }
     return out;

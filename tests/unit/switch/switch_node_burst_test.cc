@@ -20,6 +20,7 @@
 #include "common/wire/mac_control.h"
 #include "switch/pipeline/switch_node.h"
 #include "tests/support/eal_env.h"
+#include "tests/support/mbuf_chain.h"
 
 namespace sf::sw {
 namespace {
@@ -307,11 +308,7 @@ class Pair {
     while (budget > 0 && (got = n.transmit(p, {burst, std::min<uint16_t>(32, budget)}, now)) > 0) {
       budget = static_cast<uint16_t>(budget - got);
       for (uint16_t i = 0; i < got; ++i) {
-        Bytes b(burst[i]->pkt_len);
-        const void* d = rte_pktmbuf_read(burst[i], 0, burst[i]->pkt_len, b.data());
-        if (d != b.data()) std::memcpy(b.data(), d, b.size());
-        out.push_back(std::move(b));
-        rte_pktmbuf_free(burst[i]);
+        out.push_back(test::take_bytes(burst[i]));
       }
     }
     return out;

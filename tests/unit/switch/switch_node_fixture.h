@@ -21,6 +21,7 @@
 #include "common/wire/mac_control.h"
 #include "switch/pipeline/switch_node.h"
 #include "tests/support/eal_env.h"
+#include "tests/support/mbuf_chain.h"
 
 namespace sf::sw {
 
@@ -84,11 +85,7 @@ class SwitchNodeFixture : public testing::Test {
     uint16_t n;
     while ((n = node_->transmit(p, burst, now)) > 0) {
       for (uint16_t i = 0; i < n; ++i) {
-        std::vector<uint8_t> b(burst[i]->pkt_len);
-        const void* d = rte_pktmbuf_read(burst[i], 0, burst[i]->pkt_len, b.data());
-        if (d != b.data()) std::memcpy(b.data(), d, b.size());
-        out.push_back(std::move(b));
-        rte_pktmbuf_free(burst[i]);
+        out.push_back(test::take_bytes(burst[i]));
       }
     }
     return out;
