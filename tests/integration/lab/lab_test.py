@@ -109,25 +109,33 @@ def last_json(path):
     raise TestFailure(f"no JSON line in {path}")
 
 
+def run_shipped(build, name, out, tail_chars=2000):
+    """Runs config/topologies/NAME with sf-lab (no console) into `out`.
+    Expect: it finishes within 50 s, exits 0, and leaves no process, socket
+    or hugepage file behind. Returns its results.json."""
+    topo_path = os.path.join(ROOT, "config", "topologies", name)
+    p = subprocess.Popen([SF_LAB, "run", topo_path, "--out", out, "--build", build, "--no-console"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        so, se = p.communicate(timeout=50)
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGINT)
+        so, se = p.communicate(timeout=20)
+        raise TestFailure(f"sf-lab did not finish in 50 s:\n{so[-3000:]}\n{se[-3000:]}")
+    print(so[-tail_chars:])
+    check(p.returncode == 0, f"sf-lab exited {p.returncode}:\n{se[-3000:]}")
+    with open(os.path.join(out, "results.json")) as f:
+        res = json.load(f)
+    check_nothing_left(res, p.pid)
+    return res
+
+
 # ---- small ------------------------------------------------------------------------
 
 def case_small(build):
     out = tempfile.mkdtemp(prefix="sf-labt-small-")
     try:
-        topo_path = os.path.join(ROOT, "config", "topologies", "small-incast.json")
-        p = subprocess.Popen([SF_LAB, "run", topo_path, "--out", out, "--build", build, "--no-console"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            so, se = p.communicate(timeout=50)
-        except subprocess.TimeoutExpired:
-            p.send_signal(signal.SIGINT)
-            so, se = p.communicate(timeout=20)
-            raise TestFailure(f"sf-lab did not finish in 50 s:\n{so[-3000:]}\n{se[-3000:]}")
-        print(so[-2500:])
-        check(p.returncode == 0, f"sf-lab exited {p.returncode}:\n{se[-3000:]}")
-        with open(os.path.join(out, "results.json")) as f:
-            res = json.load(f)
-        check_nothing_left(res, p.pid)
+        res = run_shipped(build, "small-incast.json", out, 2500)
         # Every process ran and exited 0; senders stopped by themselves.
         st = res["processes"]["exit_status"]
         check(set(st) == {"sw0", "h0", "h1", "r0"} and all(v == 0 for v in st.values()), f"exit status {st}")
@@ -212,19 +220,7 @@ def case_two_switch(build):
     nothing, the numbers add up over both switches, nothing is left."""
     out = tempfile.mkdtemp(prefix="sf-labt-2sw-")
     try:
-        topo_path = os.path.join(ROOT, "config", "topologies", "two-switch-incast.json")
-        p = subprocess.Popen([SF_LAB, "run", topo_path, "--out", out, "--build", build, "--no-console"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            so, se = p.communicate(timeout=50)
-        except subprocess.TimeoutExpired:
-            p.send_signal(signal.SIGINT)
-            so, se = p.communicate(timeout=20)
-            raise TestFailure(f"sf-lab did not finish in 50 s:\n{so[-3000:]}\n{se[-3000:]}")
-        print(so[-2000:])
-        check(p.returncode == 0, f"sf-lab exited {p.returncode}:\n{se[-3000:]}")
-        res = json.load(open(os.path.join(out, "results.json")))
-        check_nothing_left(res, p.pid)
+        res = run_shipped(build, "two-switch-incast.json", out)
         l0 = {q["name"]: q for q in json.load(open(os.path.join(out, "switch-leaf0-report.json")))["ports"]}
         l1 = {q["name"]: q for q in json.load(open(os.path.join(out, "switch-leaf1-report.json")))["ports"]}
         check(l0["Ethernet12"]["tx_packets"] > 0, "nothing crossed the switch-switch link")
@@ -250,19 +246,7 @@ def case_victim(build):
     flow ran about its duration, nothing is left."""
     out = tempfile.mkdtemp(prefix="sf-labt-victim-")
     try:
-        topo_path = os.path.join(ROOT, "config", "topologies", "incast-victim.json")
-        p = subprocess.Popen([SF_LAB, "run", topo_path, "--out", out, "--build", build, "--no-console"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            so, se = p.communicate(timeout=50)
-        except subprocess.TimeoutExpired:
-            p.send_signal(signal.SIGINT)
-            so, se = p.communicate(timeout=20)
-            raise TestFailure(f"sf-lab did not finish in 50 s:\n{so[-3000:]}\n{se[-3000:]}")
-        print(so[-2000:])
-        check(p.returncode == 0, f"sf-lab exited {p.returncode}:\n{se[-3000:]}")
-        res = json.load(open(os.path.join(out, "results.json")))
-        check_nothing_left(res, p.pid)
+        res = run_shipped(build, "incast-victim.json", out)
         flows = {f["name"]: f for f in res["flows"]}
         check(set(flows) == {"incast/h0", "incast/h1", "victim", "bg"}, f"flows {list(flows)}")
         for f in flows.values():
@@ -295,19 +279,7 @@ def case_nic(build):
     left."""
     out = tempfile.mkdtemp(prefix="sf-labt-nic-")
     try:
-        topo_path = os.path.join(ROOT, "config", "topologies", "nic-incast.json")
-        p = subprocess.Popen([SF_LAB, "run", topo_path, "--out", out, "--build", build, "--no-console"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            so, se = p.communicate(timeout=50)
-        except subprocess.TimeoutExpired:
-            p.send_signal(signal.SIGINT)
-            so, se = p.communicate(timeout=20)
-            raise TestFailure(f"sf-lab did not finish in 50 s:\n{so[-3000:]}\n{se[-3000:]}")
-        print(so[-2000:])
-        check(p.returncode == 0, f"sf-lab exited {p.returncode}:\n{se[-3000:]}")
-        res = json.load(open(os.path.join(out, "results.json")))
-        check_nothing_left(res, p.pid)
+        res = run_shipped(build, "nic-incast.json", out)
         for f in res["flows"]:
             check(f["status"] == "ok" and f["complete"] and f["bytes_sent"] == 4 * 1024 * 1024 and
                   f["completion_s"] > 0 and f["goodput_gbps"] > 0, f"{f['name']}: {f}")
