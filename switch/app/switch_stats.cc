@@ -154,6 +154,8 @@ nlohmann::json switch_snapshot(const SwitchView& v, const SwitchConfig& cfg) {
                              {"received", sc.received},
                              {"releases_sent", sc.releases_sent},
                              {"releases_received", sc.releases_received},
+                             {"credit_notes_sent", sc.credit_notes_sent},
+                             {"credit_notes_received", sc.credit_notes_received},
                              {"ring_full", sc.ring_full}});
     }
   }

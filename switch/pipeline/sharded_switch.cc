@@ -107,10 +107,11 @@ ShardedSwitch::ShardedSwitch(const SwitchConfig& cfg, std::span<const std::array
     }
   }
   const uint32_t cells = static_cast<uint32_t>(cfg.mmu.total_bytes / cfg.mmu.cell_bytes);
+  // Release ring size: one note per cell, and with CREDIT_FC ports one more
+  // per cell (+1) for credit notes (shard_ring.h).
+  const bool credit = std::any_of(cfg.credit_fc.begin(), cfg.credit_fc.end(), [](const auto& c) { return c.has_value(); });
+  const uint32_t release_cap = credit ? 2 * cells + 1 : cells;
   if (n > 1) {
-    for (const auto& c : cfg.credit_fc) {
-      if (c) throw std::invalid_argument("shards: CREDIT_FC ports are not supported with more than one shard");
-    }
     if (cells > kMaxRingCells) {
       throw std::invalid_argument("shards: mmu_size / cell size = " + std::to_string(cells) + " cells; at most " +
                                   std::to_string(kMaxRingCells) + " with more than one shard");
@@ -142,7 +143,7 @@ ShardedSwitch::ShardedSwitch(const SwitchConfig& cfg, std::span<const std::array
         const std::string tag = std::to_string(id) + "_" + std::to_string(src) + "_" + std::to_string(dst);
         rte_ring* d = make_ring("sfsd" + tag, sizeof(QueuedPkt), data_cap);
         rings_.push_back(d);
-        rte_ring* r = make_ring("sfsr" + tag, sizeof(ShardRelease), cells);
+        rte_ring* r = make_ring("sfsr" + tag, sizeof(ShardRelease), release_cap);
         rings_.push_back(r);
         links_[src]->data_out[dst] = d;
         links_[dst]->data_in[src] = d;

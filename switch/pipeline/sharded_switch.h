@@ -4,7 +4,8 @@
 // ports, their ingress PGs (admission, headroom, PFC generation) and their
 // egress queues (admission, WRED/ECN, scheduling, received PFC, watchdog).
 // Between shards: per (src, dst) SPSC rings of packets and of release notes
-// (switch/pipeline/shard_ring.h). Shared: the buffer pool counters
+// (switch/pipeline/shard_ring.h), the notes carrying cells and CREDIT_FC
+// slots back to the shard that owns them. Shared: the buffer pool counters
 // (SharedBuffer, atomics), the FDB (lock-free readers, one ager) and the route
 // tables (read-only). One shard is exactly the unsharded SwitchNode.
 //
@@ -35,8 +36,8 @@ class ShardedSwitch {
  public:
   // `shard_of_port[i]`: the shard (0..N-1) of port i; every shard owns at
   // least one port, N <= kMaxShards. Throws std::invalid_argument when the
-  // map or the config cannot be sharded (N > 1 with CREDIT_FC ports or
-  // SWITCH_TRIMMING, or more than kMaxRingCells cells), std::runtime_error
+  // map or the config cannot be sharded (N > 1 with more than kMaxRingCells
+  // cells), std::runtime_error
   // when DPDK tables or rings cannot be created. `cfg` must outlive it.
   ShardedSwitch(const SwitchConfig& cfg, std::span<const std::array<uint8_t, 6>> port_macs, rte_mempool* ctrl_pool,
                 std::vector<uint16_t> shard_of_port);

@@ -262,6 +262,11 @@ class SwitchNode final : public Node {
   void shard_trim(QueuedPkt p, DropCause cause);  // shard
   // Egress part released here, ingress part sent to the owner as a release note.
   void shard_release_remote(uint16_t in, uint8_t pg, uint16_t out, uint8_t q, const Ticket& t);
+  // Credit slots of another shard's CREDIT_FC port `in` freed here: a credit
+  // note to the port's shard, which frees them (shard_credit_freed,
+  // switch_node_credit.cc) when it takes the note in.
+  void shard_credit_remote(uint16_t in, uint8_t vl, uint8_t slots);
+  void shard_credit_freed(uint16_t in, uint8_t vl, uint8_t slots);
   ShardLink* shard_ = nullptr;
   bool ages_fdb_ = true;  // false: a shard that shares another's FDB
 

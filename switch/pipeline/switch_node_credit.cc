@@ -71,6 +71,8 @@ void SwitchNode::credit_on_drop(uint16_t in) {
   // receive()/to_egress() must not free its slots again.
   credit_drop_vl_ = kNoCreditVl;
   if (v == kNoCreditVl || !ports_[in].credit) return;
+  // shard: a remote ingress port (never unclassified: that frame is in hand at its own shard)
+  if (shard_ != nullptr && !shard_owns(in)) return shard_credit_remote(in, v & 0x0F, credit_drop_slots_);
   CreditPort& fc = ports_[in].credit->fc;
   const int vl = v & 0x0F;
   if (v & kUnclassified) fc.on_arrival(vl, credit_drop_slots_);
@@ -127,11 +129,22 @@ void SwitchNode::credit_on_dequeue(Port& port, int q, const QueuedPkt& pkt) {
 
 void SwitchNode::credit_release(const QueuedPkt& pkt) {
   if (pkt.credit_vl == kNoCreditVl) return;
+  if (shard_ != nullptr && !shard_owns(pkt.in_port)) {
+    return shard_credit_remote(pkt.in_port, pkt.credit_vl, pkt.credit_slots);  // shard: the ingress port's own
+  }
   CreditPort& in = ports_[pkt.in_port].credit->fc;
   in.on_freed(pkt.credit_vl, pkt.credit_slots);
   // The update goes out on the ingress port, which the driver may not offer a
   // transmit until the node runs again: next_wakeup() asks for that.
   if (in.update_due()) credit_kick_ = true;
+}
+
+void SwitchNode::shard_credit_freed(uint16_t in, uint8_t vl, uint8_t slots) {
+  if (!ports_[in].credit) return;  // (notes come only for credit ports)
+  CreditPort& fc = ports_[in].credit->fc;
+  fc.on_freed(vl, slots);
+  // As credit_release: the update goes out on the next transmit offer of `in`.
+  if (fc.update_due()) credit_kick_ = true;
 }
 
 void SwitchNode::credit_note_backlog(Port& port, uint8_t blocked, TimeNs now) {

@@ -7,7 +7,11 @@
 // (shard_accept). Cells of a PG are released only by the PG's own shard:
 // the egress shard releases the egress part and sends the ingress part back
 // as a release note (shard_release_remote), which the owner applies and
-// re-evaluates PFC for (shard_pump).
+// re-evaluates PFC for (shard_pump). Credit slots of a CREDIT_FC ingress
+// port are likewise freed only by the port's shard: the egress shard sends
+// them back as a credit note right after the packet's cell note
+// (shard_credit_remote), and the owner frees them (and owes the peer an
+// update once enough are free) when it takes the note in.
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
@@ -50,8 +54,22 @@ void SwitchNode::shard_release_remote(uint16_t in, uint8_t pg, uint16_t out, uin
   ++l.ctr.releases_sent;
 }
 
+void SwitchNode::shard_credit_remote(uint16_t in, uint8_t vl, uint8_t slots) {
+  ShardLink& l = *shard_;
+  ShardRelease r{Ticket{}, in, 0, slots};
+  r.credit_vl = vl;
+  // Never full: sent right after the cell note of the same packet (shard_ring.h).
+  const int rc = rte_ring_enqueue_elem(l.release_out[l.shard_of_port[in]], &r, sizeof(ShardRelease));
+  (void)rc;
+  ++l.ctr.releases_sent;
+  ++l.ctr.credit_notes_sent;
+}
+
 void SwitchNode::shard_accept(QueuedPkt p) {
   const Ticket t = p.ticket;
+  // The packet in hand: a drop below frees its credit slots (through a credit
+  // note to the ingress shard), as drop() does on one shard.
+  credit_in_hand(p);
   auto release_in = [&] {
     ShardRelease r{t, p.in_port, p.pg, 0};
     rte_ring_enqueue_elem(shard_->release_out[shard_->shard_of_port[p.in_port]], &r, sizeof(ShardRelease));
@@ -119,8 +137,14 @@ bool SwitchNode::shard_pump(TimeNs now) {
     unsigned n;
     while ((n = rte_ring_dequeue_burst_elem(l.release_in[s], rel.data(), sizeof(ShardRelease), rel.size(), nullptr)) > 0) {
       for (unsigned i = 0; i < n; ++i) {
-        mmu_.release_ingress(rel[i].in_port, rel[i].pg, rel[i].ticket);
-        update_pfc(rel[i].in_port, rel[i].pg, now);
+        const ShardRelease& r = rel[i];
+        if (r.credit_slots != 0) {
+          shard_credit_freed(r.in_port, r.credit_vl, r.credit_slots);  // switch_node_credit.cc
+          ++l.ctr.credit_notes_received;
+          continue;
+        }
+        mmu_.release_ingress(r.in_port, r.pg, r.ticket);
+        update_pfc(r.in_port, r.pg, now);
       }
       l.ctr.releases_received += n;
       released = true;

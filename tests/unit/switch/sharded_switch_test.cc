@@ -16,6 +16,7 @@
 
 #include "common/config/json_loader.h"
 #include "common/rng.h"
+#include "common/wire/credit_frame.h"
 #include "common/wire/frame_builder.h"
 #include "common/wire/frame_parser.h"
 #include "tests/support/eal_env.h"
@@ -39,7 +40,8 @@ std::string four_ports(const std::string& extra) {
 
 // Lossless PG 3 (DSCP 26, pfc_enable 3), lossy PG 0 for the rest, dynamic
 // thresholds over small pools so that admission, holds and drops all happen.
-std::string buffers(const std::string& q3_th) {
+// `pfc` false: no pfc_enable (CREDIT_FC ports run no PFC); PG 3 still holds.
+std::string buffers(const std::string& q3_th, bool pfc = true) {
   return R"(
     "DEVICE_METADATA": {"localhost": {"mmu_size": "512KiB"}},
     "BUFFER_POOL": {"ip": {"type": "ingress", "mode": "dynamic", "size": "256KiB", "xoff": "64KiB"},
@@ -52,7 +54,7 @@ std::string buffers(const std::string& q3_th) {
                   "Ethernet0,Ethernet4,Ethernet8,Ethernet12|3": {"profile": "pg3"}},
     "BUFFER_QUEUE": {"Ethernet0,Ethernet4,Ethernet8,Ethernet12|0": {"profile": "q0"},
                      "Ethernet0,Ethernet4,Ethernet8,Ethernet12|3": {"profile": "q3"}},
-    "PORT_QOS_MAP": {"global": {"pfc_enable": "3"}},
+    )" + std::string(pfc ? R"("PORT_QOS_MAP": {"global": {"pfc_enable": "3"}},)" : "") + R"(
     "WRED_PROFILE": {"W": {"ecn": "ecn_all", "green_min_threshold": "3000", "green_max_threshold": "12000",
                            "green_drop_probability": "30"}},
     "QUEUE": {"Ethernet8|3": {"wred_profile": "W"}})";
@@ -85,6 +87,57 @@ uint64_t ce_marked(const std::vector<Bytes>& frames) {
   }
   return n;
 }
+
+// ---- CREDIT_FC ports across shards ----
+
+// `ports` (names) in credit mode: `credits` of 4 KiB per VL, update threshold 2.
+std::string credit_fc(std::initializer_list<const char*> ports, uint32_t credits = 8) {
+  std::string s = R"("CREDIT_FC": {)";
+  bool first = true;
+  for (const char* p : ports) {
+    s += std::string(first ? "" : ", ") + "\"" + p + R"(": {"vl_buffer": ")" + std::to_string(credits * 4096) + R"(", "update_threshold": 2})";
+    first = false;
+  }
+  return s + "}";
+}
+
+// The far end of a credit link as the tests play it (VL 0 only): it sends a
+// data frame only with a credit the switch granted, takes in every frame the
+// switch sends it (credit frames raise the grant; data frames are consumed at
+// once) and grants the switch the slots back in credit frames of its own.
+struct CreditPeer {
+  bool credit = false;   // the port runs CREDIT_FC
+  uint32_t credits = 8;  // initial credits, both ends of the link
+  uint32_t granted = 8;  // the switch's cumulative grant to us
+  uint32_t sent = 0;                // data frames we sent (slots taken at the switch)
+  uint32_t consumed = 0;            // data frames the switch sent us
+  uint32_t advertised = 0;          // consumed as of our last credit frame
+  uint64_t updates = 0;             // credit frames from the switch
+  bool can_send() const { return !credit || sent != granted; }
+  void sent_one() { ++sent; }
+  void take(const std::vector<Bytes>& frames) {
+    for (const Bytes& b : frames) {
+      const wire::CreditFrameInfo c = wire::parse_credit_frame(b);
+      if (!c.ok()) {
+        ++consumed;
+        continue;
+      }
+      ++updates;
+      for (const wire::CreditEntry& e : c.entries) {
+        if (e.vl == 0) granted = e.granted_total.value();
+      }
+    }
+  }
+  // Our credit frame to the switch when we consumed something since the last one.
+  std::optional<Bytes> grant(const MacAddr& self) {
+    if (!credit || consumed == advertised) return std::nullopt;
+    advertised = consumed;
+    Bytes b(wire::kCreditFrameMaxBytes);
+    const wire::CreditGrant g{0, credits + consumed};
+    b.resize(wire::build_credit_frame(b, self, {&g, 1}));
+    return b;
+  }
+};
 
 class ShardedSwitchTest : public testing::Test {
  protected:
@@ -154,6 +207,8 @@ class ShardedSwitchTest : public testing::Test {
       EXPECT_EQ(ref_->mmu().hdrm_pool_used(pool), sharded_->mmu().hdrm_pool_used(pool)) << where;
     }
   }
+  // Test 5's body (credit: every port in credit mode).
+  void two_threads(bool credit);
   // Hosts A..D announce themselves on ports 0..3 (flooded, then learned).
   void learn_hosts(TimeNs now) {
     for (uint16_t p = 0; p < 4; ++p) rx(p, frame(kHost[(p + 1) % 4], kHost[p], 0, 64), now);
@@ -337,28 +392,75 @@ TEST_F(ShardedSwitchTest, RemoteEgressCongestionPausesTheIngressPort) {
 // once both stopped and the rings are drained: every packet transmitted or
 // dropped exactly once per copy, no cell left in the shared buffer or any
 // PG or queue, every release note applied, no ring-full drop.
-TEST_F(ShardedSwitchTest, TwoThreadsConserveEveryPacketAndCell) {
-  make(four_ports(buffers(R"("dynamic_th": "-1")")));
-  learn_hosts(TimeNs(0));
+TEST_F(ShardedSwitchTest, TwoThreadsConserveEveryPacketAndCell) { two_threads(false); }
+
+// 5b. The same with every port in credit mode (32 credits; each thread plays
+// the peers of its shard's ports: sends only with a credit, consumes what it
+// takes and grants it back). Expect on top: every credit note applied, and
+// drained, no slot occupied on any credit port, whose granted slots are its
+// initial credits plus every slot its peer's frames took.
+TEST_F(ShardedSwitchTest, TwoThreadsConserveEveryPacketCellAndCreditSlot) { two_threads(true); }
+
+void ShardedSwitchTest::two_threads(bool credit) {
+  if (credit) {
+    make(four_ports(buffers(R"("dynamic_th": "-1")", false) + ", " +
+                    credit_fc({"Ethernet0", "Ethernet4", "Ethernet8", "Ethernet12"}, 32)));
+  } else {
+    make(four_ports(buffers(R"("dynamic_th": "-1")")));
+  }
+  std::array<CreditPeer, 4> peers;  // peers[p] is touched by p's shard's thread only
+  for (CreditPeer& p : peers) p = {.credit = credit, .credits = 32, .granted = 32};
+  if (credit) {
+    for (uint16_t p = 0; p < 4; ++p) {
+      rx(p, frame(kHost[(p + 1) % 4], kHost[p], 0, 64), TimeNs(0));
+      peers[p].sent_one();
+    }
+    for (uint16_t p = 0; p < 4; ++p) peers[p].take(take(*node_, p, TimeNs(0), SIZE_MAX));
+  } else {
+    learn_hosts(TimeNs(0));
+  }
   ref_.reset();  // not used: the threads allocate their own frames
+  // Frames `port` sent (freed): the peer takes them in and grants back.
+  auto peer_takes = [&](Node& n, uint16_t port, rte_mbuf** out, uint16_t got, TimeNs now) {
+    if (!credit) return rte_pktmbuf_free_bulk(out, got);
+    std::vector<Bytes> frames;
+    for (uint16_t i = 0; i < got; ++i) frames.push_back(test::take_bytes(out[i]));
+    peers[port].take(frames);
+    if (auto g = peers[port].grant(kHost[port])) {
+      rte_mbuf* one[1] = {test::make_mbuf(*g)};
+      n.receive(port, one, now);
+    }
+  };
+  // Frames each thread sent. With credit links a shard's traffic waits on the
+  // other shard's progress, and on this machine the two threads may not run
+  // at the same time: each runs 3000 iterations and on until both sent
+  // kFrames (bounded by kMaxIterations).
+  constexpr uint64_t kFrames = 1000;
+  constexpr int kMaxIterations = 2'000'000;
+  std::array<std::atomic<uint64_t>, 2> sent{};
   auto run_shard = [&](uint16_t s) {
     ASSERT_EQ(rte_thread_register(), 0);  // an lcore id, as a shard's EAL lcore has
     Node& n = sharded_->shard_node(s);
     Rng rng(100 + s);
     rte_mbuf* out[32];
-    for (int it = 0; it < 3000; ++it) {
+    for (int it = 0; it < 3000 || sent[0].load() < kFrames || sent[1].load() < kFrames; ++it) {
+      ASSERT_LT(it, kMaxIterations) << "shard " << s << " sent " << sent[0].load() << " / " << sent[1].load();
       const TimeNs now = TimeNs::from_us(10 + it);
       const auto in = static_cast<uint16_t>(2 * s + rng.next_u64() % 2);
       const uint64_t r = rng.next_u64();
       const MacAddr dst = r % 23 == 0 ? MacAddr{{0x02, 0, 0, 0, 1, 0x99}} : kHost[(in + 1 + r % 3) % 4];
       rte_mbuf* burst[4];
-      const int k = 1 + static_cast<int>((r >> 8) % 4);
-      for (int i = 0; i < k; ++i) burst[i] = test::make_mbuf(frame(dst, kHost[in], (r >> 16) % 2 ? 26 : 0, 64 + (r >> 20) % 1200));
-      n.receive(in, std::span<rte_mbuf*>(burst, k), now);
+      int k = 0;
+      for (const int want = 1 + static_cast<int>((r >> 8) % 4); k < want && peers[in].can_send(); ++k) {
+        burst[k] = test::make_mbuf(frame(dst, kHost[in], (r >> 16) % 2 ? 26 : 0, 64 + (r >> 20) % 1200));
+        if (credit) peers[in].sent_one();
+      }
+      if (k > 0) n.receive(in, std::span<rte_mbuf*>(burst, k), now);
+      sent[s].fetch_add(static_cast<uint64_t>(k));
       if (now >= n.next_wakeup(now)) n.advance(now);
       for (uint16_t p = 2 * s; p < 2 * s + 2; ++p) {
         const uint16_t got = n.transmit(p, std::span<rte_mbuf*>(out, 1 + (r >> 32) % 3), now);
-        rte_pktmbuf_free_bulk(out, got);
+        peer_takes(n, p, out, got, now);
       }
     }
     rte_thread_unregister();
@@ -375,7 +477,7 @@ TEST_F(ShardedSwitchTest, TwoThreadsConserveEveryPacketAndCell) {
       Node& n = sharded_->shard_node(sharded_->shard_of(p));
       n.advance(TimeNs::from_ms(10));
       const uint16_t got = n.transmit(p, out, TimeNs::from_ms(10));
-      rte_pktmbuf_free_bulk(out, got);
+      peer_takes(n, p, out, got, TimeNs::from_ms(10));
       moved |= got > 0;
     }
     if (!moved) break;
@@ -386,13 +488,22 @@ TEST_F(ShardedSwitchTest, TwoThreadsConserveEveryPacketAndCell) {
     in += c.rx_packets + 2 * c.flooded;
     done += c.tx_packets + c.dropped;
     dropped += c.dropped;
+    if (credit) {
+      const CreditPort& cp = *sharded_->owner(p).credit(p);
+      in -= cp.counters().rx_updates;  // credit frames: consumed
+      EXPECT_EQ(cp.receiver().occupied(0), 0u) << "port " << p;
+      EXPECT_EQ(cp.receiver().granted_total(0), peers[p].credits + peers[p].sent) << "port " << p;
+      EXPECT_EQ(cp.counters().tx_without_credit, 0u) << "port " << p;
+    }
     for (uint8_t i = 0; i < 8; ++i) {
       EXPECT_EQ(sharded_->owner(p).queue_packets(p, i), 0u);
       EXPECT_EQ(sharded_->held_packets(p, i), 0u);
     }
   }
   EXPECT_EQ(in, done);
-  EXPECT_GT(dropped, 0u);
+  if (!credit) {
+    EXPECT_GT(dropped, 0u);  // (credit links bound what is in flight)
+  }
   EXPECT_EQ(sharded_->mmu().total_used(), 0u);
   for (uint16_t pool = 0; pool < 2; ++pool) {
     EXPECT_EQ(sharded_->mmu().pool_shared_used(pool), 0u);
@@ -415,6 +526,12 @@ TEST_F(ShardedSwitchTest, TwoThreadsConserveEveryPacketAndCell) {
   EXPECT_EQ(a.releases_sent, b.releases_received);
   EXPECT_EQ(b.releases_sent, a.releases_received);
   EXPECT_EQ(a.ring_full + b.ring_full, 0u);
+  EXPECT_EQ(a.credit_notes_sent, b.credit_notes_received);
+  EXPECT_EQ(b.credit_notes_sent, a.credit_notes_received);
+  if (credit) {
+    EXPECT_GT(a.credit_notes_sent, 100u);
+    EXPECT_GT(b.credit_notes_sent, 100u);
+  }
 }
 
 // 6. The shared FDB (concurrent mode): two threads learn 1500 MACs each on
@@ -528,7 +645,7 @@ TEST_F(ShardedSwitchTest, TrimsAsOneShard) {
 }
 
 // 4. Bad shard maps and configs sharding does not support are refused with
-// a reason (trimming is supported); one shard is the plain switch (no rings, no shared counters).
+// a reason (trimming and CREDIT_FC are supported); one shard is the plain switch (no rings, no shared counters).
 TEST_F(ShardedSwitchTest, RefusesBadMapsAndUnsupportedConfigs) {
   cfg_ = parse_switch_config(config::parse_text(four_ports("")));
   macs_.assign(4, kRouterMac);
@@ -550,6 +667,217 @@ TEST_F(ShardedSwitchTest, RefusesBadMapsAndUnsupportedConfigs) {
       R"("SWITCH_TRIMMING": {"GLOBAL": {"size": "128", "dscp_value": "48", "queue_index": "6"}})")));
   ShardedSwitch t(trim, macs_, nullptr, {0, 0, 1, 1});
   EXPECT_EQ(t.num_shards(), 2);
+  // And so are CREDIT_FC ports (tests 7, 8, 5b).
+  SwitchConfig credit = parse_switch_config(config::parse_text(four_ports(credit_fc({"Ethernet0", "Ethernet8"}))));
+  ShardedSwitch c(credit, macs_, nullptr, {0, 0, 1, 1});
+  EXPECT_EQ(c.num_shards(), 2);
+}
+
+
+// The credit state of every credit port equal in both (the sharded switch's
+// on the port's shard), and what the slots say: granted + occupied = the
+// initial credits + every slot the peer's frames took (a slot freed twice or
+// never would break it).
+void expect_same_credit(const SwitchNode& ref, const ShardedSwitch& sh, const std::array<CreditPeer, 4>& peers,
+                        const char* where) {
+  for (PortId p = 0; p < 4; ++p) {
+    const CreditPort* a = ref.credit(p);
+    const CreditPort* b = sh.owner(p).credit(p);
+    ASSERT_EQ(a != nullptr, peers[p].credit) << where;
+    ASSERT_EQ(b != nullptr, peers[p].credit) << where;
+    if (a == nullptr) continue;
+    const CreditCounters ca = a->counters();
+    const CreditCounters cb = b->counters();
+    EXPECT_EQ(ca.tx_updates, cb.tx_updates) << where << " port " << p;
+    EXPECT_EQ(ca.rx_updates, cb.rx_updates) << where << " port " << p;
+    EXPECT_EQ(ca.rx_overrun, cb.rx_overrun) << where << " port " << p;
+    EXPECT_EQ(ca.credit_stalls, cb.credit_stalls) << where << " port " << p;
+    EXPECT_EQ(ca.stalled_time, cb.stalled_time) << where << " port " << p;
+    EXPECT_EQ(cb.tx_without_credit, 0u) << where << " port " << p;
+    EXPECT_EQ(a->receiver().occupied(0), b->receiver().occupied(0)) << where << " port " << p;
+    EXPECT_EQ(a->receiver().granted_total(0), b->receiver().granted_total(0)) << where << " port " << p;
+    EXPECT_EQ(a->sender().available(0), b->sender().available(0)) << where << " port " << p;
+    EXPECT_EQ(b->receiver().granted_total(0) + b->receiver().occupied(0), peers[p].credits + peers[p].sent)
+        << where << " port " << p;
+  }
+}
+
+// 7. Cross-shard incast with CREDIT_FC ports. Ports 0 (A), 1 (B) on shard 0
+// and port 2 (C) on shard 1 run credit FC (8 credits, threshold 2), port 3
+// (D, shard 1) does not; no PFC. A and B send lossless traffic to C, D sends
+// to C, C answers A and A sends to B, every credit peer only with a credit
+// and granting back what it consumed. Port 2 is drained slower than it
+// fills, so its queue fills, PG 3 holds, A and B run out of credit and wait
+// for the updates that packets leaving port 2 on shard 1 earn them on
+// shard 0. Expect: the same frames (data and credit updates, in the same
+// order) out of every port, and every counter, occupancy and credit state
+// (updates, stalls, slots occupied and granted) equal to the one-lcore
+// switch after every step; credit notes crossed both ways and, drained, no
+// slot or cell is left.
+TEST_F(ShardedSwitchTest, CreditPortsSameAsOneShardForCrossShardIncast) {
+  make(four_ports(buffers(R"("dynamic_th": "0")", false) + ", " + credit_fc({"Ethernet0", "Ethernet4", "Ethernet8"})));
+  std::array<CreditPeer, 4> peers;
+  for (uint16_t p = 0; p < 3; ++p) peers[p].credit = true;
+  auto send = [&](uint16_t port, const Bytes& b, TimeNs now) {
+    if (!peers[port].can_send()) return;
+    rx(port, b, now);
+    if (peers[port].credit) peers[port].sent_one();
+  };
+  auto grant = [&](uint16_t port, TimeNs now) {
+    if (auto g = peers[port].grant(kHost[port])) rx(port, *g, now);
+  };
+  auto step = [&](TimeNs now, const char* where) {
+    peers[2].take(tx(2, now, 2));
+    peers[0].take(tx(0, now, 1));
+    peers[1].take(tx(1, now));
+    peers[3].take(tx(3, now));
+    for (uint16_t p = 0; p < 4; ++p) grant(p, now);
+    expect_same_state(where);
+    expect_same_credit(*ref_, *sharded_, peers, where);
+  };
+  for (uint16_t p = 0; p < 4; ++p) send(p, frame(kHost[(p + 1) % 4], kHost[p], 0, 64), TimeNs(0));
+  step(TimeNs(0), "after learning");
+  uint64_t stalled_a = 0;
+  for (int round = 0; round < 60; ++round) {
+    const TimeNs now = TimeNs::from_us(1 + round);
+    send(0, frame(kHost[2], kHost[0], 26, 900), now);
+    send(1, frame(kHost[2], kHost[1], 26, 900), now);
+    send(0, frame(kHost[2], kHost[0], 26, 900), now);
+    send(3, frame(kHost[2], kHost[3], 26, 400), now);
+    send(2, frame(kHost[0], kHost[2], 0, 300), now);
+    send(0, frame(kHost[1], kHost[0], 0, 200), now);
+    if (!peers[0].can_send()) ++stalled_a;
+    step(now, "incast round");
+    if (HasFailure()) return;
+  }
+  for (int i = 0; i < 20; ++i) step(TimeNs::from_us(100 + i), "drain");
+  EXPECT_GT(stalled_a, 0u) << "A is meant to run out of credit";
+  for (uint16_t p = 0; p < 3; ++p) {
+    const CreditPort& c = *sharded_->owner(p).credit(p);
+    EXPECT_GT(peers[p].updates, 2u) << "port " << p;
+    EXPECT_EQ(peers[p].updates, c.counters().tx_updates) << "port " << p;
+    EXPECT_EQ(c.receiver().occupied(0), 0u) << "port " << p;
+    EXPECT_EQ(c.counters().rx_overrun, 0u) << "port " << p;
+  }
+  EXPECT_EQ(sharded_->mmu().total_used(), 0u);
+  const ShardCounters& s0 = sharded_->shard_counters(0);
+  const ShardCounters& s1 = sharded_->shard_counters(1);
+  EXPECT_GE(s1.credit_notes_sent, 60u);  // A's and B's slots freed at port 2
+  EXPECT_GE(s0.credit_notes_sent, 30u);  // C's slots freed at port 0
+  EXPECT_EQ(s0.credit_notes_sent, s1.credit_notes_received);
+  EXPECT_EQ(s1.credit_notes_sent, s0.credit_notes_received);
+  EXPECT_EQ(s0.releases_sent, s1.releases_received);
+  EXPECT_EQ(s1.releases_sent, s0.releases_received);
+  EXPECT_EQ(s0.ring_full + s1.ring_full, 0u);
+}
+
+// 8. Property: no credit slot or cell leaks. Every port in credit mode (32
+// credits: the peers together can fill more than the buffer holds), 20
+// seeds of random traffic (sizes, ports, lossless and lossy classes, floods,
+// bursts as far as the peer's credit goes, partial drains, peers that grant
+// back late) over a small buffer that overflows, so packets of one shard's
+// credit ports are dropped on the other shard at egress admission, by WRED
+// and at the queue. Expect after every step: every packet accounted for and
+// every credit port's granted + occupied slots = its initial credits + the
+// slots its peer's frames took; drained: no slot occupied and no cell left
+// anywhere.
+TEST_F(ShardedSwitchTest, CreditPortsNeverLeakSlotsOrCells) {
+  uint64_t all_drops = 0, all_held = 0, all_notes = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    // Tight egress limits: lossy queue 0 at 1/64 of the free pool (drops),
+    // lossless queue 3 at 1/32 (holds).
+    std::string doc = four_ports(buffers(R"("dynamic_th": "-5")", false) + ", " +
+                                 credit_fc({"Ethernet0", "Ethernet4", "Ethernet8", "Ethernet12"}, 32));
+    const std::string q0 = R"("q0": {"pool": "ep", "size": "2048", "dynamic_th": "-1"})";
+    doc.replace(doc.find(q0), q0.size(), R"("q0": {"pool": "ep", "size": "0", "dynamic_th": "-6"})");
+    make(doc);
+    Rng rng(seed);
+    std::array<CreditPeer, 4> peers;
+    for (CreditPeer& p : peers) p = {.credit = true, .credits = 32, .granted = 32};
+    auto check = [&](const char* where) {
+      uint64_t in = 0, out = 0;
+      for (PortId p = 0; p < 4; ++p) {
+        const PortCounters c = sharded_->counters(p);
+        in += c.rx_packets + 2 * c.flooded;
+        out += c.tx_packets + c.dropped;
+        for (uint8_t i = 0; i < 8; ++i) out += sharded_->owner(p).queue_packets(p, i) + sharded_->held_packets(p, i);
+        const CreditPort& cp = *sharded_->owner(p).credit(p);
+        EXPECT_EQ(cp.receiver().granted_total(0) + cp.receiver().occupied(0), peers[p].credits + peers[p].sent)
+            << where << " seed " << seed << " port " << p;
+        in -= cp.counters().rx_updates;  // credit frames in (rx_packets): consumed, not forwarded
+      }
+      EXPECT_EQ(in, out) << where << " seed " << seed;
+    };
+    for (uint16_t p = 0; p < 4; ++p) {
+      rx(p, frame(kHost[(p + 1) % 4], kHost[p], 0, 64), TimeNs(0));
+      peers[p].sent_one();
+    }
+    for (uint16_t p = 0; p < 4; ++p) peers[p].take(take(*node_, p, TimeNs(0), SIZE_MAX));
+    for (int step = 0; step < 300; ++step) {
+      const TimeNs now = TimeNs::from_us(1 + step);
+      const auto in = static_cast<uint16_t>(rng.next_u64() % 4);
+      const uint64_t r = rng.next_u64();
+      const bool unknown = r % 17 == 0;  // floods
+      const MacAddr dst = unknown ? MacAddr{{0x02, 0, 0, 0, 1, 0x99}} : kHost[(in + 1 + r % 3) % 4];
+      const uint8_t dscp = (r >> 8) % 2 == 0 ? 26 : 0;
+      const size_t payload = 20 + (r >> 16) % 1400;
+      const int burst = 1 + static_cast<int>((r >> 32) % 6);
+      for (int k = 0; k < burst && peers[in].can_send(); ++k) {
+        rx(in, frame(dst, kHost[in], dscp, payload, k % 3 == 0 ? wire::Ecn::kNotEct : wire::Ecn::kEct1), now);
+        peers[in].sent_one();
+      }
+      const auto out = static_cast<uint16_t>((r >> 40) % 4);
+      peers[out].take(take(*node_, out, now, (r >> 44) % 4));
+      if ((r >> 48) % 3 != 0) {  // the peer grants late one time in three
+        if (auto g = peers[out].grant(kHost[out])) {
+          rte_mbuf* one[1] = {test::make_mbuf(*g)};
+          node_->receive(out, one, now);
+        }
+      }
+      check("random step");
+      if (HasFailure()) return;
+    }
+    for (uint16_t p = 0; p < 4; ++p) {
+      all_drops += sharded_->counters(p).dropped;
+      all_held += sharded_->counters(p).held;
+    }
+    for (int round = 0; round < 20; ++round) {
+      for (uint16_t p = 0; p < 4; ++p) {
+        peers[p].take(take(*node_, p, TimeNs::from_ms(1), SIZE_MAX));
+        if (auto g = peers[p].grant(kHost[p])) {
+          rte_mbuf* one[1] = {test::make_mbuf(*g)};
+          node_->receive(p, one, TimeNs::from_ms(1));
+        }
+      }
+    }
+    check("drained");
+    EXPECT_EQ(sharded_->mmu().total_used(), 0u) << "seed " << seed;
+    for (PortId p = 0; p < 4; ++p) {
+      EXPECT_EQ(sharded_->owner(p).credit(p)->receiver().occupied(0), 0u) << "seed " << seed << " port " << p;
+      EXPECT_EQ(sharded_->owner(p).credit(p)->counters().tx_without_credit, 0u) << "seed " << seed;
+      for (uint8_t i = 0; i < 8; ++i) {
+        EXPECT_EQ(sharded_->owner(p).queue_packets(p, i), 0u) << "seed " << seed;
+        EXPECT_EQ(sharded_->held_packets(p, i), 0u) << "seed " << seed;
+      }
+    }
+    for (uint16_t s = 0; s < 2; ++s) {
+      for (PortId p = 0; p < 4; ++p) {
+        for (uint8_t i = 0; i < 8; ++i) {
+          EXPECT_EQ(sharded_->shard(s).mmu().pg_use(p, i).used, 0u) << "seed " << seed << " shard " << s;
+          EXPECT_EQ(sharded_->shard(s).mmu().queue_use(p, i).used, 0u) << "seed " << seed << " shard " << s;
+        }
+      }
+    }
+    const ShardCounters& s0 = sharded_->shard_counters(0);
+    const ShardCounters& s1 = sharded_->shard_counters(1);
+    EXPECT_EQ(s0.credit_notes_sent, s1.credit_notes_received) << "seed " << seed;
+    EXPECT_EQ(s1.credit_notes_sent, s0.credit_notes_received) << "seed " << seed;
+    all_notes += s0.credit_notes_sent + s1.credit_notes_sent;
+    TearDown();
+  }
+  EXPECT_GT(all_drops, 0u) << "the lossy queues are meant to overflow";
+  EXPECT_GT(all_held, 0u) << "lossless packets are meant to be held";
+  EXPECT_GT(all_notes, 1000u);
 }
 
 }  // namespace
