@@ -46,9 +46,10 @@ class Interrupted(Exception):
     pass
 
 
-def eal_cpus():
-    cpus = sorted(os.sched_getaffinity(0))
-    return ["--lcores", "0@(" + ",".join(map(str, cpus)) + ")"]
+def eal_cpus(lcores=1):
+    """EAL lcores 0..lcores-1, all floating over this process's CPUs."""
+    cpus = ",".join(map(str, sorted(os.sched_getaffinity(0))))
+    return ["--lcores", f"0@({cpus})" if lcores == 1 else f"(0-{lcores - 1})@({cpus})"]
 
 
 def memif(idx, role, sock, mac=None):
@@ -254,12 +255,15 @@ class Lab:
         for name, (cfg_path, _) in p.switch_cfgs.items():
             pre = f"{p.tag}-{name}"
             ts_path = os.path.join(self.out, f"timeseries-{name}.jsonl")
-            argv = [p.sw_bin] + EAL + cpu + ["--file-prefix", pre, "--", "--config", cfg_path, "--backoff",
-                                             "--shaper-burst-us", f"{t.switches[name].shaper_burst_us:g}",
-                                             "--timeseries", ts_path, "--ts-period-ms", str(t.ts_period_ms),
-                                             "--report", os.path.join(self.out, f"switch-{name}-report.json"),
-                                             "--duration", f"{safety:g}", "--ready-file", self.ready(name),
-                                             "--log-level", "warn"]
+            sm = t.switches[name].shard_map
+            # A sharded switch: one datapath lcore per shard (sf-switch --shard-map).
+            shards = ["--shard-map", ",".join(map(str, sm))] if sm else []
+            argv = [p.sw_bin] + EAL + (eal_cpus(max(sm) + 1) if sm else cpu) + [
+                "--file-prefix", pre, "--", "--config", cfg_path] + shards + [
+                "--backoff", "--shaper-burst-us", f"{t.switches[name].shaper_burst_us:g}",
+                "--timeseries", ts_path, "--ts-period-ms", str(t.ts_period_ms),
+                "--report", os.path.join(self.out, f"switch-{name}-report.json"),
+                "--duration", f"{safety:g}", "--ready-file", self.ready(name), "--log-level", "warn"]
             self.switches[name] = self._child(name, argv, pre)
             self.ts[name] = series.TimeSeries(ts_path)
             # One at a time: the next may be a memif client of this one's sockets.

@@ -92,6 +92,13 @@ class SimLab(launch.Lab):
         self.plot_window_s = None
         self.started_utc = None  # virtual time: no wall-clock fields in the results
 
+    def _switch_entry(self, name, rel):
+        """The plan's entry of a switch: its config, with its shard of every port when sharded."""
+        sw = self.t.switches[name]
+        if not sw.shard_map:
+            return rel
+        return {"config": rel, "shard_map": dict(zip(sw.ports, sw.shard_map))}
+
     def sim_plan(self):
         t, p = self.t, self.plan
         nic_of = {h.name: h.process for h in t.nic_hosts()}
@@ -102,7 +109,8 @@ class SimLab(launch.Lab):
                 ends.append({"switch": node, "port": port} if port else {"nic": nic_of[node], "host": node})
             links.append({"a": ends[0], "b": ends[1], "speed_gbps": link.speed_gbps, "delay_ns": SIM_DELAY_NS})
         return {"seed": self.seed, "run_limit_s": self.run_limit_s, "ts_period_us": self.ts_period_us,
-                "switches": {n: os.path.relpath(path, p.run_dir) for n, (path, _) in p.switch_cfgs.items()},
+                "switches": {n: self._switch_entry(n, os.path.relpath(path, p.run_dir))
+                             for n, (path, _) in p.switch_cfgs.items()},
                 "nics": {proc: os.path.relpath(path, p.run_dir) for proc, path in p.nic_cfgs.items()},
                 "links": links}
 

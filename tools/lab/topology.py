@@ -37,6 +37,7 @@ class Switch:
     ports: list               # port names in config order
     shaper_burst_us: float = 2000.0
     index: int = 0
+    shard_map: list = None    # shard of each port (config order); None = one shard
 
 
 @dataclass
@@ -272,7 +273,8 @@ def mem_available_bytes():
 
 TOP_KEYS = {"name", "description", "duration_s", "drain_s", "ts_period_ms", "nodes", "links", "workloads", "sim"}
 SIM_KEYS = {"seed", "speed_gbps", "ts_period_us", "run_limit_s"}
-SWITCH_KEYS = {"kind", "config", "shaper_burst_us"}
+SWITCH_KEYS = {"kind", "config", "shaper_burst_us", "shards", "shard_map"}
+MAX_SHARDS = 8  # sf-switch --shards (switch/pipeline/shard_ring.h kMaxShards)
 PKTIO_KEYS = {"kind", "mac", "ip", "ib_mtu", "rate_gbps", "nice"}
 NIC_KEYS = {"kind", "process", "mac", "ip", "mtu", "dscp", "pfc_enable", "cnp_dscp", "cc", "rx_drain_gbps",
             "pfc_generate", "pfc_xoff", "pfc_xon"}
@@ -326,6 +328,43 @@ def load(path, *, duration_override=None, memory_bytes=None):
     return t
 
 
+def _shard_map(obj, path, ports):
+    """A switch node's "shards" (N: contiguous blocks of ports in config order,
+    as sf-switch --shards) or "shard_map" ({port: shard}, naming every port) as
+    the shard of each port; None for one shard."""
+    if "shards" in obj and "shard_map" in obj:
+        raise TopologyError(path, "give 'shards' or 'shard_map', not both")
+    top = min(len(ports), MAX_SHARDS)
+    if "shards" in obj:
+        n = _num(obj, "shards", path, integer=True)
+        if n < 1 or n > top:
+            raise TopologyError(f"{path}.shards", f"{n} is out of range [1, {top}] (at least one port per shard, "
+                                                  f"at most {MAX_SHARDS} shards)")
+        n = int(n)
+        return None if n == 1 else [p * n // len(ports) for p in range(len(ports))]
+    if "shard_map" not in obj:
+        return None
+    m = obj["shard_map"]
+    mp = f"{path}.shard_map"
+    if not isinstance(m, dict):
+        raise TopologyError(mp, "want an object {port: shard}")
+    for port, v in m.items():
+        if port not in ports:
+            near = difflib.get_close_matches(port, ports, n=1, cutoff=0.6)
+            hint = f" (did you mean '{near[0]}'?)" if near else ""
+            raise TopologyError(f"{mp}.{port}", f"the switch config has no port '{port}'{hint}")
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < top:
+            raise TopologyError(f"{mp}.{port}", f"want a shard number 0..{top - 1}, got {json.dumps(v)}")
+    missing = [p for p in ports if p not in m]
+    if missing:
+        raise TopologyError(mp, f"port '{missing[0]}' has no shard (the map names every port of the config)")
+    shards = [m[p] for p in ports]
+    for s in range(max(shards) + 1):
+        if s not in shards:
+            raise TopologyError(mp, f"shard {s} owns no port (shards are numbered 0..N-1, each with a port)")
+    return None if max(shards) == 0 else shards
+
+
 def _load_nodes(t, nodes, topo_dir):
     if not isinstance(nodes, dict) or not nodes:
         raise TopologyError("nodes", "want a non-empty object of named nodes")
@@ -346,6 +385,7 @@ def _load_nodes(t, nodes, topo_dir):
                 raise TopologyError(f"{p}.config", f"{rel}: no PORT table (a switch config needs its ports)")
             t.switches[name] = Switch(name, cfg_path, cfg, list(cfg["PORT"]),
                                       _num(obj, "shaper_burst_us", p, default=2000.0, lo=0, hi=1e6), n_sw)
+            t.switches[name].shard_map = _shard_map(obj, p, list(cfg["PORT"]))
             n_sw += 1
             continue
         n_host += 1

@@ -1,10 +1,12 @@
 // sf-sim's lab in virtual time. See sim_lab.h.
 #include "tools/sf-sim/sim_lab.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 #include "common/config/config_error.h"
@@ -49,7 +51,15 @@ void SimLab::load(const std::string& plan_path) {
     for (auto& [name, n] : sws->members()) {
       auto s = std::make_unique<Sw>();
       s->name = name;
-      s->cfg = sw::load_switch_config(resolve(dir, n.as<std::string>()));
+      std::vector<uint16_t> shard_map;
+      if (n.json().is_object()) {
+        // {"config": path, "shards": N | "shard_map": {port: shard}}
+        s->cfg = sw::load_switch_config(resolve(dir, n.req<std::string>("config")));
+        shard_map = shard_map_of(n, s->cfg);
+        n.finish();
+      } else {
+        s->cfg = sw::load_switch_config(resolve(dir, n.as<std::string>()));
+      }
       s->cfg.seed = seed_ + idx;
       std::vector<std::array<uint8_t, 6>> macs;
       for (size_t p = 0; p < s->cfg.ports.ports.size(); ++p) {
@@ -57,8 +67,17 @@ void SimLab::load(const std::string& plan_path) {
         macs.push_back(pc.mac ? pc.mac->bytes
                               : std::array<uint8_t, 6>{0x02, 0x53, 0x46, idx, 0x00, static_cast<uint8_t>(p)});
       }
-      s->node = std::make_unique<sw::SwitchNode>(s->cfg, macs, pool_);
-      s->id = sim_->add_node(*s->node, "switch:" + name);
+      if (shard_map.empty()) {
+        s->node = std::make_unique<sw::SwitchNode>(s->cfg, macs, pool_);
+      } else {
+        try {
+          s->sharded = std::make_unique<sw::ShardedSwitch>(s->cfg, macs, pool_, shard_map);
+        } catch (const std::invalid_argument& e) {
+          n.fail(e.what());  // a config sharding does not support
+        }
+        s->sharded_node = std::make_unique<sw::ShardedSwitchNode>(*s->sharded);
+      }
+      s->id = sim_->add_node(s->sim_node(), "switch:" + name);
       switches_.push_back(std::move(s));
       ++idx;
     }
@@ -90,6 +109,44 @@ void SimLab::load(const std::string& plan_path) {
   for (config::ConfigNode& l : links.elements()) connect_link(l);
   root.finish();
   pair_workloads();
+}
+
+std::vector<uint16_t> SimLab::shard_map_of(config::ConfigNode& entry, const sw::SwitchConfig& cfg) {
+  const auto nports = static_cast<uint16_t>(cfg.ports.ports.size());
+  const uint16_t max_shards = std::min<uint16_t>(nports, sw::kMaxShards);
+  if (entry.has("shards") && entry.has("shard_map")) entry.fail("give \"shards\" or \"shard_map\", not both");
+  if (entry.has("shards")) {
+    const auto n = entry.req<uint16_t>("shards");
+    if (n < 1 || n > max_shards) {
+      entry.fail_key("shards", std::to_string(n) + " out of range [1, " + std::to_string(max_shards) +
+                                   "] (at least one port per shard, at most " + std::to_string(sw::kMaxShards) +
+                                   " shards)");
+    }
+    return n == 1 ? std::vector<uint16_t>{} : sw::ShardedSwitch::even_split(nports, n);
+  }
+  auto m = entry.opt_child("shard_map");
+  if (!m) return {};
+  m->expect_object();
+  std::vector<int> shard(nports, -1);
+  for (auto& [port, v] : m->members()) {
+    const int p = cfg.ports.find(port);
+    if (p < 0) v.fail("the switch has no port \"" + port + "\"");
+    shard[static_cast<size_t>(p)] = v.as<int>(config::in_range<int>(0, max_shards - 1));
+  }
+  std::vector<uint16_t> out(nports);
+  int top = 0;
+  for (uint16_t p = 0; p < nports; ++p) {
+    if (shard[p] < 0) m->fail("port \"" + cfg.ports.ports[p].name + "\" has no shard (the map names every port)");
+    out[p] = static_cast<uint16_t>(shard[p]);
+    top = std::max(top, shard[p]);
+  }
+  for (int s = 0; s <= top; ++s) {
+    if (std::find(out.begin(), out.end(), s) == out.end()) {
+      m->fail("shard " + std::to_string(s) + " owns no port (shards are numbered 0..N-1, each with a port)");
+    }
+  }
+  if (top == 0) return {};
+  return out;
 }
 
 void SimLab::connect_link(config::ConfigNode link) {
@@ -189,7 +246,7 @@ SimResult SimLab::run(const std::string& out_dir) {
   while (true) {
     const double t_s = sim_->now().sec();
     for (size_t i = 0; i < switches_.size(); ++i) {
-      sw_ts[i] << sw::timeseries_sample(*switches_[i]->node, switches_[i]->cfg, t_s).dump() << "\n";
+      sw_ts[i] << sw::timeseries_sample(switches_[i]->view(), switches_[i]->cfg, t_s).dump() << "\n";
     }
     for (size_t i = 0; i < nics_.size(); ++i) nic_ts[i] << nic::app::timeseries_sample(*nics_[i]->node, t_s).dump() << "\n";
     if (all_done()) {
@@ -204,10 +261,11 @@ SimResult SimLab::run(const std::string& out_dir) {
   r.events = sim_->events_processed();
   r.trace_hash = sim_->trace_hash();
   for (const auto& s : switches_) {
-    nlohmann::json rep = sw::switch_snapshot(*s->node, s->cfg);
+    const sw::SwitchView v = s->view();
+    nlohmann::json rep = sw::switch_snapshot(v, s->cfg);
     uint64_t left = 0;
-    for (PortId p = 0; p < s->node->num_ports(); ++p) {
-      for (uint8_t q = 0; q < sw::kNumQueues; ++q) left += s->node->queue_packets(p, q);
+    for (PortId p = 0; p < v.num_ports(); ++p) {
+      for (uint8_t q = 0; q < sw::kNumQueues; ++q) left += v.owner(p).queue_packets(p, q);
     }
     rep["tx_left_at_stop"] = left;
     rep["virtual_time"] = true;

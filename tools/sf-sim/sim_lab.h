@@ -9,6 +9,9 @@
 // Plan (JSON, docs/sf-sim.md):
 //   {"seed": 1, "run_limit_s": 0.05, "ts_period_us": 10,
 //    "switches": {"sw0": "switch.json"}, "nics": {"nic": "nic.json"},
+//    (or "sw0": {"config": "switch.json", "shards": 2} / "shard_map":
+//     {"Ethernet0": 0, ...}: a switch sharded over datapath lcores as
+//     sf-switch --shards / --shard-map runs it, here ShardedSwitchNode)
 //    "links": [{"a": {"nic": "nic", "host": "h0"}, "b": {"switch": "sw0", "port": "Ethernet0"},
 //               "speed_gbps": 400, "delay_ns": 1000}]}
 // Workloads of different nic processes are paired by their "oob" address
@@ -29,7 +32,9 @@
 #include "nic/app/perftest_engine.h"
 #include "nic/app/sf_nic_config.h"
 #include "nic/host/nic_node.h"
+#include "switch/app/switch_stats.h"
 #include "switch/config/switch_config.h"
+#include "switch/pipeline/sharded_switch.h"
 #include "switch/pipeline/switch_node.h"
 
 namespace sf::simlab {
@@ -60,9 +65,15 @@ class SimLab {
   struct Sw {
     std::string name;
     sw::SwitchConfig cfg;
-    std::unique_ptr<sw::SwitchNode> node;
+    std::unique_ptr<sw::SwitchNode> node;  // one shard (the plain switch)
+    std::unique_ptr<sw::ShardedSwitch> sharded;  // more than one shard
+    std::unique_ptr<sw::ShardedSwitchNode> sharded_node;
     sim::NodeId id = 0;
+    Node& sim_node() { return sharded_node ? static_cast<Node&>(*sharded_node) : *node; }
+    sw::SwitchView view() const { return sharded ? sw::SwitchView(*sharded) : sw::SwitchView(*node); }
   };
+  // The shard of every port from a plan's switch entry (object form); empty: one shard.
+  static std::vector<uint16_t> shard_map_of(config::ConfigNode& entry, const sw::SwitchConfig& cfg);
   struct Nic {
     std::string name;
     nic::app::AppConfig cfg;
