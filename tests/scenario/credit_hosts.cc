@@ -160,7 +160,8 @@ uint16_t CreditRoceSink::transmit(PortId, std::span<rte_mbuf*> out, TimeNs) {
 // ---- fabric -------------------------------------------------------------------
 
 CreditFabric::CreditFabric(sw::SwitchConfig cfg, const std::vector<CreditSenderConfig>& senders,
-                           const std::vector<wire::MacAddr>& sink_macs, uint64_t seed, TimeNs delay)
+                           const std::vector<wire::MacAddr>& sink_macs, uint64_t seed, TimeNs delay,
+                           std::vector<uint16_t> shard_map)
     : cfg_(std::move(cfg)) {
   const size_t s = senders.size();
   const size_t k = sink_macs.size();
@@ -168,7 +169,10 @@ CreditFabric::CreditFabric(sw::SwitchConfig cfg, const std::vector<CreditSenderC
   cfg_.seed = seed;
   for (size_t i = 0; i < k; ++i) cfg_.fdb.push_back({sink_macs[i].bytes, 0, static_cast<uint16_t>(s + i)});
   for (size_t p = 0; p < s + k; ++p) macs_.push_back({0x02, 0x53, 0x46, 0x00, 0x00, static_cast<uint8_t>(p)});
-  sw_ = std::make_unique<sw::SwitchNode>(cfg_, macs_, credit_pool());
+  if (shard_map.empty()) shard_map.assign(s + k, 0);
+  sharded_ = std::make_unique<sw::ShardedSwitch>(cfg_, macs_, credit_pool(), std::move(shard_map));
+  if (sharded_->num_shards() > 1) sharded_node_ = std::make_unique<sw::ShardedSwitchNode>(*sharded_);
+  Node& sw_node = sharded_node_ ? static_cast<Node&>(*sharded_node_) : sharded_->shard_node(0);
   auto link_of = [&](size_t port) {
     if (port >= cfg_.credit_fc.size() || !cfg_.credit_fc[port]) {
       throw std::invalid_argument("CreditFabric: every port must be a CREDIT_FC port");
@@ -182,7 +186,7 @@ CreditFabric::CreditFabric(sw::SwitchConfig cfg, const std::vector<CreditSenderC
     senders_.push_back(std::make_unique<CreditRoceSender>(credit_pool(), c));
   }
   sim_ = std::make_unique<sim::Simulator>(seed);
-  const sim::NodeId sw_id = sim_->add_node(*sw_, "switch");
+  const sim::NodeId sw_id = sim_->add_node(sw_node, "switch");
   for (size_t i = 0; i < s; ++i) {
     const sim::NodeId id = sim_->add_node(*senders_[i], "sender" + std::to_string(i));
     links_.push_back(sim_->connect(id, 0, sw_id, static_cast<PortId>(i), sim::LinkParams{cfg_.ports.ports[i].speed, delay}));
@@ -208,7 +212,7 @@ uint64_t CreditFabric::delivered_frames() const {
 
 uint64_t CreditFabric::switch_drops() const {
   uint64_t d = 0;
-  for (uint16_t p = 0; p < sw_->num_ports(); ++p) d += sw_->counters(p).dropped;
+  for (uint16_t p = 0; p < sharded_->num_ports(); ++p) d += sharded_->counters(p).dropped;
   return d;
 }
 
@@ -223,8 +227,8 @@ uint64_t CreditFabric::lost_on_links() const {
 
 uint64_t CreditFabric::overruns() const {
   uint64_t n = 0;
-  for (uint16_t p = 0; p < sw_->num_ports(); ++p) {
-    const CreditCounters c = sw_->credit(p)->counters();
+  for (uint16_t p = 0; p < sharded_->num_ports(); ++p) {
+    const CreditCounters c = sharded_->owner(p).credit(p)->counters();
     n += c.rx_overrun + c.tx_without_credit;
   }
   for (const auto& s : sinks_) n += s->credit().counters().rx_overrun;

@@ -25,6 +25,7 @@
 #include "common/time.h"
 #include "common/wire/frame_builder.h"
 #include "switch/config/switch_config.h"
+#include "switch/pipeline/sharded_switch.h"
 #include "switch/pipeline/switch_node.h"
 
 namespace sf::scenario {
@@ -129,13 +130,22 @@ class CreditRoceSink final : public Node {
 // credit pool.
 class CreditFabric {
  public:
+  // `shard_map` (one entry per port): the switch sharded as sf-switch
+  // --shard-map runs it, simulated by ShardedSwitchNode; empty: one shard.
   CreditFabric(sw::SwitchConfig cfg, const std::vector<CreditSenderConfig>& senders,
-               const std::vector<wire::MacAddr>& sink_macs, uint64_t seed, TimeNs delay);
+               const std::vector<wire::MacAddr>& sink_macs, uint64_t seed, TimeNs delay,
+               std::vector<uint16_t> shard_map = {});
   CreditFabric(const CreditFabric&) = delete;
   CreditFabric& operator=(const CreditFabric&) = delete;
 
   sim::Simulator& sim() { return *sim_; }
-  const sw::SwitchNode& sw() const { return *sw_; }
+  // One shard: the switch. Sharded: shard 0 (use owner() / counters()).
+  const sw::SwitchNode& sw() const { return sharded_->shard(0); }
+  const sw::ShardedSwitch& sharded() const { return *sharded_; }
+  // The shard that owns port p (its counters of p are the port's own
+  // credit state; packet counters: counters()).
+  const sw::SwitchNode& owner(PortId p) const { return sharded_->owner(p); }
+  sw::PortCounters counters(PortId p) const { return sharded_->counters(p); }
   const sw::SwitchConfig& cfg() const { return cfg_; }
   CreditRoceSender& sender(size_t i) { return *senders_[i]; }
   const CreditRoceSender& sender(size_t i) const { return *senders_[i]; }
@@ -158,7 +168,8 @@ class CreditFabric {
  private:
   sw::SwitchConfig cfg_;
   std::vector<std::array<uint8_t, 6>> macs_;
-  std::unique_ptr<sw::SwitchNode> sw_;
+  std::unique_ptr<sw::ShardedSwitch> sharded_;  // one shard: the plain SwitchNode
+  std::unique_ptr<sw::ShardedSwitchNode> sharded_node_;  // more than one shard
   std::vector<std::unique_ptr<CreditRoceSink>> sinks_;
   std::vector<std::unique_ptr<CreditRoceSender>> senders_;
   std::vector<sim::LinkId> links_;
