@@ -13,6 +13,9 @@
      port, a shard_map naming an unknown port, a shard owning no port, both keys.
   3. Bad shard fields in an sf-sim plan. Expect: sf-sim exit 2 naming the plan path
      (switches.sw0.shards, switches.sw0.shard_map).
+  4. The real-time side, without starting anything: `sf-lab check` names the shards and
+     their --shard-map, and the EAL lcores a sharded sf-switch gets (one per shard, all
+     floating over the lab's CPUs).
 
 Usage: lab_shards_test.py --build BUILD_DIR --source SOURCE_DIR
 """
@@ -147,6 +150,20 @@ def case_bad_plan(src, build, d):
     print(f"PASS bad_plan: {len(cases)} bad sf-sim switch entries refused with their path")
 
 
+def case_real_argv(src, d):
+    topo = topology(src, d, "check", shard_map={"Ethernet0": 0, "Ethernet4": 2, "Ethernet8": 1, "Ethernet12": 1})
+    r = subprocess.run([sys.executable, os.path.join(src, "tools", "sf-lab"), "check", topo],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0 or "3 shards (--shard-map 0,2,1,1)" not in r.stdout:
+        fail(f"sf-lab check: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+    sys.path.insert(0, os.path.join(src, "tools", "lab"))
+    import launch  # noqa: E402
+    cpus = ",".join(map(str, sorted(os.sched_getaffinity(0))))
+    if launch.eal_cpus() != ["--lcores", f"0@({cpus})"] or launch.eal_cpus(3) != ["--lcores", f"(0-2)@({cpus})"]:
+        fail(f"EAL lcores: {launch.eal_cpus()} / {launch.eal_cpus(3)}")
+    print("PASS real_argv: sf-lab check shows the shard map; 3 shards get EAL lcores 0-2")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
@@ -157,6 +174,7 @@ def main():
         case_same(src, build, d)
         case_bad_topology(src, build, d)
         case_bad_plan(src, build, d)
+        case_real_argv(src, d)
 
 
 if __name__ == "__main__":

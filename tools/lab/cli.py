@@ -53,7 +53,8 @@ def describe(t):
     lines = [f"topology {t.name}: {len(t.switches)} switch(es), {len(t.hosts)} host(s), {len(t.links)} link(s), "
              f"{len(t.flows)} flow(s), up to {t.duration_s:g} s"]
     for s in t.switches.values():
-        lines.append(f"  switch {s.name:<8} {os.path.relpath(s.config_path, tp.ROOT)}")
+        shards = f"  {max(s.shard_map) + 1} shards (--shard-map {','.join(map(str, s.shard_map))})" if s.shard_map else ""
+        lines.append(f"  switch {s.name:<8} {os.path.relpath(s.config_path, tp.ROOT)}{shards}")
     for h in t.hosts.values():
         lines.append(f"  host   {h.name:<8} {h.kind:<5} {h.mac} {h.ip:<12} -> {h.switch}:{h.port} at {h.speed_gbps} Gb/s")
     for f in t.flows:
