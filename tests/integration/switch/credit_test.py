@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """sf-switch in credit mode (CREDIT_FC) end to end, real time, net_pcap ports.
 
-Usage: credit_test.py --build BUILD_DIR credit_pcap
+Usage: credit_test.py --build BUILD_DIR credit_pcap|credit_pcap_shards
 Exit 0 = pass, 77 = skipped (meson), else fail.
 
 credit_pcap: Ethernet0 replays 4 data frames A -> B (B on Ethernet4 by a
@@ -13,6 +13,12 @@ nothing answers there) and it reports one credit stall in progress; the 2
 that left free 2 slots of Ethernet0, which sends one credit update frame
 (EtherType 0x88B5, version 1, VL 0, granted 256 + 2); the bad credit frames
 are counted (malformed by reason, unknown VL) and consumed; no drops.
+
+credit_pcap_shards: the same with --shards 2 (Ethernet0 on shard 0, Ethernet4
+on shard 1, two EAL lcores): the slots the 2 frames held on Ethernet0 are
+freed on shard 1 and go back as credit notes. Expect: the very same frames
+and counters, and the report's shards moved 4 packets and 2 credit notes,
+every note applied.
 """
 import os
 import struct
@@ -36,7 +42,7 @@ def credit_frame(entries, count=None, version=1):
     return b + bytes(max(0, 60 - len(b)))
 
 
-def credit_pcap(h):
+def credit_pcap(h, shards=1):
     data = [ip_udp(A, B, 1000, tos=26 << 2, sport=3000 + i, seq=i) for i in range(4)]
     bad = [credit_frame([(0, 5)])[:16], credit_frame([(9, 100)])]
     inp, out0, out1 = h.path("in0.pcap"), h.path("out0.pcap"), h.path("out1.pcap")
@@ -47,7 +53,11 @@ def credit_pcap(h):
            "FDB": {B: {"port": "Ethernet4"}},
            "CREDIT_FC": {"Ethernet0": {"update_threshold": 2},
                          "Ethernet4": {"mtu": 4096, "vl_buffer": 8192}}}
-    sw = h.start_switch(cfg, telemetry=True, eal=["-m", "256"])
+    if shards == 1:
+        sw = h.start_switch(cfg, telemetry=True, eal=["-m", "256"])
+    else:
+        sw = h.start_switch(cfg, app=["--shards", str(shards)], telemetry=True, eal=["-m", "256"],
+                            lcores="0@(0,1),1@(0,1)")
     n = len(data) + len(bad)
     wait_until(lambda: (telemetry(sw.prefix, "/softfabric/switch/port,0") or {}).get("rx_packets") == n, 15,
                "Ethernet0 to receive the replay", poll_s=0.1, procs=[sw])
@@ -77,10 +87,17 @@ def credit_pcap(h):
     check(len(f) == 60 and f[12:14] == b"\x88\xb5", f"not a 60-byte credit frame: {f.hex()}")
     check(f[14:17] == bytes([1, 1, 1]), f"version/opcode/count {f[14:17].hex()}")
     check(f[18] == 0 and struct.unpack("!I", f[22:26])[0] == 258, f"entry {f[18:26].hex()}")
+    if shards > 1:
+        sh = rep["shards"]
+        print("shards:", sh)
+        check(sh[0]["forwarded"] == 4 and sh[1]["received"] == 4, f"data frames across the shards {sh}")
+        check(sh[1]["credit_notes_sent"] == 2 and sh[0]["credit_notes_received"] == 2,
+              f"credit notes {sh}: want the 2 sent frames' slots back on shard 0")
+        check(sh[1]["releases_sent"] == sh[0]["releases_received"], f"release notes {sh}")
     return 0
 
 
-CASES = {"credit_pcap": credit_pcap}
+CASES = {"credit_pcap": credit_pcap, "credit_pcap_shards": lambda h: credit_pcap(h, shards=2)}
 
 
 
