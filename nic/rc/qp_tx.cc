@@ -103,20 +103,31 @@ rte_mbuf* Qp::build(const wire::RoceFrameSpec& spec, const uint8_t* payload_cont
     return nullptr;
   }
   uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
-  const wire::BuildResult r = wire::build_roce_headers({data, rte_pktmbuf_tailroom(m)}, spec, payload_bytes);
-  if (!r.ok()) {
-    rte_pktmbuf_free(m);
-    ++ctr_.alloc_failures;
-    return nullptr;
+  uint32_t header_bytes = 0;
+  if (tx_hdr_.matches(spec.bth.opcode, spec.bth.se, payload_bytes) && tx_hdr_.bytes() <= rte_pktmbuf_tailroom(m)) {
+    // A MIDDLE / LAST like the previous one: its headers, this PSN and AckReq.
+    tx_hdr_.apply(data, spec.bth.psn, spec.bth.ack_req);
+    header_bytes = tx_hdr_.bytes();
+  } else {
+    const wire::BuildResult r = wire::build_roce_headers({data, rte_pktmbuf_tailroom(m)}, spec, payload_bytes);
+    if (!r.ok()) {
+      rte_pktmbuf_free(m);
+      ++ctr_.alloc_failures;
+      return nullptr;
+    }
+    header_bytes = static_cast<uint32_t>(r.header_bytes);
+    if (TxHeaderCache::cacheable(spec.bth.opcode)) {
+      tx_hdr_.store(data, header_bytes, spec.bth.opcode, spec.bth.se, payload_bytes);
+    }
   }
-  m->data_len = static_cast<uint16_t>(r.header_bytes);
-  m->pkt_len = static_cast<uint32_t>(r.header_bytes);
+  m->data_len = static_cast<uint16_t>(header_bytes);
+  m->pkt_len = header_bytes;
   const uint32_t ip_off = wire::EthHeader::kSize + (spec.l2.vlan ? wire::VlanTag::kSize : 0);
   const wire::IcrcLayout layout = layout_of(spec);
   wire::IcrcAccumulator acc;
-  acc.begin({data + ip_off, r.header_bytes - ip_off}, layout);
+  acc.begin({data + ip_off, header_bytes - ip_off}, layout);
   const uint32_t masked_end = ip_off + layout.masked_bytes();
-  acc.update({data + masked_end, r.header_bytes - masked_end});
+  acc.update({data + masked_end, header_bytes - masked_end});
 
   ChainWriter cw(env_.pool, m);
   bool ok = true;
