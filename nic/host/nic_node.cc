@@ -3,6 +3,7 @@
 #include "nic/host/nic_node.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -15,6 +16,28 @@ namespace {
 constexpr uint8_t kInCtrl = 1;
 constexpr uint8_t kInPaused = 2;
 constexpr TimeNs kAllocRetry = TimeNs::from_us(1);
+
+// Byte-wise equality in fixed-size loads: std::array's == of a 6- or 4-byte
+// array is an out-of-line memcmp call (two per received frame).
+template <std::size_t N>
+bool same_bytes(const std::array<uint8_t, N>& a, const std::array<uint8_t, N>& b) {
+  if constexpr (N == 6) {
+    uint32_t a4 = 0, b4 = 0;
+    uint16_t a2 = 0, b2 = 0;
+    std::memcpy(&a4, a.data(), 4);
+    std::memcpy(&b4, b.data(), 4);
+    std::memcpy(&a2, a.data() + 4, 2);
+    std::memcpy(&b2, b.data() + 4, 2);
+    return ((a4 ^ b4) | static_cast<uint32_t>(a2 ^ b2)) == 0;
+  } else if constexpr (N == 4) {
+    uint32_t a4 = 0, b4 = 0;
+    std::memcpy(&a4, a.data(), 4);
+    std::memcpy(&b4, b.data(), 4);
+    return a4 == b4;
+  } else {
+    return a == b;
+  }
+}
 }  // namespace
 
 const char* to_string(RxDrop d) {
@@ -195,9 +218,9 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
   }
   if (fi.kind != wire::FrameKind::kRoce || fi.bth == nullptr) return drop(RxDrop::kNotRoce);
   Host& h = *hosts_[p.host];
-  if (!(fi.eth->dst == h.local().mac)) return drop(RxDrop::kWrongMac);
+  if (!same_bytes(fi.eth->dst.bytes, h.local().mac.bytes)) return drop(RxDrop::kWrongMac);
   if (fi.ipv4 != nullptr) {
-    if (!h.local().has_ipv4 || !(fi.ipv4->dst == h.local().ipv4)) return drop(RxDrop::kWrongIp);
+    if (!h.local().has_ipv4 || !same_bytes(fi.ipv4->dst.bytes, h.local().ipv4.bytes)) return drop(RxDrop::kWrongIp);
   } else if (fi.ipv6 == nullptr || !h.local().has_ipv6 || !(fi.ipv6->dst == h.local().ipv6)) {
     return drop(RxDrop::kWrongIp);
   }

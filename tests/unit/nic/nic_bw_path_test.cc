@@ -8,6 +8,7 @@
 
 #include "common/wire/frame_parser.h"
 #include "common/wire/icrc.h"
+#include "common/wire/ipv4.h"
 #include "nic/app/perftest_engine.h"
 #include "tests/support/eal_env.h"
 #include "tests/support/mbuf_chain.h"
@@ -231,6 +232,42 @@ TEST(RxChains, OddSegmentsLandIntact) {
   EXPECT_EQ(p.server->result().messages, 6u);
   EXPECT_EQ(p.server->result().verify_errors, 0u);
   EXPECT_EQ(p.b.counters(0).drops[static_cast<int>(RxDrop::kBadIcrc)], 1u);
+}
+
+// 6. Copies of data frames whose destination MAC differs from the host's in
+//    one byte (each of the six in turn), then whose destination IPv4 address
+//    does (each of the four, header checksum fixed). Expect: each copy
+//    dropped and counted as wrong_mac / wrong_ip; the transfer unharmed.
+TEST(RxChecks, EveryAddressByteCompared) {
+  Pair p(WorkloadType::kWriteBw, 4 * 4096, true, 3);
+  p.connect();
+  int mutated = 0;
+  std::vector<rte_mbuf*> extra;
+  p.run([&](rte_mbuf* m) -> rte_mbuf* {
+    if (mutated < 10 && m->pkt_len > 4096) {
+      std::vector<uint8_t> bytes(m->pkt_len);
+      const void* d = rte_pktmbuf_read(m, 0, m->pkt_len, bytes.data());
+      if (d != bytes.data()) std::memcpy(bytes.data(), d, bytes.size());
+      if (mutated < 6) {
+        bytes[mutated] ^= 0x01;
+      } else {
+        auto* ip = reinterpret_cast<wire::Ipv4Header*>(bytes.data() + wire::EthHeader::kSize);
+        ip->dst.bytes[mutated - 6] ^= 0x01;
+        wire::ipv4_set_checksum(*ip);
+      }
+      ++mutated;
+      rte_mbuf* copy = sf::test::make_mbuf_chain(sf::test::mbuf_pool(), bytes);
+      std::array<rte_mbuf*, 1> one{copy};
+      p.b.receive(0, std::span<rte_mbuf*>(one.data(), 1), p.b.now());
+    }
+    return m;
+  });
+  ASSERT_TRUE(p.client->traffic_done());
+  EXPECT_EQ(mutated, 10);
+  EXPECT_EQ(p.b.counters(0).drops[static_cast<int>(RxDrop::kWrongMac)], 6u);
+  EXPECT_EQ(p.b.counters(0).drops[static_cast<int>(RxDrop::kWrongIp)], 4u);
+  EXPECT_EQ(p.server->result().messages, 3u);
+  EXPECT_EQ(p.server->result().verify_errors, 0u);
 }
 
 }  // namespace
