@@ -41,6 +41,27 @@ class ChainWriter {
     if (acc != nullptr) acc->update({src, n});
     return true;
   }
+  // The 4 ICRC bytes: stored in place when the last segment has room (or
+  // in a new segment when it has none, as after an MR segment), else split
+  // by append().
+  bool append_icrc(uint32_t icrc) {
+    if (rte_pktmbuf_tailroom(tail_) == 0) {
+      rte_mbuf* seg = rte_pktmbuf_alloc(pool_);
+      if (seg == nullptr) return false;
+      tail_->next = seg;
+      tail_ = seg;
+      head_->nb_segs++;
+    }
+    if (rte_pktmbuf_tailroom(tail_) < wire::kIcrcBytes) {
+      uint8_t b[wire::kIcrcBytes];
+      wire::store_le32(b, icrc);
+      return append(b, wire::kIcrcBytes, nullptr);
+    }
+    wire::store_le32(rte_pktmbuf_mtod_offset(tail_, uint8_t*, tail_->data_len), icrc);
+    tail_->data_len = static_cast<uint16_t>(tail_->data_len + wire::kIcrcBytes);
+    head_->pkt_len += wire::kIcrcBytes;
+    return true;
+  }
   bool append(const uint8_t* src, uint32_t n, wire::IcrcAccumulator* acc) {
     while (n > 0) {
       uint32_t room = rte_pktmbuf_tailroom(tail_);
@@ -157,9 +178,7 @@ rte_mbuf* Qp::build(const wire::RoceFrameSpec& spec, const uint8_t* payload_cont
   }
   const uint32_t pad = (4 - (payload_bytes & 3u)) & 3u;
   if (ok && pad > 0) ok = cw.append(nullptr, pad, &acc);
-  uint8_t icrc[4];
-  wire::store_le32(icrc, acc.value());
-  if (ok) ok = cw.append(icrc, 4, nullptr);
+  if (ok) ok = cw.append_icrc(acc.value());
   if (!ok) {
     rte_pktmbuf_free(m);
     ++ctr_.alloc_failures;

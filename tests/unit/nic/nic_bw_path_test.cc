@@ -26,9 +26,10 @@ AppHost app_host(int i) {
   return h;
 }
 
-NicConfig node_cfg(const AppHost& h) {
+NicConfig node_cfg(const AppHost& h, bool zero_copy = false) {
   NicConfig c;
   HostConfig hc;
+  hc.tx_zero_copy = zero_copy;
   hc.name = h.name;
   hc.mac.bytes = h.mac.bytes;
   hc.ipv4 = wire::Ipv4Addr{*h.ipv4};
@@ -44,11 +45,12 @@ NicConfig node_cfg(const AppHost& h) {
 struct Pair {
   AppHost ha = app_host(0);
   AppHost hb = app_host(1);
-  NicNode a{node_cfg(ha), sf::test::mbuf_pool()};
+  NicNode a;
   NicNode b{node_cfg(hb), sf::test::mbuf_pool()};
   std::unique_ptr<Workload> client, server;
   PerftestEngine ea, eb;
-  Pair(WorkloadType t, uint64_t size, bool verify, uint64_t iters = 10) {
+  Pair(WorkloadType t, uint64_t size, bool verify, uint64_t iters = 10, bool zero_copy = false)
+      : a(node_cfg(ha, zero_copy), sf::test::mbuf_pool()) {
     AppWorkload w;
     w.type = t;
     w.size_bytes = size;
@@ -268,6 +270,35 @@ TEST(RxChecks, EveryAddressByteCompared) {
   EXPECT_EQ(p.b.counters(0).drops[static_cast<int>(RxDrop::kWrongIp)], 4u);
   EXPECT_EQ(p.server->result().messages, 3u);
   EXPECT_EQ(p.server->result().verify_errors, 0u);
+}
+
+// 7. Sizes whose frames leave 0-3 bytes of tailroom before the ICRC (2 KiB
+//    mbufs: WRITE_ONLY 74 B of headers + 1970..1973 B, a LAST of 58 B + 1988
+//    B), copied and zero-copy. Expect: some frame's ICRC split across two
+//    segments in copy mode; every frame's ICRC good at the receiver, every
+//    message verified.
+TEST(TxHeaders, IcrcAtSegmentEnds) {
+  for (const bool zc : {false, true}) {
+    for (const uint64_t size : {1970u, 1971u, 1972u, 1973u, 4096u + 1988u}) {
+      SCOPED_TRACE(std::to_string(size) + (zc ? " zero-copy" : " copy"));
+      Pair p(WorkloadType::kWriteBw, size, true, 4, zc);
+      p.connect();
+      bool split = false;
+      p.run([&](rte_mbuf* m) {
+        const rte_mbuf* last = m;
+        while (last->next != nullptr) last = last->next;
+        if (m->nb_segs > 1 && last->data_len < wire::kIcrcBytes) split = true;
+        return m;
+      });
+      ASSERT_TRUE(p.client->traffic_done());
+      EXPECT_EQ(p.server->result().messages, 4u);
+      EXPECT_EQ(p.server->result().verify_errors, 0u);
+      EXPECT_EQ(p.b.counters(0).dropped(), 0u);
+      if (!zc && size == 1972u) {
+        EXPECT_TRUE(split);
+      }
+    }
+  }
 }
 
 }  // namespace
