@@ -18,7 +18,9 @@
 //   "split_ns":{"tx":..,"rx":..,"ack_tx":..,"ack_rx":..,"timers":..}}
 // Usage: nic_node_bench [--seconds S] [--messages N] [--sizes 65536,64] [--tx zero_copy|copy|both]
 // (--messages: a fixed count instead of a duration, for callgrind; the
-// reference then runs 0.05 s.)
+// reference then copies as many frames as the NIC pair sends, rounded up to
+// a burst of 32, so that two runs of different counts differ only by
+// per-frame work: instructions per frame = the difference / the frames.)
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -86,7 +88,7 @@ struct Run {
   Split split;
 };
 
-Run run_nic(rte_mempool* pool, uint64_t size, double seconds, uint64_t messages, bool zero_copy) {
+[[gnu::noinline]] Run run_nic(rte_mempool* pool, uint64_t size, double seconds, uint64_t messages, bool zero_copy) {
   const app::AppHost ha = app_host(0);
   const app::AppHost hb = app_host(1);
   NicConfig ca = node_cfg(ha);
@@ -151,14 +153,14 @@ Run run_nic(rte_mempool* pool, uint64_t size, double seconds, uint64_t messages,
 
 // The floor: per frame, allocate the chain a 4 KiB (or `payload`) frame
 // needs, copy the payload in, copy it out, free.
-Run run_ref(rte_mempool* pool, uint32_t payload, double seconds) {
+Run run_ref(rte_mempool* pool, uint32_t payload, double seconds, uint64_t frames) {
   std::vector<uint8_t> src(payload + 64, 0x5A);
   std::vector<uint8_t> dst(payload + 64, 0);
   const uint32_t frame = payload + kWireHeader;
   Run r;
   const double cpu0 = thread_cpu_s();
   const uint64_t end = rte_rdtsc() + static_cast<uint64_t>(seconds * static_cast<double>(rte_get_tsc_hz()));
-  while (rte_rdtsc() < end) {
+  while (frames > 0 ? r.frames < frames : rte_rdtsc() < end) {
     for (int i = 0; i < 32; ++i) {
       rte_mbuf* head = rte_pktmbuf_alloc(pool);
       if (head == nullptr) std::exit(1);
@@ -232,7 +234,8 @@ int main(int argc, char** argv) {
   const double cyc_ns = 1e9 / static_cast<double>(rte_get_tsc_hz());
   for (const uint64_t size : sizes) {
     const uint32_t payload = static_cast<uint32_t>(std::min<uint64_t>(size, kMtu));
-    const Run ref = run_ref(pool, payload, messages > 0 ? 0.05 : seconds);
+    const uint64_t frames_per_msg = (size + kMtu - 1) / kMtu;
+    const Run ref = run_ref(pool, payload, seconds, messages * frames_per_msg);
     for (const bool zc : modes) {
     const Run nic = run_nic(pool, size, seconds, messages, zc);
     if (nic.frames == 0) {

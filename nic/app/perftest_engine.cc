@@ -15,6 +15,18 @@ namespace v = verbs;
 // kRegionBytes; latency tests use two (outgoing, incoming).
 constexpr uint64_t kMaxSlots = 256;
 constexpr uint64_t kRegionBytes = 16ull << 20;
+// write_bw / read_bw without --verify lay the buffer out as perftest does
+// (perftest_resources.c: a buffer of max(size, cycle_buffer) per QP, and the
+// local and remote addresses advance per message only while size <=
+// cycle_buffer / 2, wrapping within cycle_buffer = the page size): every
+// message of more than 2 KiB goes to the same address, smaller ones cycle
+// through 4 KiB. So the receiver writes the same cache-resident bytes over
+// and over, as under perftest, instead of a 16 MiB window that misses the
+// caches. --verify and SEND tests keep one slot per message in flight.
+constexpr uint64_t kPerftestCycleBytes = 4096;
+uint64_t perftest_slots(uint64_t size_bytes) {
+  return size_bytes <= kPerftestCycleBytes / 2 ? kPerftestCycleBytes / size_bytes : 1;
+}
 constexpr uint64_t kMsgMask = (1ull << 48) - 1;
 constexpr int kPollBatch = 32;
 // perftest's defaults for the QP attributes.
@@ -85,7 +97,10 @@ Workload::Workload(const AppWorkload& cfg, const AppHost& host, NicNode& node, s
   if (pd_ == nullptr) err("alloc_pd");
 
   const bool lat = is_latency(cfg_.type);
-  slots_ = lat ? 2 : std::clamp<uint64_t>(kRegionBytes / cfg_.size_bytes, 1, kMaxSlots);
+  const bool perftest_layout = !cfg_.verify && (cfg_.type == WorkloadType::kWriteBw || cfg_.type == WorkloadType::kReadBw);
+  slots_ = lat               ? 2
+           : perftest_layout ? perftest_slots(cfg_.size_bytes)
+                             : std::clamp<uint64_t>(kRegionBytes / cfg_.size_bytes, 1, kMaxSlots);
   target_ = cfg_.duration_s > 0 ? 0 : cfg_.iterations;
   const uint64_t region = slots_ * cfg_.size_bytes;
   buf_.assign(region * cfg_.qps, 0);

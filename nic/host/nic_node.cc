@@ -3,6 +3,7 @@
 #include "nic/host/nic_node.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -15,6 +16,28 @@ namespace {
 constexpr uint8_t kInCtrl = 1;
 constexpr uint8_t kInPaused = 2;
 constexpr TimeNs kAllocRetry = TimeNs::from_us(1);
+
+// Byte-wise equality in fixed-size loads: std::array's == of a 6- or 4-byte
+// array is an out-of-line memcmp call (two per received frame).
+template <std::size_t N>
+bool same_bytes(const std::array<uint8_t, N>& a, const std::array<uint8_t, N>& b) {
+  if constexpr (N == 6) {
+    uint32_t a4 = 0, b4 = 0;
+    uint16_t a2 = 0, b2 = 0;
+    std::memcpy(&a4, a.data(), 4);
+    std::memcpy(&b4, b.data(), 4);
+    std::memcpy(&a2, a.data() + 4, 2);
+    std::memcpy(&b2, b.data() + 4, 2);
+    return ((a4 ^ b4) | static_cast<uint32_t>(a2 ^ b2)) == 0;
+  } else if constexpr (N == 4) {
+    uint32_t a4 = 0, b4 = 0;
+    std::memcpy(&a4, a.data(), 4);
+    std::memcpy(&b4, b.data(), 4);
+    return a4 == b4;
+  } else {
+    return a == b;
+  }
+}
 }  // namespace
 
 const char* to_string(RxDrop d) {
@@ -94,18 +117,28 @@ uint8_t NicNode::frame_priority(const rte_mbuf* m) {
 void NicNode::receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) {
   now_ = now;
   Port& p = ports_[port];
-  for (rte_mbuf* m : pkts) {
+  FreeBatch done;
+  // The QP the last frames went to: scheduled once per run of frames for it
+  // (a burst is mostly one QP's), not per frame. Control frames and timers
+  // are only acted on after the burst (transmit, advance), so filing the QP
+  // at the end of its run is the same as filing it after every frame.
+  uint32_t last = kNoSlot;
+  for (size_t i = 0; i < pkts.size(); ++i) {
+    rte_mbuf* m = pkts[i];
+    if (i + 1 < pkts.size()) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], const void*));
     ++p.ctr.rx_pkts;
     p.ctr.rx_bytes += m->pkt_len;
     const auto* b = rte_pktmbuf_mtod(m, const uint8_t*);
     const bool mac_control = m->data_len >= 14 && b[12] == 0x88 && b[13] == 0x08;
     if (p.ring.empty() || mac_control) {
-      process(port, m, now);
+      const uint32_t slot = process(port, m, now, done);
+      if (slot != last && last != kNoSlot) schedule(p.host, last, now);
+      if (slot != kNoSlot) last = slot;
       continue;
     }
     if (p.ring_count == p.ring.size()) {
       ++p.ctr.drops[static_cast<int>(RxDrop::kRxRingFull)];
-      rte_pktmbuf_free(m);
+      done.add(m);
       continue;
     }
     if (p.ring_count == 0) {
@@ -117,12 +150,15 @@ void NicNode::receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) {
     p.backlog_bytes[prio] += m->pkt_len;
     p.backlog_bytes_total += m->pkt_len;
   }
+  if (last != kNoSlot) schedule(p.host, last, now);
+  done.flush();  // before the app runs: zero-copy frames release their MR here
   update_pfc(port, now);
   run_app(now);
 }
 
 void NicNode::drain(PortId port, TimeNs now) {
   Port& p = ports_[port];
+  FreeBatch done;
   while (p.ring_count > 0 && now >= p.drain_next) {
     rte_mbuf* m = p.ring[p.ring_head];
     p.ring_head = (p.ring_head + 1) % static_cast<uint32_t>(p.ring.size());
@@ -130,11 +166,13 @@ void NicNode::drain(PortId port, TimeNs now) {
     const uint8_t prio = frame_priority(m);
     p.backlog_bytes[prio] -= m->pkt_len;
     p.backlog_bytes_total -= m->pkt_len;
-    process(port, m, now);
+    const uint32_t slot = process(port, m, now, done);
+    if (slot != kNoSlot) schedule(p.host, slot, now);
     if (p.ring_count > 0) {
       p.drain_next = p.drain_next + p.cfg.rx_drain_rate.tx_time(wire_bytes(p.ring[p.ring_head]->pkt_len));
     }
   }
+  done.flush();
 }
 
 void NicNode::update_pfc(PortId port, TimeNs now) {
@@ -147,11 +185,12 @@ void NicNode::update_pfc(PortId port, TimeNs now) {
   }
 }
 
-void NicNode::process(PortId port, rte_mbuf* m, TimeNs now) {
+uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done) {
   Port& p = ports_[port];
   auto drop = [&](RxDrop why) {
     ++p.ctr.drops[static_cast<int>(why)];
-    rte_pktmbuf_free(m);
+    done.add(m);
+    return kNoSlot;
   };
   const wire::FrameInfo fi = wire::parse_mbuf(m);
   if (!fi.ok()) {
@@ -174,14 +213,14 @@ void NicNode::process(PortId port, rte_mbuf* m, TimeNs now) {
         p.pfc_rx.on_pause(fi.pause->pause_quanta.value(), now);
       }
     }
-    rte_pktmbuf_free(m);
-    return;
+    done.add(m);
+    return kNoSlot;
   }
   if (fi.kind != wire::FrameKind::kRoce || fi.bth == nullptr) return drop(RxDrop::kNotRoce);
   Host& h = *hosts_[p.host];
-  if (!(fi.eth->dst == h.local().mac)) return drop(RxDrop::kWrongMac);
+  if (!same_bytes(fi.eth->dst.bytes, h.local().mac.bytes)) return drop(RxDrop::kWrongMac);
   if (fi.ipv4 != nullptr) {
-    if (!h.local().has_ipv4 || !(fi.ipv4->dst == h.local().ipv4)) return drop(RxDrop::kWrongIp);
+    if (!h.local().has_ipv4 || !same_bytes(fi.ipv4->dst.bytes, h.local().ipv4.bytes)) return drop(RxDrop::kWrongIp);
   } else if (fi.ipv6 == nullptr || !h.local().has_ipv6 || !(fi.ipv6->dst == h.local().ipv6)) {
     return drop(RxDrop::kWrongIp);
   }
@@ -189,11 +228,22 @@ void NicNode::process(PortId port, rte_mbuf* m, TimeNs now) {
   rc::Qp* qp = h.qp_by_qpn(fi.bth->dest_qp.value());
   if (qp == nullptr) return drop(RxDrop::kUnknownQp);
   qp->on_rx(fi, m, now);
-  rte_pktmbuf_free(m);
-  schedule(p.host, qp->qp_num() - Host::kFirstQpn, now);
+  done.add(m);
+  return qp->qp_num() - Host::kFirstQpn;
 }
 
 void NicNode::schedule(uint32_t host, uint32_t slot, TimeNs now) {
+  file_timer_and_ctrl(host, slot);
+  Host& h = *hosts_[host];
+  rc::Qp& qp = h.qp_slot(slot);
+  if (!qp.in_use() || qp.port_num() == 0 || qp.port_num() > h.num_ports()) return;
+  Port& p = ports_[h.node_port(qp.port_num())];
+  if ((p.in_ctrl[slot] & kInPaused) == 0 && !p.wheel.contains(slot) && qp.has_data(now)) {
+    p.wheel.insert(slot, qp.file_departure(now));
+  }
+}
+
+void NicNode::file_timer_and_ctrl(uint32_t host, uint32_t slot) {
   Host& h = *hosts_[host];
   rc::Qp& qp = h.qp_slot(slot);
   // The QP's timer is filed again only when it moves earlier. A later or
@@ -213,9 +263,6 @@ void NicNode::schedule(uint32_t host, uint32_t slot, TimeNs now) {
     p.ctrl[(p.ctrl_head + p.ctrl_count) % p.ctrl.size()] = slot;
     ++p.ctrl_count;
     p.in_ctrl[slot] |= kInCtrl;
-  }
-  if ((p.in_ctrl[slot] & kInPaused) == 0 && !p.wheel.contains(slot) && qp.has_data(now)) {
-    p.wheel.insert(slot, qp.file_departure(now));
   }
 }
 
@@ -270,16 +317,26 @@ uint16_t NicNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
     schedule(p.host, slot, now);
   }
   // 3. Data from the timing wheel: QPs whose departure time has come.
+  // A QP that is due again at once while no other QP is filed keeps the
+  // turn (`again`): what filing it at `now` and popping it would give,
+  // without the wheel round trip. One filed QP among others goes back to
+  // the wheel after each frame (round robin by departure time).
   uint32_t slot = 0;
-  while (n < out.size() && p.wheel.pop_due(now, &slot)) {
-    rc::Qp& qp = h.qp_slot(slot);
-    if (!qp.in_use() || !qp.has_data(now)) continue;  // re-filed by schedule() when it has data again
-    if (((paused >> qp.priority()) & 1u) != 0) {
-      p.paused.push_back(slot);
-      p.in_ctrl[slot] |= kInPaused;
-      ++p.ctr.paused_skips;
-      continue;
+  bool again = false;
+  while (n < out.size()) {
+    if (!again) {
+      if (!p.wheel.pop_due(now, &slot)) break;
+      rc::Qp& qp = h.qp_slot(slot);
+      if (!qp.in_use() || !qp.has_data(now)) continue;  // re-filed by schedule() when it has data again
+      if (((paused >> qp.priority()) & 1u) != 0) {
+        p.paused.push_back(slot);
+        p.in_ctrl[slot] |= kInPaused;
+        ++p.ctr.paused_skips;
+        continue;
+      }
     }
+    again = false;
+    rc::Qp& qp = h.qp_slot(slot);
     rte_mbuf* m = qp.make_data(now);
     if (m == nullptr) {
       if (qp.has_data(now)) p.wheel.insert(slot, now + kAllocRetry);
@@ -288,8 +345,14 @@ uint16_t NicNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
     }
     qp.on_departed(m->pkt_len, now);
     out[n++] = m;
+    if (p.wheel.size() == 0 && qp.has_data(now) && qp.file_departure(now) <= now) {
+      file_timer_and_ctrl(p.host, slot);
+      again = true;
+      continue;
+    }
     schedule(p.host, slot, now);
   }
+  if (again) p.wheel.insert(slot, now);  // the burst is full: it waits its turn
   for (uint16_t i = 0; i < n; ++i) {
     ++p.ctr.tx_pkts;
     p.ctr.tx_bytes += out[i]->pkt_len;

@@ -185,8 +185,29 @@ class NicNode final : public Node {
     Port(const NicPortConfig& c, uint32_t host_index, uint32_t qps);
   };
 
-  void process(PortId port, rte_mbuf* m, TimeNs now);
+  // Received mbufs the node is done with, freed in bulk
+  // (rte_pktmbuf_free_bulk) when full and at the end of each burst.
+  struct FreeBatch {
+    std::array<rte_mbuf*, 64> m{};
+    uint32_t n = 0;
+    void add(rte_mbuf* x) {
+      m[n++] = x;
+      if (n == m.size()) flush();
+    }
+    void flush() {
+      if (n > 0) rte_pktmbuf_free_bulk(m.data(), n);
+      n = 0;
+    }
+  };
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
+  // Handles one received frame; frees it into `done`. Returns the QP slot
+  // (of the port's host) the frame was handed to, kNoSlot if none: the
+  // caller schedules that QP once per run of frames for it.
+  uint32_t process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done);
   void drain(PortId port, TimeNs now);
+  // What schedule() does but the wheel: files the QP's timer and its
+  // control frames.
+  void file_timer_and_ctrl(uint32_t host, uint32_t slot);
   void update_pfc(PortId port, TimeNs now);
   void schedule(uint32_t host, uint32_t slot, TimeNs now);
   void run_app(TimeNs now);

@@ -232,6 +232,7 @@ void Qp::build_spec() {
   const AhAttr& ah = attr_.ah_attr;
   const LocalAddr& local = *env_.local;
   spec_ = wire::RoceFrameSpec{};
+  tx_hdr_.clear();
   for (int i = 0; i < 6; ++i) spec_.l2.dst.bytes[i] = ah.dmac[i];
   spec_.l2.src = local.mac;
   const uint8_t dscp = static_cast<uint8_t>(ah.grh.traffic_class >> 2);

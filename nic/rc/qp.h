@@ -29,6 +29,7 @@
 #include "common/wire/frame_parser.h"
 #include "common/wire/psn.h"
 #include "nic/rc/cc_seam.h"
+#include "nic/rc/tx_header_cache.h"
 #include "nic/verbs/cq.h"
 #include "nic/verbs/mr.h"
 #include "nic/verbs/verbs.h"
@@ -348,6 +349,9 @@ class Qp {
   TimeNs pace_next_{0};
 
   QpCounters ctr_;
+  // qp_tx.cc: the last MIDDLE / LAST request headers, reused with the PSN
+  // and AckReq patched; emptied by build_spec().
+  TxHeaderCache tx_hdr_;
 };
 
 }  // namespace sf::nic::rc

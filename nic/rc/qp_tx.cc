@@ -41,6 +41,27 @@ class ChainWriter {
     if (acc != nullptr) acc->update({src, n});
     return true;
   }
+  // The 4 ICRC bytes: stored in place when the last segment has room (or
+  // in a new segment when it has none, as after an MR segment), else split
+  // by append().
+  bool append_icrc(uint32_t icrc) {
+    if (rte_pktmbuf_tailroom(tail_) == 0) {
+      rte_mbuf* seg = rte_pktmbuf_alloc(pool_);
+      if (seg == nullptr) return false;
+      tail_->next = seg;
+      tail_ = seg;
+      head_->nb_segs++;
+    }
+    if (rte_pktmbuf_tailroom(tail_) < wire::kIcrcBytes) {
+      uint8_t b[wire::kIcrcBytes];
+      wire::store_le32(b, icrc);
+      return append(b, wire::kIcrcBytes, nullptr);
+    }
+    wire::store_le32(rte_pktmbuf_mtod_offset(tail_, uint8_t*, tail_->data_len), icrc);
+    tail_->data_len = static_cast<uint16_t>(tail_->data_len + wire::kIcrcBytes);
+    head_->pkt_len += wire::kIcrcBytes;
+    return true;
+  }
   bool append(const uint8_t* src, uint32_t n, wire::IcrcAccumulator* acc) {
     while (n > 0) {
       uint32_t room = rte_pktmbuf_tailroom(tail_);
@@ -103,20 +124,31 @@ rte_mbuf* Qp::build(const wire::RoceFrameSpec& spec, const uint8_t* payload_cont
     return nullptr;
   }
   uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
-  const wire::BuildResult r = wire::build_roce_headers({data, rte_pktmbuf_tailroom(m)}, spec, payload_bytes);
-  if (!r.ok()) {
-    rte_pktmbuf_free(m);
-    ++ctr_.alloc_failures;
-    return nullptr;
+  uint32_t header_bytes = 0;
+  if (tx_hdr_.matches(spec.bth.opcode, spec.bth.se, payload_bytes) && tx_hdr_.bytes() <= rte_pktmbuf_tailroom(m)) {
+    // A MIDDLE / LAST like the previous one: its headers, this PSN and AckReq.
+    tx_hdr_.apply(data, spec.bth.psn, spec.bth.ack_req);
+    header_bytes = tx_hdr_.bytes();
+  } else {
+    const wire::BuildResult r = wire::build_roce_headers({data, rte_pktmbuf_tailroom(m)}, spec, payload_bytes);
+    if (!r.ok()) {
+      rte_pktmbuf_free(m);
+      ++ctr_.alloc_failures;
+      return nullptr;
+    }
+    header_bytes = static_cast<uint32_t>(r.header_bytes);
+    if (TxHeaderCache::cacheable(spec.bth.opcode)) {
+      tx_hdr_.store(data, header_bytes, spec.bth.opcode, spec.bth.se, payload_bytes);
+    }
   }
-  m->data_len = static_cast<uint16_t>(r.header_bytes);
-  m->pkt_len = static_cast<uint32_t>(r.header_bytes);
+  m->data_len = static_cast<uint16_t>(header_bytes);
+  m->pkt_len = header_bytes;
   const uint32_t ip_off = wire::EthHeader::kSize + (spec.l2.vlan ? wire::VlanTag::kSize : 0);
   const wire::IcrcLayout layout = layout_of(spec);
   wire::IcrcAccumulator acc;
-  acc.begin({data + ip_off, r.header_bytes - ip_off}, layout);
+  acc.begin({data + ip_off, header_bytes - ip_off}, layout);
   const uint32_t masked_end = ip_off + layout.masked_bytes();
-  acc.update({data + masked_end, r.header_bytes - masked_end});
+  acc.update({data + masked_end, header_bytes - masked_end});
 
   ChainWriter cw(env_.pool, m);
   bool ok = true;
@@ -146,9 +178,7 @@ rte_mbuf* Qp::build(const wire::RoceFrameSpec& spec, const uint8_t* payload_cont
   }
   const uint32_t pad = (4 - (payload_bytes & 3u)) & 3u;
   if (ok && pad > 0) ok = cw.append(nullptr, pad, &acc);
-  uint8_t icrc[4];
-  wire::store_le32(icrc, acc.value());
-  if (ok) ok = cw.append(icrc, 4, nullptr);
+  if (ok) ok = cw.append_icrc(acc.value());
   if (!ok) {
     rte_pktmbuf_free(m);
     ++ctr_.alloc_failures;
