@@ -294,11 +294,16 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
   // ---- C: in order: learn, forward, admit, enqueue ----
   l2_new_n_ = 0;
   l2_new_overflow_ = false;
+  run_defer_ = true;  // enqueue() collects runs (flush_run)
   for (uint16_t i = 0; i < n; ++i) {
     rte_mbuf* m = pkts[i];
     const RxMeta& r = meta[i];
     if (r.step == RxStep::kSlow) {
+      // In order: the run so far first (PFC / watchdog / credit frames act on queues).
+      flush_run();
+      run_defer_ = false;
       process(in, m, now);
+      run_defer_ = true;
       continue;
     }
     auto* d = rte_pktmbuf_mtod(m, uint8_t*);
@@ -364,6 +369,8 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
         break;
     }
   }
+  flush_run();
+  run_defer_ = false;
 }
 
 // Consecutive frames of a burst mostly share their source (learned once per
@@ -574,7 +581,51 @@ void SwitchNode::on_mac_control(uint16_t in, const wire::FrameInfo& f, TimeNs no
   if (ip.wd_on) wd_service(in, now);
 }
 
-void SwitchNode::enqueue(const QueuedPkt& p) {
+void SwitchNode::flush_run() {
+  const uint16_t n = run_n_;
+  run_n_ = 0;
+  if (n > 1 && enqueue_run(run_.data(), n)) return;
+  for (uint16_t i = 0; i < n; ++i) enqueue_one(run_[i]);
+}
+
+// What enqueue_one() then to_egress() check, once for the run: each check
+// holds for every copy when it holds for the last one (queue depth, buffer
+// use and PG use only grow along the run; the MMU's limits only shrink).
+bool SwitchNode::enqueue_run(const QueuedPkt* run, uint16_t n) {
+  if (shard_ != nullptr) return false;  // shard: copy by copy (remote egress ports, shared pools)
+  const QueuedPkt& p0 = run[0];
+  Port& ip = ports_[p0.in_port];
+  Port& op = ports_[p0.out_port];
+  if (any_wd_ && (((op.wd_drop >> p0.queue) & 1u) || ((ip.wd_drop_pgs >> p0.pg) & 1u))) return false;
+  if (((ip.lossless_pgs >> p0.pg) & 1u) && !ip.held[p0.pg].empty()) return false;  // behind held packets
+  EgressQueue& q = op.queues[p0.queue];
+  if (q.packets() + n > q.capacity()) return false;
+  std::array<uint32_t, kStageBurst> cells;
+  uint64_t bytes_before_last = 0;
+  for (uint16_t i = 0; i < n; ++i) {
+    cells[i] = mmu_.cells_for(run[i].bytes);
+    bytes_before_last += run[i].bytes;
+  }
+  bytes_before_last -= run[n - 1].bytes;
+  // WRED: no copy may see a depth above Kmin (no draw, no mark, no drop).
+  const Wred& w = op.wred[p0.queue];
+  if (w.enabled() && q.bytes() + bytes_before_last > w.config().kmin_bytes) return false;
+  // PFC: update_pfc() must stay a no-op after every copy (nothing asserted,
+  // no headroom, shared use below the limit).
+  const PgPfc& pp = ip.pg_pfc[p0.pg];
+  const bool pfc = pp.prios != 0;
+  if (pfc && ((ip.pfc_tx.xoff_mask() & pp.prios) != 0 || mmu_.pg_use(p0.in_port, p0.pg).hdrm != 0)) return false;
+  std::array<Ticket, kStageBurst> tickets;
+  if (!mmu_.admit_run(p0.in_port, p0.pg, p0.out_port, p0.queue, cells.data(), n, pfc, tickets.data())) return false;
+  for (uint16_t i = 0; i < n; ++i) q.push(run[i], tickets[i]);
+  credit_in_hand(run[n - 1]);  // credit
+  QueueCounters& qc = op.ctr.queues[p0.queue];
+  qc.enqueued_packets += n;
+  qc.watermark_bytes = std::max(qc.watermark_bytes, q.bytes());
+  return true;
+}
+
+void SwitchNode::enqueue_one(const QueuedPkt& p) {
   auto refuse = [&](DropCause cause) {
     ++ports_[p.out_port].ctr.queues[p.queue].dropped;
     drop(p.in_port, p.mbuf, cause);
