@@ -36,7 +36,8 @@ const MacAddr kHostD{{0x02, 0, 0, 0, 0, 0x0D}};  // static, Ethernet4
 const MacAddr kHostE{{0x02, 0, 0, 0, 0, 0x0E}};  // static, Ethernet8
 
 // Small pools: the lossless PG 3 reaches XOFF after 16 KiB, the lossy PGs
-// (alpha 1/4 of 64 KiB) after a few frames; WRED on queues 1 and 3 from 2 KB.
+// (alpha 1/4 of 64 KiB) after a few frames; WRED on queue 1 from 2 KB, on queue 3
+// from 10 KB.
 const char* kConfig = R"({
  "DEVICE_METADATA": {"localhost": {"mmu_size": "1MiB", "cell_size": 256, "seed": 3}},
  "PORT": {"Ethernet0": {"devargs": "a", "speed": 100, "mtu": 9100},
@@ -66,12 +67,15 @@ const char* kConfig = R"({
                              "pfc_enable": "3"}},
  "WRED_PROFILE": {"W": {"ecn": "ecn_all", "wred_green_enable": "true",
                   "green_min_threshold": "2000", "green_max_threshold": "15000",
+                  "green_drop_probability": "30"},
+                  "W3": {"ecn": "ecn_all", "wred_green_enable": "true",
+                  "green_min_threshold": "10000", "green_max_threshold": "15000",
                   "green_drop_probability": "30"}},
  "SCHEDULER": {"s.lossy": {"type": "DWRR", "weight": "2"}, "s.roce": {"type": "DWRR", "weight": "5"},
                "s.cnp": {"type": "STRICT", "priority": "5"}},
  "QUEUE": {"Ethernet0,Ethernet4,Ethernet8|0-2": {"scheduler": "s.lossy"},
            "Ethernet0,Ethernet4,Ethernet8|1": {"scheduler": "s.lossy", "wred_profile": "W"},
-           "Ethernet0,Ethernet4,Ethernet8|3": {"scheduler": "s.roce", "wred_profile": "W"},
+           "Ethernet0,Ethernet4,Ethernet8|3": {"scheduler": "s.roce", "wred_profile": "W3"},
            "Ethernet0,Ethernet4,Ethernet8|4-5": {"scheduler": "s.lossy"},
            "Ethernet0,Ethernet4,Ethernet8|6": {"scheduler": "s.cnp"},
            "Ethernet0,Ethernet4,Ethernet8|7": {"scheduler": "s.lossy"}},
