@@ -776,16 +776,53 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
   const auto unblocked = static_cast<uint8_t>(~blocked);
   uint64_t tx_bytes = 0;
   const uint16_t first = n;
+  // Batched (not on the reference path, a credit port or a shard): the
+  // scheduler's repeat() instead of pick() while the same queue goes on, and
+  // the cells of consecutive packets of one (ingress PG, queue) released in
+  // one step. After the first packet of such a run is released (with its
+  // PFC update), update_pfc() is a no-op for the rest if it would be one now
+  // (release only lowers the PG's use and raises its limit), and nothing
+  // else in this loop reads the MMU (drain_held() flushes first).
+  const bool batch = staged_rx_ && !p.credit && shard_ == nullptr;
+  Mmu::TicketSum rel;
+  int rel_q = -1;  // pending release: queue, ingress port, PG
+  uint16_t rel_in = 0;
+  uint8_t rel_pg = 0;
+  auto flush_release = [&] {
+    if (rel_q < 0) return;
+    mmu_.release_sum(rel_in, rel_pg, port, static_cast<uint8_t>(rel_q), rel);
+    rel = {};
+    rel_q = -1;
+  };
+  int last_q = -1;  // batch: the queue picked last, nothing but its head changed since
   while (n < out.size()) {
-    const int q = p.sched.pick(head, p.credit ? credit_eligible(p, head, unblocked) : unblocked);  // credit
-    if (q < 0) break;
+    int q;
+    if (last_q >= 0 && p.sched.repeat(last_q, head[last_q])) {
+      q = last_q;
+    } else {
+      q = p.sched.pick(head, p.credit ? credit_eligible(p, head, unblocked) : unblocked);  // credit
+      if (q < 0) break;
+      if (batch) last_q = q;
+    }
     const QueuedPkt pkt = p.queues[q].pop();
     head[q] = p.queues[q].head_bytes();
-    release_cells(pkt.in_port, pkt.pg, port, static_cast<uint8_t>(q), pkt.ticket);  // and PFC
+    if (q == rel_q && pkt.in_port == rel_in && pkt.pg == rel_pg) {
+      rel.add(pkt.ticket);
+    } else {
+      flush_release();
+      release_cells(pkt.in_port, pkt.pg, port, static_cast<uint8_t>(q), pkt.ticket);  // and PFC
+      if (batch && held_pgs_ == 0 && pfc_idle(pkt.in_port, pkt.pg)) {
+        rel_q = q;
+        rel_in = pkt.in_port;
+        rel_pg = pkt.pg;
+      }
+    }
     if (p.credit || pkt.credit_vl != kNoCreditVl) credit_on_dequeue(p, q, pkt);  // credit
     if (held_pgs_ != 0) {
+      flush_release();
       drain_held();
       for (int i = 0; i < kNumQueues; ++i) head[i] = p.queues[i].head_bytes();
+      last_q = -1;
     }
     if (p.wd_on) p.wd.on_tx(static_cast<uint8_t>(q), now);
     if (pkt.trimmed) ++p.ctr.trimmed_tx;
@@ -795,6 +832,7 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
     tx_bytes += pkt.bytes;
     out[n++] = pkt.mbuf;
   }
+  flush_release();
   p.ctr.tx_packets += n - first;
   p.ctr.tx_bytes += tx_bytes;
   if (p.credit) credit_note_backlog(p, blocked, now);  // credit

@@ -113,7 +113,9 @@ class SwitchNode final : public Node {
   void clear_watermarks();
   // Whether receive() runs the staged burst pipeline (default) or process()
   // frame by frame (the reference path, same outcomes; for tests and
-  // profiles). CREDIT_FC ingress ports always take process().
+  // profiles). CREDIT_FC ingress ports always take process(). The reference
+  // path also transmits packet by packet (scheduler pick() and cell release
+  // per packet, no batching).
   void set_staged_receive(bool on) { staged_rx_ = on; }
 
   // Receive stages: frames per stage pass and how far ahead stage A
@@ -196,6 +198,14 @@ class SwitchNode final : public Node {
     update_pfc_slow(port, pg, now);
   }
   void update_pfc_slow(uint16_t port, uint8_t pg, TimeNs now);
+  // Whether update_pfc(port, pg) would do nothing now (its inline test).
+  bool pfc_idle(uint16_t port, uint8_t pg) const {
+    const Port& p = ports_[port];
+    const PgPfc& pp = p.pg_pfc[pg];
+    if (pp.prios == 0) return true;
+    const BufferUse& u = mmu_.pg_use(port, pg);
+    return (p.pfc_tx.xoff_mask() & pp.prios) == 0 && u.hdrm == 0 && u.shared < mmu_.pg_shared_limit(port, pg);
+  }
   // A PFC frame for `port` if one is due (one mbuf from ctrl_pool_).
   rte_mbuf* pfc_frame(Port& port, TimeNs now);
   // The whole pipeline for one frame (full parse_frame()): CREDIT_FC ports,
