@@ -483,7 +483,9 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
 void SwitchNode::forward_v4(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, wire::Ipv4Header* v4, uint16_t sp,
                             uint16_t dp, std::optional<RouteTarget> t) {
   if (!t) return drop(in, pkt.mbuf, DropCause::kNoRoute);
-  const NextHop& nh = routes_->resolve(*t, flow_hash_v4(v4->src.bytes.data(), v4->dst.bytes.data(), v4->protocol, sp, dp));
+  // The flow hash picks a member of an ECMP group only (one next hop: unused).
+  const NextHop& nh = t->is_group ? routes_->resolve(*t, flow_hash_v4(v4->src.bytes.data(), v4->dst.bytes.data(), v4->protocol, sp, dp))
+                                  : routes_->next_hop(t->id);
   decrement_ttl(*v4);
   eth->dst.bytes = nh.dst_mac;
   eth->src.bytes = nh.src_mac;
@@ -510,7 +512,8 @@ void SwitchNode::forward_v6(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, w
   } else {
     const auto t = routes_->lookup_v6(da.bytes.data());
     if (!t) return drop(in, m, DropCause::kNoRoute);
-    nh = &routes_->resolve(*t, flow_hash(v6->src.bytes, da.bytes, v6->next_header, sp, dp) ^ v6->flow_label());
+    nh = t->is_group ? &routes_->resolve(*t, flow_hash(v6->src.bytes, da.bytes, v6->next_header, sp, dp) ^ v6->flow_label())
+                     : &routes_->next_hop(t->id);
   }
   v6->hop_limit--;
   eth->dst.bytes = nh->dst_mac;
