@@ -30,6 +30,7 @@ uint32_t to_cells(uint64_t bytes, uint32_t cell) {
 
 Mmu::Mmu(const MmuConfig& cfg)
     : cell_bytes_(cfg.cell_bytes), total_cells_(static_cast<uint32_t>(cfg.total_bytes / cfg.cell_bytes)) {
+  if (cell_bytes_ != 0 && (cell_bytes_ & (cell_bytes_ - 1)) == 0) cell_shift_ = static_cast<uint8_t>(__builtin_ctz(cell_bytes_));
   pools_.reserve(cfg.pools.size());
   for (const PoolConfig& p : cfg.pools) {
     PoolState s{};

@@ -226,5 +226,20 @@ TEST(MmuRun, ReleaseSumEqualsReleases) {
   }
 }
 
+// 4. cells_for (a shift for power-of-two cells, else a division) is the
+// rounded-up quotient for any cell size the config allows and any frame.
+// Expect: ceil(bytes / cell) for cells 32..4096, bytes 0..70000.
+TEST(MmuRun, CellsForIsCeilDivision) {
+  for (uint32_t cell : {32u, 64u, 96u, 128u, 208u, 256u, 333u, 512u, 4096u}) {
+    MmuConfig cfg;
+    cfg.cell_bytes = cell;
+    cfg.total_bytes = 1 << 20;
+    const Mmu mmu(cfg);
+    for (uint32_t bytes = 0; bytes < 70000; bytes += 1 + bytes % 7) {
+      ASSERT_EQ(mmu.cells_for(bytes), (bytes + cell - 1) / cell) << cell << " " << bytes;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sf::sw
