@@ -30,6 +30,7 @@ uint32_t to_cells(uint64_t bytes, uint32_t cell) {
 
 Mmu::Mmu(const MmuConfig& cfg)
     : cell_bytes_(cfg.cell_bytes), total_cells_(static_cast<uint32_t>(cfg.total_bytes / cfg.cell_bytes)) {
+  if (cell_bytes_ != 0 && (cell_bytes_ & (cell_bytes_ - 1)) == 0) cell_shift_ = static_cast<uint8_t>(__builtin_ctz(cell_bytes_));
   pools_.reserve(cfg.pools.size());
   for (const PoolConfig& p : cfg.pools) {
     PoolState s{};
@@ -85,6 +86,72 @@ Admission Mmu::admit(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t qu
   const Admission out = admit_egress(out_port, queue, in.ticket);
   if (out.verdict != Verdict::kAccept) release_ingress(in_port, pg, in.ticket);
   return out;
+}
+
+bool Mmu::admit_run(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, const uint32_t* cells, uint32_t n,
+                    bool pg_below_limit, Ticket* tickets) {
+  if (shared_ != nullptr || n == 0) return false;
+  BufState& ib = pgs_[idx(in_port, pg)];
+  BufState& eb = queues_[idx(out_port, queue)];
+  if (ib.profile == nullptr || eb.profile == nullptr || ib.profile->pool == eb.profile->pool) return false;
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < n; ++i) total += cells[i];
+  const uint64_t last = cells[n - 1];
+  const uint64_t before_last = total - last;
+  if (total_used_ + total > total_cells_) return false;
+  // The part of `total` cells beyond `res_free` reserved cells, and the part
+  // of the last packet's cells beyond what reserve is left for it.
+  struct Split {
+    uint64_t over;
+    uint64_t over_last;
+  };
+  auto split = [&](uint32_t res_free) {
+    const uint64_t left = res_free > before_last ? res_free - before_last : 0;
+    return Split{total > res_free ? total - res_free : 0, last > left ? last - left : 0};
+  };
+  // Ingress: reserved, then shared under the PG's limit and within the pool.
+  // The last packet's check (limit at the pool use before it) covers every
+  // earlier one: their shared use after them is no larger, their limit no smaller.
+  PoolState& ip = pools_[ib.profile->pool];
+  const uint32_t ires_used = ib.use.used - ib.use.shared - ib.use.hdrm;
+  const uint32_t ires_free = ires_used < ib.reserved ? ib.reserved - ires_used : 0;
+  const Split is = split(ires_free);
+  if (is.over_last > 0 && (uint64_t{ib.use.shared} + is.over > shared_limit_at(ib, uint64_t{ip.shared_used} + is.over - is.over_last) ||
+                           uint64_t{ip.shared_used} + is.over > ip.size)) {
+    return false;
+  }
+  if (pg_below_limit && uint64_t{ib.use.shared} + is.over >= shared_limit_at(ib, uint64_t{ip.shared_used} + is.over)) return false;
+  // Egress: the same for the queue (its pool differs, so ingress charges do not move its limit).
+  PoolState& ep = pools_[eb.profile->pool];
+  const uint32_t eres_used = eb.use.used - eb.use.shared;
+  const uint32_t eres_free = eres_used < eb.reserved ? eb.reserved - eres_used : 0;
+  const Split es = split(eres_free);
+  if (es.over_last > 0 && (uint64_t{eb.use.shared} + es.over > shared_limit_at(eb, uint64_t{ep.shared_used} + es.over - es.over_last) ||
+                           uint64_t{ep.shared_used} + es.over > ep.size)) {
+    return false;
+  }
+  // Accepted: each packet's ticket takes reserved cells first, as admit_ingress / admit_egress.
+  uint32_t ir = ires_free;
+  uint32_t er = eres_free;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t c = cells[i];
+    const uint32_t ri = std::min(c, ir);
+    const uint32_t re = std::min(c, er);
+    ir -= ri;
+    er -= re;
+    tickets[i] = Ticket{static_cast<uint16_t>(c), static_cast<uint16_t>(c - ri), 0, static_cast<uint16_t>(c - re)};
+  }
+  const auto t32 = static_cast<uint32_t>(total);
+  ib.use.shared += static_cast<uint32_t>(is.over);
+  charge(ib, t32);
+  ip.shared_used += static_cast<uint32_t>(is.over);
+  ip.watermark = std::max(ip.watermark, ip.shared_used);
+  total_used_ += t32;
+  eb.use.shared += static_cast<uint32_t>(es.over);
+  charge(eb, t32);
+  ep.shared_used += static_cast<uint32_t>(es.over);
+  ep.watermark = std::max(ep.watermark, ep.shared_used);
+  return true;
 }
 
 void Mmu::clear_watermarks() {

@@ -68,7 +68,10 @@ class Mmu {
   void attach(SharedBuffer* shared) { shared_ = shared; }
   bool attached() const { return shared_ != nullptr; }
 
-  uint32_t cells_for(uint32_t bytes) const { return (bytes + cell_bytes_ - 1) / cell_bytes_; }
+  // A shift for the usual power-of-two cell size (a division costs tens of cycles per packet).
+  uint32_t cells_for(uint32_t bytes) const {
+    return cell_shift_ != kNoShift ? (bytes + cell_bytes_ - 1) >> cell_shift_ : (bytes + cell_bytes_ - 1) / cell_bytes_;
+  }
   uint32_t cell_bytes() const { return cell_bytes_; }
 
   // Two-stage admission. Ingress charges the (port, PG) and the physical
@@ -85,11 +88,38 @@ class Mmu {
   // whole pool). A lossless packet that could not is dropped, never held.
   bool egress_could_fit(uint16_t out_port, uint8_t queue, uint32_t cells) const;
   Admission admit(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, uint32_t bytes);
+  // A run of n packets of one (in_port, pg, out_port, queue), `cells[i]`
+  // cells each, admitted at once: when admit_ingress then admit_egress for
+  // each packet in order would accept every one, none taking headroom, and
+  // (`pg_below_limit`) the PG's shared use stays below its shared limit after
+  // every packet, this charges exactly what those calls would, fills
+  // tickets[0, n) with their tickets and returns true. Otherwise it changes
+  // nothing and returns false (admit the packets one by one). Exact because
+  // occupancy only grows along the run and every limit only shrinks with it:
+  // the checks of the last packet imply those of the earlier ones. Unattached
+  // Mmu only (attached: false); the PG and queue pools must differ.
+  bool admit_run(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, const uint32_t* cells, uint32_t n,
+                 bool pg_below_limit, Ticket* tickets);
 
   // Return what admission charged, when the packet leaves or is dropped later.
   void release_ingress(uint16_t in_port, uint8_t pg, const Ticket& t);
   void release_egress(uint16_t out_port, uint8_t queue, const Ticket& t);
   void release(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, const Ticket& t);
+  // Release of several packets of one (in_port, pg, out_port, queue) at once:
+  // `sum` adds their tickets field by field (wide: a sum can exceed 16 bits).
+  struct TicketSum {
+    uint32_t cells = 0;
+    uint32_t ing_shared = 0;
+    uint32_t ing_hdrm = 0;
+    uint32_t eg_shared = 0;
+    void add(const Ticket& t) {
+      cells += t.cells;
+      ing_shared += t.ing_shared;
+      ing_hdrm += t.ing_hdrm;
+      eg_shared += t.eg_shared;
+    }
+  };
+  void release_sum(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, const TicketSum& sum);
 
   // Current shared limit, in cells, of a PG / queue (static or alpha x free).
   uint32_t pg_shared_limit(uint16_t port, uint8_t pg) const;
@@ -137,9 +167,13 @@ class Mmu {
 
   size_t idx(uint16_t port, uint8_t i) const { return size_t{port} * kNumPgs + i; }
   uint32_t shared_limit(const BufState& b) const;
+  // shared_limit(b) were the pool's shared use `pool_used` (dynamic: alpha x (size - pool_used)).
+  uint32_t shared_limit_at(const BufState& b, uint64_t pool_used) const;
   static void charge(BufState& b, uint32_t cells);
 
   uint32_t cell_bytes_;
+  static constexpr uint8_t kNoShift = 0xFF;
+  uint8_t cell_shift_ = kNoShift;  // log2(cell_bytes_) when a power of two
   uint32_t total_cells_;
   uint32_t total_used_ = 0;        // this Mmu's cells (the switch's, unless attached)
   SharedBuffer* shared_ = nullptr;  // sharding: the switch-wide pool counters
@@ -164,6 +198,17 @@ inline uint32_t Mmu::shared_limit(const BufState& b) const {
   if (pr.dynamic_th <= -8) return 0;
   if (pr.dynamic_th >= 7) return kUnlimitedCells;
   const uint64_t free = pool_free(pr.pool);
+  const uint64_t lim = pr.dynamic_th >= 0 ? free << pr.dynamic_th : free >> -pr.dynamic_th;
+  return lim > kUnlimitedCells ? kUnlimitedCells : static_cast<uint32_t>(lim);
+}
+
+inline uint32_t Mmu::shared_limit_at(const BufState& b, uint64_t pool_used) const {
+  const ProfileConfig& pr = *b.profile;
+  if (pr.mode == ThresholdMode::kStatic) return b.static_th == 0 ? kUnlimitedCells : b.static_th;
+  if (pr.dynamic_th <= -8) return 0;
+  if (pr.dynamic_th >= 7) return kUnlimitedCells;
+  const uint64_t size = pools_[pr.pool].size;
+  const uint64_t free = size > pool_used ? size - pool_used : 0;
   const uint64_t lim = pr.dynamic_th >= 0 ? free << pr.dynamic_th : free >> -pr.dynamic_th;
   return lim > kUnlimitedCells ? kUnlimitedCells : static_cast<uint32_t>(lim);
 }
@@ -323,6 +368,29 @@ inline void Mmu::release_egress(uint16_t out_port, uint8_t queue, const Ticket& 
 inline void Mmu::release(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, const Ticket& t) {
   release_ingress(in_port, pg, t);
   release_egress(out_port, queue, t);
+}
+
+inline void Mmu::release_sum(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, const TicketSum& t) {
+  BufState& ib = pgs_[idx(in_port, pg)];
+  PoolState& ip = pools_[ib.profile->pool];
+  ib.use.used -= t.cells;
+  ib.use.shared -= t.ing_shared;
+  ib.use.hdrm -= t.ing_hdrm;
+  ip.shared_used -= t.ing_shared;
+  ip.hdrm_used -= t.ing_hdrm;
+  total_used_ -= t.cells;
+  BufState& eb = queues_[idx(out_port, queue)];
+  PoolState& ep = pools_[eb.profile->pool];
+  eb.use.used -= t.cells;
+  eb.use.shared -= t.eg_shared;
+  ep.shared_used -= t.eg_shared;
+  if (shared_ != nullptr) {  // sharding: the switch-wide counters too
+    SharedBuffer::Pool& gp = shared_->pools[ib.profile->pool];
+    if (t.ing_shared != 0) gp.shared_used.fetch_sub(t.ing_shared, std::memory_order_relaxed);
+    if (t.ing_hdrm != 0) gp.hdrm_used.fetch_sub(t.ing_hdrm, std::memory_order_relaxed);
+    shared_->total_used.fetch_sub(t.cells, std::memory_order_relaxed);
+    if (t.eg_shared != 0) shared_->pools[eb.profile->pool].shared_used.fetch_sub(t.eg_shared, std::memory_order_relaxed);
+  }
 }
 
 }  // namespace sf::sw

@@ -41,6 +41,7 @@ class EgressQueue {
   bool empty() const { return head_ == tail_; }
   bool full() const { return tail_ - head_ > mask_; }  // capacity mask_ + 1 (no division by sizeof)
   uint32_t packets() const { return tail_ - head_; }
+  uint32_t capacity() const { return mask_ + 1; }
   uint64_t bytes() const { return bytes_; }
   uint32_t head_bytes() const { return empty() ? 0 : ring_[head_ & mask_].bytes; }
   const QueuedPkt& front() const { return ring_[head_ & mask_]; }

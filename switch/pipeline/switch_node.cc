@@ -294,11 +294,16 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
   // ---- C: in order: learn, forward, admit, enqueue ----
   l2_new_n_ = 0;
   l2_new_overflow_ = false;
+  run_defer_ = true;  // enqueue() collects runs (flush_run)
   for (uint16_t i = 0; i < n; ++i) {
     rte_mbuf* m = pkts[i];
     const RxMeta& r = meta[i];
     if (r.step == RxStep::kSlow) {
+      // In order: the run so far first (PFC / watchdog / credit frames act on queues).
+      flush_run();
+      run_defer_ = false;
       process(in, m, now);
+      run_defer_ = true;
       continue;
     }
     auto* d = rte_pktmbuf_mtod(m, uint8_t*);
@@ -364,6 +369,8 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
         break;
     }
   }
+  flush_run();
+  run_defer_ = false;
 }
 
 // Consecutive frames of a burst mostly share their source (learned once per
@@ -476,7 +483,9 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
 void SwitchNode::forward_v4(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, wire::Ipv4Header* v4, uint16_t sp,
                             uint16_t dp, std::optional<RouteTarget> t) {
   if (!t) return drop(in, pkt.mbuf, DropCause::kNoRoute);
-  const NextHop& nh = routes_->resolve(*t, flow_hash_v4(v4->src.bytes.data(), v4->dst.bytes.data(), v4->protocol, sp, dp));
+  // The flow hash picks a member of an ECMP group only (one next hop: unused).
+  const NextHop& nh = t->is_group ? routes_->resolve(*t, flow_hash_v4(v4->src.bytes.data(), v4->dst.bytes.data(), v4->protocol, sp, dp))
+                                  : routes_->next_hop(t->id);
   decrement_ttl(*v4);
   eth->dst.bytes = nh.dst_mac;
   eth->src.bytes = nh.src_mac;
@@ -503,7 +512,8 @@ void SwitchNode::forward_v6(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, w
   } else {
     const auto t = routes_->lookup_v6(da.bytes.data());
     if (!t) return drop(in, m, DropCause::kNoRoute);
-    nh = &routes_->resolve(*t, flow_hash(v6->src.bytes, da.bytes, v6->next_header, sp, dp) ^ v6->flow_label());
+    nh = t->is_group ? &routes_->resolve(*t, flow_hash(v6->src.bytes, da.bytes, v6->next_header, sp, dp) ^ v6->flow_label())
+                     : &routes_->next_hop(t->id);
   }
   v6->hop_limit--;
   eth->dst.bytes = nh->dst_mac;
@@ -574,7 +584,51 @@ void SwitchNode::on_mac_control(uint16_t in, const wire::FrameInfo& f, TimeNs no
   if (ip.wd_on) wd_service(in, now);
 }
 
-void SwitchNode::enqueue(const QueuedPkt& p) {
+void SwitchNode::flush_run() {
+  const uint16_t n = run_n_;
+  run_n_ = 0;
+  if (n > 1 && enqueue_run(run_.data(), n)) return;
+  for (uint16_t i = 0; i < n; ++i) enqueue_one(run_[i]);
+}
+
+// What enqueue_one() then to_egress() check, once for the run: each check
+// holds for every copy when it holds for the last one (queue depth, buffer
+// use and PG use only grow along the run; the MMU's limits only shrink).
+bool SwitchNode::enqueue_run(const QueuedPkt* run, uint16_t n) {
+  if (shard_ != nullptr) return false;  // shard: copy by copy (remote egress ports, shared pools)
+  const QueuedPkt& p0 = run[0];
+  Port& ip = ports_[p0.in_port];
+  Port& op = ports_[p0.out_port];
+  if (any_wd_ && (((op.wd_drop >> p0.queue) & 1u) || ((ip.wd_drop_pgs >> p0.pg) & 1u))) return false;
+  if (((ip.lossless_pgs >> p0.pg) & 1u) && !ip.held[p0.pg].empty()) return false;  // behind held packets
+  EgressQueue& q = op.queues[p0.queue];
+  if (q.packets() + n > q.capacity()) return false;
+  std::array<uint32_t, kStageBurst> cells;
+  uint64_t bytes_before_last = 0;
+  for (uint16_t i = 0; i < n; ++i) {
+    cells[i] = mmu_.cells_for(run[i].bytes);
+    bytes_before_last += run[i].bytes;
+  }
+  bytes_before_last -= run[n - 1].bytes;
+  // WRED: no copy may see a depth above Kmin (no draw, no mark, no drop).
+  const Wred& w = op.wred[p0.queue];
+  if (w.enabled() && q.bytes() + bytes_before_last > w.config().kmin_bytes) return false;
+  // PFC: update_pfc() must stay a no-op after every copy (nothing asserted,
+  // no headroom, shared use below the limit).
+  const PgPfc& pp = ip.pg_pfc[p0.pg];
+  const bool pfc = pp.prios != 0;
+  if (pfc && ((ip.pfc_tx.xoff_mask() & pp.prios) != 0 || mmu_.pg_use(p0.in_port, p0.pg).hdrm != 0)) return false;
+  std::array<Ticket, kStageBurst> tickets;
+  if (!mmu_.admit_run(p0.in_port, p0.pg, p0.out_port, p0.queue, cells.data(), n, pfc, tickets.data())) return false;
+  for (uint16_t i = 0; i < n; ++i) q.push(run[i], tickets[i]);
+  credit_in_hand(run[n - 1]);  // credit
+  QueueCounters& qc = op.ctr.queues[p0.queue];
+  qc.enqueued_packets += n;
+  qc.watermark_bytes = std::max(qc.watermark_bytes, q.bytes());
+  return true;
+}
+
+void SwitchNode::enqueue_one(const QueuedPkt& p) {
   auto refuse = [&](DropCause cause) {
     ++ports_[p.out_port].ctr.queues[p.queue].dropped;
     drop(p.in_port, p.mbuf, cause);
@@ -725,16 +779,53 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
   const auto unblocked = static_cast<uint8_t>(~blocked);
   uint64_t tx_bytes = 0;
   const uint16_t first = n;
+  // Batched (not on the reference path, a credit port or a shard): the
+  // scheduler's repeat() instead of pick() while the same queue goes on, and
+  // the cells of consecutive packets of one (ingress PG, queue) released in
+  // one step. After the first packet of such a run is released (with its
+  // PFC update), update_pfc() is a no-op for the rest if it would be one now
+  // (release only lowers the PG's use and raises its limit), and nothing
+  // else in this loop reads the MMU (drain_held() flushes first).
+  const bool batch = staged_rx_ && !p.credit && shard_ == nullptr;
+  Mmu::TicketSum rel;
+  int rel_q = -1;  // pending release: queue, ingress port, PG
+  uint16_t rel_in = 0;
+  uint8_t rel_pg = 0;
+  auto flush_release = [&] {
+    if (rel_q < 0) return;
+    mmu_.release_sum(rel_in, rel_pg, port, static_cast<uint8_t>(rel_q), rel);
+    rel = {};
+    rel_q = -1;
+  };
+  int last_q = -1;  // batch: the queue picked last, nothing but its head changed since
   while (n < out.size()) {
-    const int q = p.sched.pick(head, p.credit ? credit_eligible(p, head, unblocked) : unblocked);  // credit
-    if (q < 0) break;
+    int q;
+    if (last_q >= 0 && p.sched.repeat(last_q, head[last_q])) {
+      q = last_q;
+    } else {
+      q = p.sched.pick(head, p.credit ? credit_eligible(p, head, unblocked) : unblocked);  // credit
+      if (q < 0) break;
+      if (batch) last_q = q;
+    }
     const QueuedPkt pkt = p.queues[q].pop();
     head[q] = p.queues[q].head_bytes();
-    release_cells(pkt.in_port, pkt.pg, port, static_cast<uint8_t>(q), pkt.ticket);  // and PFC
+    if (q == rel_q && pkt.in_port == rel_in && pkt.pg == rel_pg) {
+      rel.add(pkt.ticket);
+    } else {
+      flush_release();
+      release_cells(pkt.in_port, pkt.pg, port, static_cast<uint8_t>(q), pkt.ticket);  // and PFC
+      if (batch && held_pgs_ == 0 && pfc_idle(pkt.in_port, pkt.pg)) {
+        rel_q = q;
+        rel_in = pkt.in_port;
+        rel_pg = pkt.pg;
+      }
+    }
     if (p.credit || pkt.credit_vl != kNoCreditVl) credit_on_dequeue(p, q, pkt);  // credit
     if (held_pgs_ != 0) {
+      flush_release();
       drain_held();
       for (int i = 0; i < kNumQueues; ++i) head[i] = p.queues[i].head_bytes();
+      last_q = -1;
     }
     if (p.wd_on) p.wd.on_tx(static_cast<uint8_t>(q), now);
     if (pkt.trimmed) ++p.ctr.trimmed_tx;
@@ -744,6 +835,7 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
     tx_bytes += pkt.bytes;
     out[n++] = pkt.mbuf;
   }
+  flush_release();
   p.ctr.tx_packets += n - first;
   p.ctr.tx_bytes += tx_bytes;
   if (p.credit) credit_note_backlog(p, blocked, now);  // credit

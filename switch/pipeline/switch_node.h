@@ -113,7 +113,9 @@ class SwitchNode final : public Node {
   void clear_watermarks();
   // Whether receive() runs the staged burst pipeline (default) or process()
   // frame by frame (the reference path, same outcomes; for tests and
-  // profiles). CREDIT_FC ingress ports always take process().
+  // profiles). CREDIT_FC ingress ports always take process(). The reference
+  // path also transmits packet by packet (scheduler pick() and cell release
+  // per packet, no batching).
   void set_staged_receive(bool on) { staged_rx_ = on; }
 
   // Receive stages: frames per stage pass and how far ahead stage A
@@ -196,6 +198,14 @@ class SwitchNode final : public Node {
     update_pfc_slow(port, pg, now);
   }
   void update_pfc_slow(uint16_t port, uint8_t pg, TimeNs now);
+  // Whether update_pfc(port, pg) would do nothing now (its inline test).
+  bool pfc_idle(uint16_t port, uint8_t pg) const {
+    const Port& p = ports_[port];
+    const PgPfc& pp = p.pg_pfc[pg];
+    if (pp.prios == 0) return true;
+    const BufferUse& u = mmu_.pg_use(port, pg);
+    return (p.pfc_tx.xoff_mask() & pp.prios) == 0 && u.hdrm == 0 && u.shared < mmu_.pg_shared_limit(port, pg);
+  }
   // A PFC frame for `port` if one is due (one mbuf from ctrl_pool_).
   rte_mbuf* pfc_frame(Port& port, TimeNs now);
   // The whole pipeline for one frame (full parse_frame()): CREDIT_FC ports,
@@ -234,10 +244,28 @@ class SwitchNode final : public Node {
   // it when it cannot be trimmed or queued.
   void trim(QueuedPkt p, DropCause cause);
   void drop(uint16_t in_port, rte_mbuf* m, DropCause cause);
-  // Admits and queues one copy; frees it (counted) on refusal.
   // Admits one copy (`p` describes it) and queues it, holds it at ingress
   // (lossless PG whose egress queue is at its limit), or drops it counted.
-  void enqueue(const QueuedPkt& p);
+  // In stage C of the staged path (run_defer_) the copy joins the run of
+  // copies waiting with the same (PG, egress port, queue) instead; the run
+  // is admitted by flush_run() at the next other key, before a kSlow frame
+  // and at the end of the stage pass, with the outcome of enqueue_one() copy
+  // by copy (nothing else in stage C reads or changes what admission does).
+  void enqueue(const QueuedPkt& p) {
+    if (!run_defer_) return enqueue_one(p);
+    const uint32_t key = run_key(p);
+    if (run_n_ != 0 && (key != run_key_ || run_n_ == kStageBurst)) flush_run();
+    run_key_ = key;
+    run_[run_n_++] = p;
+  }
+  static uint32_t run_key(const QueuedPkt& p) { return uint32_t{p.out_port} << 16 | uint32_t{p.pg} << 8 | p.queue; }
+  void enqueue_one(const QueuedPkt& p);
+  // Admits the waiting run: at once (enqueue_run) where that is exact, else copy by copy.
+  void flush_run();
+  // The whole run into its egress queue in one step when every copy would be
+  // accepted, none held, marked, dropped, trimmed or moving PFC state (then
+  // the same counters, tickets and queue as copy by copy); false: nothing done.
+  bool enqueue_run(const QueuedPkt* run, uint16_t n);
   // Ingress-admitted packet into its egress queue: WRED/ECN, then push.
   void to_egress(const QueuedPkt& p, const Ticket& t);
   // Moves held packets whose egress queue now has room (head of line per PG).
@@ -336,6 +364,11 @@ class SwitchNode final : public Node {
   uint16_t l2_new_n_ = 0;
   bool l2_new_overflow_ = false;  // more than kStageBurst: stage C looks up live
   bool staged_rx_ = true;
+  // Copies waiting for admission as one run (enqueue()), all of key run_key_.
+  std::array<QueuedPkt, kStageBurst> run_{};
+  uint16_t run_n_ = 0;
+  uint32_t run_key_ = 0;
+  bool run_defer_ = false;  // stage C in progress: enqueue() defers into run_
   rte_mempool* ctrl_pool_ = nullptr;
   TimeNs now_{0};  // `now` of the call in progress (receive / transmit / advance)
   Rng rng_;

@@ -33,6 +33,11 @@ class PortScheduler {
   // `eligible` clear = queue paused. Returns the queue to send from, or -1.
   // Charges the returned queue's deficit with its head packet.
   int pick(std::span<const uint32_t, kSchedQueues> head_bytes, uint8_t eligible);
+  // pick() again right after it returned q, when since then only queue q's
+  // head changed (to `head_bytes`, 0: empty) and eligibility did not: true
+  // (and charged as pick() would) when pick() would return q again; false
+  // changes nothing, and pick() decides. Cheaper than pick() per packet.
+  bool repeat(int q, uint32_t head_bytes);
 
  private:
   std::array<QueueSchedConfig, kSchedQueues> cfg_{};
@@ -70,6 +75,18 @@ inline int PortScheduler::pick(std::span<const uint32_t, kSchedQueues> head_byte
     fresh_ = true;
   }
   return -1;
+}
+
+// Strict q: the strict queues ahead of it were empty or paused and still
+// are. DWRR q: no strict queue was sendable, and q is still the turn
+// (rr_ == q, already given its quantum): pick() sends from it while its
+// deficit covers the head.
+inline bool PortScheduler::repeat(int q, uint32_t head_bytes) {
+  if (head_bytes == 0) return false;
+  if (cfg_[q].type == SchedType::kStrict) return true;
+  if (deficit_[q] < head_bytes) return false;
+  deficit_[q] -= head_bytes;
+  return true;
 }
 
 }  // namespace sf::sw
