@@ -1,0 +1,52 @@
+// Run-time choice between the VPCLMULQDQ kernel and ISA-L.
+#include "common/wire/icrc_crc32.h"
+
+#include <isa-l/crc.h>
+
+#include "common/wire/icrc_vpclmul.h"
+
+namespace sf::wire {
+
+namespace {
+// kUnset until the first use picks the best one (no static-init order issue).
+constexpr uint8_t kUnset = 0xFF;
+uint8_t g_impl = kUnset;
+}  // namespace
+
+const char* to_string(Crc32Impl impl) {
+  switch (impl) {
+    case Crc32Impl::kIsal: return "isal";
+    case Crc32Impl::kVpclmul: return "vpclmul";
+  }
+  return "?";
+}
+
+bool crc32_impl_supported(Crc32Impl impl) {
+  switch (impl) {
+    case Crc32Impl::kIsal: return true;
+    case Crc32Impl::kVpclmul: return crc32_vpclmul_supported();
+  }
+  return false;
+}
+
+Crc32Impl crc32_best_impl() { return crc32_vpclmul_supported() ? Crc32Impl::kVpclmul : Crc32Impl::kIsal; }
+
+Crc32Impl crc32_impl() {
+  if (g_impl == kUnset) [[unlikely]] g_impl = static_cast<uint8_t>(crc32_best_impl());
+  return static_cast<Crc32Impl>(g_impl);
+}
+
+bool crc32_select_impl(Crc32Impl impl) {
+  if (!crc32_impl_supported(impl)) return false;
+  g_impl = static_cast<uint8_t>(impl);
+  return true;
+}
+
+uint32_t crc32_ieee(uint32_t crc, std::span<const uint8_t> bytes) {
+  if (crc32_impl() == Crc32Impl::kVpclmul) {
+    return crc32_fold_finish(crc32_fold_update(crc32_fold_from_crc(crc), bytes.data(), bytes.size()));
+  }
+  return crc32_gzip_refl(crc, bytes.data(), bytes.size());
+}
+
+}  // namespace sf::wire
