@@ -92,7 +92,7 @@ bool IcrcAccumulator::begin(std::span<const uint8_t> headers, IcrcLayout layout)
   if (impl_ == Crc32Impl::kVpclmul) {
     // The 8 x 0xFF pseudo-LRH is a constant state; the masked fields are OR-ed
     // in as the blocks are loaded.
-    fold_ = crc32_fold_update_or(crc32_fold_after_pseudo_lrh(), headers.data(), n, mask_tables().of(layout));
+    fold_ = crc32_fold_pseudo_lrh_or(headers.data(), n, mask_tables().of(layout));
     return true;
   }
   uint8_t scratch[kIcrcMaskedMaxBytes];

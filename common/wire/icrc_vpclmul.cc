@@ -179,7 +179,6 @@ bool crc32_vpclmul_supported() {
   return ok;
 }
 
-Crc32Fold crc32_fold_after_pseudo_lrh() { return _mm_set_epi64x(static_cast<long long>(0xFFFFFFFF00000000ull), 0); }
 
 SF_CRC_TARGET Crc32Fold crc32_fold_from_crc(uint32_t crc) {
   // The register ~crc stands for virtual preceding bytes V with V x^32 = ~crc:
@@ -191,8 +190,14 @@ SF_CRC_TARGET Crc32Fold crc32_fold_from_crc(uint32_t crc) {
 
 SF_CRC_TARGET Crc32Fold crc32_fold_update(Crc32Fold f, const uint8_t* p, std::size_t n) { return update_any(f, p, n); }
 
-SF_CRC_TARGET Crc32Fold crc32_fold_update_or(Crc32Fold f, const uint8_t* p, std::size_t n, const uint8_t* or_mask) {
-  return update16<true>(f, p, n, or_mask);
+SF_CRC_TARGET Crc32Fold crc32_fold_pseudo_lrh_or(const uint8_t* p, std::size_t n, const uint8_t* or_mask) {
+  // First block: 0000 0000 FFFF FFFF (the register XOR-ed into 8 x 0xFF) then
+  // p[0..7]; the rest from p + 8 (a multiple of 16 for IPv4 without options:
+  // 8 + 40 = 3 blocks).
+  const __m128i head = _mm_or_si128(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)),
+                                    _mm_loadl_epi64(reinterpret_cast<const __m128i*>(or_mask)));
+  const __m128i first = _mm_unpacklo_epi64(_mm_set_epi64x(0, static_cast<long long>(0xFFFFFFFF00000000ull)), head);
+  return update16<true>(first, p + 8, n - 8, or_mask + 8);
 }
 
 SF_CRC_TARGET uint32_t crc32_fold_finish(Crc32Fold f) { return ~reduce(f); }
@@ -203,10 +208,9 @@ SF_CRC_TARGET uint32_t crc32_fold_finish(Crc32Fold f) { return ~reduce(f); }
 
 namespace sf::wire {
 bool crc32_vpclmul_supported() { return false; }
-Crc32Fold crc32_fold_after_pseudo_lrh() { return {}; }
+Crc32Fold crc32_fold_pseudo_lrh_or(const uint8_t*, std::size_t, const uint8_t*) { return {}; }
 Crc32Fold crc32_fold_from_crc(uint32_t) { return {}; }
 Crc32Fold crc32_fold_update(Crc32Fold f, const uint8_t*, std::size_t) { return f; }
-Crc32Fold crc32_fold_update_or(Crc32Fold f, const uint8_t*, std::size_t, const uint8_t*) { return f; }
 uint32_t crc32_fold_finish(Crc32Fold) { return 0; }
 }  // namespace sf::wire
 

@@ -79,13 +79,13 @@ bool crc32_vpclmul_supported();
 // The state before any byte with CRC register init = ~crc (crc in the
 // ISA-L / zlib convention: 0 to start).
 Crc32Fold crc32_fold_from_crc(uint32_t crc);
-// The state after 0000 0000 FFFF FFFF | nothing: i.e. a 0xFFFFFFFF register
-// followed by the RoCE pseudo-LRH (8 x 0xFF).
-Crc32Fold crc32_fold_after_pseudo_lrh();
+// The state after a 0xFFFFFFFF register (a CRC's start) followed by the RoCE
+// pseudo-LRH (8 x 0xFF) and then n >= 24 bytes at p, each OR-ed with
+// or_mask[i] first (or_mask has n bytes): the masked ICRC header block in one
+// go, without copying it.
+Crc32Fold crc32_fold_pseudo_lrh_or(const uint8_t* p, std::size_t n, const uint8_t* or_mask);
 // Appends bytes (any length, any alignment). Requires crc32_vpclmul_supported().
 Crc32Fold crc32_fold_update(Crc32Fold f, const uint8_t* p, std::size_t n);
-// Appends n >= 16 bytes, each OR-ed with or_mask[i] first (or_mask has n bytes).
-Crc32Fold crc32_fold_update_or(Crc32Fold f, const uint8_t* p, std::size_t n, const uint8_t* or_mask);
 // The CRC in the ISA-L / zlib convention (register complemented).
 uint32_t crc32_fold_finish(Crc32Fold f);
 
