@@ -44,6 +44,7 @@ SF_CRC_TARGET inline __m256i k256() {
   return _mm256_set_epi64x(static_cast<long long>(kHi), static_cast<long long>(kLo), static_cast<long long>(kHi),
                            static_cast<long long>(kLo));
 }
+constexpr uint64_t kMul128 = mul_const(128);
 constexpr uint64_t kMul96 = mul_const(96);
 constexpr uint64_t kMul64 = mul_const(64);
 constexpr uint64_t kMulInv32 = mul_const(-32);
@@ -153,12 +154,18 @@ SF_CRC_TARGET __m128i update_any(__m128i x, const uint8_t* p, std::size_t n) {
 
 // F x^32 mod P, as the reflected register.
 SF_CRC_TARGET uint32_t reduce(__m128i x) {
-  // x = a x^64 + b: a x^96 + b x^32, below 96 bits (bits 32..127 here).
-  const __m128i k96 = _mm_set_epi64x(0, static_cast<long long>(kMul96));
-  __m128i y = _mm_xor_si128(_mm_clmulepi64_si128(x, k96, 0x00), _mm_slli_si128(_mm_srli_si128(x, 8), 4));
-  // y = l x^64 + d (l = low quadword, below 32 bits): l x^64 + d, below 64 bits.
-  const __m128i k64 = _mm_set_epi64x(0, static_cast<long long>(kMul64));
-  const __m128i z = _mm_xor_si128(_mm_clmulepi64_si128(y, k64, 0x00), y);
+  // x = a x^64 + b with a = ah x^32 + al, b = bh x^32 + bl (32-bit halves; ah
+  // is a's low dword). x x^32 = ah x^128 + al x^96 + bh x^64 + bl x^32: three
+  // independent 32 x 32-bit products, each below x^64, plus bl x^32 as is.
+  // A half moved to bits 32..63 of its quadword is that half as a reflected
+  // 64-bit value, and its product lands in the high quadword.
+  const __m128i halves_hi = _mm_slli_epi64(x, 32);  // {ah, bh}
+  const __m128i halves_lo = _mm_and_si128(x, _mm_set1_epi64x(static_cast<long long>(0xFFFFFFFF00000000ull)));  // {al, bl}
+  const __m128i k_ab = _mm_set_epi64x(static_cast<long long>(kMul64), static_cast<long long>(kMul128));
+  const __m128i k_al = _mm_cvtsi64_si128(static_cast<long long>(kMul96));
+  const __m128i z = _mm_xor_si128(
+      _mm_xor_si128(_mm_clmulepi64_si128(halves_hi, k_ab, 0x00), _mm_clmulepi64_si128(halves_hi, k_ab, 0x11)),
+      _mm_xor_si128(_mm_clmulepi64_si128(halves_lo, k_al, 0x00), _mm_srli_epi64(x, 32)));
   // z's high quadword: bit j <-> x^(63-j); zh = its low dword, zl = its high dword.
   // Barrett: q = floor(zh * mu / x^32), remainder = zl + (q P mod x^32).
   const __m128i consts = _mm_set_epi64x(static_cast<long long>(crc32_const::kPolyRefl33),
