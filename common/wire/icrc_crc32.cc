@@ -3,14 +3,18 @@
 
 #include <isa-l/crc.h>
 
+#include <atomic>
+
 #include "common/wire/icrc_vpclmul.h"
 
 namespace sf::wire {
 
 namespace {
 // kUnset until the first use picks the best one (no static-init order issue).
+// Atomic (relaxed: a plain load on x86) because every lcore reads it and the
+// first use, on any of them, writes it.
 constexpr uint8_t kUnset = 0xFF;
-uint8_t g_impl = kUnset;
+std::atomic<uint8_t> g_impl{kUnset};
 }  // namespace
 
 const char* to_string(Crc32Impl impl) {
@@ -32,13 +36,17 @@ bool crc32_impl_supported(Crc32Impl impl) {
 Crc32Impl crc32_best_impl() { return crc32_vpclmul_supported() ? Crc32Impl::kVpclmul : Crc32Impl::kIsal; }
 
 Crc32Impl crc32_impl() {
-  if (g_impl == kUnset) [[unlikely]] g_impl = static_cast<uint8_t>(crc32_best_impl());
-  return static_cast<Crc32Impl>(g_impl);
+  uint8_t v = g_impl.load(std::memory_order_relaxed);
+  if (v == kUnset) [[unlikely]] {
+    v = static_cast<uint8_t>(crc32_best_impl());
+    g_impl.store(v, std::memory_order_relaxed);
+  }
+  return static_cast<Crc32Impl>(v);
 }
 
 bool crc32_select_impl(Crc32Impl impl) {
   if (!crc32_impl_supported(impl)) return false;
-  g_impl = static_cast<uint8_t>(impl);
+  g_impl.store(static_cast<uint8_t>(impl), std::memory_order_relaxed);
   return true;
 }
 
