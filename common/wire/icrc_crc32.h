@@ -1,6 +1,7 @@
 // CRC-32 (IEEE 802.3 / zlib, reflected 0xEDB88320) with the implementation
 // chosen once at run time: our VPCLMULQDQ folding kernel (icrc_vpclmul.h)
-// where the CPU has AVX2 + VPCLMULQDQ, else ISA-L crc32_gzip_refl. Tests and
+// where the CPU has AVX2 + VPCLMULQDQ but no AVX-512 (with AVX-512 ISA-L has
+// a 512-bit kernel of its own), else ISA-L crc32_gzip_refl. Tests and
 // benchmarks may force either with crc32_select_impl().
 #pragma once
 
