@@ -200,7 +200,9 @@ TEST_F(Crc32Vpclmul, PseudoLrhOrMaskedEqualsBitwiseOfMaskedCopy) {
 TEST_F(Crc32Vpclmul, SelectForcesImplementation) {
   Rng rng(23);
   const auto buf = random_bytes(rng, 3000);
-  if (!__builtin_cpu_supports("avx512f")) EXPECT_EQ(crc32_best_impl(), Crc32Impl::kVpclmul);
+  if (!__builtin_cpu_supports("avx512f")) {
+    EXPECT_EQ(crc32_best_impl(), Crc32Impl::kVpclmul);
+  }
   const uint32_t fast = crc32_ieee(0, buf);
   ASSERT_TRUE(crc32_select_impl(Crc32Impl::kIsal));
   EXPECT_EQ(crc32_impl(), Crc32Impl::kIsal);
