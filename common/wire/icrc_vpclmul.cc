@@ -1,6 +1,6 @@
 // CRC-32 folding kernel with VPCLMULQDQ on ymm (see icrc_vpclmul.h for the
 // representation). Every function that uses the instructions carries
-// kTarget, so the file builds with the project's baseline flags (and in the
+// SF_CRC_TARGET, so the file builds with the project's baseline flags (and in the
 // fuzz build) and only runs the kernel where the CPU has it.
 #include "common/wire/icrc_vpclmul.h"
 
@@ -26,7 +26,8 @@ constexpr int kWideBytes = 128;
 constexpr std::size_t kWide = kWideBytes;
 
 // pshufb masks: a 16-byte load at kShift + n (n = 0..16) moves a block up by
-// 16 - n bytes (zero below); at kShift + 16 + n it moves it down by n bytes.
+// 16 - n bytes (zero below; its high bits then select the bytes below
+// 16 - n for a blend); at kShift + 16 + n it moves a block down by n bytes.
 alignas(64) constexpr uint8_t kShift[48] = {
     0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
     0,    1,    2,    3,    4,    5,    6,    7,    8,    9,    10,   11,   12,   13,   14,   15,
