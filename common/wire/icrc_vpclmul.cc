@@ -121,7 +121,7 @@ SF_CRC_TARGET __m128i update_any(__m128i x, const uint8_t* p, std::size_t n) {
   // x precedes p: folding it by 16 bytes lines it up with p's first block.
   const __m256i x_first = _mm256_zextsi128_si256(fold(x, k128<16>()));
   __m256i acc;
-  if (n >= 2 * kWide) {
+  if (n >= kWide) {
     __m256i a0 = _mm256_xor_si256(load32(p), x_first);
     __m256i a1 = load32(p + 32);
     __m256i a2 = load32(p + 64);
