@@ -1,4 +1,4 @@
-// ICRC computation with ISA-L (endpoint.md 1.7).
+// ICRC computation (endpoint.md 1.7) with the VPCLMULQDQ kernel or ISA-L.
 #include "common/wire/icrc.h"
 
 #include <isa-l/crc.h>
@@ -16,6 +16,30 @@ bool layout_valid(IcrcLayout l) {
   if (l.ip_version == IpVersion::kV4) return l.ip_header_bytes >= Ipv4Header::kSize && l.ip_header_bytes <= 60;
   if (l.ip_version == IpVersion::kV6) return l.ip_header_bytes == Ipv6Header::kSize;
   return false;
+}
+
+// OR masks equal to mask_icrc_headers() of the masked block, one per layout:
+// IPv4 with 5..15 header words, then IPv6. Built once, on first use.
+struct MaskTables {
+  static constexpr std::size_t kV4Count = 11;
+  uint8_t mask[kV4Count + 1][kIcrcMaskedMaxBytes] = {};
+  MaskTables() {
+    for (std::size_t i = 0; i < kV4Count; ++i) {
+      const IcrcLayout l{IpVersion::kV4, static_cast<uint32_t>(Ipv4Header::kSize + 4 * i)};
+      mask_icrc_headers(std::span<uint8_t>(mask[i], l.masked_bytes()), l);
+    }
+    const IcrcLayout l6{IpVersion::kV6, Ipv6Header::kSize};
+    mask_icrc_headers(std::span<uint8_t>(mask[kV4Count], l6.masked_bytes()), l6);
+  }
+  // For a valid layout.
+  const uint8_t* of(IcrcLayout l) const {
+    return l.ip_version == IpVersion::kV6 ? mask[kV4Count] : mask[(l.ip_header_bytes - Ipv4Header::kSize) / 4];
+  }
+};
+
+const MaskTables& mask_tables() {
+  static const MaskTables t;
+  return t;
 }
 
 // Covered prefix of a parsed frame: [ip_offset, icrc_offset).
@@ -63,15 +87,22 @@ void mask_icrc_headers(std::span<uint8_t> block, IcrcLayout layout) {
 
 bool IcrcAccumulator::begin(std::span<const uint8_t> headers, IcrcLayout layout) {
   if (!layout_valid(layout) || headers.size() < layout.masked_bytes()) return false;
-  uint8_t scratch[kIcrcMaskedMaxBytes];
   const std::size_t n = layout.masked_bytes();
+  impl_ = crc32_impl();
+  if (impl_ == Crc32Impl::kVpclmul) {
+    // The 8 x 0xFF pseudo-LRH is a constant state; the masked fields are OR-ed
+    // in as the blocks are loaded.
+    fold_ = crc32_fold_pseudo_lrh_or(headers.data(), n, mask_tables().of(layout));
+    return true;
+  }
+  uint8_t scratch[kIcrcMaskedMaxBytes];
   std::memcpy(scratch, headers.data(), n);
   mask_icrc_headers(std::span<uint8_t>(scratch, n), layout);
   crc_ = crc32_gzip_refl(kCrcAfterPseudoLrh, scratch, n);
   return true;
 }
 
-void IcrcAccumulator::update(std::span<const uint8_t> bytes) {
+void IcrcAccumulator::update_isal(std::span<const uint8_t> bytes) {
   if (bytes.empty()) return;
   crc_ = crc32_gzip_refl(crc_, bytes.data(), bytes.size());
 }

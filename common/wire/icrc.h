@@ -3,13 +3,17 @@
 //   | ext headers | payload | pad,
 // stored little-endian in the last 4 bytes of the UDP payload. One
 // implementation for IPv4 and IPv6: only mask_icrc_headers() differs per
-// version. Uses ISA-L crc32_gzip_refl, which continues across buffers.
+// version. The CRC is our VPCLMULQDQ folding kernel where the CPU has it,
+// else ISA-L crc32_gzip_refl (icrc_crc32.h chooses; both continue across
+// buffers and give identical values).
 #pragma once
 
 #include <cstdint>
 #include <span>
 
 #include "common/wire/frame_parser.h"
+#include "common/wire/icrc_crc32.h"
+#include "common/wire/icrc_vpclmul.h"
 
 namespace sf::wire {
 
@@ -30,18 +34,29 @@ IcrcLayout icrc_layout(const FrameInfo& fi);
 void mask_icrc_headers(std::span<uint8_t> block, IcrcLayout layout);
 
 // Incremental ICRC: begin() with the first masked_bytes() bytes from the IP
-// header on (copied and masked internally), then update() with every following
-// covered byte, in order and in any split; value() is the ICRC.
+// header on (masked on the fly, the input is not written), then update() with
+// every following covered byte, in order and in any split; value() is the
+// ICRC. The implementation (crc32_impl()) is fixed at begin().
 class IcrcAccumulator {
  public:
   // Returns false (state unchanged) if headers.size() < layout.masked_bytes()
   // or the layout is invalid.
   bool begin(std::span<const uint8_t> headers, IcrcLayout layout);
-  void update(std::span<const uint8_t> bytes);
-  uint32_t value() const { return crc_; }
+  void update(std::span<const uint8_t> bytes) {
+    if (impl_ == Crc32Impl::kVpclmul) {
+      fold_ = crc32_fold_update(fold_, bytes.data(), bytes.size());
+    } else {
+      update_isal(bytes);
+    }
+  }
+  uint32_t value() const { return impl_ == Crc32Impl::kVpclmul ? crc32_fold_finish(fold_) : crc_; }
 
  private:
-  uint32_t crc_ = 0;
+  void update_isal(std::span<const uint8_t> bytes);
+
+  Crc32Fold fold_{};  // kVpclmul: the unreduced remainder (icrc_vpclmul.h)
+  uint32_t crc_ = 0;  // kIsal: the CRC so far
+  Crc32Impl impl_ = Crc32Impl::kIsal;
 };
 
 // ICRC of `covered` = the bytes from the IP header up to (excluding) the ICRC.

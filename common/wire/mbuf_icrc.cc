@@ -1,4 +1,4 @@
-// Incremental ICRC over mbuf chains with ISA-L (continues across segments).
+// Incremental ICRC over mbuf chains (IcrcAccumulator continues across segments).
 #include "common/wire/mbuf_icrc.h"
 
 namespace sf::wire {

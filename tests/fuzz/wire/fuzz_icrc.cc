@@ -1,5 +1,6 @@
 // libFuzzer target: ICRC compute/verify on arbitrary bytes and layouts, and
-// the incremental accumulator over arbitrary splits == one-shot result.
+// the incremental accumulator over arbitrary splits == one-shot result, and
+// the default CRC implementation (VPCLMULQDQ where available) == ISA-L.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -7,6 +8,7 @@
 
 #include "common/wire/frame_parser.h"
 #include "common/wire/icrc.h"
+#include "common/wire/icrc_crc32.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
@@ -16,6 +18,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const sf::wire::IcrcLayout layout{(sel & 1) ? sf::wire::IpVersion::kV6 : sf::wire::IpVersion::kV4,
                                     (sel & 1) ? 40u : 20u + 4u * ((sel >> 1) & 0x0Fu)};
   const uint32_t whole = sf::wire::icrc_compute(covered, layout);
+  sf::wire::crc32_select_impl(sf::wire::Crc32Impl::kIsal);
+  const uint32_t whole_isal = sf::wire::icrc_compute(covered, layout);
+  sf::wire::crc32_select_impl(sf::wire::crc32_best_impl());
+  if (whole_isal != whole) std::abort();
   sf::wire::IcrcAccumulator acc;
   if (acc.begin(covered, layout)) {
     const auto rest = covered.subspan(layout.masked_bytes());
