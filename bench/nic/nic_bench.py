@@ -140,11 +140,12 @@ def msg_rate(binary, tmp, seconds):
          ref_tool=f"dpdk-testpmd txonly->rxonly memif {frame} B", load1=os.getloadavg()[0])
 
 
-def pacing(binary, tmp, rate_gbps, seconds, sched_policy, idle):
+def pacing(binary, tmp, rate_gbps, seconds, sched_policy, idle_mode, window):
     ts = os.path.join(tmp, f"pace{rate_gbps}.jsonl")
     ts_srv = os.path.join(tmp, f"pace{rate_gbps}-srv.jsonl")
     sched_args = (["--sched", sched_policy] if sched_policy != "other" else []) + \
-        (["--idle", idle] if idle != "spin" else [])
+        (["--idle", idle_mode] if idle_mode != "spin" else []) + \
+        (["--max-unacked-psns", str(window)] if window != 128 else [])
     sf_pair(binary, tmp, "write_bw", ["-s", "65536", "-D", str(seconds)] + sched_args, f"pace{rate_gbps}",
             client_extra=["--rate-limit", str(rate_gbps), "--timeseries", ts, "--ts-period-ms", "100"],
             server_extra=["--timeseries", ts_srv, "--ts-period-ms", "100"])
@@ -219,7 +220,7 @@ def pacing(binary, tmp, rate_gbps, seconds, sched_policy, idle):
                        "rx_cpu": r4(worst_w["rx_cpu"])},
          max_sample_us=round(max(read_us), 1) if read_us else None,
          max_late_us=round(max(late_us), 1) if late_us else None,
-         sched=sched_policy, idle=idle, load1=os.getloadavg()[0])
+         sched=sched_policy, idle_mode=idle_mode, max_unacked_psns=window, load1=os.getloadavg()[0])
 
 
 def main():
@@ -236,11 +237,14 @@ def main():
     idle = "spin"
     if "--idle" in sys.argv:
         idle = sys.argv[sys.argv.index("--idle") + 1]
+    window = 128
+    if "--window" in sys.argv:
+        window = int(sys.argv[sys.argv.index("--window") + 1])
     runs = [("nic_write_bw", lambda t: write_bw(binary, t, seconds)),
             ("nic_msg_rate", lambda t: msg_rate(binary, t, seconds)),
-            ("nic_pacing_1G", lambda t: pacing(binary, t, 1, seconds, sched, idle)),
-            ("nic_pacing_10G", lambda t: pacing(binary, t, 10, seconds, sched, idle)),
-            ("nic_pacing_40G", lambda t: pacing(binary, t, 40, seconds, sched, idle))]
+            ("nic_pacing_1G", lambda t: pacing(binary, t, 1, seconds, sched, idle, window)),
+            ("nic_pacing_10G", lambda t: pacing(binary, t, 10, seconds, sched, idle, window)),
+            ("nic_pacing_40G", lambda t: pacing(binary, t, 40, seconds, sched, idle, window))]
     rc = 0
     with tempfile.TemporaryDirectory(prefix="sf-nic-bench-") as tmp:
         for name, fn in runs:

@@ -42,6 +42,8 @@ using namespace sf::nic::app;
 namespace {
 
 std::atomic<bool> g_stop{false};
+// --max-unacked-psns bound: far inside the 2^23 PSN space's half window.
+constexpr uint32_t kMaxUnackedPsns = 65536;
 extern "C" void on_signal(int) { g_stop.store(true, std::memory_order_relaxed); }
 
 constexpr const char* kUsage = R"(sf-nic: the softfabric RoCEv2 NIC on DPDK ports, with perftest's workloads.
@@ -99,6 +101,7 @@ struct Options {
   bool backoff = false;
   std::string sched = "other";
   std::string idle = "spin";
+  uint32_t max_unacked_psns = 128;
   std::string ready_file;
   std::string log_level = "warn";
 };
@@ -136,6 +139,8 @@ po::options_description describe(Options& o) {
      "scheduling of the data-path thread: other, nice:N (-20..19), fifo:N or rr:N (1..99, needs --idle "
      "until-due or backoff); e.g. nice:-20 so a shared core's other tasks take less of the pacer's time "
      "(docs/nic-app.md \"Scheduling\")")
+    ("max-unacked-psns", po::value(&o.max_unacked_psns)->default_value(128),
+     "requester window: data PSNs a QP may have unacknowledged (1..65536; rxe's 128 = 512 KiB at 4096 B MTU)")
     ("idle", po::value(&o.idle)->default_value("spin"),
      "what the data path does when idle: spin, backoff (= --backoff), until-due[:US] (sleep until US "
      "microseconds, default 10, before the next departure or timer, at most 50 us, then spin)")
@@ -203,6 +208,10 @@ int run(int argc, char** argv) {
   std::optional<dpdk::IdleBackoffOptions> idle = parse_idle_mode(o.idle, &sched_error);
   if (!idle) {
     std::cerr << "sf-nic: " << sched_error << "\n";
+    return 2;
+  }
+  if (o.max_unacked_psns == 0 || o.max_unacked_psns > kMaxUnackedPsns) {
+    std::cerr << "sf-nic: --max-unacked-psns must be 1.." << kMaxUnackedPsns << "\n";
     return 2;
   }
   if (o.backoff) {
@@ -289,7 +298,10 @@ int run(int argc, char** argv) {
       nic::NicConfig nc = nic_config_of(cfg);
       // Zero-copy transmit where the driver copies with the CPU; the loop's
       // buffered frames are released before the workloads (and their MRs) go.
-      for (size_t i = 0; i < nc.hosts.size(); ++i) nc.hosts[i].tx_zero_copy = copies_with_cpu(cfg.hosts[i].devargs);
+      for (size_t i = 0; i < nc.hosts.size(); ++i) {
+        nc.hosts[i].tx_zero_copy = copies_with_cpu(cfg.hosts[i].devargs);
+        nc.hosts[i].rc.max_unacked_psns = o.max_unacked_psns;
+      }
       std::unique_ptr<nic::NicNode> node;
       std::vector<std::unique_ptr<Workload>> workloads;
       std::vector<Workload*> wl;
