@@ -33,6 +33,7 @@
 #include "nic/app/sf_nic_config.h"
 #include "nic/app/sf_nic_report.h"
 #include "nic/app/thread_sched.h"
+#include "nic/app/tsc_calibration.h"
 #include "nic/host/nic_node.h"
 
 namespace po = boost::program_options;
@@ -319,7 +320,16 @@ int run(int argc, char** argv) {
         PerftestEngine engine;
         for (Workload* w : wl) engine.add(w);
         node->set_app(&engine);
-        dpdk::TscClock clock;
+        // The loop's clock at the TSC's measured rate (tsc_calibration.h):
+        // paced rates are then exact against the wall clock.
+        const uint64_t nominal_hz = rte_get_tsc_hz();
+        const uint64_t measured_hz = measure_tsc_hz(100000000);
+        const bool use_measured = use_measured_tsc_hz(nominal_hz, measured_hz);
+        if (use_measured) {
+          spdlog::info("TSC: rte_get_tsc_hz() {} Hz, measured {} Hz against CLOCK_MONOTONIC ({:+.1f} ppm); using the measured rate",
+                       nominal_hz, measured_hz, (static_cast<double>(measured_hz) / nominal_hz - 1) * 1e6);
+        }
+        dpdk::TscClock clock(use_measured ? measured_hz : nominal_hz);
         dpdk::LoopOptions lo;
         lo.backoff = *idle;
         dpdk::PollLoop<dpdk::Port, dpdk::TscClock> loop(clock, lo);

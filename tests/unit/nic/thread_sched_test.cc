@@ -148,3 +148,31 @@ TEST(UntilDueSleep, SleepsToTheMarginBeforeTheNextDue) {
 
 }  // namespace
 }  // namespace sf::nic::app
+
+#include "nic/app/tsc_calibration.h"
+
+namespace sf::nic::app {
+namespace {
+
+// 10. The TSC rate from a measured interval. Expect: cycles per second,
+//     rounded to nearest; this VM's case (2445.422 MHz TSC, 2450 MHz nominal).
+TEST(TscCalibration, RateFromAnInterval) {
+  EXPECT_EQ(tsc_hz_from(244542200, 100000000), 2445422000u);  // 0.1 s
+  EXPECT_EQ(tsc_hz_from(3, 2), 1500000000u);
+  EXPECT_EQ(tsc_hz_from(2, 3), 666666667u);                  // 0.667 rounds up
+  EXPECT_EQ(tsc_hz_from(uint64_t{1} << 40, 1000000000), uint64_t{1} << 40);  // no overflow
+}
+
+// 11. When the measured rate replaces the nominal one. Expect: 0.19 % off is
+//     used; 5 ppm off is measurement noise (kept); 10 % off is a failed
+//     measurement (kept); 0 (no measurement) is kept.
+TEST(TscCalibration, UsesTheMeasuredRateOnlyWhenPlausiblyDifferent) {
+  EXPECT_TRUE(use_measured_tsc_hz(2450000000, 2445422000));
+  EXPECT_TRUE(use_measured_tsc_hz(2450000000, 2454578000));
+  EXPECT_FALSE(use_measured_tsc_hz(2450000000, 2450012250));  // 5 ppm
+  EXPECT_FALSE(use_measured_tsc_hz(2450000000, 2205000000));  // 10 %
+  EXPECT_FALSE(use_measured_tsc_hz(2450000000, 0));
+}
+
+}  // namespace
+}  // namespace sf::nic::app
