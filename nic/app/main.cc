@@ -14,8 +14,10 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 #include <vector>
@@ -411,6 +413,11 @@ int run(int argc, char** argv) {
             // instant on CLOCK_MONOTONIC (steady_clock), the time base two
             // processes on one machine share.
             SampleSchedule sched_ts(start_ns, static_cast<int64_t>(o.ts_period_ms) * 1000000);
+            // The sampler shares the data-path thread's core (it inherits the
+            // lcore's affinity): that core's steal time (a VM's vCPU held by
+            // the hypervisor) is the one share of lost time no priority helps.
+            const int cpu = sched_getcpu();
+            const std::string cpu_tag = "cpu" + std::to_string(cpu) + " ";
             while (!ctl_stop.load()) {
               const int64_t due = sched_ts.due_ns();
               const int64_t now_ns = ns_of(Steady::now());
@@ -427,6 +434,18 @@ int run(int argc, char** argv) {
               const bool have_ss = static_cast<bool>(ss >> run_ns >> wait_ns);
               nlohmann::json sample = timeseries_sample(*node, 0);
               const int64_t t1 = ns_of(Steady::now());
+              if (cpu >= 0) {
+                std::ifstream st("/proc/stat");
+                for (std::string line; std::getline(st, line);) {
+                  if (line.rfind(cpu_tag, 0) != 0) continue;
+                  std::istringstream fields(line.substr(cpu_tag.size()));
+                  uint64_t v[8] = {};
+                  for (uint64_t& x : v) fields >> x;
+                  sample["cpu"] = cpu;
+                  sample["cpu_steal_s"] = static_cast<double>(v[7]) / static_cast<double>(sysconf(_SC_CLK_TCK));
+                  break;
+                }
+              }
               const int64_t mid = t0 + (t1 - t0) / 2;
               sample["t_s"] = static_cast<double>(mid - start_ns) / 1e9;
               sample["t_mono_s"] = static_cast<double>(mid) / 1e9;
