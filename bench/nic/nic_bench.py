@@ -17,10 +17,20 @@
                   lost share (served more than a gap late), the wire rate over
                   the rest (sched_*: the sender's own schedule), and the least
                   CPU share the sender's and receiver's data-path threads got
-                  in a window (schedstat).
+                  in a window (schedstat); worst_window: that window's own
+                  account (ms long, lost_ms, idle_ms, both CPU shares, the
+                  sender core's steal time: the hypervisor's, 10 ms ticks);
+                  tx_steal_share: that core's steal over the span;
+                  max_sample_us / max_late_us: the sampler's read time and
+                  lateness (the measurement's own error; samples sit on a
+                  100 ms grid, both processes' on CLOCK_MONOTONIC).
+                  Both sf-nic run with --sched SCHED (default nice:-20 when
+                  root, else other), each in its own session (its own
+                  autogroup), --idle IDLE (default spin) and
+                  --max-unacked-psns WINDOW (default 128).
 
 One JSON line each: {"bench","value","unit","ref","ratio",...}. Usage:
-  nic_bench.py SF_NIC [--seconds S] [--only NAME]
+  nic_bench.py SF_NIC [--seconds S] [--only NAME] [--sched SCHED] [--idle IDLE] [--window N]
 """
 import json
 import os
@@ -70,13 +80,17 @@ def sf_pair(binary, tmp, test, args, tag, client_extra=(), server_extra=()):
             c += list(server_extra)
         return c
 
-    srv = subprocess.Popen(cmd("server", 0), stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, f"{tag}-s.err"), "w"))
+    # Each sf-nic leads its own session: with kernel.sched_autogroup_enabled
+    # that is its own autogroup, whose nice --sched nice:N sets.
+    srv = subprocess.Popen(cmd("server", 0), stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, f"{tag}-s.err"), "w"),
+                           start_new_session=True)
     deadline = time.monotonic() + 30
     while not os.path.exists(os.path.join(tmp, f"{tag}-server.ready")):
         if srv.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"sf-nic server did not start: {open(os.path.join(tmp, f'{tag}-s.err')).read()[-2000:]}")
         time.sleep(0.05)
-    cli = subprocess.run(cmd("client", 1), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=300)
+    cli = subprocess.run(cmd("client", 1), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=300,
+                         start_new_session=True)
     srv.wait(timeout=60)
     if cli.returncode != 0:
         raise RuntimeError(f"sf-nic client exited {cli.returncode}: {cli.stderr[-2000:]}")
@@ -136,39 +150,49 @@ def msg_rate(binary, tmp, seconds):
          ref_tool=f"dpdk-testpmd txonly->rxonly memif {frame} B", load1=os.getloadavg()[0])
 
 
-def pacing(binary, tmp, rate_gbps, seconds):
+def pacing(binary, tmp, rate_gbps, seconds, sched_policy, idle_mode, window):
     ts = os.path.join(tmp, f"pace{rate_gbps}.jsonl")
     ts_srv = os.path.join(tmp, f"pace{rate_gbps}-srv.jsonl")
-    sf_pair(binary, tmp, "write_bw", ["-s", "65536", "-D", str(seconds)], f"pace{rate_gbps}",
+    sched_args = (["--sched", sched_policy] if sched_policy != "other" else []) + \
+        (["--idle", idle_mode] if idle_mode != "spin" else []) + \
+        (["--max-unacked-psns", str(window)] if window != 128 else [])
+    sf_pair(binary, tmp, "write_bw", ["-s", "65536", "-D", str(seconds)] + sched_args, f"pace{rate_gbps}",
             client_extra=["--rate-limit", str(rate_gbps), "--timeseries", ts, "--ts-period-ms", "100"],
             server_extra=["--timeseries", ts_srv, "--ts-period-ms", "100"])
     samples = [json.loads(l) for l in open(ts)]
     srv = [json.loads(l) for l in open(ts_srv)] if os.path.exists(ts_srv) else []
+    # The two processes' samples meet on CLOCK_MONOTONIC (t_mono_s); t_s is
+    # each process's own time since its sampler started (older binaries).
+    tkey = "t_mono_s" if samples and "t_mono_s" in samples[0] else "t_s"
 
     def cpu_share(series, t0, t1):
         """The data-path thread's CPU share between t0 and t1 (nearest samples)."""
-        pts = [s for s in series if "loop_cpu_s" in s]
+        pts = [s for s in series if "loop_cpu_s" in s and tkey in s]
         if len(pts) < 2:
             return None
-        a = min(pts, key=lambda s: abs(s["t_s"] - t0))
-        b = min(pts, key=lambda s: abs(s["t_s"] - t1))
-        return (b["loop_cpu_s"] - a["loop_cpu_s"]) / (b["t_s"] - a["t_s"]) if b["t_s"] > a["t_s"] else None
+        a = min(pts, key=lambda s: abs(s[tkey] - t0))
+        b = min(pts, key=lambda s: abs(s[tkey] - t1))
+        return (b["loop_cpu_s"] - a["loop_cpu_s"]) / (b[tkey] - a[tkey]) if b[tkey] > a[tkey] else None
 
     wins = []
     for a, b in zip(samples, samples[1:]):
         ha, hb = a["hosts"]["h0"], b["hosts"]["h0"]
-        dt = b["t_s"] - a["t_s"]
+        dt = b[tkey] - a[tkey]
         dbytes = hb["tx_bytes"] - ha["tx_bytes"]
         dpkts = hb["tx_packets"] - ha["tx_packets"]
         if dpkts > 0 and dt > 0:
-            wins.append({"a": a, "b": b, "rate": (dbytes + WIRE_EXTRA * dpkts) * 8 / dt / 1e9,
-                         "tx_cpu": cpu_share(samples, a["t_s"], b["t_s"]),
-                         "rx_cpu": cpu_share(srv, a["t_s"], b["t_s"])})
+            wins.append({"a": a, "b": b, "dt": dt, "rate": (dbytes + WIRE_EXTRA * dpkts) * 8 / dt / 1e9,
+                         "lost_ms": (hb.get("pace_lost_ns", 0) - ha.get("pace_lost_ns", 0)) / 1e6,
+                         "idle_ms": (hb.get("pace_idle_ns", 0) - ha.get("pace_idle_ns", 0)) / 1e6,
+                         "steal_ms": (b["cpu_steal_s"] - a["cpu_steal_s"]) * 1e3 if "cpu_steal_s" in a and "cpu_steal_s" in b else None,
+                         "tx_cpu": cpu_share(samples, a[tkey], b[tkey]),
+                         "rx_cpu": cpu_share(srv, a[tkey], b[tkey])})
     wins = wins[1:-1]  # the first and last windows are partly idle
     if not wins:
         raise RuntimeError(f"no pacing windows in {ts}")
     rates = [w["rate"] for w in wins]
-    worst = max(rates, key=lambda r: abs(r - rate_gbps))
+    worst_w = max(wins, key=lambda w: abs(w["rate"] - rate_gbps))
+    worst = worst_w["rate"]
     # The sender's own account over the measured span, from its QP's
     # pace_idle_ns / pace_lost_ns (the same clock as the departures; an idle
     # period is counted when it ends, so only the whole span adds up): idle =
@@ -191,12 +215,25 @@ def pacing(binary, tmp, rate_gbps, seconds):
         v = [w[key] for w in wins if w[key] is not None]
         return r4(min(v)) if v else None
 
+    # The measurement's own error: how long the sampler took to read a
+    # sample (a window's edges are uncertain by that much) and how late it
+    # woke after its grid point (windows longer than 100 ms), both in us.
+    pts = [w["a"] for w in wins] + [wins[-1]["b"]]
+    read_us = [p["sample_us"] for p in pts if "sample_us" in p]
+    late_us = [p["late_us"] for p in pts if "late_us" in p]
     emit(f"nic_pacing_{rate_gbps}G", worst, "Gb/s", rate_gbps, mean_gbps=round(sum(rates) / len(rates), 4),
          worst_error=round(abs(worst - rate_gbps) / rate_gbps, 4), windows=len(wins), window_ms=100,
          idle_share=r4(idle / span), lost_share=r4(lost / span), sched_gbps=r4(sched),
          sched_error=r4(abs(sched - rate_gbps) / rate_gbps) if sched else None,
          min_tx_cpu=lo("tx_cpu"), min_rx_cpu=lo("rx_cpu"),
-         load1=os.getloadavg()[0])
+         worst_window={"ms": round(worst_w["dt"] * 1e3, 2), "lost_ms": round(worst_w["lost_ms"], 3),
+                       "idle_ms": round(worst_w["idle_ms"], 3), "tx_cpu": r4(worst_w["tx_cpu"]),
+                       "rx_cpu": r4(worst_w["rx_cpu"]),
+                       "tx_steal_ms": None if worst_w["steal_ms"] is None else round(worst_w["steal_ms"], 1)},
+         tx_steal_share=r4((b["cpu_steal_s"] - a["cpu_steal_s"]) / span) if "cpu_steal_s" in a and "cpu_steal_s" in b else None,
+         max_sample_us=round(max(read_us), 1) if read_us else None,
+         max_late_us=round(max(late_us), 1) if late_us else None,
+         sched=sched_policy, idle_mode=idle_mode, max_unacked_psns=window, load1=os.getloadavg()[0])
 
 
 def main():
@@ -207,11 +244,20 @@ def main():
         seconds = float(sys.argv[sys.argv.index("--seconds") + 1])
     if "--only" in sys.argv:
         only = sys.argv[sys.argv.index("--only") + 1]
+    sched = "nice:-20" if os.geteuid() == 0 else "other"
+    if "--sched" in sys.argv:
+        sched = sys.argv[sys.argv.index("--sched") + 1]
+    idle = "spin"
+    if "--idle" in sys.argv:
+        idle = sys.argv[sys.argv.index("--idle") + 1]
+    window = 128
+    if "--window" in sys.argv:
+        window = int(sys.argv[sys.argv.index("--window") + 1])
     runs = [("nic_write_bw", lambda t: write_bw(binary, t, seconds)),
             ("nic_msg_rate", lambda t: msg_rate(binary, t, seconds)),
-            ("nic_pacing_1G", lambda t: pacing(binary, t, 1, seconds)),
-            ("nic_pacing_10G", lambda t: pacing(binary, t, 10, seconds)),
-            ("nic_pacing_40G", lambda t: pacing(binary, t, 40, seconds))]
+            ("nic_pacing_1G", lambda t: pacing(binary, t, 1, seconds, sched, idle, window)),
+            ("nic_pacing_10G", lambda t: pacing(binary, t, 10, seconds, sched, idle, window)),
+            ("nic_pacing_40G", lambda t: pacing(binary, t, 40, seconds, sched, idle, window))]
     rc = 0
     with tempfile.TemporaryDirectory(prefix="sf-nic-bench-") as tmp:
         for name, fn in runs:

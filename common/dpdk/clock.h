@@ -22,6 +22,9 @@ concept Clock = requires(C& c) {
 class TscClock {
  public:
   TscClock() : conv_(rte_get_tsc_hz()), start_tsc_(rte_rdtsc()) {}
+  // With a TSC rate measured by the caller (rte_get_tsc_hz() may be the
+  // CPU's nominal frequency rather than the TSC's).
+  explicit TscClock(uint64_t tsc_hz) : conv_(tsc_hz), start_tsc_(rte_rdtsc()) {}
   TimeNs now() const { return conv_.to_ns(rte_rdtsc() - start_tsc_); }
   const TscConverter& converter() const { return conv_; }
 

@@ -6,7 +6,8 @@
 //   per port: flush the tx retry buffer; if empty and the shaper has credit,
 //             node.transmit(port, out[:allowance], now) -> tx_burst; unsent
 //             packets stay in the retry buffer (never silently dropped)
-//   idle back-off (optional) when nothing happened.
+//   idle back-off (optional) when nothing happened: spin/pause/doubling
+//   sleeps, or sleep until just before the next due time (until_due).
 // Templated on the io and the clock so tests run it with an in-memory io and a
 // ManualClock. No allocation after setup: ports and nodes live in fixed arrays.
 // Threading: one PollLoop belongs to one lcore; counters are read by others
@@ -150,6 +151,7 @@ class PollLoop {
   uint16_t tx_buffered(size_t i) const { return ports_[i].pending; }
   const Shaper& shaper(size_t i) const { return ports_[i].shaper; }
   uint64_t iterations() const { return iterations_; }
+  uint64_t idle_sleeps() const { return idle_sleeps_; }  // until_due sleeps
   TimeNs earliest_wakeup() const { return earliest_wakeup_; }
   TimeNs shaper_wakeup() const { return shaper_wakeup_; }
 
@@ -268,6 +270,18 @@ class PollLoop {
   }
 
   void idle(TimeNs now) {
+    if (opts_.backoff.until_due) {
+      // Sleep until just before the earliest node timer or held port's next
+      // send, then spin to it (the thread's timer slack should be low:
+      // prctl(PR_SET_TIMERSLACK) or a real-time policy).
+      const TimeNs d = until_due_sleep(now, std::min(earliest_wakeup_, shaper_wakeup_), opts_.backoff);
+      if (d > TimeNs::zero()) {
+        timespec ts{static_cast<time_t>(d.ns() / 1000000000), static_cast<long>(d.ns() % 1000000000)};
+        nanosleep(&ts, nullptr);
+        ++idle_sleeps_;
+      }
+      return;
+    }
     switch (backoff_.on_idle()) {
       case IdleAction::kSpin:
         return;
@@ -301,6 +315,7 @@ class PollLoop {
   std::array<Node*, kMaxNodes> nodes_{};
   size_t n_nodes_ = 0;
   uint64_t iterations_ = 0;
+  uint64_t idle_sleeps_ = 0;
   unsigned owner_lcore_ = LCORE_ID_ANY;
   TimeNs earliest_wakeup_ = TimeNs::max();
   TimeNs shaper_wakeup_ = TimeNs::max();  // earliest time a held port may send again

@@ -13,8 +13,12 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <sched.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 #include <vector>
 
@@ -27,8 +31,11 @@
 #include "common/dpdk/port.h"
 #include "nic/app/oob_session.h"
 #include "nic/app/perftest_engine.h"
+#include "nic/app/sample_schedule.h"
 #include "nic/app/sf_nic_config.h"
 #include "nic/app/sf_nic_report.h"
+#include "nic/app/thread_sched.h"
+#include "nic/app/tsc_calibration.h"
 #include "nic/host/nic_node.h"
 
 namespace po = boost::program_options;
@@ -38,6 +45,8 @@ using namespace sf::nic::app;
 namespace {
 
 std::atomic<bool> g_stop{false};
+// --max-unacked-psns bound: far inside the 2^23 PSN space's half window.
+constexpr uint32_t kMaxUnackedPsns = 65536;
 extern "C" void on_signal(int) { g_stop.store(true, std::memory_order_relaxed); }
 
 constexpr const char* kUsage = R"(sf-nic: the softfabric RoCEv2 NIC on DPDK ports, with perftest's workloads.
@@ -93,6 +102,9 @@ struct Options {
   double run_limit_s = 0;
   uint32_t link_wait_s = 30;
   bool backoff = false;
+  std::string sched = "other";
+  std::string idle = "spin";
+  uint32_t max_unacked_psns = 128;
   std::string ready_file;
   std::string log_level = "warn";
 };
@@ -126,6 +138,15 @@ po::options_description describe(Options& o) {
     ("run-limit", po::value(&o.run_limit_s)->default_value(0), "give up after this many seconds of traffic (0 = none)")
     ("link-wait-s", po::value(&o.link_wait_s)->default_value(30), "wait up to this long for every link to come up")
     ("backoff", po::bool_switch(&o.backoff), "idle back-off to share cores with other processes")
+    ("sched", po::value(&o.sched)->default_value("other"),
+     "scheduling of the data-path thread: other, nice:N (-20..19), fifo:N or rr:N (1..99, needs --idle "
+     "until-due or backoff); e.g. nice:-20 so a shared core's other tasks take less of the pacer's time "
+     "(docs/nic-app.md \"Scheduling\")")
+    ("max-unacked-psns", po::value(&o.max_unacked_psns)->default_value(128),
+     "requester window: data PSNs a QP may have unacknowledged (1..65536; rxe's 128 = 512 KiB at 4096 B MTU)")
+    ("idle", po::value(&o.idle)->default_value("spin"),
+     "what the data path does when idle: spin, backoff (= --backoff), until-due[:US] (sleep until US "
+     "microseconds, default 10, before the next departure or timer, at most 50 us, then spin)")
     ("ready-file", po::value(&o.ready_file), "create this file once the ports are up and the OOB servers listen")
     ("log-level", po::value(&o.log_level)->default_value("warn"), "debug | info | warn | error");
   return d;
@@ -181,6 +202,34 @@ int run(int argc, char** argv) {
     std::cerr << "sf-nic: --ts-period-ms must be > 0\n";
     return 2;
   }
+  std::string sched_error;
+  const std::optional<ThreadSched> sched = parse_thread_sched(o.sched, &sched_error);
+  if (!sched) {
+    std::cerr << "sf-nic: " << sched_error << "\n";
+    return 2;
+  }
+  std::optional<dpdk::IdleBackoffOptions> idle = parse_idle_mode(o.idle, &sched_error);
+  if (!idle) {
+    std::cerr << "sf-nic: " << sched_error << "\n";
+    return 2;
+  }
+  if (o.max_unacked_psns == 0 || o.max_unacked_psns > kMaxUnackedPsns) {
+    std::cerr << "sf-nic: --max-unacked-psns must be 1.." << kMaxUnackedPsns << "\n";
+    return 2;
+  }
+  if (o.backoff) {
+    if (o.idle != "spin" && o.idle != "backoff") {
+      std::cerr << "sf-nic: give --backoff or --idle " << o.idle << ", not both\n";
+      return 2;
+    }
+    idle->enabled = true;
+  }
+  if ((sched->policy == SchedPolicy::kFifo || sched->policy == SchedPolicy::kRr) && !idle->enabled &&
+      !idle->until_due) {
+    std::cerr << "sf-nic: --sched " << o.sched << " needs --idle until-due or backoff: a busy-polling "
+              << "real-time thread starves every other task of its core\n";
+    return 2;
+  }
   AppConfig cfg;
   try {
     if (!o.config.empty()) {
@@ -207,6 +256,15 @@ int run(int argc, char** argv) {
     spdlog::error("{}", eal.error());
     return 1;
   }
+  // The data-path thread's scheduling is applied just before the loop runs
+  // (the control threads started before it keep the default); checked here,
+  // before anything starts.
+  if (const std::string err = check_thread_sched(*sched); !err.empty()) {
+    spdlog::error("--sched {}: {}", to_string(*sched), err);
+    dpdk::cleanup_eal();
+    return 1;
+  }
+  if (const std::string warn = apply_session_nice(*sched); !warn.empty()) spdlog::warn("--sched {}: {}", o.sched, warn);
   int rc = 0;
   {
     // 3. Mempool: descriptors and loop buffers per port; the NIC builds frames
@@ -243,7 +301,10 @@ int run(int argc, char** argv) {
       nic::NicConfig nc = nic_config_of(cfg);
       // Zero-copy transmit where the driver copies with the CPU; the loop's
       // buffered frames are released before the workloads (and their MRs) go.
-      for (size_t i = 0; i < nc.hosts.size(); ++i) nc.hosts[i].tx_zero_copy = copies_with_cpu(cfg.hosts[i].devargs);
+      for (size_t i = 0; i < nc.hosts.size(); ++i) {
+        nc.hosts[i].tx_zero_copy = copies_with_cpu(cfg.hosts[i].devargs);
+        nc.hosts[i].rc.max_unacked_psns = o.max_unacked_psns;
+      }
       std::unique_ptr<nic::NicNode> node;
       std::vector<std::unique_ptr<Workload>> workloads;
       std::vector<Workload*> wl;
@@ -261,9 +322,18 @@ int run(int argc, char** argv) {
         PerftestEngine engine;
         for (Workload* w : wl) engine.add(w);
         node->set_app(&engine);
-        dpdk::TscClock clock;
+        // The loop's clock at the TSC's measured rate (tsc_calibration.h):
+        // paced rates are then exact against the wall clock.
+        const uint64_t nominal_hz = rte_get_tsc_hz();
+        const uint64_t measured_hz = measure_tsc_hz(100000000);
+        const bool use_measured = use_measured_tsc_hz(nominal_hz, measured_hz);
+        if (use_measured) {
+          spdlog::info("TSC: rte_get_tsc_hz() {} Hz, measured {} Hz against CLOCK_MONOTONIC ({:+.1f} ppm); using the measured rate",
+                       nominal_hz, measured_hz, (static_cast<double>(measured_hz) / nominal_hz - 1) * 1e6);
+        }
+        dpdk::TscClock clock(use_measured ? measured_hz : nominal_hz);
         dpdk::LoopOptions lo;
-        lo.backoff.enabled = o.backoff;
+        lo.backoff = *idle;
         dpdk::PollLoop<dpdk::Port, dpdk::TscClock> loop(clock, lo);
         for (size_t i = 0; i < ports.size(); ++i) {
           dpdk::LoopPortOptions lpo;
@@ -327,23 +397,67 @@ int run(int argc, char** argv) {
           const std::string schedstat = "/proc/self/task/" + std::to_string(gettid()) + "/schedstat";
           std::thread ctl([&] {
             if (o.timeseries.empty()) return;
+            if (const std::string err = apply_thread_sched(sampler_sched(*sched)); !err.empty()) {
+              spdlog::warn("time-series sampler: {}", err);
+            }
             std::ofstream ts(o.timeseries, std::ios::app);
-            const auto start = std::chrono::steady_clock::now();
-            auto next = start;
+            using Steady = std::chrono::steady_clock;
+            auto ns_of = [](Steady::time_point t) {
+              return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+            };
+            const int64_t start_ns = ns_of(Steady::now());
+            // Samples on the grid start + k * period (windows of one period);
+            // t_s is the middle of the sample's reads and sample_us how long
+            // they took, so a sampler preempted while reading shows as a long
+            // sample rather than as a window's rate; t_mono_s is the same
+            // instant on CLOCK_MONOTONIC (steady_clock), the time base two
+            // processes on one machine share.
+            SampleSchedule sched_ts(start_ns, static_cast<int64_t>(o.ts_period_ms) * 1000000);
+            // The sampler shares the data-path thread's core (it inherits the
+            // lcore's affinity): that core's steal time (a VM's vCPU held by
+            // the hypervisor) is the one share of lost time no priority helps.
+            const int cpu = sched_getcpu();
+            const std::string cpu_tag = "cpu" + std::to_string(cpu) + " ";
             while (!ctl_stop.load()) {
-              std::this_thread::sleep_for(std::chrono::milliseconds(std::min<uint32_t>(o.ts_period_ms, 20)));
-              const auto now = std::chrono::steady_clock::now();
-              if (now < next) continue;
-              nlohmann::json sample = timeseries_sample(*node, std::chrono::duration<double>(now - start).count());
+              const int64_t due = sched_ts.due_ns();
+              const int64_t now_ns = ns_of(Steady::now());
+              if (now_ns < due) {
+                // Wake on the grid point, at least every 20 ms to see a stop.
+                const int64_t until = std::min(due, now_ns + 20000000);
+                std::this_thread::sleep_until(Steady::time_point(std::chrono::nanoseconds(until)));
+                continue;
+              }
+              const int64_t t0 = ns_of(Steady::now());
               uint64_t run_ns = 0;
               uint64_t wait_ns = 0;
-              if (std::ifstream ss(schedstat); ss >> run_ns >> wait_ns) {
+              std::ifstream ss(schedstat);
+              const bool have_ss = static_cast<bool>(ss >> run_ns >> wait_ns);
+              nlohmann::json sample = timeseries_sample(*node, 0);
+              const int64_t t1 = ns_of(Steady::now());
+              if (cpu >= 0) {
+                std::ifstream st("/proc/stat");
+                for (std::string line; std::getline(st, line);) {
+                  if (line.rfind(cpu_tag, 0) != 0) continue;
+                  std::istringstream fields(line.substr(cpu_tag.size()));
+                  uint64_t v[8] = {};
+                  for (uint64_t& x : v) fields >> x;
+                  sample["cpu"] = cpu;
+                  sample["cpu_steal_s"] = static_cast<double>(v[7]) / static_cast<double>(sysconf(_SC_CLK_TCK));
+                  break;
+                }
+              }
+              const int64_t mid = t0 + (t1 - t0) / 2;
+              sample["t_s"] = static_cast<double>(mid - start_ns) / 1e9;
+              sample["t_mono_s"] = static_cast<double>(mid) / 1e9;
+              sample["sample_us"] = static_cast<double>(t1 - t0) / 1e3;
+              sample["late_us"] = static_cast<double>(t0 - due) / 1e3;
+              if (have_ss) {
                 sample["loop_cpu_s"] = static_cast<double>(run_ns) / 1e9;
                 sample["loop_wait_s"] = static_cast<double>(wait_ns) / 1e9;
               }
               ts << sample.dump() << "\n";
               ts.flush();
-              next += std::chrono::milliseconds(o.ts_period_ms);
+              sched_ts.taken(t1);
             }
           });
           // 9. The data path until every workload is finished (its traffic
@@ -352,6 +466,11 @@ int run(int argc, char** argv) {
           const TimeNs limit = o.run_limit_s > 0 ? clock.now() + TimeNs(static_cast<int64_t>(o.run_limit_s * 1e9))
                                                  : TimeNs::max();
           bool timed_out = false;
+          if (const std::string err = apply_thread_sched(*sched); !err.empty()) {
+            spdlog::warn("--sched {}: {}", o.sched, err);
+          }
+          // Sleeps until due wake within ~1 us rather than the default 50 us slack.
+          if (idle->until_due) prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
           loop.run([&](TimeNs now) {
             if (g_stop.load(std::memory_order_relaxed)) return true;
             if (now >= limit) return timed_out = true;
