@@ -58,19 +58,33 @@ int Qp::post_send(verbs::SendWr* wr, verbs::SendWr** bad, TimeNs now) {
         err = ENOMEM;
         break;
       }
+      // One pass over the SGEs, into the slot (committed only by ++sq_posted_).
+      // Local protection: every SGE must lie in an MR of this QP's PD; READ
+      // destinations need LOCAL_WRITE.
+      SendWqe& w = sq_at(sq_posted_);
+      w.local_err = WcStatus::kSuccess;
+      const int need = wr->opcode == WrOpcode::kRdmaRead ? verbs::kAccessLocalWrite : 0;
       uint64_t total = 0;
-      for (int i = 0; i < wr->num_sge; ++i) total += wr->sg_list[i].length;
+      for (int i = 0; i < wr->num_sge; ++i) {
+        const verbs::Sge& s = wr->sg_list[i];
+        w.sge[i] = s;
+        total += s.length;
+        if (s.length != 0 && env_.mrs->check(s.lkey, false, pd_, s.addr, s.length, need) != verbs::MrCheck::kOk) {
+          w.local_err = WcStatus::kLocProtErr;
+        }
+      }
       if (total > kMaxMessageBytes) {
         err = EINVAL;
         break;
       }
-      // Every field is written (the slot holds an old WQE): no zeroing pass.
-      SendWqe& w = sq_at(sq_posted_);
+      // Every other field is written too (the slot holds an old WQE): no
+      // zeroing pass.
       w.wr_id = wr->wr_id;
       w.opcode = wr->opcode;
-      w.signaled = (wr->send_flags & verbs::kSendSignaled) != 0;
-      w.solicited = (wr->send_flags & verbs::kSendSolicited) != 0;
-      w.fence = (wr->send_flags & verbs::kSendFence) != 0;
+      const unsigned f = wr->send_flags;
+      w.signaled = (f & verbs::kSendSignaled) != 0;
+      w.solicited = (f & verbs::kSendSolicited) != 0;
+      w.fence = (f & verbs::kSendFence) != 0;
       w.num_sge = static_cast<uint8_t>(wr->num_sge);
       w.length = static_cast<uint32_t>(total);
       w.remote_addr = wr->rdma.remote_addr;
@@ -78,17 +92,6 @@ int Qp::post_send(verbs::SendWr* wr, verbs::SendWr** bad, TimeNs now) {
       w.imm = wr->imm_data;
       w.read_done_bytes = 0;
       w.read_done_pkts = 0;
-      // Local protection: every SGE must lie in an MR of this QP's PD; READ
-      // destinations need LOCAL_WRITE.
-      w.local_err = WcStatus::kSuccess;
-      const int need = wr->opcode == WrOpcode::kRdmaRead ? verbs::kAccessLocalWrite : 0;
-      for (int i = 0; i < wr->num_sge; ++i) {
-        const verbs::Sge& s = wr->sg_list[i];
-        w.sge[i] = s;
-        if (s.length != 0 && env_.mrs->check(s.lkey, false, pd_, s.addr, s.length, need) != verbs::MrCheck::kOk) {
-          w.local_err = WcStatus::kLocProtErr;
-        }
-      }
       w.npkts = w.length == 0 ? 1 : ((w.length - 1) >> mtu_shift_) + 1;
       w.first_psn = next_psn_;
       next_psn_ += w.npkts;
