@@ -29,6 +29,8 @@ uint64_t perftest_slots(uint64_t size_bytes) {
 }
 constexpr uint64_t kMsgMask = (1ull << 48) - 1;
 constexpr int kPollBatch = 32;
+// perftest's default CQ moderation (--cq-mod): a completion every 100 WRs.
+constexpr uint32_t kMaxCqMod = 100;
 // perftest's defaults for the QP attributes.
 constexpr uint8_t kTimeout = 14;  // 4.096 us x 2^14 = 67 ms
 constexpr uint8_t kRetryCnt = 7;
@@ -102,6 +104,12 @@ Workload::Workload(const AppWorkload& cfg, const AppHost& host, NicNode& node, s
            : perftest_layout ? perftest_slots(cfg_.size_bytes)
                              : std::clamp<uint64_t>(kRegionBytes / cfg_.size_bytes, 1, kMaxSlots);
   target_ = cfg_.duration_s > 0 ? 0 : cfg_.iterations;
+  // --verify keeps in-flight messages under half the slots, so a slot is
+  // checked before a later message can land in it; so do SEND tests (the
+  // server's receives).
+  bw_depth_ = std::max<uint64_t>(cfg_.tx_depth, 1);
+  if (cfg_.verify || is_send(cfg_.type)) bw_depth_ = std::min<uint64_t>(bw_depth_, std::max<uint64_t>(slots_ / 2, 1));
+  cq_mod_ = static_cast<uint32_t>(std::clamp<uint64_t>(bw_depth_ / 4, 1, kMaxCqMod));
   const uint64_t region = slots_ * cfg_.size_bytes;
   buf_.assign(region * cfg_.qps, 0);
   mr_ = v::reg_mr(pd_, buf_.data(), buf_.size(),
@@ -221,6 +229,23 @@ std::string Workload::connect(std::span<const QpConnInfo> peer, TimeNs now) {
       const auto kbps = static_cast<uint32_t>(std::min<uint64_t>(cfg_.rate_limit.bps() / 1000, UINT32_MAX));
       if (int rc = v::modify_qp_rate_limit(q.qp, kbps); rc != 0) return "modify_qp_rate_limit: errno " + std::to_string(rc);
     }
+    if (client() && !is_latency(cfg_.type)) {
+      // The bw client's WR list: what does not change per message, once.
+      q.wrs.assign(bw_depth_, v::SendWr{});
+      q.sges.assign(bw_depth_, v::Sge{0, static_cast<uint32_t>(cfg_.size_bytes), mr_->lkey});
+      v::WrOpcode op = v::WrOpcode::kRdmaWrite;
+      if (cfg_.type == WorkloadType::kWriteBw && cfg_.verify) op = v::WrOpcode::kRdmaWriteWithImm;
+      if (cfg_.type == WorkloadType::kReadBw) op = v::WrOpcode::kRdmaRead;
+      if (cfg_.type == WorkloadType::kSendBw) op = v::WrOpcode::kSend;
+      for (uint64_t j = 0; j < bw_depth_; ++j) {
+        v::SendWr& wr = q.wrs[j];
+        wr.sg_list = &q.sges[j];
+        wr.num_sge = 1;
+        wr.opcode = op;
+        wr.rdma.rkey = p.rkey;
+      }
+      q.next_signal = cq_mod_ - 1;
+    }
     // Receives: SEND receivers, WRITE_WITH_IMM targets (verify), both ping-pong sides of send_lat.
     const bool needs_recv = (is_send(cfg_.type) && (!client() || is_latency(cfg_.type))) ||
                             (cfg_.verify && cfg_.type == WorkloadType::kWriteBw && !client());
@@ -325,11 +350,60 @@ int Workload::post_one(uint32_t qi, uint64_t msg, TimeNs now) {
   const int rc = v::post_send(q.qp, &wr, &bad);
   if (rc != 0) return rc;
   ++q.posted;
-  if (res_.first_post == TimeNs::max()) {
-    res_.first_post = now;
-    if (cfg_.duration_s > 0) stop_posting_at_ = now + TimeNs(static_cast<int64_t>(cfg_.duration_s * 1e9));
-  }
+  if (client()) ++res_.post_send_calls;
+  note_first_post(now);
   return 0;
+}
+
+void Workload::note_first_post(TimeNs now) {
+  if (res_.first_post != TimeNs::max()) return;
+  res_.first_post = now;
+  if (cfg_.duration_s > 0) stop_posting_at_ = now + TimeNs(static_cast<int64_t>(cfg_.duration_s * 1e9));
+}
+
+int Workload::post_bw_list(uint32_t qi, uint64_t n, TimeNs now) {
+  QpRun& q = qps_[qi];
+  const uint64_t size = cfg_.size_bytes;
+  const bool verify_data = cfg_.verify && !is_read(cfg_.type);
+  uint64_t slot_i = q.next_slot;
+  uint64_t sig_at = q.next_signal;
+  for (uint64_t j = 0; j < n; ++j) {
+    const uint64_t msg = q.posted + j;
+    v::SendWr& wr = q.wrs[j];
+    uint8_t* local = q.region + slot_i * size;
+    wr.wr_id = wr_id(qi, msg);
+    wr.next = j + 1 < n ? &q.wrs[j + 1] : nullptr;
+    // Signalled: every cq_mod-th message, and the list's last (so the last
+    // message posted always gets a completion, whenever posting stops).
+    const bool sig = msg == sig_at || j + 1 == n;
+    if (msg == sig_at) sig_at += cq_mod_;
+    wr.send_flags = sig ? v::kSendSignaled : 0;
+    wr.imm_data = static_cast<uint32_t>(msg);
+    wr.rdma.remote_addr = q.peer.va + slot_i * size;
+    q.sges[j].addr = reinterpret_cast<uint64_t>(local);
+    if (verify_data) fill(qi, local, msg);
+    slot_i = slot_i + 1 == slots_ ? 0 : slot_i + 1;
+  }
+  v::SendWr* bad = nullptr;
+  const int rc = v::post_send(q.qp, q.wrs.data(), &bad);
+  const uint64_t done = rc == 0 ? n : static_cast<uint64_t>(bad - q.wrs.data());
+  if (done == 0) return rc;
+  ++res_.post_send_calls;
+  q.posted += done;
+  if (done == n) {
+    q.next_slot = slot_i;
+    q.next_signal = sig_at;
+  } else {
+    // Cut short at a bad WR (its unsignalled predecessors are covered by
+    // the next list's last): the moderation counts from what was posted.
+    q.next_slot = (q.next_slot + done) % slots_;
+    while (q.next_signal < q.posted) q.next_signal += cq_mod_;
+  }
+  note_first_post(now);
+  if (qps_.size() == 1) {
+    for (uint64_t j = 0; j < done && res_.posted.size() < kMaxPeakMessages; ++j) res_.posted.push_back(now);
+  }
+  return rc;
 }
 
 void Workload::poll_send_cq(TimeNs now) {
@@ -340,26 +414,34 @@ void Workload::poll_send_cq(TimeNs now) {
     for (int i = 0; i < n; ++i) {
       if (wc[i].status != v::WcStatus::kSuccess) return fail(v::to_string(wc[i].status));
       const auto qi = static_cast<uint32_t>(wc[i].wr_id >> 48);
-      const uint64_t msg = wc[i].wr_id & kMsgMask;
       QpRun& q = qps_[qi];
+      if (client()) ++res_.send_completions;
+      if (client() && !is_latency(cfg_.type)) {
+        // Moderated: this completion stands for every message of the QP up
+        // to its own (RC completes a QP's WRs in order).
+        const uint64_t upto = q.completed + ((wc[i].wr_id - q.completed) & kMsgMask) + 1;
+        const uint64_t n = upto - q.completed;
+        res_.last_completion = now;
+        res_.messages += n;
+        res_.bytes += n * cfg_.size_bytes;
+        if (qps_.size() == 1) {
+          for (uint64_t k = 0; k < n && res_.completed.size() < kMaxPeakMessages; ++k) res_.completed.push_back(now);
+        }
+        // read_bw reads remote slot msg % slots into the same local slot.
+        if (cfg_.verify && is_read(cfg_.type)) {
+          for (uint64_t m = q.completed; m < upto; ++m) check(qi, slot(q, m), m % slots_);
+        }
+        q.completed = upto;
+        continue;
+      }
       ++q.completed;
       if (!client()) continue;  // a ping-pong server's responses
       res_.last_completion = now;
-      if (is_latency(cfg_.type) && !is_read(cfg_.type)) continue;  // the round trip ends at the reply
+      if (!is_read(cfg_.type)) continue;  // the round trip ends at the reply
       ++res_.messages;
       res_.bytes += cfg_.size_bytes;
-      if (!is_latency(cfg_.type) && qps_.size() == 1 && res_.completed.size() < kMaxPeakMessages) {
-        res_.completed.push_back(now);
-      }
-      if (cfg_.verify && is_read(cfg_.type)) {
-        // read_bw reads remote slot msg % slots into the same local slot;
-        // read_lat always reads remote slot 1 into local slot 0.
-        if (is_latency(cfg_.type)) {
-          check(qi, q.region, 1);
-        } else {
-          check(qi, slot(q, msg), msg % slots_);
-        }
-      }
+      // read_lat always reads remote slot 1 into local slot 0.
+      if (cfg_.verify) check(qi, q.region, 1);
       if (cfg_.type == WorkloadType::kReadLat) {
         ++q.received;
         ++res_.lat_round_trips;
@@ -403,19 +485,14 @@ void Workload::poll_recv_cq(TimeNs) {
 void Workload::poll_bw_client(TimeNs now) {
   if (now < start_at_) return;
   if (posting_ && now >= stop_posting_at_) posting_ = false;
-  // --verify keeps in-flight messages under half the slots, so a slot is
-  // checked before a later message can land in it.
-  uint64_t depth = cfg_.tx_depth;
-  if (cfg_.verify || is_send(cfg_.type)) depth = std::min<uint64_t>(depth, std::max<uint64_t>(slots_ / 2, 1));
   for (uint32_t qi = 0; qi < qps_.size() && posting_; ++qi) {
     QpRun& q = qps_[qi];
-    while (posting_ && (target_ == 0 || q.posted < target_) && q.posted - q.completed < depth) {
-      const int rc = post_one(qi, q.posted, now);
-      if (rc == ENOMEM) break;
-      if (rc != 0) return fail("post_send: errno " + std::to_string(rc));
-      if (qps_.size() == 1 && res_.posted.size() < kMaxPeakMessages) res_.posted.push_back(now);
-      if (now >= stop_posting_at_) posting_ = false;
-    }
+    uint64_t n = bw_depth_ - (q.posted - q.completed);
+    if (target_ != 0) n = std::min(n, target_ - q.posted);
+    if (n == 0) continue;
+    const int rc = post_bw_list(qi, n, now);
+    if (rc != 0 && rc != ENOMEM) return fail("post_send: errno " + std::to_string(rc));
+    if (now >= stop_posting_at_) posting_ = false;
   }
 }
 

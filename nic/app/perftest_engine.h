@@ -5,8 +5,11 @@
 // the out-of-band exchange, RESET -> RTS), then driven per poll.
 //
 // What each test does (as perftest does it, docs/nic-app.md):
-//  *_bw   client keeps up to tx_depth signalled WRs outstanding per QP
-//         (message m to remote slot m % slots), counts completions; the
+//  *_bw   client keeps up to tx_depth WRs outstanding per QP (message m to
+//         remote slot m % slots), posted as one list per QP per poll (one
+//         post_send call), every cq_moderation()-th signalled (perftest's CQ
+//         moderation) and the last of each list too, so a completion stands
+//         for every earlier message of its QP (RC completes in order); the
 //         server is passive (READ: its buffer holds the pattern; SEND: it keeps
 //         receives posted).
 //  write_lat  ping-pong: each side WRITEs into the other's buffer and polls
@@ -62,6 +65,8 @@ struct WorkloadResult {
   std::vector<TimeNs> lat_posts;   // lat client: post time of each round trip
   std::vector<TimeNs> lat_replies; // paced lat client (interval_us): when each round trip's reply was seen
   uint64_t lat_round_trips = 0;
+  uint64_t post_send_calls = 0;    // client: post_send calls that posted (bw: one list per QP per poll)
+  uint64_t send_completions = 0;   // client: send CQEs polled (bw: moderated, cq_moderation())
   TimeNs connected_at{0};          // connect(): the origin of start_ms (and of report times)
 };
 
@@ -105,6 +110,12 @@ class Workload {
   // The peer's info of QP i (valid after connect()).
   const QpConnInfo& peer_info(size_t i) const { return qps_[i].peer; }
   uint32_t path_mtu_bytes() const { return mtu_bytes_; }
+  // Bandwidth tests: WRs outstanding per QP at most, and every how many a
+  // completion is asked for (tx_depth / 4, at most perftest's 100: the
+  // window is refilled before it drains below 3/4; perftest's own default
+  // is 100 at tx_depth 128).
+  uint64_t bw_depth() const { return bw_depth_; }
+  uint32_t cq_moderation() const { return cq_mod_; }
 
  private:
   struct QpRun {
@@ -115,6 +126,12 @@ class Workload {
     uint64_t completed = 0;     // send completions
     uint64_t received = 0;      // receive completions / markers seen
     uint64_t recv_posted = 0;   // receive WRs posted
+    // bw client: the WR list posted per poll (bw_depth_ entries, filled at
+    // connect; per message only wr_id, addresses, imm, flags and next change).
+    std::vector<verbs::SendWr> wrs;
+    std::vector<verbs::Sge> sges;
+    uint64_t next_slot = 0;     // slot of message `posted` (posted % slots_)
+    uint64_t next_signal = 0;   // the next message signalled by moderation
   };
 
   bool client() const { return cfg_.role == Role::kClient; }
@@ -123,6 +140,10 @@ class Workload {
   void fill(uint32_t qi, uint8_t* dst, uint64_t msg) const;
   bool check(uint32_t qi, const uint8_t* src, uint64_t msg);
   int post_one(uint32_t qi, uint64_t msg, TimeNs now);
+  // bw client: posts up to `n` messages of QP `qi` as one list; returns
+  // post_send's result (the messages before a bad WR stay posted).
+  int post_bw_list(uint32_t qi, uint64_t n, TimeNs now);
+  void note_first_post(TimeNs now);
   int post_recv_one(uint32_t qi);
   void poll_send_cq(TimeNs now);
   void poll_recv_cq(TimeNs now);
@@ -142,6 +163,8 @@ class Workload {
   uint64_t slots_ = 1;           // message slots per QP
   uint32_t mtu_bytes_ = 0;
   uint64_t target_ = 0;          // messages per QP (0 = duration mode)
+  uint64_t bw_depth_ = 1;
+  uint32_t cq_mod_ = 1;
   std::vector<QpRun> qps_;
   std::vector<QpConnInfo> local_;
   TimeNs start_at_{0};           // client: traffic starts here

@@ -93,6 +93,7 @@ std::string perftest_text(const Workload& w) {
   b.device = "sf-nic:" + w.host().name;
   b.num_qps = c.qps;
   b.tx_depth = c.tx_depth;
+  b.cq_moderation = w.cq_moderation();
   b.mtu_bytes = w.path_mtu_bytes();
   b.gid_index = w.host().ipv4 ? 0 : 1;
   std::string out = format_banner(b);

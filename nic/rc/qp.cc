@@ -2,6 +2,8 @@
 // query and the error flush. See qp.h.
 #include "nic/rc/qp.h"
 
+#include <algorithm>
+#include <bit>
 #include <cerrno>
 
 namespace sf::nic::rc {
@@ -45,8 +47,11 @@ int Qp::create(const QpEnv& env, uint32_t qpn, verbs::Pd* pd, const verbs::QpIni
   init_ = init;
   if (init_.cap.max_send_sge == 0) init_.cap.max_send_sge = 1;
   if (init_.cap.max_recv_sge == 0) init_.cap.max_recv_sge = 1;
-  sq_.assign(init.cap.max_send_wr, SendWqe{});
-  rq_.assign(init.cap.max_recv_wr == 0 ? 1 : init.cap.max_recv_wr, RecvWqe{});
+  // Power-of-two rings; the capacities checked at post time stay init_.cap's.
+  sq_.assign(std::bit_ceil(init.cap.max_send_wr), SendWqe{});
+  sq_mask_ = sq_.size() - 1;
+  rq_.assign(std::bit_ceil(std::max<uint32_t>(init.cap.max_recv_wr, 1)), RecvWqe{});
+  rq_mask_ = static_cast<uint32_t>(rq_.size() - 1);
   attr_ = verbs::QpAttr{};
   attr_.cap = init_.cap;
   state_ = QpState::kReset;
@@ -195,6 +200,7 @@ int Qp::modify(const verbs::QpAttr& a, int mask, TimeNs now) {
       break;
     case QpState::kRtr:
       mtu_ = mtu_bytes(attr_.path_mtu);
+      mtu_shift_ = static_cast<uint32_t>(std::countr_zero(mtu_));
       epsn_ = Psn(attr_.rq_psn);
       build_spec();
       break;
@@ -287,7 +293,7 @@ void Qp::check_overrun(TimeNs now) {
 
 void Qp::complete_send(uint64_t abs, WcStatus st) {
   const SendWqe& w = sq_at(abs);
-  if (st == WcStatus::kSuccess && !w.signaled && init_.sq_sig_all == 0) return;
+  if (st == WcStatus::kSuccess && !reports_success(w)) return;
   verbs::Wc wc;
   wc.wr_id = w.wr_id;
   wc.status = st;
@@ -310,7 +316,7 @@ void Qp::to_error(WcStatus sq_status, uint64_t failed_sq_index, WcStatus rq_stat
   sq_done_ = sq_next_ = sq_posted_;
   tx_pkt_ = 0;
   for (uint32_t k = 0; k < rq_count_; ++k) {
-    const RecvWqe& r = rq_[(rq_head_ + k) % rq_.size()];
+    const RecvWqe& r = rq_at(k);
     verbs::Wc wc;
     wc.wr_id = r.wr_id;
     wc.status = (k == 0 && recv_claimed_) ? rq_status : WcStatus::kWrFlushErr;

@@ -137,8 +137,9 @@ class Qp {
   // or an out-of-range value. `now` arms nothing; it dates the flushes.
   int modify(const verbs::QpAttr& attr, int attr_mask, TimeNs now);
   int query(verbs::QpAttr* attr, verbs::QpInitAttr* init) const;
-  // ibv_post_send / ibv_post_recv. EINVAL (bad state, opcode, num_sge),
-  // ENOMEM (queue full); *bad names the first WR not posted.
+  // ibv_post_send / ibv_post_recv on a list of WRs (linked by `next`).
+  // EINVAL (bad state, opcode, num_sge), ENOMEM (queue full); *bad names the
+  // first WR not posted, every WR before it is posted (as in libibverbs).
   int post_send(verbs::SendWr* wr, verbs::SendWr** bad, TimeNs now);
   int post_recv(verbs::RecvWr* wr, verbs::RecvWr** bad, TimeNs now);
 
@@ -162,7 +163,14 @@ class Qp {
   bool has_data(TimeNs now) const;
   rte_mbuf* make_data(TimeNs now);
   // Earliest timer (retransmit, RNR wait end, CC); TimeNs::max() if none.
-  TimeNs next_deadline() const;
+  // Inline: the host asks after every frame and every post.
+  TimeNs next_deadline() const {
+    if (!in_use_) return TimeNs::max();
+    const TimeNs t = retx_deadline_ < rnr_until_ ? retx_deadline_ : rnr_until_;
+    if (!cc_active_) return t;
+    const TimeNs c = cc_next_deadline();
+    return c < t ? c : t;
+  }
   void advance(TimeNs now);
 
   // ---- pacing (nic/host's wheel reads these) ---------------------------------
@@ -282,8 +290,13 @@ class Qp {
   void ack_upto(Psn psn, TimeNs now);
   void complete_send(uint64_t abs, verbs::WcStatus st);
   void note_progress(TimeNs now);
-  SendWqe& sq_at(uint64_t abs) { return sq_[abs % sq_.size()]; }
-  const SendWqe& sq_at(uint64_t abs) const { return sq_[abs % sq_.size()]; }
+  // The rings are a power of two long (at least the capacity asked for), so
+  // an absolute index maps to its slot with a mask, not a division.
+  SendWqe& sq_at(uint64_t abs) { return sq_[abs & sq_mask_]; }
+  const SendWqe& sq_at(uint64_t abs) const { return sq_[abs & sq_mask_]; }
+  RecvWqe& rq_at(uint32_t k) { return rq_[(rq_head_ + k) & rq_mask_]; }
+  // A successful WQE completes silently unless signalled (ibv sq_sig_all too).
+  bool reports_success(const SendWqe& w) const { return w.signaled || init_.sq_sig_all != 0; }
   // qp_retx.cc
   void go_back(Psn psn, TimeNs now);
   bool outstanding() const { return sent_next_psn_ != acked_psn_ + 1; }
@@ -299,10 +312,12 @@ class Qp {
   verbs::QpAttr attr_;
   verbs::QpState state_ = verbs::QpState::kReset;
   uint32_t mtu_ = 1024;
+  uint32_t mtu_shift_ = 10;  // mtu_ = 1 << mtu_shift_
   wire::RoceFrameSpec spec_;  // peer addressing, built at RTR
 
   // requester
   std::vector<SendWqe> sq_;
+  uint64_t sq_mask_ = 0;    // sq_.size() - 1
   uint64_t sq_posted_ = 0;  // absolute WQE counters
   uint64_t sq_done_ = 0;    // completed (oldest not completed)
   uint64_t sq_next_ = 0;    // WQE being transmitted
@@ -319,6 +334,7 @@ class Qp {
 
   // responder
   std::vector<RecvWqe> rq_;
+  uint32_t rq_mask_ = 0;    // rq_.size() - 1
   uint32_t rq_head_ = 0;
   uint32_t rq_count_ = 0;
   Psn epsn_;

@@ -45,7 +45,7 @@ void Qp::ack_upto(Psn psn, TimeNs now) {
       break;
     }
     if (w.last_psn().after(psn)) break;
-    complete_send(sq_done_, WcStatus::kSuccess);
+    if (reports_success(w)) complete_send(sq_done_, WcStatus::kSuccess);  // unsignalled: retired silently
     ++sq_done_;
     progress = true;
   }

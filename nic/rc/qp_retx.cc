@@ -35,11 +35,6 @@ void Qp::arm_retx(TimeNs now) { retx_deadline_ = sat_add(now, retx_timeout(attr_
 
 void Qp::fail_oldest(WcStatus st, TimeNs now) { to_error(st, sq_done_, WcStatus::kWrFlushErr, now); }
 
-TimeNs Qp::next_deadline() const {
-  if (!in_use_) return TimeNs::max();
-  return std::min({retx_deadline_, rnr_until_, cc_next_deadline()});
-}
-
 void Qp::advance(TimeNs now) {
   if (!in_use_) return;
   if (rnr_until_ != TimeNs::max() && now >= rnr_until_) {

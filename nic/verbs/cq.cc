@@ -1,28 +1,22 @@
 // Completion queue ring. See cq.h.
 #include "nic/verbs/cq.h"
 
+#include <algorithm>
 #include <cerrno>
 
 namespace sf::nic::verbs {
 
-bool Cq::push(const Wc& wc) {
-  if (count_ == ring_.size()) {
-    overrun_ = true;
-    ++lost_;
-    return false;
-  }
-  ring_[(head_ + count_) % ring_.size()] = wc;
-  ++count_;
-  return true;
+bool Cq::lose() {
+  overrun_ = true;
+  ++lost_;
+  return false;
 }
 
 int Cq::poll(std::span<Wc> out) {
-  uint32_t n = 0;
-  while (n < out.size() && count_ > 0) {
-    out[n++] = ring_[head_];
-    head_ = (head_ + 1) % static_cast<uint32_t>(ring_.size());
-    --count_;
-  }
+  const auto n = static_cast<uint32_t>(std::min<size_t>(out.size(), count_));
+  for (uint32_t i = 0; i < n; ++i) out[i] = ring_[(head_ + i) & mask_];
+  head_ = (head_ + n) & mask_;
+  count_ -= n;
   if (n == 0 && overrun_) return -EOVERFLOW;
   return static_cast<int>(n);
 }

@@ -5,6 +5,7 @@
 // Threading: the node's thread. Allocation: at construction.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -17,23 +18,34 @@ class Context;
 
 class Cq {
  public:
-  Cq(Context* ctx, uint32_t cqe) : context_(ctx), ring_(cqe == 0 ? 1 : cqe) {}
+  // Holds `cqe` completions; the ring is a power of two long (masked index).
+  Cq(Context* ctx, uint32_t cqe)
+      : context_(ctx), capacity_(cqe == 0 ? 1 : cqe), ring_(std::bit_ceil(capacity_)), mask_(static_cast<uint32_t>(ring_.size() - 1)) {}
 
-  // Stores `wc`; false (and overrun) when the ring is full.
-  bool push(const Wc& wc);
+  // Stores `wc`; false (and overrun) when `capacity()` entries are stored.
+  bool push(const Wc& wc) {
+    if (count_ == capacity_) return lose();
+    ring_[(head_ + count_) & mask_] = wc;
+    ++count_;
+    return true;
+  }
   // ibv_poll_cq: up to out.size() completions, oldest first; -EOVERFLOW when
   // the ring is empty and a completion was lost to an overrun.
   int poll(std::span<Wc> out);
 
-  uint32_t capacity() const { return static_cast<uint32_t>(ring_.size()); }
+  uint32_t capacity() const { return capacity_; }
   uint32_t depth() const { return count_; }
   bool overrun() const { return overrun_; }
   uint64_t lost() const { return lost_; }
   Context* context() const { return context_; }
 
  private:
+  bool lose();
+
   Context* context_;
+  uint32_t capacity_;
   std::vector<Wc> ring_;
+  uint32_t mask_;
   uint32_t head_ = 0;
   uint32_t count_ = 0;
   bool overrun_ = false;

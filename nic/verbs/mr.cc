@@ -52,25 +52,4 @@ int MrTable::remove(Mr* mr) {
   return 0;
 }
 
-MrCheck MrTable::check(uint32_t key, bool remote, const Pd* pd, uint64_t addr, uint64_t length, int need_access,
-                       const Mr** out, uint64_t* local) const {
-  const uint32_t i = key >> 8;
-  if (i >= slots_.size() || !slots_[i].used) return MrCheck::kBadKey;
-  const Slot& s = slots_[i];
-  if ((remote ? s.mr.rkey : s.mr.lkey) != key) return MrCheck::kBadKey;
-  if (pd != nullptr && s.mr.pd != pd) return MrCheck::kWrongPd;
-  if ((s.mr.access & need_access) != need_access) return MrCheck::kNoAccess;
-  if (remote && need_access == 0) return MrCheck::kNoAccess;  // a remote op always needs a right
-  const uint64_t base = reinterpret_cast<uint64_t>(s.mr.addr);
-  if (remote && (s.mr.access & kAccessZeroBased) != 0) {
-    if (length > s.mr.length || addr > s.mr.length - length) return MrCheck::kOutOfRange;
-    if (local != nullptr) *local = base + addr;
-  } else {
-    if (addr < base || length > s.mr.length || addr - base > s.mr.length - length) return MrCheck::kOutOfRange;
-    if (local != nullptr) *local = addr;
-  }
-  if (out != nullptr) *out = &s.mr;
-  return MrCheck::kOk;
-}
-
 }  // namespace sf::nic::verbs

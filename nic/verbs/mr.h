@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "nic/verbs/verbs.h"
+
 namespace sf::nic::verbs {
 
 class Context;
@@ -52,6 +54,7 @@ class MrTable {
   // and that it grants every bit of `need_access` (0 for a local read).
   // For a remote access to a ZERO_BASED MR, `addr` is an offset into it.
   // *local (if given) receives the process address of `addr`.
+  // Inline: every posted SGE and every remote request is checked.
   MrCheck check(uint32_t key, bool remote, const Pd* pd, uint64_t addr, uint64_t length, int need_access,
                 const Mr** out = nullptr, uint64_t* local = nullptr) const;
 
@@ -66,5 +69,26 @@ class MrTable {
   std::vector<Slot> slots_;
   uint32_t used_ = 0;
 };
+
+inline MrCheck MrTable::check(uint32_t key, bool remote, const Pd* pd, uint64_t addr, uint64_t length,
+                              int need_access, const Mr** out, uint64_t* local) const {
+  const uint32_t i = key >> 8;
+  if (i >= slots_.size() || !slots_[i].used) return MrCheck::kBadKey;
+  const Slot& s = slots_[i];
+  if ((remote ? s.mr.rkey : s.mr.lkey) != key) return MrCheck::kBadKey;
+  if (pd != nullptr && s.mr.pd != pd) return MrCheck::kWrongPd;
+  if ((s.mr.access & need_access) != need_access) return MrCheck::kNoAccess;
+  if (remote && need_access == 0) return MrCheck::kNoAccess;  // a remote op always needs a right
+  const uint64_t base = reinterpret_cast<uint64_t>(s.mr.addr);
+  if (remote && (s.mr.access & kAccessZeroBased) != 0) {
+    if (length > s.mr.length || addr > s.mr.length - length) return MrCheck::kOutOfRange;
+    if (local != nullptr) *local = base + addr;
+  } else {
+    if (addr < base || length > s.mr.length || addr - base > s.mr.length - length) return MrCheck::kOutOfRange;
+    if (local != nullptr) *local = addr;
+  }
+  if (out != nullptr) *out = &s.mr;
+  return MrCheck::kOk;
+}
 
 }  // namespace sf::nic::verbs

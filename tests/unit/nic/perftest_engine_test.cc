@@ -49,7 +49,7 @@ struct Pair {
   std::unique_ptr<Workload> client, server;
 
   Pair(WorkloadType t, uint64_t size, uint64_t iters, bool verify, double loss = 0, uint32_t qps = 1,
-       double duration_s = 0, BitRate rate_limit = BitRate(0))
+       double duration_s = 0, BitRate rate_limit = BitRate(0), uint32_t tx_depth = 64)
       : sim(3) {
     const auto na = sim.add_node(a, "a");
     const auto nb = sim.add_node(b, "b");
@@ -61,7 +61,7 @@ struct Pair {
     w.duration_s = duration_s;
     w.verify = verify;
     w.qps = qps;
-    w.tx_depth = 64;
+    w.tx_depth = tx_depth;
     w.rate_limit = rate_limit;
     w.name = "c";
     w.role = Role::kClient;
@@ -211,6 +211,84 @@ TEST(NicConfigOf, ZeroCopyOnlyWhereTheDriverCopies) {
   cfg.hosts.push_back(app_host(0));
   cfg.hosts[0].devargs = "net_memif0,role=server";
   EXPECT_FALSE(nic_config_of(cfg).hosts[0].tx_zero_copy);
+}
+
+// 8. write_bw of 2000 x 64 B at tx_depth 64: the client posts a list per
+//    poll and asks for a completion every 16th message (tx_depth / 4) and at
+//    each list's end. Expect: every message completed and counted, far fewer
+//    post_send calls and send completions than messages, and the per-message
+//    times for the peak search complete (a completion dates every message it
+//    stands for, none before its post).
+TEST(PerftestEngine, ListsAndModeratedCompletions) {
+  Pair p(WorkloadType::kWriteBw, 64, 2000, false);
+  EXPECT_EQ(p.client->bw_depth(), 64u);
+  EXPECT_EQ(p.client->cq_moderation(), 16u);
+  p.run();
+  ASSERT_TRUE(p.client->traffic_done());
+  const WorkloadResult& r = p.client->result();
+  EXPECT_EQ(r.status, "ok");
+  EXPECT_EQ(r.messages, 2000u);
+  EXPECT_EQ(r.bytes, 2000u * 64);
+  EXPECT_GE(r.send_completions, 2000u / 16);
+  EXPECT_LT(r.send_completions, 2000u / 8);
+  EXPECT_LT(r.post_send_calls, 2000u / 8);
+  ASSERT_EQ(r.posted.size(), 2000u);
+  ASSERT_EQ(r.completed.size(), 2000u);
+  for (size_t i = 0; i < r.posted.size(); ++i) ASSERT_LE(r.posted[i], r.completed[i]) << i;
+  EXPECT_EQ(p.client->qp(0).sq_outstanding(), 0u);
+}
+
+// 9. Posting stopped part way (stop_with_others); tx_depth 50, so the
+//    moderation points (every 12th) and the lists' ends do not line up and
+//    the last message posted is not a moderation point. Expect: the client
+//    still gets the completion of its last message (each list's last is
+//    signalled) and ends with every posted message completed.
+TEST(PerftestEngine, StopPostingStillCompletesTheLastList) {
+  Pair p(WorkloadType::kWriteBw, 64, 5000, false, 0, 1, 0, BitRate(0), 50);
+  ASSERT_EQ(p.client->cq_moderation(), 12u);
+  p.sim.run_for(TimeNs::from_us(37));
+  p.client->stop_posting();
+  p.run();
+  ASSERT_TRUE(p.client->traffic_done());
+  const WorkloadResult& r = p.client->result();
+  EXPECT_EQ(r.status, "ok");
+  EXPECT_GT(r.messages, 0u);
+  EXPECT_LT(r.messages, 5000u);
+  EXPECT_EQ(r.messages, r.posted.size());
+  EXPECT_EQ(p.client->qp(0).sq_outstanding(), 0u);
+}
+
+// 10. Moderation is tx_depth / 4, at least 1 and at most perftest's 100;
+//     --verify and SEND tests hold at most half the message slots in flight.
+TEST(PerftestEngine, ModerationFollowsTheDepth) {
+  struct M {
+    uint32_t tx_depth;
+    WorkloadType type;
+    uint64_t size;
+    bool verify;
+    uint64_t depth;
+    uint32_t cq_mod;
+  };
+  const M cases[] = {
+      {128, WorkloadType::kWriteBw, 64, false, 128, 32},  {1, WorkloadType::kWriteBw, 64, false, 1, 1},
+      {3, WorkloadType::kReadBw, 64, false, 3, 1},       {1000, WorkloadType::kWriteBw, 64, false, 1000, 100},
+      {1000, WorkloadType::kSendBw, 64, false, 128, 32}, {1000, WorkloadType::kWriteBw, 4u << 20, true, 2, 1},
+  };
+  for (const M& m : cases) {
+    SCOPED_TRACE(std::to_string(m.tx_depth) + " " + std::string(to_string(m.type)));
+    const AppHost h = app_host(0);
+    NicNode node(node_cfg(h), sf::test::mbuf_pool());
+    AppWorkload w;
+    w.type = m.type;
+    w.size_bytes = m.size;
+    w.iterations = 10;
+    w.tx_depth = m.tx_depth;
+    w.verify = m.verify;
+    w.role = Role::kClient;
+    Workload wl(w, h, node, 0);
+    EXPECT_EQ(wl.bw_depth(), m.depth);
+    EXPECT_EQ(wl.cq_moderation(), m.cq_mod);
+  }
 }
 
 }  // namespace

@@ -456,5 +456,43 @@ TEST(RcFabric, SameSeedSameRun) {
   EXPECT_GT(a.second, 0u);
 }
 
+// 13. One post_send call with a list of 64 WRITEs of 512 B, only the 32nd
+//     and the 64th signalled, over a lossy link (go-back-N rewinds through
+//     unsignalled WQEs). Expect: exactly two success completions (wr_ids 31
+//     and 63, in order), every byte placed, the send queue empty: ACKs
+//     retire unsignalled WQEs silently.
+TEST(RcFabric, UnsignalledListRetiredSilently) {
+  Fabric f(1 << 16, {}, {BitRate::gbps(100), TimeNs::from_us(1), 0.05}, 5);
+  fill_pattern(f.ea.buf, 13);
+  std::vector<v::Sge> sge(64);
+  std::vector<v::SendWr> wr(64);
+  for (size_t i = 0; i < wr.size(); ++i) {
+    sge[i] = {f.ea.addr() + i * 512, 512, f.ea.mr->lkey};
+    wr[i].wr_id = i;
+    wr[i].next = i + 1 < wr.size() ? &wr[i + 1] : nullptr;
+    wr[i].sg_list = &sge[i];
+    wr[i].num_sge = 1;
+    wr[i].opcode = v::WrOpcode::kRdmaWrite;
+    wr[i].send_flags = i == 31 || i == 63 ? v::kSendSignaled : 0;
+    wr[i].rdma.remote_addr = f.eb.addr() + i * 512;
+    wr[i].rdma.rkey = f.eb.mr->rkey;
+  }
+  v::SendWr* bad = nullptr;
+  ASSERT_EQ(v::post_send(f.ea.qp, wr.data(), &bad), 0);
+  EXPECT_EQ(f.ea.qp->sq_outstanding(), 64u);
+  f.sim.run_for(TimeNs::from_ms(20));
+  const auto s = drain(f.ea.scq);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].wr_id, 31u);
+  EXPECT_EQ(s[1].wr_id, 63u);
+  for (const auto& wc : s) {
+    EXPECT_EQ(wc.status, v::WcStatus::kSuccess);
+    EXPECT_EQ(wc.byte_len, 512u);
+  }
+  EXPECT_EQ(f.ea.qp->sq_outstanding(), 0u);
+  EXPECT_EQ(0, std::memcmp(f.ea.buf.data(), f.eb.buf.data(), 64 * 512));
+  EXPECT_GT(f.sim.stats(f.link, sim::LinkDir::kAtoB).lost_pkts, 0u);
+}
+
 }  // namespace
 }  // namespace sf::nic::test
