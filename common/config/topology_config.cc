@@ -2,7 +2,6 @@
 // each port wired at most once).
 #include "common/config/topology_config.h"
 
-#include <algorithm>
 #include <array>
 #include <charconv>
 
@@ -37,51 +36,7 @@ LinkEndpoint parse_endpoint(ConfigNode& link, std::string_view key, const Topolo
   return LinkEndpoint{static_cast<uint32_t>(node), static_cast<uint16_t>(port)};
 }
 
-// A node's "shards" (contiguous blocks) or "shard_map" (one shard per port).
-std::vector<uint16_t> parse_shards(ConfigNode& node, uint16_t num_ports) {
-  const uint16_t top = std::min<uint16_t>(num_ports, kMaxNodeShards);
-  const bool by_count = node.has("shards");
-  const bool by_map = node.has("shard_map");
-  if (by_count && by_map) node.fail("give \"shards\" or \"shard_map\", not both");
-  std::vector<uint16_t> m;
-  if (by_count) {
-    const auto n = node.req<uint16_t>("shards");
-    if (n < 1 || n > top) {
-      node.fail_key("shards", std::to_string(n) + " out of range [1, " + std::to_string(top) +
-                                  "] (at least one port per shard, at most " + std::to_string(kMaxNodeShards) + ")");
-    }
-    if (n == 1) return {};
-    for (uint32_t p = 0; p < num_ports; ++p) m.push_back(static_cast<uint16_t>(p * n / num_ports));
-    return m;
-  }
-  if (!by_map) return {};
-  ConfigNode map = node.child("shard_map");
-  const std::vector<ConfigNode> items = map.expect_array().elements();
-  if (items.size() != num_ports) {
-    map.fail(std::to_string(items.size()) + " entries for " + std::to_string(num_ports) +
-             " ports (the shard of every port, port order)");
-  }
-  uint16_t n = 0;
-  for (const ConfigNode& e : items) {
-    m.push_back(e.as<uint16_t>(in_range<uint16_t>(0, static_cast<uint16_t>(top - 1))));
-    n = std::max<uint16_t>(n, static_cast<uint16_t>(m.back() + 1));
-  }
-  for (uint16_t s = 0; s < n; ++s) {
-    if (std::find(m.begin(), m.end(), s) == m.end()) {
-      map.fail("shard " + std::to_string(s) + " owns no port (shards are numbered 0..N-1, each with a port)");
-    }
-  }
-  if (n == 1) return {};
-  return m;
-}
-
 }  // namespace
-
-uint16_t NodeConfig::num_shards() const {
-  uint16_t n = 1;
-  for (const uint16_t s : shard_of_port) n = std::max<uint16_t>(n, static_cast<uint16_t>(s + 1));
-  return n;
-}
 
 int TopologyConfig::find_node(std::string_view name) const {
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -107,7 +62,6 @@ TopologyConfig parse_topology(ConfigNode& root) {
     if (n.kind.empty()) node.fail_key("kind", "must not be empty");
     n.num_ports = static_cast<uint16_t>(node.req<uint32_t>("ports", in_range<uint32_t>(1, kMaxNodePorts)));
     if (auto cfg = node.opt_child("config")) n.config = cfg->expect_object().json();
-    n.shard_of_port = parse_shards(node, n.num_ports);
     node.finish();
     topo.nodes.push_back(std::move(n));
   }

@@ -17,11 +17,7 @@
 //
 // nodes: kind (non-empty string; its meaning belongs to the layer that builds
 // the node), ports (1..1024), config (optional JSON object, kept verbatim for
-// that layer to validate), shards (integer 1..min(ports, 8): the ports in
-// contiguous blocks, sizes differing by at most one, as sf-switch --shards)
-// or shard_map (array: the shard of every port, shards 0..N-1 each owning a
-// port) for a node run over several datapath shards (a switch: ShardedSwitch,
-// docs/architecture.md "Sharding"). links: a/b ("node:port", port < node's ports, each
+// that layer to validate). links: a/b ("node:port", port < node's ports, each
 // port in at most one link), rate_gbps (number, (0, 1600]), delay_ns (integer,
 // 0..1e12, default 0), loss/corrupt (probabilities 0..1, default 0), events
 // (at_ns strictly increasing, state "up"|"down"; links start up). seed:
@@ -41,15 +37,12 @@ namespace sf::config {
 inline constexpr uint32_t kMaxNodePorts = 1024;
 inline constexpr double kMaxLinkRateGbps = 1600;
 inline constexpr int64_t kMaxLinkDelayNs = 1000LL * 1000 * 1000 * 1000;  // 1000 s
-inline constexpr uint16_t kMaxNodeShards = 8;  // the switch's kMaxShards (common/ does not see switch/)
 
 struct NodeConfig {
   std::string name;
   std::string kind;
   uint16_t num_ports = 0;
   Json config;  // null when absent; validated by the layer owning `kind`
-  std::vector<uint16_t> shard_of_port;  // "shards" / "shard_map"; empty: one shard
-  uint16_t num_shards() const;
 };
 
 struct LinkEndpoint {

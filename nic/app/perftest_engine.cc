@@ -386,7 +386,9 @@ int Workload::post_bw_list(uint32_t qi, uint64_t n, TimeNs now) {
   }
   v::SendWr* bad = nullptr;
   const int rc = v::post_send(q.qp, q.wrs.data(), &bad);
-  const uint64_t done = rc == 0 ? n : static_cast<uint64_t>(bad - q.wrs.data());
+  // On an error post_send names the first WR it did not post in `bad` (none
+  // when it refused the call itself: a QP it does not know).
+  const uint64_t done = rc == 0 ? n : bad != nullptr ? static_cast<uint64_t>(bad - q.wrs.data()) : 0;
   if (done == 0) return rc;
   ++res_.post_send_calls;
   q.posted += done;

@@ -1,8 +1,9 @@
 // ThreadSched: the scheduling class sf-nic asks for its data-path thread
 // (--sched), so that on a shared machine the OS takes less of the time the
 // pacer needs (docs/nic-app.md "Scheduling"). Parsed and validated before
-// anything starts; applied to the calling thread (threads it starts later
-// inherit it: the time-series sampler then samples on time too).
+// anything starts; applied to the data-path thread just before its loop
+// starts (the time-series sampler, started earlier, is given
+// sampler_sched() of it so that it samples on time too).
 //   other        the default time-sharing class, nice 0 (nothing is changed)
 //   nice:N       time-sharing at nice N (-20..19; below 0 needs CAP_SYS_NICE)
 //   fifo:N       SCHED_FIFO at priority N (1..99) -- a busy-polling thread at a

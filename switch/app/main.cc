@@ -428,12 +428,12 @@ int run(int argc, char** argv) {
         if (nshards > 1) {
           for (const auto& sh : report["shards"]) {
             spdlog::info("shard {} (lcore {}, {}): {} packets to other shards, {} from them, {} / {} release notes "
-                         "sent / received (of them {} / {} CREDIT_FC slot notes), {} ring-full drops",
+                         "sent / received (of them {} / {} CREDIT_FC slot notes), {} ring-full drops, {} notes refused",
                          sh["shard"].get<int>(), lcore_of_shard[sh["shard"].get<size_t>()], sh["ports"].dump(),
                          sh["forwarded"].get<uint64_t>(), sh["received"].get<uint64_t>(),
                          sh["releases_sent"].get<uint64_t>(), sh["releases_received"].get<uint64_t>(),
                          sh["credit_notes_sent"].get<uint64_t>(), sh["credit_notes_received"].get<uint64_t>(),
-                         sh["ring_full"].get<uint64_t>());
+                         sh["ring_full"].get<uint64_t>(), sh["release_ring_full"].get<uint64_t>());
           }
         }
         for (const auto& p : report["ports"]) {

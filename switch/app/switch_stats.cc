@@ -156,7 +156,8 @@ nlohmann::json switch_snapshot(const SwitchView& v, const SwitchConfig& cfg) {
                              {"releases_received", sc.releases_received},
                              {"credit_notes_sent", sc.credit_notes_sent},
                              {"credit_notes_received", sc.credit_notes_received},
-                             {"ring_full", sc.ring_full}});
+                             {"ring_full", sc.ring_full},
+                             {"release_ring_full", sc.release_ring_full}});
     }
   }
   return j;

@@ -55,6 +55,7 @@ struct ShardCounters {
   uint64_t credit_notes_sent = 0;  // of them, notes that carried credit slots
   uint64_t credit_notes_received = 0;
   uint64_t ring_full = 0;      // packets dropped (queue_full): the data ring to their shard was full
+  uint64_t release_ring_full = 0;  // notes a release ring refused: must stay 0 (the ring bound, above)
 };
 
 struct ShardLink {

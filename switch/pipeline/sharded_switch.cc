@@ -93,6 +93,24 @@ std::vector<uint16_t> ShardedSwitch::parse_map(const std::string& text, uint16_t
   return m;
 }
 
+ShardedSwitch::RingSizes ShardedSwitch::ring_sizes(const SwitchConfig& cfg) {
+  const uint32_t cells = static_cast<uint32_t>(cfg.mmu.total_bytes / cfg.mmu.cell_bytes);
+  // Release ring: one note per cell, and with CREDIT_FC ports one more per
+  // cell (+1) for credit notes (shard_ring.h).
+  const bool credit = std::any_of(cfg.credit_fc.begin(), cfg.credit_fc.end(), [](const auto& c) { return c.has_value(); });
+  RingSizes rs;
+  rs.release_notes = credit ? 2 * cells + 1 : cells;
+  rs.data_pkts = 1;
+  while (rs.data_pkts < cells && rs.data_pkts < kMaxDataRing) rs.data_pkts <<= 1;
+  // RING_F_EXACT_SZ: the ring holds count elements in a power of two > count.
+  const auto bytes = [](size_t esize, uint32_t count) {
+    const ssize_t b = rte_ring_get_memsize_elem(static_cast<unsigned>(esize), rte_align32pow2(count + 1));
+    return b > 0 ? static_cast<size_t>(b) : size_t{0};
+  };
+  rs.bytes = bytes(sizeof(QueuedPkt), rs.data_pkts) + bytes(sizeof(ShardRelease), rs.release_notes);
+  return rs;
+}
+
 ShardedSwitch::ShardedSwitch(const SwitchConfig& cfg, std::span<const std::array<uint8_t, 6>> port_macs,
                              rte_mempool* ctrl_pool, std::vector<uint16_t> shard_of_port)
     : shard_of_port_(std::move(shard_of_port)) {
@@ -107,10 +125,7 @@ ShardedSwitch::ShardedSwitch(const SwitchConfig& cfg, std::span<const std::array
     }
   }
   const uint32_t cells = static_cast<uint32_t>(cfg.mmu.total_bytes / cfg.mmu.cell_bytes);
-  // Release ring size: one note per cell, and with CREDIT_FC ports one more
-  // per cell (+1) for credit notes (shard_ring.h).
-  const bool credit = std::any_of(cfg.credit_fc.begin(), cfg.credit_fc.end(), [](const auto& c) { return c.has_value(); });
-  const uint32_t release_cap = credit ? 2 * cells + 1 : cells;
+  const RingSizes rs = ring_sizes(cfg);
   if (n > 1) {
     if (cells > kMaxRingCells) {
       throw std::invalid_argument("shards: mmu_size / cell size = " + std::to_string(cells) + " cells; at most " +
@@ -134,16 +149,14 @@ ShardedSwitch::ShardedSwitch(const SwitchConfig& cfg, std::span<const std::array
     links_.push_back(std::move(l));
   }
   const uint32_t id = g_instance.fetch_add(1);
-  uint32_t data_cap = 1;
-  while (data_cap < cells && data_cap < kMaxDataRing) data_cap <<= 1;
   try {
     for (uint16_t src = 0; src < n; ++src) {
       for (uint16_t dst = 0; dst < n; ++dst) {
         if (src == dst) continue;
         const std::string tag = std::to_string(id) + "_" + std::to_string(src) + "_" + std::to_string(dst);
-        rte_ring* d = make_ring("sfsd" + tag, sizeof(QueuedPkt), data_cap);
+        rte_ring* d = make_ring("sfsd" + tag, sizeof(QueuedPkt), rs.data_pkts);
         rings_.push_back(d);
-        rte_ring* r = make_ring("sfsr" + tag, sizeof(ShardRelease), release_cap);
+        rte_ring* r = make_ring("sfsr" + tag, sizeof(ShardRelease), rs.release_notes);
         rings_.push_back(r);
         links_[src]->data_out[dst] = d;
         links_[dst]->data_in[src] = d;

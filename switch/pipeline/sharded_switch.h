@@ -51,8 +51,17 @@ class ShardedSwitch {
   // Parses "0,0,1,1" (one shard per port, config order). Empty string + error on bad input.
   static std::vector<uint16_t> parse_map(const std::string& text, uint16_t ports, std::string* error);
 
-  static constexpr uint32_t kMaxRingCells = 1u << 22;   // release ring bound (elements)
+  static constexpr uint32_t kMaxRingCells = 1u << 22;   // buffer cells a sharded switch may have
   static constexpr uint32_t kMaxDataRing = 16384;       // data ring capacity cap (packets)
+
+  // The rings of one ordered pair of shards for `cfg`: a data ring and a
+  // release ring (one note per cell; two per cell + 1 with CREDIT_FC ports).
+  struct RingSizes {
+    uint32_t data_pkts = 0;
+    uint32_t release_notes = 0;
+    size_t bytes = 0;  // what both rings take of EAL memory
+  };
+  static RingSizes ring_sizes(const SwitchConfig& cfg);
 
   uint16_t num_shards() const { return static_cast<uint16_t>(nodes_.size()); }
   uint16_t num_ports() const { return static_cast<uint16_t>(shard_of_port_.size()); }

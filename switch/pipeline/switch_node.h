@@ -190,15 +190,11 @@ class SwitchNode final : public Node {
   // XOFF / XON for the priorities of lossless PG (port, pg) from its occupancy.
   // Inline: the check that nothing is or should be asserted (most calls).
   void update_pfc(uint16_t port, uint8_t pg, TimeNs now) {
-    const Port& p = ports_[port];
-    const PgPfc& pp = p.pg_pfc[pg];
-    if (pp.prios == 0) return;  // no pfc_enable priority of a lossless profile maps here
-    const BufferUse& u = mmu_.pg_use(port, pg);
-    if ((p.pfc_tx.xoff_mask() & pp.prios) == 0 && u.hdrm == 0 && u.shared < mmu_.pg_shared_limit(port, pg)) return;
-    update_pfc_slow(port, pg, now);
+    if (!pfc_idle(port, pg)) update_pfc_slow(port, pg, now);
   }
   void update_pfc_slow(uint16_t port, uint8_t pg, TimeNs now);
-  // Whether update_pfc(port, pg) would do nothing now (its inline test).
+  // Whether update_pfc(port, pg) does nothing now: no pfc_enable priority of
+  // a lossless profile maps to the PG, or none is asserted and none should be.
   bool pfc_idle(uint16_t port, uint8_t pg) const {
     const Port& p = ports_[port];
     const PgPfc& pp = p.pg_pfc[pg];

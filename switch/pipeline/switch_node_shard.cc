@@ -49,8 +49,9 @@ void SwitchNode::shard_release_remote(uint16_t in, uint8_t pg, uint16_t out, uin
   ShardRelease r{t, in, pg, 0};
   // Never full: the ring holds total_cells notes and each note stands for at
   // least one cell still charged at the owner (shard_ring.h).
-  const int rc = rte_ring_enqueue_elem(l.release_out[l.shard_of_port[in]], &r, sizeof(ShardRelease));
-  (void)rc;
+  if (rte_ring_enqueue_elem(l.release_out[l.shard_of_port[in]], &r, sizeof(ShardRelease)) != 0) {
+    ++l.ctr.release_ring_full;
+  }
   ++l.ctr.releases_sent;
 }
 
@@ -59,8 +60,9 @@ void SwitchNode::shard_credit_remote(uint16_t in, uint8_t vl, uint8_t slots) {
   ShardRelease r{Ticket{}, in, 0, slots};
   r.credit_vl = vl;
   // Never full: sent right after the cell note of the same packet (shard_ring.h).
-  const int rc = rte_ring_enqueue_elem(l.release_out[l.shard_of_port[in]], &r, sizeof(ShardRelease));
-  (void)rc;
+  if (rte_ring_enqueue_elem(l.release_out[l.shard_of_port[in]], &r, sizeof(ShardRelease)) != 0) {
+    ++l.ctr.release_ring_full;
+  }
   ++l.ctr.releases_sent;
   ++l.ctr.credit_notes_sent;
 }

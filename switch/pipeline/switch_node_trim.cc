@@ -94,7 +94,8 @@ void SwitchNode::shard_trim(QueuedPkt p, DropCause cause) {
   auto send_release = [&](const Ticket& t) {
     if (t.cells == 0) return;
     ShardRelease r{t, p.in_port, p.pg, 0};
-    rte_ring_enqueue_elem(l.release_out[owner], &r, sizeof(ShardRelease));  // never full (shard_ring.h)
+    // Never full (shard_ring.h); counted if the bound were ever wrong.
+    if (rte_ring_enqueue_elem(l.release_out[owner], &r, sizeof(ShardRelease)) != 0) ++l.ctr.release_ring_full;
     ++l.ctr.releases_sent;
   };
   auto refuse = [&](const Ticket& t, DropCause c) {

@@ -26,35 +26,16 @@ constexpr const char* kUsage =
     "  (docs/sf-sim.md)\n";
 
 constexpr uint32_t kMbPerSwitch = 256;
-// A sharded switch's rings per ordered pair of shards: release notes (16 B per
-// cell, two per cell with CREDIT_FC ports) and packets (16 Ki x 40 B); 8 MiB
-// covers a 32 MiB buffer of 256 B cells with credit ports.
-constexpr uint32_t kMbPerShardPair = 8;
 
-// Switches the plan names, and ordered pairs of shards over all sharded
-// switches (0 when it cannot be read: SimLab reports why).
-std::pair<uint32_t, uint32_t> switches_in(const std::string& plan) {
+// Switches the plan names (0 when it cannot be read: SimLab reports why).
+uint32_t switches_in(const std::string& plan) {
   try {
     std::ifstream f(plan);
     const nlohmann::json doc = nlohmann::json::parse(f);
     const auto it = doc.find("switches");
-    if (it == doc.end() || !it->is_object()) return {0, 0};
-    uint32_t pairs = 0;
-    for (const auto& [name, e] : it->items()) {
-      if (!e.is_object()) continue;
-      uint32_t n = 1;
-      if (const auto s = e.find("shards"); s != e.end() && s->is_number_unsigned()) n = s->get<uint32_t>();
-      if (const auto m = e.find("shard_map"); m != e.end() && m->is_object()) {
-        for (const auto& [port, v] : m->items()) {
-          if (v.is_number_unsigned()) n = std::max(n, v.get<uint32_t>() + 1);
-        }
-      }
-      n = std::min<uint32_t>(n, 8);  // more is refused by SimLab
-      pairs += n * (n - 1);
-    }
-    return {static_cast<uint32_t>(it->size()), pairs};
+    return it != doc.end() && it->is_object() ? static_cast<uint32_t>(it->size()) : 0;
   } catch (const std::exception&) {
-    return {0, 0};
+    return 0;
   }
 }
 
@@ -85,9 +66,9 @@ int main(int argc, char** argv) {
   // The mbuf pool (~470 MiB) and every switch's tables (LPM, MMU): 1 GiB
   // holds two switches; a ring of five needs more. DPDK touches all of -m.
   // Sharded switches add their rings.
-  const auto [switches, shard_pairs] = switches_in(plan);
-  eo.no_huge_mem_mb =
-      1024 + kMbPerSwitch * std::max<uint32_t>(switches, 2) - 2 * kMbPerSwitch + kMbPerShardPair * shard_pairs;
+  const uint32_t switches = switches_in(plan);
+  const auto ring_mb = static_cast<uint32_t>((sf::simlab::SimLab::shard_ring_bytes(plan) + (1u << 20) - 1) >> 20);
+  eo.no_huge_mem_mb = 1024 + kMbPerSwitch * std::max<uint32_t>(switches, 2) - 2 * kMbPerSwitch + ring_mb;
   auto eal = sf::dpdk::init_eal({argv[0], "--no-huge", "--no-pci", "--log-level", "*:error", "--no-telemetry"}, eo);
   if (!eal) {
     std::cerr << "sf-sim: " << eal.error() << "\n";

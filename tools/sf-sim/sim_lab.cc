@@ -111,6 +111,28 @@ void SimLab::load(const std::string& plan_path) {
   pair_workloads();
 }
 
+size_t SimLab::shard_ring_bytes(const std::string& plan_path) {
+  try {
+    const config::Json doc = config::load_file(plan_path);
+    const std::string dir = fs::path(plan_path).parent_path().string();
+    config::ConfigNode root(doc, "");
+    auto sws = root.opt_child("switches");
+    if (!sws) return 0;
+    size_t bytes = 0;
+    for (auto& [name, n] : sws->members()) {
+      if (!n.json().is_object()) continue;
+      const sw::SwitchConfig cfg = sw::load_switch_config(resolve(dir, n.req<std::string>("config")));
+      const std::vector<uint16_t> map = shard_map_of(n, cfg);
+      size_t shards = 1;
+      for (const uint16_t s : map) shards = std::max<size_t>(shards, s + 1u);
+      bytes += shards * (shards - 1) * sw::ShardedSwitch::ring_sizes(cfg).bytes;
+    }
+    return bytes;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 std::vector<uint16_t> SimLab::shard_map_of(config::ConfigNode& entry, const sw::SwitchConfig& cfg) {
   const auto nports = static_cast<uint16_t>(cfg.ports.ports.size());
   const uint16_t max_shards = std::min<uint16_t>(nports, sw::kMaxShards);

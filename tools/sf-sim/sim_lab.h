@@ -51,6 +51,10 @@ class SimLab {
  public:
   // Reads the plan and every config it names (relative paths: from the
   // plan's directory); builds nodes, links and connected workloads.
+  // EAL memory the plan's sharded switches need for their rings (sum over
+  // switches of ordered shard pairs x ShardedSwitch::ring_sizes().bytes); 0
+  // where the plan cannot be read (the constructor reports why).
+  static size_t shard_ring_bytes(const std::string& plan_path);
   SimLab(const std::string& plan_path, rte_mempool* pool);
   ~SimLab();
   SimLab(const SimLab&) = delete;

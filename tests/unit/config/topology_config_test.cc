@@ -138,39 +138,6 @@ TEST(TopologyConfig, BadDocumentsNamePathAndReason) {
   for (const Case& c : cases) EXPECT_EQ(error_of(c.json), c.error) << c.json;
 }
 
-// Shards of a node: "shards" splits the ports into contiguous blocks,
-// "shard_map" gives each port's shard; one shard is no map; bad values name
-// their path.
-TEST(TopologyConfig, NodeShards) {
-  const TopologyConfig t = parse(R"({"nodes": {
-      "a": {"kind": "switch", "ports": 5, "shards": 2},
-      "b": {"kind": "switch", "ports": 4, "shard_map": [1, 0, 2, 0]},
-      "c": {"kind": "switch", "ports": 3, "shards": 1},
-      "d": {"kind": "switch", "ports": 3, "shard_map": [0, 0, 0]},
-      "e": {"kind": "switch", "ports": 2}}})");
-  EXPECT_EQ(t.nodes[0].shard_of_port, (std::vector<uint16_t>{0, 0, 0, 1, 1}));
-  EXPECT_EQ(t.nodes[0].num_shards(), 2);
-  EXPECT_EQ(t.nodes[1].shard_of_port, (std::vector<uint16_t>{1, 0, 2, 0}));
-  EXPECT_EQ(t.nodes[1].num_shards(), 3);
-  for (size_t i = 2; i < 5; ++i) {
-    EXPECT_TRUE(t.nodes[i].shard_of_port.empty()) << i;
-    EXPECT_EQ(t.nodes[i].num_shards(), 1) << i;
-  }
-  const std::string pre = R"({"nodes": {"sw": {"kind": "switch", "ports": 4, )";
-  const std::pair<std::string, const char*> cases[] = {
-      {R"("shards": 0}}})", "nodes.sw.shards: 0 out of range [1, 4] (at least one port per shard, at most 8)"},
-      {R"("shards": 5}}})", "nodes.sw.shards: 5 out of range [1, 4] (at least one port per shard, at most 8)"},
-      {R"("shards": "2"}}})", "nodes.sw.shards: expected integer, got string"},
-      {R"("shard_map": [0, 1, 1]}}})", "nodes.sw.shard_map: 3 entries for 4 ports (the shard of every port, port order)"},
-      {R"("shard_map": [0, 1, 1, 4]}}})", "nodes.sw.shard_map[3]: 4 out of range [0, 3]"},
-      {R"("shard_map": [0, 2, 2, 2]}}})",
-       "nodes.sw.shard_map: shard 1 owns no port (shards are numbered 0..N-1, each with a port)"},
-      {R"("shard_map": {"0": 1}}}})", "nodes.sw.shard_map: expected array, got object"},
-      {R"("shards": 2, "shard_map": [0, 0, 1, 1]}}})", "nodes.sw: give \"shards\" or \"shard_map\", not both"},
-  };
-  for (const auto& [json, error] : cases) EXPECT_EQ(error_of(pre + json), error) << json;
-}
-
 TEST(TopologyConfig, LoadFileRejectsUnknownTopLevelKeys) {
   const std::string path = testing::TempDir() + "sf_topology_test.json";
   {

@@ -264,6 +264,7 @@ TEST_F(ShardedSwitchTest, SameAsOneShardForCrossShardIncast) {
   EXPECT_EQ(s0.releases_sent, s1.releases_received);
   EXPECT_EQ(s1.releases_sent, s0.releases_received);
   EXPECT_EQ(s0.ring_full + s1.ring_full, 0u);
+  EXPECT_EQ(s0.release_ring_full + s1.release_ring_full, 0u);
 }
 
 // 2. Property: random traffic (sizes, ports, classes, floods, bursts,
@@ -526,6 +527,7 @@ void ShardedSwitchTest::two_threads(bool credit) {
   EXPECT_EQ(a.releases_sent, b.releases_received);
   EXPECT_EQ(b.releases_sent, a.releases_received);
   EXPECT_EQ(a.ring_full + b.ring_full, 0u);
+  EXPECT_EQ(a.release_ring_full + b.release_ring_full, 0u);
   EXPECT_EQ(a.credit_notes_sent, b.credit_notes_received);
   EXPECT_EQ(b.credit_notes_sent, a.credit_notes_received);
   if (credit) {
@@ -769,6 +771,7 @@ TEST_F(ShardedSwitchTest, CreditPortsSameAsOneShardForCrossShardIncast) {
   EXPECT_EQ(s0.releases_sent, s1.releases_received);
   EXPECT_EQ(s1.releases_sent, s0.releases_received);
   EXPECT_EQ(s0.ring_full + s1.ring_full, 0u);
+  EXPECT_EQ(s0.release_ring_full + s1.release_ring_full, 0u);
 }
 
 // 8. Property: no credit slot or cell leaks. Every port in credit mode (32
