@@ -1,6 +1,8 @@
 // Incremental ICRC over mbuf chains (IcrcAccumulator continues across segments).
 #include "common/wire/mbuf_icrc.h"
 
+#include "common/wire/frame_parser_fast.h"
+
 namespace sf::wire {
 
 namespace {
@@ -29,7 +31,10 @@ void for_each_piece(const rte_mbuf* m, uint32_t off, uint32_t len, Fn&& fn) {
 
 FrameInfo parse_mbuf(const rte_mbuf* m, ParseOptions opt) {
   const std::span<const uint8_t> head(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len);
-  return parse_frame(head, m->pkt_len, opt);
+  FrameInfo fi;
+  const bool defaults = opt.verify_ipv4_checksum && !opt.stop_at_udp;
+  if (!defaults || !parse_roce_fast(head, m->pkt_len, fi)) fi = parse_frame(head, m->pkt_len, opt);
+  return fi;
 }
 
 uint32_t icrc_compute_mbuf(const rte_mbuf* m, const FrameInfo& fi) {

@@ -15,6 +15,7 @@ namespace sf::wire {
 
 // parse_frame over an mbuf: headers must lie in the first segment
 // (kNotContiguous otherwise); payload/ICRC offsets are relative to packet start.
+// With the default options, parse_roce_fast() first (the same result).
 FrameInfo parse_mbuf(const rte_mbuf* m, ParseOptions opt = {});
 
 // ICRC of the chain per `fi` (from parse_mbuf or parse_frame of the same

@@ -243,6 +243,14 @@ void NicNode::schedule(uint32_t host, uint32_t slot, TimeNs now) {
   }
 }
 
+void NicNode::schedule_after_frame(Port& p, uint32_t host, uint32_t slot, TimeNs now, bool has_data) {
+  file_timer_and_ctrl(host, slot);
+  // The QP just sent on `p` (in use, this port) and was popped off its wheel.
+  if (has_data && (p.in_ctrl[slot] & kInPaused) == 0 && !p.wheel.contains(slot)) {
+    p.wheel.insert(slot, hosts_[host]->qp_slot(slot).file_departure(now));
+  }
+}
+
 void NicNode::file_timer_and_ctrl(uint32_t host, uint32_t slot) {
   Host& h = *hosts_[host];
   rc::Qp& qp = h.qp_slot(slot);
@@ -337,7 +345,7 @@ uint16_t NicNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
     }
     again = false;
     rc::Qp& qp = h.qp_slot(slot);
-    rte_mbuf* m = qp.make_data(now);
+    rte_mbuf* m = qp.make_data(now);  // has_data(now) held: checked after pop_due or for `again`
     if (m == nullptr) {
       if (qp.has_data(now)) p.wheel.insert(slot, now + kAllocRetry);
       schedule(p.host, slot, now);
@@ -345,12 +353,13 @@ uint16_t NicNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
     }
     qp.on_departed(m->pkt_len, now);
     out[n++] = m;
-    if (p.wheel.size() == 0 && qp.has_data(now) && qp.file_departure(now) <= now) {
+    const bool more = qp.has_data(now);  // once per frame: `again` and the wheel filing below
+    if (p.wheel.size() == 0 && more && qp.file_departure(now) <= now) {
       file_timer_and_ctrl(p.host, slot);
       again = true;
       continue;
     }
-    schedule(p.host, slot, now);
+    schedule_after_frame(p, p.host, slot, now, more);
   }
   if (again) p.wheel.insert(slot, now);  // the burst is full: it waits its turn
   for (uint16_t i = 0; i < n; ++i) {

@@ -210,6 +210,9 @@ class NicNode final : public Node {
   void file_timer_and_ctrl(uint32_t host, uint32_t slot);
   void update_pfc(PortId port, TimeNs now);
   void schedule(uint32_t host, uint32_t slot, TimeNs now);
+  // schedule() for a QP that has just sent a frame on `p`, with its
+  // has_data(now) already known (no second call).
+  void schedule_after_frame(Port& p, uint32_t host, uint32_t slot, TimeNs now, bool has_data);
   void run_app(TimeNs now);
   static uint8_t frame_priority(const rte_mbuf* m);
   static uint32_t total_qps(const NicConfig& cfg);

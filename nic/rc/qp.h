@@ -161,6 +161,8 @@ class Qp {
   // A data frame (request or read response) may be built now (window,
   // RNR wait, read limit); pacing is the host's wheel.
   bool has_data(TimeNs now) const;
+  // The next data frame. Precondition: has_data(now), checked by the caller
+  // with nothing changed since (the host's transmit loop; not re-checked here).
   rte_mbuf* make_data(TimeNs now);
   // Earliest timer (retransmit, RNR wait end, CC); TimeNs::max() if none.
   // Inline: the host asks after every frame and every post.
@@ -270,8 +272,9 @@ class Qp {
   void check_overrun(TimeNs now);
   void build_spec();
   // qp_tx.cc
-  rte_mbuf* build(const wire::RoceFrameSpec& spec, const uint8_t* payload_contig, const SendWqe* wqe,
-                  uint32_t offset, uint32_t payload_bytes);
+  // One request / read response: headers from tx_hdr_ or built from spec_ + f.
+  rte_mbuf* build(const TxFields& f, const uint8_t* payload_contig, const SendWqe* wqe, uint32_t offset,
+                  uint32_t payload_bytes);
   rte_mbuf* make_request(TimeNs now);
   rte_mbuf* make_read_response(TimeNs now);
   uint32_t reads_in_flight() const;

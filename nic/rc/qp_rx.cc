@@ -168,7 +168,7 @@ void Qp::complete_recv(WcStatus st, uint32_t byte_len, bool imm, uint32_t imm_v,
   wc.src_qp = attr_.dest_qp_num;
   wc.sl = priority();
   push_cqe(init_.recv_cq, wc);
-  rq_head_ = (rq_head_ + 1) % static_cast<uint32_t>(rq_.size());
+  rq_head_ = (rq_head_ + 1) & rq_mask_;
   --rq_count_;
   recv_claimed_ = false;
   recv_offset_ = 0;

@@ -116,8 +116,8 @@ Opcode write_opcode(bool first, bool last, bool imm) {
 
 }  // namespace
 
-rte_mbuf* Qp::build(const wire::RoceFrameSpec& spec, const uint8_t* payload_contig, const SendWqe* wqe,
-                    uint32_t offset, uint32_t payload_bytes) {
+rte_mbuf* Qp::build(const TxFields& f, const uint8_t* payload_contig, const SendWqe* wqe, uint32_t offset,
+                    uint32_t payload_bytes) {
   rte_mbuf* m = rte_pktmbuf_alloc(env_.pool);
   if (m == nullptr) {
     ++ctr_.alloc_failures;
@@ -125,11 +125,23 @@ rte_mbuf* Qp::build(const wire::RoceFrameSpec& spec, const uint8_t* payload_cont
   }
   uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
   uint32_t header_bytes = 0;
-  if (tx_hdr_.matches(spec.bth.opcode, spec.bth.se, payload_bytes) && tx_hdr_.bytes() <= rte_pktmbuf_tailroom(m)) {
-    // A MIDDLE / LAST like the previous one: its headers, this PSN and AckReq.
-    tx_hdr_.apply(data, spec.bth.psn, spec.bth.ack_req);
-    header_bytes = tx_hdr_.bytes();
+  const int slot = tx_hdr_.find(f.opcode, f.se, payload_bytes);
+  if (slot >= 0 && tx_hdr_.bytes(slot) <= rte_pktmbuf_tailroom(m)) {
+    // Like an earlier packet of this kind: its headers, this PSN, AckReq, RETH, immediate.
+    tx_hdr_.apply(slot, data, f);
+    header_bytes = tx_hdr_.bytes(slot);
   } else {
+    wire::RoceFrameSpec spec = spec_;
+    spec.bth.opcode = f.opcode;
+    spec.bth.se = f.se;
+    spec.bth.ack_req = f.ack_req;
+    spec.bth.psn = f.psn;
+    spec.ext.reth_va = f.reth_va;
+    spec.ext.reth_rkey = f.reth_rkey;
+    spec.ext.reth_dma_length = f.reth_dma_length;
+    spec.ext.immdt = f.imm;
+    spec.ext.aeth_syndrome = f.aeth_syndrome;
+    spec.ext.aeth_msn = f.aeth_msn;
     const wire::BuildResult r = wire::build_roce_headers({data, rte_pktmbuf_tailroom(m)}, spec, payload_bytes);
     if (!r.ok()) {
       rte_pktmbuf_free(m);
@@ -137,14 +149,12 @@ rte_mbuf* Qp::build(const wire::RoceFrameSpec& spec, const uint8_t* payload_cont
       return nullptr;
     }
     header_bytes = static_cast<uint32_t>(r.header_bytes);
-    if (TxHeaderCache::cacheable(spec.bth.opcode)) {
-      tx_hdr_.store(data, header_bytes, spec.bth.opcode, spec.bth.se, payload_bytes);
-    }
+    if (TxHeaderCache::cacheable(f.opcode)) tx_hdr_.store(data, header_bytes, f.opcode, f.se, payload_bytes);
   }
   m->data_len = static_cast<uint16_t>(header_bytes);
   m->pkt_len = header_bytes;
-  const uint32_t ip_off = wire::EthHeader::kSize + (spec.l2.vlan ? wire::VlanTag::kSize : 0);
-  const wire::IcrcLayout layout = layout_of(spec);
+  const uint32_t ip_off = wire::EthHeader::kSize + (spec_.l2.vlan ? wire::VlanTag::kSize : 0);
+  const wire::IcrcLayout layout = layout_of(spec_);
   wire::IcrcAccumulator acc;
   acc.begin({data + ip_off, header_bytes - ip_off}, layout);
   const uint32_t masked_end = ip_off + layout.masked_bytes();
@@ -213,7 +223,6 @@ bool Qp::has_data(TimeNs now) const {
 }
 
 rte_mbuf* Qp::make_data(TimeNs now) {
-  if (!has_data(now)) return nullptr;
   rte_mbuf* m = read_count_ > 0 ? make_read_response(now) : make_request(now);
   check_overrun(now);
   return m;
@@ -226,19 +235,19 @@ rte_mbuf* Qp::make_request(TimeNs now) {
     return nullptr;
   }
   const Psn psn = w.first_psn + tx_pkt_;
-  wire::RoceFrameSpec spec = spec_;
-  spec.bth.psn = psn;
+  TxFields f;
+  f.psn = psn;
   rte_mbuf* m = nullptr;
   Psn end;
   bool ackreq_sent = false;
   if (w.opcode == WrOpcode::kRdmaRead) {
     const uint32_t off = std::min(w.read_done_bytes, w.length);
-    spec.bth.opcode = Opcode::kRcReadRequest;
-    spec.bth.ack_req = true;
-    spec.ext.reth_va = w.remote_addr + off;
-    spec.ext.reth_rkey = w.rkey;
-    spec.ext.reth_dma_length = w.length - off;
-    m = build(spec, nullptr, nullptr, 0, 0);
+    f.opcode = Opcode::kRcReadRequest;
+    f.ack_req = true;
+    f.reth_va = w.remote_addr + off;
+    f.reth_rkey = w.rkey;
+    f.reth_dma_length = w.length - off;
+    m = build(f, nullptr, nullptr, 0, 0);
     if (m == nullptr) return nullptr;
     end = w.last_psn() + 1;
     ++sq_next_;
@@ -251,19 +260,19 @@ rte_mbuf* Qp::make_request(TimeNs now) {
     const bool last = tx_pkt_ + 1 == w.npkts;
     const bool is_write = w.opcode == WrOpcode::kRdmaWrite || w.opcode == WrOpcode::kRdmaWriteWithImm;
     const bool imm = w.opcode == WrOpcode::kRdmaWriteWithImm || w.opcode == WrOpcode::kSendWithImm;
-    spec.bth.opcode = is_write ? write_opcode(first, last, imm) : send_opcode(first, last, imm);
-    spec.bth.se = w.solicited && last;
-    spec.bth.ack_req = last || pkts_since_ackreq_ + 1 >= env_.cfg->ack_req_every_pkts;
+    f.opcode = is_write ? write_opcode(first, last, imm) : send_opcode(first, last, imm);
+    f.se = w.solicited && last;
+    f.ack_req = last || pkts_since_ackreq_ + 1 >= env_.cfg->ack_req_every_pkts;
     if (is_write && first) {
-      spec.ext.reth_va = w.remote_addr;
-      spec.ext.reth_rkey = w.rkey;
-      spec.ext.reth_dma_length = w.length;
+      f.reth_va = w.remote_addr;
+      f.reth_rkey = w.rkey;
+      f.reth_dma_length = w.length;
     }
-    spec.ext.immdt = w.imm;
-    m = build(spec, nullptr, &w, off, n);
+    f.imm = w.imm;
+    m = build(f, nullptr, &w, off, n);
     if (m == nullptr) return nullptr;
     end = psn + 1;
-    ackreq_sent = spec.bth.ack_req;
+    ackreq_sent = f.ack_req;
     if (last) {
       ++sq_next_;
       tx_pkt_ = 0;
@@ -294,15 +303,15 @@ rte_mbuf* Qp::make_read_response(TimeNs) {
     --read_count_;
     return nullptr;
   }
-  wire::RoceFrameSpec spec = spec_;
-  spec.bth.psn = c.psn;
-  spec.bth.opcode = first && last ? Opcode::kRcReadResponseOnly
+  TxFields f;
+  f.psn = c.psn;
+  f.opcode = first && last ? Opcode::kRcReadResponseOnly
                     : first       ? Opcode::kRcReadResponseFirst
                     : last        ? Opcode::kRcReadResponseLast
                                   : Opcode::kRcReadResponseMiddle;
-  spec.ext.aeth_syndrome = wire::Aeth::make_syndrome(wire::AethType::kAck, wire::kAethCreditUnlimited);
-  spec.ext.aeth_msn = msn_;
-  rte_mbuf* m = build(spec, n > 0 ? reinterpret_cast<const uint8_t*>(local) : nullptr, nullptr, 0, n);
+  f.aeth_syndrome = wire::Aeth::make_syndrome(wire::AethType::kAck, wire::kAethCreditUnlimited);
+  f.aeth_msn = msn_;
+  rte_mbuf* m = build(f, n > 0 ? reinterpret_cast<const uint8_t*>(local) : nullptr, nullptr, 0, n);
   if (m == nullptr) return nullptr;
   c.sent_bytes += n;
   c.psn += 1;

@@ -1,11 +1,14 @@
-// TxHeaderCache: a QP's last request headers (Ethernet .. BTH) of an opcode
-// that carries no extension header (SEND/WRITE MIDDLE and LAST). The middle
-// packets of a message differ only in PSN and AckReq, so the transmit path
-// copies the cached bytes and patches those two fields instead of building
-// every header from the RoceFrameSpec (and computing the IPv4 checksum)
-// again; the IPv4 checksum covers neither. Keyed by opcode, SE and payload
-// length (which fix the pad count and the IP / UDP lengths); emptied by the
-// QP whenever its addressing (the spec) is rebuilt.
+// TxHeaderCache: a QP's last request headers (Ethernet .. BTH and its RETH /
+// ImmDt) per kind of request packet: FIRST / ONLY (SEND, WRITE, with or
+// without immediate, and READ requests), MIDDLE, LAST. Two packets of the
+// same opcode, SE and payload length differ only in PSN, AckReq, the RETH
+// (va, rkey, DMA length) and the immediate, none of which the IPv4 checksum
+// covers, so the transmit path copies the cached bytes and patches those
+// fields instead of building every header from the RoceFrameSpec (and
+// computing the IPv4 checksum) again. The key (opcode, SE, payload length)
+// fixes everything else: the pad count, the IP / UDP lengths, the ext
+// headers present. Emptied by the QP whenever its addressing (the spec) is
+// rebuilt.
 #pragma once
 
 #include <array>
@@ -17,47 +20,119 @@
 
 namespace sf::nic::rc {
 
+// The per-packet fields of a request / read response header: what is not
+// the QP's addressing (RoceFrameSpec).
+struct TxFields {
+  wire::Opcode opcode = wire::Opcode::kRcSendOnly;
+  bool se = false;
+  bool ack_req = false;
+  wire::Psn psn;
+  uint64_t reth_va = 0;
+  uint32_t reth_rkey = 0;
+  uint32_t reth_dma_length = 0;
+  uint32_t imm = 0;
+  uint8_t aeth_syndrome = 0;
+  uint32_t aeth_msn = 0;
+};
+
 class TxHeaderCache {
  public:
-  // Eth + VLAN + two IPv6 headers (SRv6) + UDP + BTH fit.
-  static constexpr std::size_t kMaxBytes = 128;
+  // Eth + VLAN + two IPv6 headers (SRv6) + UDP + BTH + RETH + ImmDt fit.
+  static constexpr std::size_t kMaxBytes = 160;
+  static constexpr int kSlots = 3;
 
-  // Opcodes whose headers end with the BTH (no RETH, ImmDt, AETH ...).
-  static constexpr bool cacheable(wire::Opcode op) {
-    return op == wire::Opcode::kRcWriteMiddle || op == wire::Opcode::kRcWriteLast ||
-           op == wire::Opcode::kRcSendMiddle || op == wire::Opcode::kRcSendLast;
+  // The slot of an opcode whose ext headers are at most RETH and ImmDt; -1
+  // for the others (read responses: AETH; ACKs, atomics: not requests here).
+  static constexpr int slot_of(wire::Opcode op) {
+    using wire::Opcode;
+    switch (op) {
+      case Opcode::kRcSendFirst:
+      case Opcode::kRcSendOnly:
+      case Opcode::kRcSendOnlyImm:
+      case Opcode::kRcWriteFirst:
+      case Opcode::kRcWriteOnly:
+      case Opcode::kRcWriteOnlyImm:
+      case Opcode::kRcReadRequest: return 0;
+      case Opcode::kRcSendMiddle:
+      case Opcode::kRcWriteMiddle: return 1;
+      case Opcode::kRcSendLast:
+      case Opcode::kRcSendLastImm:
+      case Opcode::kRcWriteLast:
+      case Opcode::kRcWriteLastImm: return 2;
+      default: return -1;
+    }
   }
-  bool matches(wire::Opcode op, bool se, uint32_t payload_bytes) const {
-    return len_ != 0 && op_ == op && se_ == se && payload_bytes_ == payload_bytes;
+  static constexpr bool cacheable(wire::Opcode op) { return slot_of(op) >= 0; }
+  static constexpr bool has_reth(wire::Opcode op) {
+    using wire::Opcode;
+    return op == Opcode::kRcWriteFirst || op == Opcode::kRcWriteOnly || op == Opcode::kRcWriteOnlyImm ||
+           op == Opcode::kRcReadRequest;
   }
-  uint32_t bytes() const { return len_; }
-  // Remembers `n` header bytes of a frame of `op` (cacheable(op)).
+  static constexpr bool has_imm(wire::Opcode op) {
+    using wire::Opcode;
+    return op == Opcode::kRcSendOnlyImm || op == Opcode::kRcSendLastImm || op == Opcode::kRcWriteOnlyImm ||
+           op == Opcode::kRcWriteLastImm;
+  }
+
+  // The cached headers for this key (bytes() of them), or -1.
+  int find(wire::Opcode op, bool se, uint32_t payload_bytes) const {
+    const int s = slot_of(op);
+    if (s < 0) return -1;
+    const Entry& e = slots_[s];
+    return e.len != 0 && e.op == op && e.se == se && e.payload_bytes == payload_bytes ? s : -1;
+  }
+  uint32_t bytes(int slot) const { return slots_[slot].len; }
+  // Remembers `n` header bytes of a frame of `op` (cacheable(op)); `n`
+  // ends with the BTH and the ext headers of `op`.
   void store(const uint8_t* hdr, std::size_t n, wire::Opcode op, bool se, uint32_t payload_bytes) {
-    if (n > kMaxBytes || n < wire::Bth::kSize) {
-      len_ = 0;
+    const int s = slot_of(op);
+    if (s < 0) return;
+    Entry& e = slots_[s];
+    const std::size_t ext = (has_reth(op) ? wire::Reth::kSize : 0) + (has_imm(op) ? wire::ImmDt::kSize : 0);
+    if (n > kMaxBytes || n < wire::Bth::kSize + ext) {
+      e.len = 0;
       return;
     }
-    std::memcpy(bytes_.data(), hdr, n);
-    len_ = static_cast<uint16_t>(n);
-    op_ = op;
-    se_ = se;
-    payload_bytes_ = payload_bytes;
+    std::memcpy(e.bytes.data(), hdr, n);
+    e.len = static_cast<uint16_t>(n);
+    e.bth_off = static_cast<uint16_t>(n - ext - wire::Bth::kSize);
+    e.op = op;
+    e.se = se;
+    e.payload_bytes = payload_bytes;
   }
-  // Writes the cached headers with `psn` and `ack_req` to out (bytes() long).
-  void apply(uint8_t* out, wire::Psn psn, bool ack_req) const {
-    std::memcpy(out, bytes_.data(), len_);
-    auto* bth = reinterpret_cast<wire::Bth*>(out + len_ - wire::Bth::kSize);
-    bth->psn.set(psn.value());
-    bth->set_ack_req(ack_req);
+  // Writes the cached headers of `slot` (from find()) with f's PSN, AckReq,
+  // RETH and immediate to out (bytes(slot) long).
+  void apply(int slot, uint8_t* out, const TxFields& f) const {
+    const Entry& e = slots_[slot];
+    std::memcpy(out, e.bytes.data(), e.len);
+    uint8_t* p = out + e.bth_off;
+    auto* bth = reinterpret_cast<wire::Bth*>(p);
+    bth->psn.set(f.psn.value());
+    bth->set_ack_req(f.ack_req);
+    p += wire::Bth::kSize;
+    if (has_reth(e.op)) {
+      auto* reth = reinterpret_cast<wire::Reth*>(p);
+      reth->va.set(f.reth_va);
+      reth->rkey.set(f.reth_rkey);
+      reth->dma_length.set(f.reth_dma_length);
+      p += wire::Reth::kSize;
+    }
+    if (has_imm(e.op)) reinterpret_cast<wire::ImmDt*>(p)->imm.set(f.imm);
   }
-  void clear() { len_ = 0; }
+  void clear() {
+    for (Entry& e : slots_) e.len = 0;
+  }
 
  private:
-  std::array<uint8_t, kMaxBytes> bytes_{};
-  uint16_t len_ = 0;  // 0 = empty
-  wire::Opcode op_ = wire::Opcode::kRcSendOnly;
-  bool se_ = false;
-  uint32_t payload_bytes_ = 0;
+  struct Entry {
+    std::array<uint8_t, kMaxBytes> bytes{};
+    uint16_t len = 0;  // 0 = empty
+    uint16_t bth_off = 0;
+    wire::Opcode op = wire::Opcode::kRcSendOnly;
+    bool se = false;
+    uint32_t payload_bytes = 0;
+  };
+  std::array<Entry, kSlots> slots_{};
 };
 
 }  // namespace sf::nic::rc

@@ -1,11 +1,14 @@
 // libFuzzer target: parse_frame over arbitrary bytes (every header family),
 // then ICRC verify and a read of every decoded field. Must never crash or read
-// out of bounds (ASan), whatever the input. Also fuzzes the head/frame split.
+// out of bounds (ASan), whatever the input. Also fuzzes the head/frame split,
+// and asserts parse_roce_fast() == parse_frame() whenever the fast path accepts.
 #include <cstddef>
+#include <cstdlib>
 #include <cstdint>
 #include <span>
 
 #include "common/wire/frame_parser.h"
+#include "common/wire/frame_parser_fast.h"
 #include "common/wire/icrc.h"
 
 namespace {
@@ -30,17 +33,28 @@ void touch(const sf::wire::FrameInfo& fi) {
   if (fi.pause) s += fi.pause->pause_quanta.value();
   g_sink = s;
 }
+
+// The fast path's contract: accepted => exactly parse_frame()'s FrameInfo.
+void check_fast(std::span<const uint8_t> head, uint32_t frame_bytes) {
+  sf::wire::FrameInfo fast;
+  if (!sf::wire::parse_roce_fast(head, frame_bytes, fast)) return;
+  touch(fast);
+  if (!sf::wire::same_frame_info(fast, sf::wire::parse_frame(head, frame_bytes))) std::abort();
+}
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const uint8_t> frame(data, size);
   const auto fi = sf::wire::parse_frame(frame);
   touch(fi);
+  check_fast(frame, static_cast<uint32_t>(size));
   g_sink = static_cast<uint64_t>(sf::wire::icrc_verify(frame, fi));
   // Same bytes as a first segment of a longer (virtual) packet.
   if (size > 0) {
     const auto part = sf::wire::parse_frame(frame.first(size / 2), static_cast<uint32_t>(size + data[0]));
     touch(part);
+    check_fast(frame.first(size / 2), static_cast<uint32_t>(size + data[0]));
+    check_fast(frame, static_cast<uint32_t>(size / 2));
   }
   const auto nock = sf::wire::parse_frame(frame, sf::wire::ParseOptions{.verify_ipv4_checksum = false});
   touch(nock);

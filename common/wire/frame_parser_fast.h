@@ -1,0 +1,29 @@
+// parse_roce_fast(): the NIC receive path's fast decode of common, well-formed
+// RoCE frames, with exactly parse_frame()'s result; everything else is left
+// to parse_frame().
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "common/wire/frame_parser.h"
+
+namespace sf::wire {
+
+// The fast path of parse_frame(head, frame_bytes) (default options) for the
+// common, well-formed RoCE frames of the NIC receive path: Ethernet
+// [802.1Q], IPv4 with IHL 5 (checksum verified, not a fragment) or IPv6
+// without extension headers, all headers within `head`, UDP to port 4791,
+// BTH with an RC opcode (0x00-0x14, 0x16, 0x17) and its extension headers,
+// payload, pad, ICRC. Returns true, with `out` exactly what parse_frame()
+// returns (reason kOk), only for frames parse_frame() accepts; false for
+// everything else (`out` then unspecified: call parse_frame()).
+// tests/unit/wire/frame_parser_fast_test.cc and tests/fuzz/wire/fuzz_frame.cc
+// hold it to that.
+bool parse_roce_fast(std::span<const uint8_t> head, uint32_t frame_bytes, FrameInfo& out);
+
+// Every field of two FrameInfos equal (pointers by address, the opcode
+// layout flag by flag): what the fast-path tests compare.
+bool same_frame_info(const FrameInfo& a, const FrameInfo& b);
+
+}  // namespace sf::wire
