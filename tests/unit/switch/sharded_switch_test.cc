@@ -21,6 +21,7 @@
 #include "common/wire/frame_parser.h"
 #include "tests/support/eal_env.h"
 #include "tests/support/mbuf_chain.h"
+#include "tests/support/roce_frame.h"
 
 namespace sf::sw {
 namespace {
@@ -71,12 +72,7 @@ Bytes frame(MacAddr dst, MacAddr src, uint8_t dscp, size_t payload, wire::Ecn ec
   s.l3 = ip;
   s.bth.opcode = wire::Opcode::kRcWriteOnly;
   s.ext.reth_dma_length = static_cast<uint32_t>(payload);
-  Bytes buf(9300);
-  Bytes data(payload, 0x5A);
-  const auto r = wire::build_roce_frame(buf, s, data);
-  EXPECT_TRUE(r.ok());
-  buf.resize(r.frame_bytes);
-  return buf;
+  return test::roce_frame_bytes(s, payload);
 }
 
 uint64_t ce_marked(const std::vector<Bytes>& frames) {

@@ -21,6 +21,7 @@
 #include "switch/pipeline/switch_node.h"
 #include "tests/support/eal_env.h"
 #include "tests/support/mbuf_chain.h"
+#include "tests/support/roce_frame.h"
 
 namespace sf::sw {
 namespace {
@@ -103,12 +104,7 @@ Bytes roce_v4(MacAddr dst, MacAddr src, const V4Opts& o = {}) {
   ip.ttl = o.ttl;
   s.l3 = ip;
   s.udp_src_port = o.sport;
-  Bytes buf(9300);
-  Bytes data(o.payload, 0x5A);
-  const auto r = wire::build_roce_frame(buf, s, data);
-  EXPECT_TRUE(r.ok());
-  buf.resize(r.frame_bytes);
-  return buf;
+  return test::roce_frame_bytes(s, o.payload);
 }
 
 Bytes roce_v6(MacAddr dst, MacAddr src, uint8_t hop_limit = 64, uint8_t dst_hi = 0x01, uint16_t sport = 0xC000) {
@@ -123,12 +119,7 @@ Bytes roce_v6(MacAddr dst, MacAddr src, uint8_t hop_limit = 64, uint8_t dst_hi =
   ip.flow_label = 0x12345;
   s.l3 = ip;
   s.udp_src_port = sport;
-  Bytes buf(9300);
-  Bytes data(32, 0x33);
-  const auto r = wire::build_roce_frame(buf, s, data);
-  EXPECT_TRUE(r.ok());
-  buf.resize(r.frame_bytes);
-  return buf;
+  return test::roce_frame_bytes(s, 32, 0x33);
 }
 
 // A frame of another EtherType (no IP), padded to 60 bytes.

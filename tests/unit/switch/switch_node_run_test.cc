@@ -22,6 +22,7 @@
 #include "switch/pipeline/switch_node.h"
 #include "tests/support/eal_env.h"
 #include "tests/support/mbuf_chain.h"
+#include "tests/support/roce_frame.h"
 
 namespace sf::sw {
 namespace {
@@ -97,12 +98,7 @@ Bytes frame(int key, size_t payload, uint16_t sport) {
   ip.ecn = sport % 3 == 0 ? wire::Ecn::kNotEct : wire::Ecn::kEct0;
   s.l3 = ip;
   s.udp_src_port = sport;
-  Bytes buf(9300);
-  Bytes data(payload, 0x5A);
-  const auto r = wire::build_roce_frame(buf, s, data);
-  EXPECT_TRUE(r.ok());
-  buf.resize(r.frame_bytes);
-  return buf;
+  return test::roce_frame_bytes(s, payload);
 }
 
 Bytes pfc(uint8_t enable, uint16_t quanta) {
