@@ -147,6 +147,13 @@ class Mmu {
   void clear_watermarks();
 
  private:
+  // The bodies of release_ingress / release_egress, for one Ticket or a
+  // TicketSum (the same fields, wider).
+  template <class T>
+  void release_ingress_cells(uint16_t in_port, uint8_t pg, const T& t);
+  template <class T>
+  void release_egress_cells(uint16_t out_port, uint8_t queue, const T& t);
+
   static constexpr uint32_t kUnlimitedCells = std::numeric_limits<uint32_t>::max();
 
   struct PoolState {
@@ -337,7 +344,8 @@ inline bool Mmu::egress_fits(uint16_t out_port, uint8_t queue, uint32_t cells) c
   return a;
 }
 
-inline void Mmu::release_ingress(uint16_t in_port, uint8_t pg, const Ticket& t) {
+template <class T>
+inline void Mmu::release_ingress_cells(uint16_t in_port, uint8_t pg, const T& t) {
   BufState& ib = pgs_[idx(in_port, pg)];
   PoolState& ip = pools_[ib.profile->pool];
   ib.use.used -= t.cells;
@@ -354,7 +362,8 @@ inline void Mmu::release_ingress(uint16_t in_port, uint8_t pg, const Ticket& t) 
   }
 }
 
-inline void Mmu::release_egress(uint16_t out_port, uint8_t queue, const Ticket& t) {
+template <class T>
+inline void Mmu::release_egress_cells(uint16_t out_port, uint8_t queue, const T& t) {
   BufState& eb = queues_[idx(out_port, queue)];
   PoolState& ep = pools_[eb.profile->pool];
   eb.use.used -= t.cells;
@@ -365,32 +374,22 @@ inline void Mmu::release_egress(uint16_t out_port, uint8_t queue, const Ticket& 
   }
 }
 
+inline void Mmu::release_ingress(uint16_t in_port, uint8_t pg, const Ticket& t) {
+  release_ingress_cells(in_port, pg, t);
+}
+
+inline void Mmu::release_egress(uint16_t out_port, uint8_t queue, const Ticket& t) {
+  release_egress_cells(out_port, queue, t);
+}
+
 inline void Mmu::release(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, const Ticket& t) {
-  release_ingress(in_port, pg, t);
-  release_egress(out_port, queue, t);
+  release_ingress_cells(in_port, pg, t);
+  release_egress_cells(out_port, queue, t);
 }
 
 inline void Mmu::release_sum(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, const TicketSum& t) {
-  BufState& ib = pgs_[idx(in_port, pg)];
-  PoolState& ip = pools_[ib.profile->pool];
-  ib.use.used -= t.cells;
-  ib.use.shared -= t.ing_shared;
-  ib.use.hdrm -= t.ing_hdrm;
-  ip.shared_used -= t.ing_shared;
-  ip.hdrm_used -= t.ing_hdrm;
-  total_used_ -= t.cells;
-  BufState& eb = queues_[idx(out_port, queue)];
-  PoolState& ep = pools_[eb.profile->pool];
-  eb.use.used -= t.cells;
-  eb.use.shared -= t.eg_shared;
-  ep.shared_used -= t.eg_shared;
-  if (shared_ != nullptr) {  // sharding: the switch-wide counters too
-    SharedBuffer::Pool& gp = shared_->pools[ib.profile->pool];
-    if (t.ing_shared != 0) gp.shared_used.fetch_sub(t.ing_shared, std::memory_order_relaxed);
-    if (t.ing_hdrm != 0) gp.hdrm_used.fetch_sub(t.ing_hdrm, std::memory_order_relaxed);
-    shared_->total_used.fetch_sub(t.cells, std::memory_order_relaxed);
-    if (t.eg_shared != 0) shared_->pools[eb.profile->pool].shared_used.fetch_sub(t.eg_shared, std::memory_order_relaxed);
-  }
+  release_ingress_cells(in_port, pg, t);
+  release_egress_cells(out_port, queue, t);
 }
 
 }  // namespace sf::sw

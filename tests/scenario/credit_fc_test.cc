@@ -105,22 +105,9 @@ struct RunE {
 };
 
 RunE run_e(uint32_t mtu, uint32_t threshold) {
-  std::vector<CreditSenderConfig> senders;
-  for (size_t i = 0; i < kSenders; ++i) {
-    CreditSenderConfig s;
-    s.src_mac = sender_mac(i);
-    s.dst_mac = sink_mac();
-    s.src_ip = sender_ip(i);
-    s.dst_ip = sink_ip();
-    s.udp_src_port = static_cast<uint16_t>(0xC000 + i);
-    s.payload_bytes = mtu;
-    s.message_frames = kMessageBytes / mtu;
-    s.messages = kMessages;
-    s.period = kPeriod;
-    s.jitter = kPeriod;  // each message posted at a random point of its period
-    s.seed = Rng::stream_seed(3, i);  // seed 003; the same posts for both MTUs
-    senders.push_back(s);
-  }
+  // Each message posted at a random point of its period; seed 003: the same
+  // posts for both MTUs.
+  const std::vector<CreditSenderConfig> senders = incast_senders(kSenders, mtu, kMessageBytes, kMessages, kPeriod);
   RunE r;
   r.mtu = mtu;
   r.threshold = threshold;

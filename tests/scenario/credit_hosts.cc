@@ -7,6 +7,7 @@
 #include "common/wire/credit_frame.h"
 #include "common/wire/frame_parser.h"
 #include "tests/scenario/hosts.h"
+#include "tests/scenario/scenario.h"
 
 namespace sf::scenario {
 
@@ -246,6 +247,27 @@ bool CreditFabric::finished() const {
 TimeNs CreditFabric::run(TimeNs step, TimeNs limit) {
   while (sim_->now() < limit && !finished()) sim_->run_for(step);
   return sim_->now();
+}
+
+std::vector<CreditSenderConfig> incast_senders(size_t senders, uint32_t payload_bytes, uint32_t message_bytes,
+                                               uint32_t messages, TimeNs period) {
+  std::vector<CreditSenderConfig> out;
+  for (size_t i = 0; i < senders; ++i) {
+    CreditSenderConfig s;
+    s.src_mac = sender_mac(i);
+    s.dst_mac = sink_mac();
+    s.src_ip = sender_ip(i);
+    s.dst_ip = sink_ip();
+    s.udp_src_port = static_cast<uint16_t>(0xC000 + i);
+    s.payload_bytes = payload_bytes;
+    s.message_frames = message_bytes / payload_bytes;
+    s.messages = messages;
+    s.period = period;
+    s.jitter = period;
+    s.seed = Rng::stream_seed(3, i);
+    out.push_back(s);
+  }
+  return out;
 }
 
 }  // namespace sf::scenario

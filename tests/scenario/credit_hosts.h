@@ -52,6 +52,13 @@ struct CreditSenderConfig {
   CreditFcConfig link;           // the link's credit config (the switch port's)
 };
 
+// The incast senders of the credit scenarios: sender i (sender_mac(i),
+// sender_ip(i), UDP source port 0xC000 + i) posts `messages` messages of
+// `message_bytes` in frames of `payload_bytes` to the sink, one a `period`,
+// each at a random point of its period (seed 003, stream i).
+std::vector<CreditSenderConfig> incast_senders(size_t senders, uint32_t payload_bytes, uint32_t message_bytes,
+                                               uint32_t messages, TimeNs period);
+
 class CreditRoceSender final : public Node {
  public:
   CreditRoceSender(rte_mempool* pool, const CreditSenderConfig& cfg);

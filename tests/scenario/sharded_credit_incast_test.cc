@@ -54,22 +54,7 @@ struct CreditRun {
 };
 
 CreditRun run(bool sharded) {
-  std::vector<CreditSenderConfig> senders;
-  for (size_t i = 0; i < kSenders; ++i) {
-    CreditSenderConfig s;
-    s.src_mac = sender_mac(i);
-    s.dst_mac = sink_mac();
-    s.src_ip = sender_ip(i);
-    s.dst_ip = sink_ip();
-    s.udp_src_port = static_cast<uint16_t>(0xC000 + i);
-    s.payload_bytes = kMtu;
-    s.message_frames = kMessageBytes / kMtu;
-    s.messages = kMessages;
-    s.period = kPeriod;
-    s.jitter = kPeriod;
-    s.seed = Rng::stream_seed(3, i);
-    senders.push_back(s);
-  }
+  const std::vector<CreditSenderConfig> senders = incast_senders(kSenders, kMtu, kMessageBytes, kMessages, kPeriod);
   std::vector<uint16_t> map;
   if (sharded) {
     map.assign(kSenders + 1, 1);

@@ -11,6 +11,7 @@
 
 #include "nic/rc/qp.h"
 #include "nic/verbs/cq.h"
+#include "tests/unit/nic/qp_harness.h"
 
 namespace sf::nic {
 namespace {
@@ -19,59 +20,36 @@ namespace v = verbs;
 
 // A QP with its environment, connected as far as RTS (the peer is never
 // needed: nothing is transmitted).
-struct ListBench {
-  v::MrTable mrs{4};
-  rc::LocalAddr local;
-  rc::RcConfig cfg;
-  v::Pd pd{nullptr, 1};
-  v::Cq scq{nullptr, 64};
-  v::Cq rcq{nullptr, 64};
-  rc::Qp qp;
-  std::vector<uint8_t> buf = std::vector<uint8_t>(4096);
-  v::Mr* mr = nullptr;
+struct ListBench : test::QpHarness {
   std::array<v::Sge, 8> sge{};
   std::array<v::SendWr, 8> wr{};
   std::array<v::RecvWr, 8> rwr{};
 
-  explicit ListBench(uint32_t max_wr = 5) {
-    local.has_ipv4 = true;
-    local.ipv4 = {{10, 0, 0, 1}};
-    rc::QpEnv env{nullptr, &mrs, &local, &cfg, 1};
-    v::QpInitAttr ia;
-    ia.send_cq = &scq;
-    ia.recv_cq = &rcq;
-    ia.cap.max_send_wr = max_wr;
-    ia.cap.max_recv_wr = max_wr;
-    ia.cap.max_send_sge = 1;
-    ia.cap.max_recv_sge = 1;
-    EXPECT_EQ(qp.create(env, 0x11, &pd, ia), 0);
-    int err = 0;
-    mr = mrs.add(&pd, buf.data(), buf.size(), v::kAccessLocalWrite, &err);
+  explicit ListBench(uint32_t max_wr = 5) : QpHarness(max_wr, 1) {
     for (size_t i = 0; i < sge.size(); ++i) sge[i] = {reinterpret_cast<uint64_t>(buf.data()) + i * 100, 100, mr->lkey};
+  }
+  // WRs 0..n-1 of `w` chained, ids from `first_id`, one SGE each (sge[i]).
+  template <class Wr, size_t N>
+  Wr* chain(std::array<Wr, N>& w, size_t n, uint64_t first_id) {
+    for (size_t i = 0; i < n; ++i) {
+      w[i] = Wr{};
+      w[i].wr_id = first_id + i;
+      w[i].next = i + 1 < n ? &w[i + 1] : nullptr;
+      w[i].sg_list = &sge[i];
+      w[i].num_sge = 1;
+    }
+    return w.data();
   }
   // WRs 0..n-1 chained, WRITE of 100 B each (one 1024 B packet), signalled.
   v::SendWr* send_list(size_t n) {
+    chain(wr, n, 100);
     for (size_t i = 0; i < n; ++i) {
-      wr[i] = v::SendWr{};
-      wr[i].wr_id = 100 + i;
-      wr[i].next = i + 1 < n ? &wr[i + 1] : nullptr;
-      wr[i].sg_list = &sge[i];
-      wr[i].num_sge = 1;
       wr[i].opcode = v::WrOpcode::kRdmaWrite;
       wr[i].send_flags = v::kSendSignaled;
     }
     return wr.data();
   }
-  v::RecvWr* recv_list(size_t n) {
-    for (size_t i = 0; i < n; ++i) {
-      rwr[i] = v::RecvWr{};
-      rwr[i].wr_id = 200 + i;
-      rwr[i].next = i + 1 < n ? &rwr[i + 1] : nullptr;
-      rwr[i].sg_list = &sge[i];
-      rwr[i].num_sge = 1;
-    }
-    return rwr.data();
-  }
+  v::RecvWr* recv_list(size_t n) { return chain(rwr, n, 200); }
   void to(v::QpState s) {
     if (s == v::QpState::kErr) {
       v::QpAttr e;

@@ -16,6 +16,7 @@
 #include "nic/verbs/cq.h"
 #include "nic/verbs/mr.h"
 #include "nic/verbs/verbs.h"
+#include "tests/unit/nic/qp_harness.h"
 
 namespace sf::nic {
 namespace {
@@ -111,31 +112,8 @@ TEST(Verbs, CqOverrunIsAnErrorReturn) {
 
 // A QP with its environment, without a node (no mbufs needed for the
 // control path).
-struct QpBench {
-  v::MrTable mrs{4};
-  rc::LocalAddr local;
-  rc::RcConfig cfg;
-  v::Pd pd{nullptr, 1};
-  v::Cq scq{nullptr, 64};
-  v::Cq rcq{nullptr, 64};
-  rc::Qp qp;
-  std::vector<uint8_t> buf = std::vector<uint8_t>(4096);
-  v::Mr* mr = nullptr;
-  QpBench() {
-    local.has_ipv4 = true;
-    local.ipv4 = {{10, 0, 0, 1}};
-    rc::QpEnv env{nullptr, &mrs, &local, &cfg, 1};
-    v::QpInitAttr ia;
-    ia.send_cq = &scq;
-    ia.recv_cq = &rcq;
-    ia.cap.max_send_wr = 4;
-    ia.cap.max_recv_wr = 4;
-    ia.cap.max_send_sge = 2;
-    ia.cap.max_recv_sge = 1;
-    EXPECT_EQ(qp.create(env, 0x11, &pd, ia), 0);
-    int err = 0;
-    mr = mrs.add(&pd, buf.data(), buf.size(), v::kAccessLocalWrite, &err);
-  }
+struct QpBench : test::QpHarness {
+  QpBench() : QpHarness(4, 2) {}
   static v::QpAttr init_attr() {
     v::QpAttr a;
     a.qp_state = v::QpState::kInit;

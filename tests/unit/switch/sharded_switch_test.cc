@@ -21,6 +21,7 @@
 #include "common/wire/frame_parser.h"
 #include "tests/support/eal_env.h"
 #include "tests/support/mbuf_chain.h"
+#include "tests/support/roce_frame.h"
 
 namespace sf::sw {
 namespace {
@@ -71,12 +72,7 @@ Bytes frame(MacAddr dst, MacAddr src, uint8_t dscp, size_t payload, wire::Ecn ec
   s.l3 = ip;
   s.bth.opcode = wire::Opcode::kRcWriteOnly;
   s.ext.reth_dma_length = static_cast<uint32_t>(payload);
-  Bytes buf(9300);
-  Bytes data(payload, 0x5A);
-  const auto r = wire::build_roce_frame(buf, s, data);
-  EXPECT_TRUE(r.ok());
-  buf.resize(r.frame_bytes);
-  return buf;
+  return test::roce_frame_bytes(s, payload);
 }
 
 uint64_t ce_marked(const std::vector<Bytes>& frames) {
@@ -86,6 +82,37 @@ uint64_t ce_marked(const std::vector<Bytes>& frames) {
     if (f.ipv4 != nullptr && f.ipv4->ecn() == wire::Ecn::kCe) ++n;
   }
   return n;
+}
+
+// Release notes went both ways as many as came in, and no ring was ever full.
+void expect_rings_balanced(const ShardCounters& s0, const ShardCounters& s1) {
+  EXPECT_EQ(s0.releases_sent, s1.releases_received);
+  EXPECT_EQ(s1.releases_sent, s0.releases_received);
+  EXPECT_EQ(s0.ring_full + s1.ring_full, 0u);
+  EXPECT_EQ(s0.release_ring_full + s1.release_ring_full, 0u);
+}
+
+// One step of the random traffic of the property tests: a burst of `burst`
+// frames into port `in` for `dst` (a known host on another port, or one in
+// 17 an unknown MAC: flooded), with `r` the step's draw for the rest.
+struct RandomSend {
+  uint16_t in;
+  uint64_t r;
+  MacAddr dst;
+  uint8_t dscp;
+  size_t payload;
+  int burst;
+};
+RandomSend random_send(Rng& rng) {
+  RandomSend s;
+  s.in = static_cast<uint16_t>(rng.next_u64() % 4);
+  s.r = rng.next_u64();
+  const bool unknown = s.r % 17 == 0;  // floods
+  s.dst = unknown ? MacAddr{{0x02, 0, 0, 0, 1, 0x99}} : kHost[(s.in + 1 + s.r % 3) % 4];
+  s.dscp = (s.r >> 8) % 2 == 0 ? 26 : 0;
+  s.payload = 20 + (s.r >> 16) % 1400;
+  s.burst = 1 + static_cast<int>((s.r >> 32) % 6);
+  return s;
 }
 
 // ---- CREDIT_FC ports across shards ----
@@ -207,6 +234,17 @@ class ShardedSwitchTest : public testing::Test {
       EXPECT_EQ(ref_->mmu().hdrm_pool_used(pool), sharded_->mmu().hdrm_pool_used(pool)) << where;
     }
   }
+  // Drained: no cell in any PG or queue of any shard.
+  void expect_no_cell_on_any_shard(uint64_t seed) {
+    for (uint16_t s = 0; s < 2; ++s) {
+      for (PortId p = 0; p < 4; ++p) {
+        for (uint8_t i = 0; i < 8; ++i) {
+          EXPECT_EQ(sharded_->shard(s).mmu().pg_use(p, i).used, 0u) << "seed " << seed << " shard " << s;
+          EXPECT_EQ(sharded_->shard(s).mmu().queue_use(p, i).used, 0u) << "seed " << seed << " shard " << s;
+        }
+      }
+    }
+  }
   // Test 5's body (credit: every port in credit mode).
   void two_threads(bool credit);
   // Hosts A..D announce themselves on ports 0..3 (flooded, then learned).
@@ -261,10 +299,7 @@ TEST_F(ShardedSwitchTest, SameAsOneShardForCrossShardIncast) {
   EXPECT_GE(s1.forwarded, 40u);  // C to A
   EXPECT_EQ(s0.forwarded, s1.received);
   EXPECT_EQ(s1.forwarded, s0.received);
-  EXPECT_EQ(s0.releases_sent, s1.releases_received);
-  EXPECT_EQ(s1.releases_sent, s0.releases_received);
-  EXPECT_EQ(s0.ring_full + s1.ring_full, 0u);
-  EXPECT_EQ(s0.release_ring_full + s1.release_ring_full, 0u);
+  expect_rings_balanced(s0, s1);
 }
 
 // 2. Property: random traffic (sizes, ports, classes, floods, bursts,
@@ -304,13 +339,7 @@ TEST_F(ShardedSwitchTest, SharedPoolNeverLeaksCells) {
     };
     for (int step = 0; step < 300; ++step) {
       const TimeNs now = TimeNs::from_us(1 + step);
-      const auto in = static_cast<uint16_t>(rng.next_u64() % 4);
-      const uint64_t r = rng.next_u64();
-      const bool unknown = r % 17 == 0;  // floods
-      const MacAddr dst = unknown ? MacAddr{{0x02, 0, 0, 0, 1, 0x99}} : kHost[(in + 1 + r % 3) % 4];
-      const uint8_t dscp = (r >> 8) % 2 == 0 ? 26 : 0;
-      const size_t payload = 20 + (r >> 16) % 1400;
-      const int burst = 1 + static_cast<int>((r >> 32) % 6);
+      const auto [in, r, dst, dscp, payload, burst] = random_send(rng);
       for (int k = 0; k < burst; ++k) {
         rx(in, frame(dst, kHost[in], dscp, payload, k % 3 == 0 ? wire::Ecn::kNotEct : wire::Ecn::kEct1), now);
       }
@@ -331,14 +360,7 @@ TEST_F(ShardedSwitchTest, SharedPoolNeverLeaksCells) {
       EXPECT_EQ(sharded_->mmu().pool_shared_used(pool), 0u) << "seed " << seed;
       EXPECT_EQ(sharded_->mmu().hdrm_pool_used(pool), 0u) << "seed " << seed;
     }
-    for (uint16_t s = 0; s < 2; ++s) {
-      for (PortId p = 0; p < 4; ++p) {
-        for (uint8_t i = 0; i < 8; ++i) {
-          EXPECT_EQ(sharded_->shard(s).mmu().pg_use(p, i).used, 0u) << "seed " << seed << " shard " << s;
-          EXPECT_EQ(sharded_->shard(s).mmu().queue_use(p, i).used, 0u) << "seed " << seed << " shard " << s;
-        }
-      }
-    }
+    expect_no_cell_on_any_shard(seed);
     TearDown();
   }
   EXPECT_GT(all_drops, 0u) << "the buffer is meant to overflow";
@@ -524,10 +546,7 @@ void ShardedSwitchTest::two_threads(bool credit) {
   EXPECT_GT(b.forwarded, 100u);
   EXPECT_EQ(a.forwarded, b.received);
   EXPECT_EQ(b.forwarded, a.received);
-  EXPECT_EQ(a.releases_sent, b.releases_received);
-  EXPECT_EQ(b.releases_sent, a.releases_received);
-  EXPECT_EQ(a.ring_full + b.ring_full, 0u);
-  EXPECT_EQ(a.release_ring_full + b.release_ring_full, 0u);
+  expect_rings_balanced(a, b);
   EXPECT_EQ(a.credit_notes_sent, b.credit_notes_received);
   EXPECT_EQ(b.credit_notes_sent, a.credit_notes_received);
   if (credit) {
@@ -768,10 +787,7 @@ TEST_F(ShardedSwitchTest, CreditPortsSameAsOneShardForCrossShardIncast) {
   EXPECT_GE(s0.credit_notes_sent, 30u);  // C's slots freed at port 0
   EXPECT_EQ(s0.credit_notes_sent, s1.credit_notes_received);
   EXPECT_EQ(s1.credit_notes_sent, s0.credit_notes_received);
-  EXPECT_EQ(s0.releases_sent, s1.releases_received);
-  EXPECT_EQ(s1.releases_sent, s0.releases_received);
-  EXPECT_EQ(s0.ring_full + s1.ring_full, 0u);
-  EXPECT_EQ(s0.release_ring_full + s1.release_ring_full, 0u);
+  expect_rings_balanced(s0, s1);
 }
 
 // 8. Property: no credit slot or cell leaks. Every port in credit mode (32
@@ -818,13 +834,7 @@ TEST_F(ShardedSwitchTest, CreditPortsNeverLeakSlotsOrCells) {
     for (uint16_t p = 0; p < 4; ++p) peers[p].take(take(*node_, p, TimeNs(0), SIZE_MAX));
     for (int step = 0; step < 300; ++step) {
       const TimeNs now = TimeNs::from_us(1 + step);
-      const auto in = static_cast<uint16_t>(rng.next_u64() % 4);
-      const uint64_t r = rng.next_u64();
-      const bool unknown = r % 17 == 0;  // floods
-      const MacAddr dst = unknown ? MacAddr{{0x02, 0, 0, 0, 1, 0x99}} : kHost[(in + 1 + r % 3) % 4];
-      const uint8_t dscp = (r >> 8) % 2 == 0 ? 26 : 0;
-      const size_t payload = 20 + (r >> 16) % 1400;
-      const int burst = 1 + static_cast<int>((r >> 32) % 6);
+      const auto [in, r, dst, dscp, payload, burst] = random_send(rng);
       for (int k = 0; k < burst && peers[in].can_send(); ++k) {
         rx(in, frame(dst, kHost[in], dscp, payload, k % 3 == 0 ? wire::Ecn::kNotEct : wire::Ecn::kEct1), now);
         peers[in].sent_one();
@@ -863,14 +873,7 @@ TEST_F(ShardedSwitchTest, CreditPortsNeverLeakSlotsOrCells) {
         EXPECT_EQ(sharded_->held_packets(p, i), 0u) << "seed " << seed;
       }
     }
-    for (uint16_t s = 0; s < 2; ++s) {
-      for (PortId p = 0; p < 4; ++p) {
-        for (uint8_t i = 0; i < 8; ++i) {
-          EXPECT_EQ(sharded_->shard(s).mmu().pg_use(p, i).used, 0u) << "seed " << seed << " shard " << s;
-          EXPECT_EQ(sharded_->shard(s).mmu().queue_use(p, i).used, 0u) << "seed " << seed << " shard " << s;
-        }
-      }
-    }
+    expect_no_cell_on_any_shard(seed);
     const ShardCounters& s0 = sharded_->shard_counters(0);
     const ShardCounters& s1 = sharded_->shard_counters(1);
     EXPECT_EQ(s0.credit_notes_sent, s1.credit_notes_received) << "seed " << seed;

@@ -1,5 +1,5 @@
 // The staged receive pipeline (SwitchNode::receive_stages) against the
-// per-frame reference path (set_staged_receive(false): process() for every
+// per-frame reference path (set_node_receive(false): process() for every
 // frame): bursts that mix every kind of frame the switch handles give the same
 // transmitted frames, in the same order, and the same counters, FDB and MMU
 // state. Covers the cross-frame dependency of the stages (a destination
@@ -21,6 +21,8 @@
 #include "switch/pipeline/switch_node.h"
 #include "tests/support/eal_env.h"
 #include "tests/support/mbuf_chain.h"
+#include "tests/support/roce_frame.h"
+#include "tests/unit/switch/node_pair.h"
 
 namespace sf::sw {
 namespace {
@@ -28,13 +30,12 @@ namespace {
 using wire::MacAddr;
 using Bytes = std::vector<uint8_t>;
 
-constexpr std::array<uint8_t, 6> kRouterMac{0x02, 0x53, 0x46, 0, 0, 0x01};
-const MacAddr kRouter{kRouterMac};
-const MacAddr kHostA{{0x02, 0, 0, 0, 0, 0x0A}};
-const MacAddr kHostB{{0x02, 0, 0, 0, 0, 0x0B}};
-const MacAddr kHostC{{0x02, 0, 0, 0, 0, 0x0C}};
-const MacAddr kHostD{{0x02, 0, 0, 0, 0, 0x0D}};
-const MacAddr kBroadcast{{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}};
+using node_pair::kBroadcast;
+using node_pair::kHostA;
+using node_pair::kHostB;
+using node_pair::kHostC;
+using node_pair::kHostD;
+using node_pair::kRouter;
 
 // Three ports (the last with a 1500 B MTU), IPv4 routes with ECMP, an IPv6
 // route, PFC on priority 3 with a lossless PG, WRED/ECN on queue 3 with a low
@@ -103,12 +104,7 @@ Bytes roce_v4(MacAddr dst, MacAddr src, const V4Opts& o = {}) {
   ip.ttl = o.ttl;
   s.l3 = ip;
   s.udp_src_port = o.sport;
-  Bytes buf(9300);
-  Bytes data(o.payload, 0x5A);
-  const auto r = wire::build_roce_frame(buf, s, data);
-  EXPECT_TRUE(r.ok());
-  buf.resize(r.frame_bytes);
-  return buf;
+  return test::roce_frame_bytes(s, o.payload);
 }
 
 Bytes roce_v6(MacAddr dst, MacAddr src, uint8_t hop_limit = 64, uint8_t dst_hi = 0x01, uint16_t sport = 0xC000) {
@@ -123,12 +119,7 @@ Bytes roce_v6(MacAddr dst, MacAddr src, uint8_t hop_limit = 64, uint8_t dst_hi =
   ip.flow_label = 0x12345;
   s.l3 = ip;
   s.udp_src_port = sport;
-  Bytes buf(9300);
-  Bytes data(32, 0x33);
-  const auto r = wire::build_roce_frame(buf, s, data);
-  EXPECT_TRUE(r.ok());
-  buf.resize(r.frame_bytes);
-  return buf;
+  return test::roce_frame_bytes(s, 32, 0x33);
 }
 
 // A frame of another EtherType (no IP), padded to 60 bytes.
@@ -235,16 +226,12 @@ struct Frame {
   Bytes bytes;
 };
 
-class Pair {
+class Pair : public node_pair::NodePair {
  public:
-  Pair() : cfg_(parse_switch_config(config::parse_text(kConfig))), macs_(cfg_.ports.ports.size(), kRouterMac) {
-    staged_ = std::make_unique<SwitchNode>(cfg_, macs_, test::mbuf_pool());
-    ref_ = std::make_unique<SwitchNode>(cfg_, macs_, test::mbuf_pool());
-    ref_->set_staged_receive(false);
-  }
+  Pair() : NodePair(kConfig) {}
   // The same burst to both nodes.
   void rx(uint16_t port, const std::vector<Bytes>& frames, TimeNs now) {
-    for (SwitchNode* n : {staged_.get(), ref_.get()}) {
+    for (SwitchNode* n : {node_.get(), ref_.get()}) {
       std::vector<rte_mbuf*> ms;
       for (const Bytes& b : frames) ms.push_back(test::make_mbuf(b, b.size() > 1000 ? 512 : 0));
       n->receive(port, ms, now);
@@ -252,17 +239,14 @@ class Pair {
   }
   // Transmits up to `budget` frames of every port from both; expects the same bytes.
   void tx_and_compare(TimeNs now, uint16_t budget = 64) {
-    for (uint16_t p = 0; p < staged_->num_ports(); ++p) {
-      const auto a = drain(*staged_, p, now, budget);
-      const auto b = drain(*ref_, p, now, budget);
-      ASSERT_EQ(a.size(), b.size()) << "port " << p;
-      for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << "port " << p << " frame " << i;
-      sent_ += a.size();
+    for (uint16_t p = 0; p < node_->num_ports(); ++p) {
+      compare_port(p, now, budget);
+      if (testing::Test::HasFatalFailure()) return;
     }
   }
   void expect_same_state() {
-    for (uint16_t p = 0; p < staged_->num_ports(); ++p) {
-      const PortCounters& a = staged_->counters(p);
+    for (uint16_t p = 0; p < node_->num_ports(); ++p) {
+      const PortCounters& a = node_->counters(p);
       const PortCounters& b = ref_->counters(p);
       EXPECT_EQ(a.rx_packets, b.rx_packets) << p;
       EXPECT_EQ(a.rx_bytes, b.rx_bytes) << p;
@@ -279,46 +263,25 @@ class Pair {
       }
       // And every other counter (all uint64_t, no padding).
       EXPECT_EQ(std::memcmp(&a, &b, sizeof(PortCounters)), 0) << "port " << p;
-      EXPECT_EQ(staged_->paused(p), ref_->paused(p)) << p;
-      EXPECT_EQ(staged_->pfc_tx(p).xoff_mask(), ref_->pfc_tx(p).xoff_mask()) << p;
+      EXPECT_EQ(node_->paused(p), ref_->paused(p)) << p;
+      EXPECT_EQ(node_->pfc_tx(p).xoff_mask(), ref_->pfc_tx(p).xoff_mask()) << p;
       for (int q = 0; q < kNumQueues; ++q) {
-        EXPECT_EQ(staged_->queue_bytes(p, static_cast<uint8_t>(q)), ref_->queue_bytes(p, static_cast<uint8_t>(q)));
+        EXPECT_EQ(node_->queue_bytes(p, static_cast<uint8_t>(q)), ref_->queue_bytes(p, static_cast<uint8_t>(q)));
       }
     }
-    const FdbStats& fa = staged_->fdb().stats();
+    const FdbStats& fa = node_->fdb().stats();
     const FdbStats& fb = ref_->fdb().stats();
     EXPECT_EQ(fa.learned, fb.learned);
     EXPECT_EQ(fa.moved, fb.moved);
     EXPECT_EQ(fa.static_conflict, fb.static_conflict);
     EXPECT_EQ(fa.table_full, fb.table_full);
-    EXPECT_EQ(staged_->fdb().size(), ref_->fdb().size());
+    EXPECT_EQ(node_->fdb().size(), ref_->fdb().size());
     for (const MacAddr& h : {kHostA, kHostB, kHostC, kHostD}) {
-      EXPECT_EQ(staged_->fdb().lookup(h.bytes, 0), ref_->fdb().lookup(h.bytes, 0));
+      EXPECT_EQ(node_->fdb().lookup(h.bytes, 0), ref_->fdb().lookup(h.bytes, 0));
     }
-    EXPECT_EQ(staged_->mmu().total_used(), ref_->mmu().total_used());
+    EXPECT_EQ(node_->mmu().total_used(), ref_->mmu().total_used());
   }
-  SwitchNode& staged() { return *staged_; }
-  size_t sent() const { return sent_; }
-
- private:
-  static std::vector<Bytes> drain(SwitchNode& n, uint16_t p, TimeNs now, uint16_t budget) {
-    std::vector<Bytes> out;
-    rte_mbuf* burst[32];
-    uint16_t got;
-    while (budget > 0 && (got = n.transmit(p, {burst, std::min<uint16_t>(32, budget)}, now)) > 0) {
-      budget = static_cast<uint16_t>(budget - got);
-      for (uint16_t i = 0; i < got; ++i) {
-        out.push_back(test::take_bytes(burst[i]));
-      }
-    }
-    return out;
-  }
-
-  SwitchConfig cfg_;
-  std::vector<std::array<uint8_t, 6>> macs_;
-  std::unique_ptr<SwitchNode> staged_;
-  std::unique_ptr<SwitchNode> ref_;
-  size_t sent_ = 0;
+  SwitchNode& staged() { return *node_; }
 };
 
 // 1. One burst with every kind of frame once, on each port in turn.

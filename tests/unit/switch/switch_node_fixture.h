@@ -22,6 +22,7 @@
 #include "switch/pipeline/switch_node.h"
 #include "tests/support/eal_env.h"
 #include "tests/support/mbuf_chain.h"
+#include "tests/support/roce_frame.h"
 
 namespace sf::sw {
 
@@ -52,12 +53,7 @@ class SwitchNodeFixture : public testing::Test {
 
   // `spec` with `payload` bytes of 0x5A, in an mbuf.
   static rte_mbuf* frame(const wire::RoceFrameSpec& spec, size_t payload = 64) {
-    std::vector<uint8_t> buf(9300);
-    std::vector<uint8_t> data(payload, 0x5A);
-    const auto r = wire::build_roce_frame(buf, spec, data);
-    EXPECT_TRUE(r.ok());
-    buf.resize(r.frame_bytes);
-    return sf::test::make_mbuf(buf);
+    return sf::test::make_mbuf(sf::test::roce_frame_bytes(spec, payload));
   }
   // An RC WRITE_ONLY from 10.0.0.1 to 10.1.0.<dst_last>.
   static wire::RoceFrameSpec v4(wire::MacAddr dst, wire::MacAddr src, uint8_t dst_last = 2, uint8_t dscp = 26,

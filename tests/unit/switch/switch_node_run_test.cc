@@ -22,6 +22,8 @@
 #include "switch/pipeline/switch_node.h"
 #include "tests/support/eal_env.h"
 #include "tests/support/mbuf_chain.h"
+#include "tests/support/roce_frame.h"
+#include "tests/unit/switch/node_pair.h"
 
 namespace sf::sw {
 namespace {
@@ -29,11 +31,10 @@ namespace {
 using wire::MacAddr;
 using Bytes = std::vector<uint8_t>;
 
-constexpr std::array<uint8_t, 6> kRouterMac{0x02, 0x53, 0x46, 0, 0, 0x01};
-const MacAddr kRouter{kRouterMac};
-const MacAddr kHostA{{0x02, 0, 0, 0, 0, 0x0A}};
-const MacAddr kHostD{{0x02, 0, 0, 0, 0, 0x0D}};  // static, Ethernet4
-const MacAddr kHostE{{0x02, 0, 0, 0, 0, 0x0E}};  // static, Ethernet8
+using node_pair::kHostA;
+using node_pair::kHostD;  // static, Ethernet4
+using node_pair::kHostE;  // static, Ethernet8
+using node_pair::kRouter;
 
 // Small pools: the lossless PG 3 reaches XOFF after 16 KiB, the lossy PGs
 // (alpha 1/4 of 64 KiB) after a few frames; WRED on queue 1 from 2 KB, on queue 3
@@ -97,12 +98,7 @@ Bytes frame(int key, size_t payload, uint16_t sport) {
   ip.ecn = sport % 3 == 0 ? wire::Ecn::kNotEct : wire::Ecn::kEct0;
   s.l3 = ip;
   s.udp_src_port = sport;
-  Bytes buf(9300);
-  Bytes data(payload, 0x5A);
-  const auto r = wire::build_roce_frame(buf, s, data);
-  EXPECT_TRUE(r.ok());
-  buf.resize(r.frame_bytes);
-  return buf;
+  return test::roce_frame_bytes(s, payload);
 }
 
 Bytes pfc(uint8_t enable, uint16_t quanta) {
@@ -113,30 +109,20 @@ Bytes pfc(uint8_t enable, uint16_t quanta) {
   return b;
 }
 
-class Pair {
+class Pair : public node_pair::NodePair {
  public:
-  Pair() : cfg_(parse_switch_config(config::parse_text(kConfig))), macs_(cfg_.ports.ports.size(), kRouterMac) {
-    fast_ = std::make_unique<SwitchNode>(cfg_, macs_, test::mbuf_pool());
-    ref_ = std::make_unique<SwitchNode>(cfg_, macs_, test::mbuf_pool());
-    ref_->set_staged_receive(false);
-  }
+  Pair() : NodePair(kConfig) {}
   void rx(uint16_t port, const std::vector<Bytes>& frames, TimeNs now) {
-    for (SwitchNode* n : {fast_.get(), ref_.get()}) {
+    for (SwitchNode* n : {node_.get(), ref_.get()}) {
       std::vector<rte_mbuf*> ms;
       for (const Bytes& b : frames) ms.push_back(test::make_mbuf(b));
       n->receive(port, ms, now);
     }
   }
-  void tx_and_compare(uint16_t port, TimeNs now, uint16_t budget) {
-    const auto a = drain(*fast_, port, now, budget);
-    const auto b = drain(*ref_, port, now, budget);
-    ASSERT_EQ(a.size(), b.size()) << "port " << port;
-    for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << "port " << port << " frame " << i;
-    sent_ += a.size();
-  }
+  void tx_and_compare(uint16_t port, TimeNs now, uint16_t budget) { compare_port(port, now, budget); }
   void expect_same_state() {
-    for (uint16_t p = 0; p < fast_->num_ports(); ++p) {
-      const PortCounters& a = fast_->counters(p);
+    for (uint16_t p = 0; p < node_->num_ports(); ++p) {
+      const PortCounters& a = node_->counters(p);
       const PortCounters& b = ref_->counters(p);
       for (size_t c = 0; c < kNumDropCauses; ++c) {
         EXPECT_EQ(a.drops[c], b.drops[c]) << "port " << p << " " << to_string(static_cast<DropCause>(c));
@@ -147,48 +133,29 @@ class Pair {
         EXPECT_EQ(a.queues[q].watermark_bytes, b.queues[q].watermark_bytes) << p << "/" << q;
       }
       EXPECT_EQ(std::memcmp(&a, &b, sizeof(PortCounters)), 0) << "port " << p;
-      EXPECT_EQ(fast_->pfc_tx(p).xoff_mask(), ref_->pfc_tx(p).xoff_mask()) << p;
+      EXPECT_EQ(node_->pfc_tx(p).xoff_mask(), ref_->pfc_tx(p).xoff_mask()) << p;
       for (uint8_t i = 0; i < 8; ++i) {
-        EXPECT_EQ(fast_->queue_bytes(p, i), ref_->queue_bytes(p, i));
-        EXPECT_EQ(fast_->held_packets(p, i), ref_->held_packets(p, i));
-        const BufferUse& x = fast_->mmu().pg_use(p, i);
+        EXPECT_EQ(node_->queue_bytes(p, i), ref_->queue_bytes(p, i));
+        EXPECT_EQ(node_->held_packets(p, i), ref_->held_packets(p, i));
+        const BufferUse& x = node_->mmu().pg_use(p, i);
         const BufferUse& y = ref_->mmu().pg_use(p, i);
         EXPECT_EQ(x.used, y.used);
         EXPECT_EQ(x.shared, y.shared);
         EXPECT_EQ(x.hdrm, y.hdrm);
         EXPECT_EQ(x.watermark, y.watermark);
-        EXPECT_EQ(fast_->mmu().queue_use(p, i).used, ref_->mmu().queue_use(p, i).used);
-        EXPECT_EQ(fast_->mmu().queue_use(p, i).shared, ref_->mmu().queue_use(p, i).shared);
-        EXPECT_EQ(fast_->mmu().queue_use(p, i).watermark, ref_->mmu().queue_use(p, i).watermark);
+        EXPECT_EQ(node_->mmu().queue_use(p, i).used, ref_->mmu().queue_use(p, i).used);
+        EXPECT_EQ(node_->mmu().queue_use(p, i).shared, ref_->mmu().queue_use(p, i).shared);
+        EXPECT_EQ(node_->mmu().queue_use(p, i).watermark, ref_->mmu().queue_use(p, i).watermark);
       }
     }
     for (uint16_t pool = 0; pool < 4; ++pool) {
-      EXPECT_EQ(fast_->mmu().pool_shared_used(pool), ref_->mmu().pool_shared_used(pool));
-      EXPECT_EQ(fast_->mmu().pool_watermark(pool), ref_->mmu().pool_watermark(pool));
-      EXPECT_EQ(fast_->mmu().hdrm_pool_used(pool), ref_->mmu().hdrm_pool_used(pool));
+      EXPECT_EQ(node_->mmu().pool_shared_used(pool), ref_->mmu().pool_shared_used(pool));
+      EXPECT_EQ(node_->mmu().pool_watermark(pool), ref_->mmu().pool_watermark(pool));
+      EXPECT_EQ(node_->mmu().hdrm_pool_used(pool), ref_->mmu().hdrm_pool_used(pool));
     }
-    EXPECT_EQ(fast_->mmu().total_used(), ref_->mmu().total_used());
+    EXPECT_EQ(node_->mmu().total_used(), ref_->mmu().total_used());
   }
-  SwitchNode& fast() { return *fast_; }
-  size_t sent() const { return sent_; }
-
- private:
-  static std::vector<Bytes> drain(SwitchNode& n, uint16_t p, TimeNs now, uint16_t budget) {
-    std::vector<Bytes> out;
-    rte_mbuf* burst[32];
-    uint16_t got;
-    while (budget > 0 && (got = n.transmit(p, {burst, std::min<uint16_t>(32, budget)}, now)) > 0) {
-      budget = static_cast<uint16_t>(budget - got);
-      for (uint16_t i = 0; i < got; ++i) out.push_back(test::take_bytes(burst[i]));
-    }
-    return out;
-  }
-
-  SwitchConfig cfg_;
-  std::vector<std::array<uint8_t, 6>> macs_;
-  std::unique_ptr<SwitchNode> fast_;
-  std::unique_ptr<SwitchNode> ref_;
-  size_t sent_ = 0;
+  SwitchNode& fast() { return *node_; }
 };
 
 // 1. Bursts of a few long runs (same class and destination, 1..48 copies,
