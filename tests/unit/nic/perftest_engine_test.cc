@@ -10,33 +10,13 @@
 
 #include "common/sim/simulator.h"
 #include "tests/support/eal_env.h"
+#include "tests/unit/nic/perftest_hosts.h"
 
 namespace sf::nic::app {
 namespace {
 
-AppHost app_host(int i) {
-  AppHost h;
-  h.name = "h" + std::to_string(i);
-  h.devargs = "net_null" + std::to_string(i);
-  h.mac.bytes = {0x02, 0x50, 0x46, 0, 0, static_cast<uint8_t>(i + 1)};
-  h.ipv4 = std::array<uint8_t, 4>{10, 9, 0, static_cast<uint8_t>(i + 1)};
-  h.mtu_bytes = 1024;
-  return h;
-}
-
-NicConfig node_cfg(const AppHost& h) {
-  NicConfig c;
-  HostConfig hc;
-  hc.name = h.name;
-  hc.mac.bytes = h.mac.bytes;
-  hc.ipv4 = wire::Ipv4Addr{*h.ipv4};
-  hc.ports = {0};
-  c.hosts.push_back(hc);
-  NicPortConfig p;
-  p.line_rate = BitRate::gbps(h.speed_gbps);
-  c.ports.push_back(p);
-  return c;
-}
+AppHost app_host(int i) { return test::app_host(i, 1024); }
+using test::node_cfg;
 
 struct Pair {
   AppHost ha = app_host(0);
