@@ -64,13 +64,7 @@ bool parse_roce_fast(std::span<const uint8_t> head, uint32_t frame_bytes, FrameI
     if (ip[0] != 0x45) return false;
     const uint32_t total = load_be16(ip + 2);
     if (total < Ipv4Header::kSize || off + uint64_t{total} > end) return false;
-    uint64_t sum = uint64_t{detail::load_u32(ip)} + detail::load_u32(ip + 4) + detail::load_u32(ip + 8) +
-                   detail::load_u32(ip + 12) + detail::load_u32(ip + 16);
-    sum = (sum & 0xFFFFFFFFu) + (sum >> 32);
-    sum = (sum & 0xFFFFu) + (sum >> 16);
-    sum = (sum & 0xFFFFu) + (sum >> 16);
-    sum = (sum & 0xFFFFu) + (sum >> 16);
-    if (sum != 0xFFFFu) return false;
+    if (!detail::ipv4_ihl5_checksum_ok(ip)) return false;
     if ((load_be16(ip + 6) & 0x3FFFu) != 0 || ip[9] != kIpProtoUdp) return false;
     fi.ip_version = IpVersion::kV4;
     fi.ipv4 = reinterpret_cast<const Ipv4Header*>(ip);
