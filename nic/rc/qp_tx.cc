@@ -131,17 +131,7 @@ rte_mbuf* Qp::build(const TxFields& f, const uint8_t* payload_contig, const Send
     tx_hdr_.apply(slot, data, f);
     header_bytes = tx_hdr_.bytes(slot);
   } else {
-    wire::RoceFrameSpec spec = spec_;
-    spec.bth.opcode = f.opcode;
-    spec.bth.se = f.se;
-    spec.bth.ack_req = f.ack_req;
-    spec.bth.psn = f.psn;
-    spec.ext.reth_va = f.reth_va;
-    spec.ext.reth_rkey = f.reth_rkey;
-    spec.ext.reth_dma_length = f.reth_dma_length;
-    spec.ext.immdt = f.imm;
-    spec.ext.aeth_syndrome = f.aeth_syndrome;
-    spec.ext.aeth_msn = f.aeth_msn;
+    const wire::RoceFrameSpec spec = f.spec(spec_);
     const wire::BuildResult r = wire::build_roce_headers({data, rte_pktmbuf_tailroom(m)}, spec, payload_bytes);
     if (!r.ok()) {
       rte_pktmbuf_free(m);

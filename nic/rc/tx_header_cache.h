@@ -33,6 +33,23 @@ struct TxFields {
   uint32_t imm = 0;
   uint8_t aeth_syndrome = 0;
   uint32_t aeth_msn = 0;
+
+  // `base` (the QP's addressing) with this packet's fields: what
+  // build_roce_headers is given when no cached header fits.
+  wire::RoceFrameSpec spec(const wire::RoceFrameSpec& base) const {
+    wire::RoceFrameSpec s = base;
+    s.bth.opcode = opcode;
+    s.bth.se = se;
+    s.bth.ack_req = ack_req;
+    s.bth.psn = psn;
+    s.ext.reth_va = reth_va;
+    s.ext.reth_rkey = reth_rkey;
+    s.ext.reth_dma_length = reth_dma_length;
+    s.ext.immdt = imm;
+    s.ext.aeth_syndrome = aeth_syndrome;
+    s.ext.aeth_msn = aeth_msn;
+    return s;
+  }
 };
 
 class TxHeaderCache {

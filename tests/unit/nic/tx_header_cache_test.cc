@@ -53,15 +53,7 @@ wire::RoceFrameSpec base_spec(int l3, bool vlan) {
 
 // What Qp::build does on a miss: the spec with the packet's fields.
 std::vector<uint8_t> reference(const wire::RoceFrameSpec& base, const TxFields& f, uint32_t payload_bytes) {
-  wire::RoceFrameSpec s = base;
-  s.bth.opcode = f.opcode;
-  s.bth.se = f.se;
-  s.bth.ack_req = f.ack_req;
-  s.bth.psn = f.psn;
-  s.ext.reth_va = f.reth_va;
-  s.ext.reth_rkey = f.reth_rkey;
-  s.ext.reth_dma_length = f.reth_dma_length;
-  s.ext.immdt = f.imm;
+  const wire::RoceFrameSpec s = f.spec(base);
   std::vector<uint8_t> out(512);
   const wire::BuildResult r = wire::build_roce_headers(out, s, payload_bytes);
   if (!r.ok()) return {};

@@ -12,14 +12,7 @@ namespace {
 using test::build;
 using test::sample_spec;
 
-const Opcode kAllOpcodes[] = {
-    Opcode::kRcSendFirst, Opcode::kRcSendMiddle, Opcode::kRcSendLast, Opcode::kRcSendLastImm,
-    Opcode::kRcSendOnly, Opcode::kRcSendOnlyImm, Opcode::kRcWriteFirst, Opcode::kRcWriteMiddle,
-    Opcode::kRcWriteLast, Opcode::kRcWriteLastImm, Opcode::kRcWriteOnly, Opcode::kRcWriteOnlyImm,
-    Opcode::kRcReadRequest, Opcode::kRcReadResponseFirst, Opcode::kRcReadResponseMiddle,
-    Opcode::kRcReadResponseLast, Opcode::kRcReadResponseOnly, Opcode::kRcAck, Opcode::kRcAtomicAck,
-    Opcode::kRcCompareSwap, Opcode::kRcFetchAdd, Opcode::kRcSendLastInv, Opcode::kRcSendOnlyInv,
-    Opcode::kUdSendOnly, Opcode::kUdSendOnlyImm, Opcode::kCnp};
+using test::kAllOpcodes;
 
 void expect_fields(const FrameInfo& fi, const RoceFrameSpec& s, std::size_t payload_bytes) {
   ASSERT_TRUE(fi.ok()) << to_string(fi.reason);

@@ -9,6 +9,16 @@
 
 namespace sf::wire::test {
 
+// Every opcode the wire layer knows.
+inline constexpr const Opcode kAllOpcodes[] = {
+    Opcode::kRcSendFirst, Opcode::kRcSendMiddle, Opcode::kRcSendLast, Opcode::kRcSendLastImm,
+    Opcode::kRcSendOnly, Opcode::kRcSendOnlyImm, Opcode::kRcWriteFirst, Opcode::kRcWriteMiddle,
+    Opcode::kRcWriteLast, Opcode::kRcWriteLastImm, Opcode::kRcWriteOnly, Opcode::kRcWriteOnlyImm,
+    Opcode::kRcReadRequest, Opcode::kRcReadResponseFirst, Opcode::kRcReadResponseMiddle,
+    Opcode::kRcReadResponseLast, Opcode::kRcReadResponseOnly, Opcode::kRcAck, Opcode::kRcAtomicAck,
+    Opcode::kRcCompareSwap, Opcode::kRcFetchAdd, Opcode::kRcSendLastInv, Opcode::kRcSendOnlyInv,
+    Opcode::kUdSendOnly, Opcode::kUdSendOnlyImm, Opcode::kCnp};
+
 inline MacAddr mac(uint8_t last) { return MacAddr{{0x02, 0x00, 0x00, 0x00, 0x00, last}}; }
 inline Ipv4Addr ip4(uint8_t last) { return Ipv4Addr{{10, 0, 0, last}}; }
 inline Ipv6Addr ip6(uint8_t last) {
