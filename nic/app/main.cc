@@ -94,6 +94,7 @@ struct Options {
   uint32_t tx_depth = 128;
   std::string cc = "none";
   double rate_limit_gbps = 0;
+  std::string burst_size = "0";
   uint16_t oob_port = 18515;
   bool verify = false;
   std::string report;
@@ -130,6 +131,9 @@ po::options_description describe(Options& o) {
     ("tx-depth,t", po::value(&o.tx_depth)->default_value(128), "outstanding work requests per QP")
     ("cc", po::value(&o.cc)->default_value("none"), "congestion control: none, dcqcn, dcqcn-nvidia, dcqcn-paper")
     ("rate-limit", po::value(&o.rate_limit_gbps)->default_value(0), "pace every QP at this many Gb/s (0 = line rate)")
+    ("burst-size", po::value(&o.burst_size)->default_value("0"),
+     "the pacer's burst bucket (ibv_modify_qp_rate_limit max_burst_sz), bytes or e.g. 64KiB: a QP served late "
+     "or idle may send up to this many bytes back to back to make up time; 0 = strict pacing; needs --rate-limit")
     ("oob-port,p", po::value(&o.oob_port)->default_value(18515), "TCP port of the out-of-band exchange")
     ("verify", po::bool_switch(&o.verify), "check every byte at the receiver")
     ("report", po::value(&o.report), "write the results (JSON) to this file at exit")
@@ -166,6 +170,7 @@ AppConfig config_from_flags(const Options& o) {
                     {"size", o.size}, {"iterations", o.duration_s > 0 ? 0 : o.iters}, {"duration_s", o.duration_s},
                     {"qps", o.qps}, {"tx_depth", o.tx_depth}, {"cc", o.cc}, {"verify", o.verify}};
   if (o.rate_limit_gbps > 0) w["rate_limit"] = o.rate_limit_gbps;
+  if (o.burst_size != "0") w["burst_size"] = o.burst_size;
   doc["workloads"] = config::Json::array({w});
   return parse_app_config(doc);
 }
@@ -241,6 +246,10 @@ int run(int argc, char** argv) {
     } else {
       if (o.test.empty() || o.port.empty() || o.mac.empty() || o.ip.empty()) {
         std::cerr << "sf-nic: need TEST, --port, --mac and --ip (or --config); sf-nic -- --help\n";
+        return 2;
+      }
+      if (o.burst_size != "0" && o.rate_limit_gbps <= 0) {
+        std::cerr << "sf-nic: --burst-size needs --rate-limit (a burst bucket of an unpaced QP)\n";
         return 2;
       }
       cfg = config_from_flags(o);

@@ -226,8 +226,10 @@ std::string Workload::connect(std::span<const QpConnInfo> peer, TimeNs now) {
     }
     q.qp->set_congestion_control(cfg_.cc, BitRate::gbps(host_.speed_gbps));
     if (cfg_.rate_limit.bps() != 0) {
-      const auto kbps = static_cast<uint32_t>(std::min<uint64_t>(cfg_.rate_limit.bps() / 1000, UINT32_MAX));
-      if (int rc = v::modify_qp_rate_limit(q.qp, kbps); rc != 0) return "modify_qp_rate_limit: errno " + std::to_string(rc);
+      v::QpRateLimitAttr rl;
+      rl.rate_limit = static_cast<uint32_t>(std::min<uint64_t>(cfg_.rate_limit.bps() / 1000, UINT32_MAX));
+      rl.max_burst_sz = cfg_.burst_bytes;
+      if (int rc = v::modify_qp_rate_limit(q.qp, &rl); rc != 0) return "modify_qp_rate_limit: errno " + std::to_string(rc);
     }
     if (client() && !is_latency(cfg_.type)) {
       // The bw client's WR list: what does not change per message, once.

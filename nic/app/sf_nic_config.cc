@@ -125,6 +125,10 @@ AppWorkload parse_workload(config::ConfigNode n, const std::vector<AppHost>& hos
   if (!choice) n.fail_key("cc", "\"" + cc + "\" is not one of " + std::string(kCcChoiceNames));
   w.cc = *choice;
   w.rate_limit = n.has("rate_limit") ? n.req_rate("rate_limit", {BitRate::mbps(1), BitRate::gbps(800)}) : BitRate(0);
+  w.burst_bytes = static_cast<uint32_t>(n.opt_bytes("burst_size", 0, {0, UINT32_MAX}));
+  if (w.burst_bytes != 0 && w.rate_limit.bps() == 0) {
+    n.fail_key("burst_size", "needs \"rate_limit\" (a burst bucket of an unpaced QP; EINVAL in ibv_modify_qp_rate_limit)");
+  }
   w.verify = n.opt<bool>("verify", false);
   w.start_ms = n.opt<uint32_t>("start_ms", 0, config::in_range<uint32_t>(0, 3600000));
   w.interval_us = n.opt<uint32_t>("interval_us", 0, config::in_range<uint32_t>(0, 10000000));

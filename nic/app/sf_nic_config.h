@@ -64,6 +64,7 @@ struct AppWorkload {
   uint32_t tx_depth = 128;       // -t: outstanding work requests per QP (bandwidth tests)
   CcChoice cc;                   // --cc
   BitRate rate_limit{0};         // per-QP pacing rate (ibv_modify_qp_rate_limit); 0 = line rate
+  uint32_t burst_bytes = 0;      // its max_burst_sz (wire bytes); 0 = strict pacing; needs rate_limit
   bool verify = false;           // check every received byte (the sender writes a pattern)
   uint32_t start_ms = 0;         // client: start traffic this long after connecting
   // Latency probes (tools/lab, docs/nic-app.md): a latency client starts a

@@ -56,7 +56,11 @@ int Qp::create(const QpEnv& env, uint32_t qpn, verbs::Pd* pd, const verbs::QpIni
   attr_.cap = init_.cap;
   state_ = QpState::kReset;
   rate_ = BitRate(0);
+  rate_limit_ = BitRate(0);
+  pace_burst_bytes_ = 0;
+  pace_burst_ns_ = TimeNs(0);
   pace_next_ = TimeNs(0);
+  pace_filed_ = TimeNs(0);
   ctr_ = QpCounters{};
   cnp_gate_ = CnpGate(env.cfg->cnp_interval);
   reset_queues();
@@ -187,8 +191,10 @@ int Qp::modify(const verbs::QpAttr& a, int mask, TimeNs now) {
   if (mask & kQpRetryCnt) attr_.retry_cnt = a.retry_cnt;
   if (mask & kQpRnrRetry) attr_.rnr_retry = a.rnr_retry;
   if (mask & kQpRateLimit) {
+    // IBV_QP_RATE_LIMIT: the same limit as ibv_modify_qp_rate_limit (kept
+    // under congestion control), its burst bucket unchanged.
     attr_.rate_limit = a.rate_limit;
-    rate_ = BitRate(uint64_t{a.rate_limit} * 1000);
+    set_rate_limit(BitRate(uint64_t{a.rate_limit} * 1000), pace_burst_bytes_);
   }
 
   if (next == cur) return 0;

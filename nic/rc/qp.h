@@ -20,6 +20,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -115,10 +116,17 @@ struct QpCounters {
   uint64_t cq_overruns = 0;
   // Pacing time accounts (paced or not): after the first data frame, the time
   // between departures is their wire times at the rate + pace_lost_ns (the
-  // driver served the QP more than a gap late: not made up) + pace_idle_ns
-  // (due, but nothing it could send: no WR, window full, RNR wait, paused).
+  // driver served the QP more than a gap late, beyond what the burst bucket
+  // keeps: not made up) + pace_idle_ns (due, but nothing it could send: no
+  // WR, window full, RNR wait, paused; beyond the bucket) - the time made up
+  // from the bucket (at most max_burst_sz at the rate; 0 without a bucket).
   uint64_t pace_lost_ns = 0;
   uint64_t pace_idle_ns = 0;
+  // Frame bytes (like tx_data_bytes) of data frames sent from the bucket:
+  // frames that were already a whole wire time overdue when the QP was
+  // filed, i.e. sent back to back to make up lost or idle time. Always 0
+  // with max_burst_sz = 0.
+  uint64_t pace_burst_bytes = 0;
 };
 
 class Qp {
@@ -177,31 +185,47 @@ class Qp {
 
   // ---- pacing (nic/host's wheel reads these) ---------------------------------
   BitRate rate() const { return rate_; }
-  // The rate limit (ibv_modify_qp_rate_limit); BitRate(0) = none. Without
-  // congestion control it is the pacing rate (0 = unpaced, the port's line
-  // rate); with it, the pacing rate is min(CC rate, limit).
-  void set_rate(BitRate r) {
+  // The rate limit and burst bucket (ibv_modify_qp_rate_limit's rate_limit
+  // and max_burst_sz); BitRate(0) = no limit. Without congestion control the
+  // limit is the pacing rate (0 = unpaced, the port's line rate); with it,
+  // the pacing rate is min(CC rate, limit). The bucket is counted in wire
+  // bytes (sf::wire_bytes, as the rate is) and holds max_burst_bytes / rate
+  // of time at the current pacing rate; 0 = strict Carousel (the default).
+  void set_rate_limit(BitRate r, uint32_t max_burst_bytes) {
     rate_limit_ = r;
+    attr_.rate_limit = static_cast<uint32_t>(std::min<uint64_t>(r.bps() / 1000, UINT32_MAX));  // query_qp
+    pace_burst_bytes_ = max_burst_bytes;
     apply_cc_rate();
+    pace_burst_ns_ = rate_.tx_time(pace_burst_bytes_);
   }
   BitRate rate_limit() const { return rate_limit_; }
-  // Departure time of the next data frame (Carousel, endpoint.md 6.1): a
-  // frame scheduled for t makes the next one due at max(now, t + wire size /
-  // rate). The next departure follows from the previous *scheduled* time, not
-  // from when the driver got round to it, so serving a frame late by less
-  // than a gap costs no rate; a QP served later than that (a descheduled
-  // process) starts again from now and never bursts to catch up; the time
-  // lost is counted in QpCounters::pace_lost_ns.
+  uint32_t max_burst_bytes() const { return pace_burst_bytes_; }
+  // Departure time of the next data frame (Carousel, endpoint.md 6.1, with a
+  // burst bucket of B = max_burst_bytes): a frame scheduled for t makes the
+  // next one due at max(now - B / rate, t + wire size / rate). The next
+  // departure follows from the previous *scheduled* time, not from when the
+  // driver got round to it, so serving a frame late by less than a gap costs
+  // no rate. A QP served later than that (a descheduled process) keeps at
+  // most B / rate of the time it lost: with B = 0 it starts again from now
+  // and never bursts to catch up; with B > 0 at most B bytes leave back to
+  // back (counted in pace_burst_bytes), then even gaps again. The time lost
+  // beyond the bucket is counted in QpCounters::pace_lost_ns. May be before
+  // `now` (credit from the bucket).
   TimeNs pace_next() const { return pace_next_; }
   // The host files the QP in its wheel at `now`: the next frame is due at
-  // max(now, pace_next()) (an idle QP banks no time; the time it was due but
-  // had nothing it could send is counted in pace_idle_ns). Returns that time.
+  // max(now, pace_next()), with pace_next() raised to at least now - B /
+  // rate (an idle QP banks at most the bucket; the time it was due but had
+  // nothing it could send beyond that is counted in pace_idle_ns; the first
+  // frame ever banks nothing). Returns the due time (>= now).
   TimeNs file_departure(TimeNs now) {
-    if (pace_next_ < now) {
-      if (ctr_.tx_data_pkts > 0) ctr_.pace_idle_ns += static_cast<uint64_t>((now - pace_next_).ns());
-      pace_next_ = now;
+    if (ctr_.tx_data_pkts == 0) {
+      if (pace_next_ < now) pace_next_ = now;
+    } else if (const TimeNs floor = now - pace_burst_ns_; pace_next_ < floor) {
+      ctr_.pace_idle_ns += static_cast<uint64_t>((floor - pace_next_).ns());
+      pace_next_ = floor;
     }
-    return pace_next_;
+    pace_filed_ = now;
+    return pace_next_ < now ? now : pace_next_;
   }
   // A data frame of `frame_bytes` left at `now` (>= its scheduled time).
   void on_departed(uint32_t frame_bytes, TimeNs now);
@@ -366,6 +390,9 @@ class Qp {
   CongestionControl cc_{FixedRate(BitRate(0))};
   bool cc_active_ = false;
   TimeNs pace_next_{0};
+  TimeNs pace_filed_{0};         // when file_departure() last filed the QP
+  uint32_t pace_burst_bytes_ = 0;  // max_burst_sz, wire bytes
+  TimeNs pace_burst_ns_{0};      // pace_burst_bytes_ at rate_
 
   QpCounters ctr_;
   // qp_tx.cc: the last MIDDLE / LAST request headers, reused with the PSN

@@ -14,12 +14,16 @@ void Qp::set_congestion_control(const CcChoice& c, BitRate line_rate) {
 }
 
 void Qp::apply_cc_rate() {
-  if (!cc_active_) {
-    rate_ = rate_limit_;
-    return;
+  BitRate r = rate_limit_;
+  if (cc_active_) {
+    const BitRate c = nic::cc_rate(cc_);
+    r = rate_limit_.bps() != 0 && rate_limit_.bps() < c.bps() ? rate_limit_ : c;
   }
-  const BitRate r = nic::cc_rate(cc_);
-  rate_ = rate_limit_.bps() != 0 && rate_limit_.bps() < r.bps() ? rate_limit_ : r;
+  if (r == rate_) return;
+  rate_ = r;
+  // The bucket holds max_burst_sz at the pacing rate in force (a 128-bit
+  // division only when the rate changed and there is a bucket).
+  pace_burst_ns_ = pace_burst_bytes_ == 0 ? TimeNs(0) : rate_.tx_time(pace_burst_bytes_);
 }
 
 void Qp::cc_on_cnp(TimeNs now) {

@@ -375,10 +375,15 @@ void Qp::on_departed(uint32_t frame_bytes, TimeNs now) {
     pace_next_ = now;
   } else {
     // pace_next_ is this frame's scheduled departure (file_departure).
-    const TimeNs next = pace_next_ + rate_.tx_time(wire_bytes(frame_bytes));
-    if (next < now) {
-      ctr_.pace_lost_ns += static_cast<uint64_t>((now - next).ns());
-      pace_next_ = now;
+    const TimeNs gap = rate_.tx_time(wire_bytes(frame_bytes));
+    // From the bucket: a whole gap overdue when filed (with B = 0 the
+    // schedule is never before the filing time).
+    if (pace_next_ + gap <= pace_filed_) ctr_.pace_burst_bytes += frame_bytes;
+    const TimeNs next = pace_next_ + gap;
+    const TimeNs floor = now - pace_burst_ns_;
+    if (next < floor) {
+      ctr_.pace_lost_ns += static_cast<uint64_t>((floor - next).ns());
+      pace_next_ = floor;
     } else {
       pace_next_ = next;
     }

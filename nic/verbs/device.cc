@@ -96,9 +96,10 @@ int query_qp(Qp* qp, QpAttr* attr, int, QpInitAttr* init_attr) {
   return qp == nullptr ? EINVAL : qp->query(attr, init_attr);
 }
 
-int modify_qp_rate_limit(Qp* qp, uint32_t rate_limit_kbps) {
-  if (ctx_of(qp) == nullptr) return EINVAL;
-  qp->set_rate(BitRate(uint64_t{rate_limit_kbps} * 1000));
+int modify_qp_rate_limit(Qp* qp, QpRateLimitAttr* attr) {
+  if (ctx_of(qp) == nullptr || attr == nullptr || attr->comp_mask != 0) return EINVAL;
+  if ((attr->max_burst_sz != 0 || attr->typical_pkt_sz != 0) && attr->rate_limit == 0) return EINVAL;
+  qp->set_rate_limit(BitRate(uint64_t{attr->rate_limit} * 1000), attr->max_burst_sz);
   return 0;
 }
 

@@ -53,8 +53,11 @@ Qp* create_qp(Pd* pd, QpInitAttr* init_attr);
 int destroy_qp(Qp* qp);
 int modify_qp(Qp* qp, QpAttr* attr, int attr_mask);
 int query_qp(Qp* qp, QpAttr* attr, int attr_mask, QpInitAttr* init_attr);
-// ibv_modify_qp_rate_limit's rate: kbps, 0 = line rate. Sets the pacing rate.
-int modify_qp_rate_limit(Qp* qp, uint32_t rate_limit_kbps);
+// ibv_modify_qp_rate_limit: the QP's pacing rate (kbps, 0 = line rate) and
+// burst bucket (max_burst_sz bytes, 0 = strict; docs/nic.md "Pacing").
+// EINVAL (as rdma-core's mlx5 provider) for a null qp or attr, a comp_mask
+// other than 0, or max_burst_sz / typical_pkt_sz without a rate_limit.
+int modify_qp_rate_limit(Qp* qp, QpRateLimitAttr* attr);
 int post_send(Qp* qp, SendWr* wr, SendWr** bad_wr);
 int post_recv(Qp* qp, RecvWr* wr, RecvWr** bad_wr);
 // ibv_poll_cq: >= 0 completions, or a negative value (CQ overrun).

@@ -244,4 +244,12 @@ struct QpAttr {
   uint32_t rate_limit = 0;    // kbps; 0 = line rate (IBV_QP_RATE_LIMIT)
 };
 
+// struct ibv_qp_rate_limit_attr (ibv_modify_qp_rate_limit).
+struct QpRateLimitAttr {
+  uint32_t rate_limit = 0;      // kbps; 0 = line rate (no pacing)
+  uint32_t max_burst_sz = 0;    // bytes (wire bytes, as the rate); 0 = the device default: strict, no burst
+  uint16_t typical_pkt_sz = 0;  // bytes; 0 = the port MTU. Accepted, no effect: each frame is charged its own size
+  uint32_t comp_mask = 0;       // no extensions: must be 0
+};
+
 }  // namespace sf::nic::verbs

@@ -148,4 +148,12 @@ inline int post_recv(Endpoint& e, uint64_t wr_id, uint64_t off, uint32_t len) {
   return v::post_recv(e.qp, &wr, &bad);
 }
 
+// ibv_modify_qp_rate_limit with only the rate (kbps) and the burst bucket.
+inline int set_rate_limit(v::Qp* qp, uint32_t kbps, uint32_t max_burst_sz = 0) {
+  v::QpRateLimitAttr a;
+  a.rate_limit = kbps;
+  a.max_burst_sz = max_burst_sz;
+  return v::modify_qp_rate_limit(qp, &a);
+}
+
 }  // namespace sf::nic::test

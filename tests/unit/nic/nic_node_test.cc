@@ -69,7 +69,7 @@ TEST(NicPacing, GapsExactAtTheQpRate) {
     Endpoint ea = make_endpoint(a, 0, 1 << 16);
     Endpoint eb = make_endpoint(peer, 0, 1 << 16);
     ASSERT_EQ(connect_qp(ea, eb, ConnParams{}), 0);
-    ASSERT_EQ(v::modify_qp_rate_limit(ea.qp, static_cast<uint32_t>(kbps)), 0);
+    ASSERT_EQ(set_rate_limit(ea.qp, static_cast<uint32_t>(kbps)), 0);
     ASSERT_EQ(post_write(ea, 1, 0, 1 << 16, eb.addr(), eb.mr->rkey), 0);
     sim.run_for(TimeNs::from_us(100));
     ASSERT_GE(rec.arrivals.size(), 16u);
@@ -118,8 +118,8 @@ TEST(NicPacing, TwoQpsEachAtItsRate) {
   e2.mr = e1.mr;
   ASSERT_EQ(connect_qp(e1, p1, ConnParams{}), 0);
   ASSERT_EQ(connect_qp(e2, p2, ConnParams{}), 0);
-  ASSERT_EQ(v::modify_qp_rate_limit(e1.qp, 10'000'000), 0);
-  ASSERT_EQ(v::modify_qp_rate_limit(e2.qp, 25'000'000), 0);
+  ASSERT_EQ(set_rate_limit(e1.qp, 10'000'000), 0);
+  ASSERT_EQ(set_rate_limit(e2.qp, 25'000'000), 0);
   v::Sge sge{e1.addr(), 1 << 19, e1.mr->lkey};
   v::SendWr wr;
   wr.sg_list = &sge;

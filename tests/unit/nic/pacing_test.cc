@@ -2,7 +2,8 @@
 // NicNode driven by hand at poll times that never line up with the
 // departures (a real-time poll loop), instead of at its exact wakeups (the
 // simulator, nic_node_test). The Carousel rule: a frame scheduled for s makes
-// the next due at max(now, s + wire time / rate), so
+// the next due at max(now, s + wire time / rate) (strict: max_burst_sz = 0,
+// the default; the bucket is pacing_burst_test.cc), so
 //   - lateness below a gap costs no rate (the schedule does not drift),
 //   - a stall longer than a gap is not made up (no burst), and is counted
 //     (pace_lost_ns),
@@ -15,55 +16,12 @@
 
 #include "tests/support/eal_env.h"
 #include "tests/unit/nic/nic_harness.h"
+#include "tests/unit/nic/pacing_driver.h"
 
 namespace sf::nic::test {
 namespace {
 
 constexpr BitRate kRate = BitRate::gbps(10);
-
-struct Departure {
-  TimeNs at;
-  uint32_t len;
-};
-
-// Drives `node` port 0 like the poll loop: at each poll time, advance() when
-// due, then transmit(); records and frees every frame.
-class HandDriver {
- public:
-  explicit HandDriver(NicNode& node) : node_(node) {}
-  void poll(TimeNs now) {
-    polls.push_back(now);
-    if (node_.next_wakeup(now) <= now) node_.advance(now);
-    std::array<rte_mbuf*, 32> out{};
-    const uint16_t n = node_.transmit(0, std::span<rte_mbuf*>(out.data(), out.size()), now);
-    for (uint16_t i = 0; i < n; ++i) {
-      sent.push_back({now, out[i]->pkt_len});
-      rte_pktmbuf_free(out[i]);
-    }
-    last_burst = n;
-  }
-  std::vector<TimeNs> polls;
-  std::vector<Departure> sent;
-  uint16_t last_burst = 0;
-
- private:
-  NicNode& node_;
-};
-
-// Poll intervals of 0.7-2.7 us from a fixed xorshift sequence: always less
-// than the 3.343 us gap of a 4 KiB frame at 10 Gb/s, never aligned with it.
-class Jitter {
- public:
-  TimeNs next() {
-    x_ ^= x_ << 13;
-    x_ ^= x_ >> 7;
-    x_ ^= x_ << 17;
-    return TimeNs(700 + static_cast<int64_t>(x_ % 2000));
-  }
-
- private:
-  uint64_t x_ = 0x9E3779B97F4A7C15ull;
-};
 
 struct Pair {
   NicNode a{one_host_cfg(0), sf::test::mbuf_pool()};
@@ -72,19 +30,11 @@ struct Pair {
   Endpoint eb = make_endpoint(peer, 0, 1 << 20);
   Pair() {
     EXPECT_EQ(connect_qp(ea, eb, ConnParams{}), 0);
-    EXPECT_EQ(v::modify_qp_rate_limit(ea.qp, static_cast<uint32_t>(kRate.bps() / 1000)), 0);
+    EXPECT_EQ(set_rate_limit(ea.qp, static_cast<uint32_t>(kRate.bps() / 1000)), 0);
   }
   void post(uint64_t id) { ASSERT_EQ(post_write(ea, id, 0, 1 << 16, eb.addr(), eb.mr->rkey), 0); }
   const rc::QpCounters& counters() { return a.host(0).qp_slot(0).counters(); }
 };
-
-// The first poll time at or after `t`.
-TimeNs first_poll_at_or_after(const std::vector<TimeNs>& polls, TimeNs t) {
-  for (TimeNs p : polls) {
-    if (p >= t) return p;
-  }
-  return TimeNs::max();
-}
 
 // 1. One QP at 10 Gb/s with 128 frames queued (8 x 64 KiB WRITEs), polled
 //    every 0.7-2.7 us. Expect: every frame leaves at the first poll at or
@@ -157,6 +107,7 @@ TEST(NicPacingLate, AStallIsNotMadeUp) {
   EXPECT_EQ(p.counters().pace_lost_ns,
             static_cast<uint64_t>((stall_end - due_20 - kRate.tx_time(wire_bytes(d.sent[20].len))).ns()));
   EXPECT_EQ(p.counters().pace_idle_ns, 0u);
+  EXPECT_EQ(p.counters().pace_burst_bytes, 0u);
 }
 
 // 3. One 64 KiB WRITE, then nothing for 200 us, then another. Expect: the
@@ -191,6 +142,7 @@ TEST(NicPacingLate, IdleTimeIsNotBanked) {
   EXPECT_EQ(d.sent[17].at, first_poll_at_or_after(d.polls, posted + kRate.tx_time(wire_bytes(d.sent[16].len))));
   EXPECT_EQ(p.counters().pace_idle_ns, static_cast<uint64_t>((posted - was_due).ns()));
   EXPECT_EQ(p.counters().pace_lost_ns, 0u);
+  EXPECT_EQ(p.counters().pace_burst_bytes, 0u);
 }
 
 }  // namespace

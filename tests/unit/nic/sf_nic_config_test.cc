@@ -108,6 +108,28 @@ TEST(SfNicConfig, ErrorsNameThePath) {
   EXPECT_EQ(error_of(good_with("\"qps\": 2", "\"qsp\": 2")).rfind("workloads[0]: unknown key \"qsp\"", 0), 0u);
 }
 
+// 2b. The pacing fields: rate_limit and its burst bucket (burst_size, bytes
+//     or a size string); a bucket without a rate, or beyond 32 bits, is
+//     refused naming the path.
+TEST(SfNicConfig, RateLimitAndBurstSize) {
+  const AppConfig c = parse(good_with("\"verify\": true", "\"verify\": true, \"rate_limit\": \"10G\", \"burst_size\": \"64KiB\""));
+  EXPECT_EQ(c.workloads[0].rate_limit, BitRate::gbps(10));
+  EXPECT_EQ(c.workloads[0].burst_bytes, 65536u);
+  EXPECT_EQ(c.workloads[1].burst_bytes, 0u);  // default: strict
+  EXPECT_EQ(parse(good_with("\"verify\": true", "\"verify\": true, \"rate_limit\": 1, \"burst_size\": 1250000"))
+                .workloads[0].burst_bytes,
+            1250000u);
+  EXPECT_EQ(error_of(good_with("\"verify\": true", "\"verify\": true, \"burst_size\": 65536")),
+            "workloads[0].burst_size: needs \"rate_limit\" (a burst bucket of an unpaced QP; EINVAL in "
+            "ibv_modify_qp_rate_limit)");
+  EXPECT_EQ(error_of(good_with("\"verify\": true", "\"verify\": true, \"rate_limit\": 1, \"burst_size\": \"8GiB\""))
+                .rfind("workloads[0].burst_size: ", 0),
+            0u);
+  EXPECT_EQ(error_of(good_with("\"verify\": true", "\"verify\": true, \"rate_limit\": 1, \"burst_size\": -1"))
+                .rfind("workloads[0].burst_size: ", 0),
+            0u);
+}
+
 // 3. Cross-checks: a port or a listening OOB endpoint used twice.
 TEST(SfNicConfig, CrossChecks) {
   EXPECT_EQ(error_of(good_with("\"devargs\": \"net_memif1\"", "\"devargs\": \"net_memif0,role=client,socket=/tmp/a.sock\"")),
