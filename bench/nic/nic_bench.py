@@ -27,10 +27,16 @@
                   Both sf-nic run with --sched SCHED (default nice:-20 when
                   root, else other), each in its own session (its own
                   autogroup), --idle IDLE (default spin) and
-                  --max-unacked-psns WINDOW (default 128).
+                  --max-unacked-psns WINDOW (default 128). --burst-bytes N
+                  gives the sender's QP a burst bucket of N bytes (sf-nic
+                  --burst-size; 0 = strict pacing, the default): a QP served
+                  late or idle may make up N bytes back to back, so with
+                  N > 0 the figure is "paced with bursts of up to N bytes";
+                  burst_bytes and burst_share (made-up bytes / the rate's
+                  bytes over the span) are reported.
 
 One JSON line each: {"bench","value","unit","ref","ratio",...}. Usage:
-  nic_bench.py SF_NIC [--seconds S] [--only NAME] [--sched SCHED] [--idle IDLE] [--window N]
+  nic_bench.py SF_NIC [--seconds S] [--only NAME] [--sched SCHED] [--idle IDLE] [--window N] [--burst-bytes N]
 """
 import json
 import os
@@ -150,14 +156,18 @@ def msg_rate(binary, tmp, seconds):
          ref_tool=f"dpdk-testpmd txonly->rxonly memif {frame} B", load1=os.getloadavg()[0])
 
 
-def pacing(binary, tmp, rate_gbps, seconds, sched_policy, idle_mode, window):
+def pacing(binary, tmp, rate_gbps, seconds, sched_policy, idle_mode, window, burst_bytes=0):
+    """One paced write_bw QP at rate_gbps; with burst_bytes > 0 the QP's pacer
+    may make up to that many bytes of lost or idle time back to back
+    (sf-nic --burst-size, ibv_modify_qp_rate_limit max_burst_sz); 0 = strict."""
     ts = os.path.join(tmp, f"pace{rate_gbps}.jsonl")
     ts_srv = os.path.join(tmp, f"pace{rate_gbps}-srv.jsonl")
     sched_args = (["--sched", sched_policy] if sched_policy != "other" else []) + \
         (["--idle", idle_mode] if idle_mode != "spin" else []) + \
         (["--max-unacked-psns", str(window)] if window != 128 else [])
     sf_pair(binary, tmp, "write_bw", ["-s", "65536", "-D", str(seconds)] + sched_args, f"pace{rate_gbps}",
-            client_extra=["--rate-limit", str(rate_gbps), "--timeseries", ts, "--ts-period-ms", "100"],
+            client_extra=["--rate-limit", str(rate_gbps), "--timeseries", ts, "--ts-period-ms", "100"] +
+            (["--burst-size", str(burst_bytes)] if burst_bytes else []),
             server_extra=["--timeseries", ts_srv, "--ts-period-ms", "100"])
     samples = [json.loads(l) for l in open(ts)]
     srv = [json.loads(l) for l in open(ts_srv)] if os.path.exists(ts_srv) else []
@@ -184,6 +194,7 @@ def pacing(binary, tmp, rate_gbps, seconds, sched_policy, idle_mode, window):
             wins.append({"a": a, "b": b, "dt": dt, "rate": (dbytes + WIRE_EXTRA * dpkts) * 8 / dt / 1e9,
                          "lost_ms": (hb.get("pace_lost_ns", 0) - ha.get("pace_lost_ns", 0)) / 1e6,
                          "idle_ms": (hb.get("pace_idle_ns", 0) - ha.get("pace_idle_ns", 0)) / 1e6,
+                         "burst_kb": (hb.get("pace_burst_bytes", 0) - ha.get("pace_burst_bytes", 0)) / 1e3,
                          "steal_ms": (b["cpu_steal_s"] - a["cpu_steal_s"]) * 1e3 if "cpu_steal_s" in a and "cpu_steal_s" in b else None,
                          "tx_cpu": cpu_share(samples, a[tkey], b[tkey]),
                          "rx_cpu": cpu_share(srv, a[tkey], b[tkey])})
@@ -205,6 +216,7 @@ def pacing(binary, tmp, rate_gbps, seconds, sched_policy, idle_mode, window):
     bits = (hb["tx_bytes"] - ha["tx_bytes"] + WIRE_EXTRA * (hb["tx_packets"] - ha["tx_packets"])) * 8
     idle = (hb.get("pace_idle_ns", 0) - ha.get("pace_idle_ns", 0)) / 1e9
     lost = (hb.get("pace_lost_ns", 0) - ha.get("pace_lost_ns", 0)) / 1e9
+    burst_b = hb.get("pace_burst_bytes", 0) - ha.get("pace_burst_bytes", 0)
     busy = span - idle - lost
     sched = bits / busy / 1e9 if busy > 0.01 * span else None
 
@@ -227,12 +239,14 @@ def pacing(binary, tmp, rate_gbps, seconds, sched_policy, idle_mode, window):
          sched_error=r4(abs(sched - rate_gbps) / rate_gbps) if sched else None,
          min_tx_cpu=lo("tx_cpu"), min_rx_cpu=lo("rx_cpu"),
          worst_window={"ms": round(worst_w["dt"] * 1e3, 2), "lost_ms": round(worst_w["lost_ms"], 3),
-                       "idle_ms": round(worst_w["idle_ms"], 3), "tx_cpu": r4(worst_w["tx_cpu"]),
+                       "idle_ms": round(worst_w["idle_ms"], 3), "burst_kb": round(worst_w["burst_kb"], 1),
+                       "tx_cpu": r4(worst_w["tx_cpu"]),
                        "rx_cpu": r4(worst_w["rx_cpu"]),
                        "tx_steal_ms": None if worst_w["steal_ms"] is None else round(worst_w["steal_ms"], 1)},
          tx_steal_share=r4((b["cpu_steal_s"] - a["cpu_steal_s"]) / span) if "cpu_steal_s" in a and "cpu_steal_s" in b else None,
          max_sample_us=round(max(read_us), 1) if read_us else None,
          max_late_us=round(max(late_us), 1) if late_us else None,
+         burst_bytes=burst_bytes, burst_share=r4(burst_b * 8 / 1e9 / rate_gbps / span),
          sched=sched_policy, idle_mode=idle_mode, max_unacked_psns=window, load1=os.getloadavg()[0])
 
 
@@ -253,11 +267,17 @@ def main():
     window = 128
     if "--window" in sys.argv:
         window = int(sys.argv[sys.argv.index("--window") + 1])
+    burst = 0  # pacing only: the QP's burst bucket, bytes (sf-nic --burst-size); 0 = strict
+    if "--burst-bytes" in sys.argv:
+        burst = int(sys.argv[sys.argv.index("--burst-bytes") + 1])
+        if burst < 0 or burst > 0xFFFFFFFF:
+            log("--burst-bytes must be 0..4294967295")
+            return 2
     runs = [("nic_write_bw", lambda t: write_bw(binary, t, seconds)),
             ("nic_msg_rate", lambda t: msg_rate(binary, t, seconds)),
-            ("nic_pacing_1G", lambda t: pacing(binary, t, 1, seconds, sched, idle, window)),
-            ("nic_pacing_10G", lambda t: pacing(binary, t, 10, seconds, sched, idle, window)),
-            ("nic_pacing_40G", lambda t: pacing(binary, t, 40, seconds, sched, idle, window))]
+            ("nic_pacing_1G", lambda t: pacing(binary, t, 1, seconds, sched, idle, window, burst)),
+            ("nic_pacing_10G", lambda t: pacing(binary, t, 10, seconds, sched, idle, window, burst)),
+            ("nic_pacing_40G", lambda t: pacing(binary, t, 40, seconds, sched, idle, window, burst))]
     rc = 0
     with tempfile.TemporaryDirectory(prefix="sf-nic-bench-") as tmp:
         for name, fn in runs:

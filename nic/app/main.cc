@@ -255,7 +255,11 @@ int run(int argc, char** argv) {
       cfg = config_from_flags(o);
     }
   } catch (const config::ConfigError& e) {
-    std::cerr << "sf-nic: " << (o.config.empty() ? "" : o.config + ": ") << e.what() << "\n";
+    std::string what = e.what();
+    // A flag's value checked by the config: name the flag, not the JSON path.
+    constexpr std::string_view kBurstPath = "workloads[0].burst_size";
+    if (o.config.empty() && what.rfind(kBurstPath, 0) == 0) what = "--burst-size" + what.substr(kBurstPath.size());
+    std::cerr << "sf-nic: " << (o.config.empty() ? "" : o.config + ": ") << what << "\n";
     return 2;
   }
 

@@ -66,6 +66,7 @@ rc::QpCounters qp_sum(const Host& host) {
     s.rnr_waits += c.rnr_waits;
     s.pace_lost_ns += c.pace_lost_ns;
     s.pace_idle_ns += c.pace_idle_ns;
+    s.pace_burst_bytes += c.pace_burst_bytes;
   }
   return s;
 }
@@ -250,6 +251,7 @@ nlohmann::json timeseries_sample(const NicNode& node, double t_s) {
                                  {"retransmits", q.tx_retransmit_pkts},
                                  {"pace_lost_ns", q.pace_lost_ns},
                                  {"pace_idle_ns", q.pace_idle_ns},
+                                 {"pace_burst_bytes", q.pace_burst_bytes},
                                  {"rate_gbps", first_qp_rate_gbps(node, h)}};
   }
   return {{"t_s", t_s}, {"hosts", hosts}};
