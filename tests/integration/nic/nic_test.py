@@ -185,6 +185,10 @@ def bad_input(h):
     run(["write_bw", "--port", "x", "--mac", "zz", "--ip", "10.0.0.1"], "hosts.h0.mac")
     run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "-m", "1500"], "hosts.h0.mtu")
     run(["write_lat", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "-q", "2"], "workloads[0].qps")
+    run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--burst-size", "64KiB"],
+        "--burst-size needs --rate-limit")
+    run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--rate-limit", "1",
+         "--burst-size", "abc"], "--burst-size: \"abc\" is not a size")
     cfg = h.write_json("bad.json", {"hosts": {"a": {"devargs": "x", "mac": "02:00:00:00:00:01", "ip": "10.0.0.1"}},
                                     "workloads": [{"name": "w", "host": "b", "type": "write_bw", "role": "client",
                                                    "oob": "127.0.0.1:1"}]})
