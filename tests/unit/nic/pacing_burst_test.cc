@@ -12,9 +12,11 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdint>
 #include <vector>
 
+#include "nic/cc/congestion_control.h"
 #include "tests/support/eal_env.h"
 #include "tests/unit/nic/nic_harness.h"
 #include "tests/unit/nic/pacing_driver.h"
@@ -63,13 +65,15 @@ struct StallRun {
   uint16_t burst_at_stall_end = 0;
   rc::QpCounters ctr;
   TimeNs pace_next_at_end;
+  BitRate rate_after_stall;
 };
 
 // 8 x 64 KiB WRITEs posted at `posted`, polled every 0.7-2.7 us; after the
 // 20th frame the driver stalls 100 us (a descheduled process); optionally
 // the rate limit changes to `rate2` just before the stall. 60 frames.
-StallRun run_stall(uint32_t burst_bytes, BitRate rate2 = kRate) {
+StallRun run_stall(uint32_t burst_bytes, BitRate rate2 = kRate, bool dcqcn_cnp = false) {
   Pair p(burst_bytes);
+  if (dcqcn_cnp) p.qp().set_congestion_control(CcChoice{CcAlgorithm::kDcqcn}, kRate);
   HandDriver d(p.a);
   Jitter j;
   StallRun r;
@@ -82,6 +86,7 @@ StallRun run_stall(uint32_t burst_bytes, BitRate rate2 = kRate) {
     now = now + j.next();
     d.poll(now);
     if (d.sent.size() == 20 && r.stall_end == TimeNs::max()) {
+      if (dcqcn_cnp) p.qp().cc_on_cnp(now);
       if (rate2 != kRate) {
         EXPECT_EQ(set_rate_limit(p.ea.qp, static_cast<uint32_t>(rate2.bps() / 1000), burst_bytes), 0);
       }
@@ -89,6 +94,7 @@ StallRun run_stall(uint32_t burst_bytes, BitRate rate2 = kRate) {
       now = r.stall_end;
       d.poll(now);
       r.burst_at_stall_end = d.last_burst;
+      r.rate_after_stall = p.qp().rate();
     }
   }
   r.sent = d.sent;
@@ -228,6 +234,24 @@ TEST(NicPacingBurst, TheBucketIsBBytesAtTheRateInForce) {
   EXPECT_EQ(expect_even_gaps(r, 29, last_burst_frame_sched(r, half, bucket_bytes()), half), 30u);
 }
 
+// 4b. A rate cut while the QP holds credit (congestion control): DCQCN
+//     (NVIDIA parameters) under the 10 Gb/s limit, a CNP just before the
+//     stall; the cut lands at the end of DCQCN's rate-reduce period, i.e.
+//     during the first frame at the end of the stall, after that frame
+//     granted the credit (B / rate at 10 Gb/s: 8 frame times). Expect: the
+//     credit keeps its time, so at the cut rate (~5 Gb/s) it is half the
+//     bytes: 2 + 4 frames at the end of the stall, 4 counted from the bucket.
+//     A cut never lets more than B bytes out (a rise is clamped to B bytes at
+//     the new rate at the next filing or departure, scenario 4's rule).
+TEST(NicPacingBurst, ARateCutShrinksTheCreditNeverGrowsIt) {
+  const StallRun r = run_stall(bucket_bytes(), kRate, true);
+  ASSERT_EQ(r.sent.size(), 60u);
+  EXPECT_LT(r.rate_after_stall.bps(), BitRate::gbps(6).bps());
+  EXPECT_GT(r.rate_after_stall.bps(), BitRate::gbps(4.5).bps());
+  EXPECT_EQ(r.burst_at_stall_end, 2u + kFrames / 2);
+  EXPECT_EQ(r.ctr.pace_burst_bytes, uint64_t{kFrames / 2} * middle_len());
+}
+
 // 5. Edge: a bucket smaller than one frame (B = half a frame's wire bytes).
 //    Expect: no extra frame back to back (2 at the end of the stall, as
 //    strict), nothing counted from the bucket; the schedule keeps B / rate
@@ -276,6 +300,14 @@ TEST(NicPacingBurst, ModifyQpRateLimitChecksItsArguments) {
   v::QpInitAttr qi;
   ASSERT_EQ(v::query_qp(p.ea.qp, &qa, 0, &qi), 0);
   EXPECT_EQ(qa.rate_limit, 2'500'000u);
+  // The largest bucket at the smallest rate (4 GiB at 1 kbps: 3.4e16 ns of
+  // credit) is accepted; the QP keeps it as given.
+  a = v::QpRateLimitAttr{};
+  a.rate_limit = 1;
+  a.max_burst_sz = UINT32_MAX;
+  EXPECT_EQ(v::modify_qp_rate_limit(p.ea.qp, &a), 0);
+  EXPECT_EQ(p.qp().max_burst_bytes(), UINT32_MAX);
+  EXPECT_EQ(p.qp().rate(), BitRate(1000));
   a = v::QpRateLimitAttr{};
   EXPECT_EQ(v::modify_qp_rate_limit(p.ea.qp, &a), 0);
   EXPECT_EQ(p.qp().rate(), BitRate(0));
