@@ -68,17 +68,35 @@ IcrcLayout icrc_layout(const FrameInfo& fi) {
 
 void mask_icrc_headers(std::span<uint8_t> block, IcrcLayout layout) { mask_block(block.data(), layout); }
 
-void IcrcAccumulator::begin_isal(std::span<const uint8_t> headers, IcrcLayout layout) {
+namespace {
+Crc32Fold isal_state(uint32_t crc) {
+#if defined(__x86_64__)
+  return _mm_cvtsi32_si128(static_cast<int>(crc));
+#else
+  return Crc32Fold{{crc, 0}};
+#endif
+}
+}  // namespace
+
+uint32_t IcrcAccumulator::isal_crc(Crc32Fold state) {
+#if defined(__x86_64__)
+  return static_cast<uint32_t>(_mm_cvtsi128_si32(state));
+#else
+  return static_cast<uint32_t>(state.q[0]);
+#endif
+}
+
+Crc32Fold IcrcAccumulator::begin_isal(std::span<const uint8_t> headers, IcrcLayout layout) {
   const std::size_t n = layout.masked_bytes();
   uint8_t scratch[kIcrcMaskedMaxBytes];
   std::memcpy(scratch, headers.data(), n);
   mask_icrc_headers(std::span<uint8_t>(scratch, n), layout);
-  crc_ = crc32_gzip_refl(kCrcAfterPseudoLrh, scratch, n);
+  return isal_state(crc32_gzip_refl(kCrcAfterPseudoLrh, scratch, n));
 }
 
-void IcrcAccumulator::update_isal(std::span<const uint8_t> bytes) {
-  if (bytes.empty()) return;
-  crc_ = crc32_gzip_refl(crc_, bytes.data(), bytes.size());
+Crc32Fold IcrcAccumulator::update_isal(Crc32Fold state, std::span<const uint8_t> bytes) {
+  if (bytes.empty()) return state;
+  return isal_state(crc32_gzip_refl(isal_crc(state), bytes.data(), bytes.size()));
 }
 
 uint32_t icrc_compute(std::span<const uint8_t> covered, IcrcLayout layout) {

@@ -75,7 +75,7 @@ class IcrcAccumulator {
       // OR-ed in as the blocks are loaded.
       fold_ = crc32_fold_pseudo_lrh_or(headers.data(), layout.masked_bytes(), detail::icrc_mask_of(layout));
     } else {
-      begin_isal(headers, layout);
+      fold_ = begin_isal(headers, layout);
     }
     return true;
   }
@@ -83,17 +83,24 @@ class IcrcAccumulator {
     if (impl_ == Crc32Impl::kVpclmul) {
       fold_ = crc32_fold_update(fold_, bytes.data(), bytes.size());
     } else {
-      update_isal(bytes);
+      fold_ = update_isal(fold_, bytes);
     }
   }
-  uint32_t value() const { return impl_ == Crc32Impl::kVpclmul ? crc32_fold_finish(fold_) : crc_; }
+  uint32_t value() const { return impl_ == Crc32Impl::kVpclmul ? crc32_fold_finish(fold_) : isal_crc(fold_); }
 
  private:
-  void begin_isal(std::span<const uint8_t> headers, IcrcLayout layout);
-  void update_isal(std::span<const uint8_t> bytes);
+  // Static, taking and returning the state by value: no member function
+  // outside this header sees `this`, so a local accumulator's address never
+  // escapes. Both implementations keep their state in the one vector
+  // register (ISA-L's CRC in its low 32 bits), so that a loop of update()
+  // calls passes it from call to call without spilling it to memory.
+  static Crc32Fold begin_isal(std::span<const uint8_t> headers, IcrcLayout layout);
+  static Crc32Fold update_isal(Crc32Fold state, std::span<const uint8_t> bytes);
+  static uint32_t isal_crc(Crc32Fold state);
 
-  Crc32Fold fold_{};  // kVpclmul: the unreduced remainder (icrc_vpclmul.h)
-  uint32_t crc_ = 0;  // kIsal: the CRC so far
+  // kVpclmul: the unreduced remainder (icrc_vpclmul.h); kIsal: the CRC so
+  // far in the low 32 bits.
+  Crc32Fold fold_{};
   Crc32Impl impl_ = Crc32Impl::kIsal;
 };
 
