@@ -165,7 +165,13 @@ SF_CRC_TARGET inline __m128i fold_to_end(const uint8_t* p, std::size_t n, const 
     acc = _mm_xor_si128(acc, fold(load16_or<kOr>(p, mask, off), kdist(n - 16 - off)));
     off += 16;
   }
-  if (off < n) acc = _mm_xor_si128(acc, _mm_and_si128(load16_or<kOr>(p, mask, n - 16), load16(kKeepLast + (n - off))));
+  if (off < n) {
+    // The 16 bytes ending at p + n (from before p when n < 16: p + n - 16,
+    // not p + (n - 16), which would wrap), only their last n - off kept.
+    __m128i last = load16(p + n - 16);
+    if constexpr (kOr) last = _mm_or_si128(last, load16(mask + n - 16));
+    acc = _mm_xor_si128(acc, _mm_and_si128(last, load16(kKeepLast + (n - off))));
+  }
   return acc;
 }
 
