@@ -237,12 +237,14 @@ SF_CRC_TARGET uint32_t reduce(__m128i x) {
       _mm_xor_si128(_mm_clmulepi64_si128(halves_lo, k_al, 0x00), _mm_srli_epi64(x, 32)));
   // z's high quadword: bit j <-> x^(63-j); zh = its low dword, zl = its high dword.
   // Barrett: q = floor(zh * mu / x^32), remainder = zl + (q P mod x^32).
-  const __m128i consts = _mm_set_epi64x(static_cast<long long>(crc32_const::kPolyRefl33),
+  // The whole quadword times mu: zl's part lands below q (zl mu has degree
+  // < 64), so no shift isolates zh first; q comes out one bit low (bits
+  // 31..62), which P shifted up by one (P x^-1) makes up for in the second
+  // product.
+  const __m128i consts = _mm_set_epi64x(static_cast<long long>(crc32_const::kPolyRefl33 << 1),
                                         static_cast<long long>(kBarrettMu));
-  // zh x^31 in the low quadword (the shift by one lines q up at bits 32..63).
-  const __m128i u = _mm_srli_epi64(_mm_slli_epi64(_mm_srli_si128(z, 8), 32), 31);
-  const __m128i q = _mm_and_si128(_mm_clmulepi64_si128(u, consts, 0x00),
-                                  _mm_set_epi64x(0, static_cast<long long>(0xFFFFFFFF00000000ull)));
+  const __m128i q = _mm_and_si128(_mm_clmulepi64_si128(z, consts, 0x01),
+                                  _mm_set_epi64x(0, static_cast<long long>(0x7FFFFFFF80000000ull)));
   const __m128i qp = _mm_clmulepi64_si128(q, consts, 0x10);  // q P mod x^32 in dword 2
   return static_cast<uint32_t>(_mm_extract_epi32(_mm_xor_si128(qp, _mm_srli_si128(z, 4)), 2));
 }
