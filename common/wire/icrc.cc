@@ -12,59 +12,8 @@ namespace {
 // InfiniBand LRH (= ~0xDEBB20E3, rxe's seed; checked in icrc_test.cc).
 constexpr uint32_t kCrcAfterPseudoLrh = 0x2144DF1Cu;
 
-bool layout_valid(IcrcLayout l) {
-  if (l.ip_version == IpVersion::kV4) return l.ip_header_bytes >= Ipv4Header::kSize && l.ip_header_bytes <= 60;
-  if (l.ip_version == IpVersion::kV6) return l.ip_header_bytes == Ipv6Header::kSize;
-  return false;
-}
-
-// OR masks equal to mask_icrc_headers() of the masked block, one per layout:
-// IPv4 with 5..15 header words, then IPv6. Built once, on first use.
-struct MaskTables {
-  static constexpr std::size_t kV4Count = 11;
-  uint8_t mask[kV4Count + 1][kIcrcMaskedMaxBytes] = {};
-  MaskTables() {
-    for (std::size_t i = 0; i < kV4Count; ++i) {
-      const IcrcLayout l{IpVersion::kV4, static_cast<uint32_t>(Ipv4Header::kSize + 4 * i)};
-      mask_icrc_headers(std::span<uint8_t>(mask[i], l.masked_bytes()), l);
-    }
-    const IcrcLayout l6{IpVersion::kV6, Ipv6Header::kSize};
-    mask_icrc_headers(std::span<uint8_t>(mask[kV4Count], l6.masked_bytes()), l6);
-  }
-  // For a valid layout.
-  const uint8_t* of(IcrcLayout l) const {
-    return l.ip_version == IpVersion::kV6 ? mask[kV4Count] : mask[(l.ip_header_bytes - Ipv4Header::kSize) / 4];
-  }
-};
-
-const MaskTables& mask_tables() {
-  static const MaskTables t;
-  return t;
-}
-
-// Covered prefix of a parsed frame: [ip_offset, icrc_offset).
-bool has_icrc(const FrameInfo& fi) {
-  return fi.bth != nullptr && fi.icrc_offset != 0 && fi.ip_header_bytes != 0 &&
-         fi.icrc_offset + kIcrcBytes <= fi.frame_bytes;
-}
-}  // namespace
-
-const char* to_string(IcrcStatus s) {
-  switch (s) {
-    case IcrcStatus::kOk: return "ok";
-    case IcrcStatus::kBad: return "bad";
-    case IcrcStatus::kNotRoce: return "not_roce";
-  }
-  return "?";
-}
-
-IcrcLayout icrc_layout(const FrameInfo& fi) {
-  if (!has_icrc(fi)) return {};
-  return IcrcLayout{fi.ip_version, fi.ip_header_bytes};
-}
-
-void mask_icrc_headers(std::span<uint8_t> block, IcrcLayout layout) {
-  uint8_t* ip = block.data();
+// mask_icrc_headers() on the block at ip (constexpr: also builds kIcrcMasks).
+constexpr void mask_block(uint8_t* ip, IcrcLayout layout) {
   if (layout.ip_version == IpVersion::kV4) {
     ip[Ipv4Header::kOffTos] = 0xFF;
     ip[Ipv4Header::kOffTtl] = 0xFF;
@@ -85,26 +34,69 @@ void mask_icrc_headers(std::span<uint8_t> block, IcrcLayout layout) {
   bth[Bth::kOffBecnByte] = 0xFF;
 }
 
-bool IcrcAccumulator::begin(std::span<const uint8_t> headers, IcrcLayout layout) {
-  if (!layout_valid(layout) || headers.size() < layout.masked_bytes()) return false;
-  const std::size_t n = layout.masked_bytes();
-  impl_ = crc32_impl();
-  if (impl_ == Crc32Impl::kVpclmul) {
-    // The 8 x 0xFF pseudo-LRH is a constant state; the masked fields are OR-ed
-    // in as the blocks are loaded.
-    fold_ = crc32_fold_pseudo_lrh_or(headers.data(), n, mask_tables().of(layout));
-    return true;
+constexpr detail::IcrcMaskTable make_mask_table() {
+  detail::IcrcMaskTable t{};
+  for (std::size_t i = 0; i < detail::kIcrcMaskV4Rows; ++i) {
+    mask_block(t[i].data(), IcrcLayout{IpVersion::kV4, static_cast<uint32_t>(Ipv4Header::kSize + 4 * i)});
   }
+  mask_block(t[detail::kIcrcMaskV4Rows].data(), IcrcLayout{IpVersion::kV6, Ipv6Header::kSize});
+  return t;
+}
+
+// Covered prefix of a parsed frame: [ip_offset, icrc_offset).
+bool has_icrc(const FrameInfo& fi) {
+  return fi.bth != nullptr && fi.icrc_offset != 0 && fi.ip_header_bytes != 0 &&
+         fi.icrc_offset + kIcrcBytes <= fi.frame_bytes;
+}
+}  // namespace
+
+constexpr detail::IcrcMaskTable detail::kIcrcMasks = make_mask_table();
+
+const char* to_string(IcrcStatus s) {
+  switch (s) {
+    case IcrcStatus::kOk: return "ok";
+    case IcrcStatus::kBad: return "bad";
+    case IcrcStatus::kNotRoce: return "not_roce";
+  }
+  return "?";
+}
+
+IcrcLayout icrc_layout(const FrameInfo& fi) {
+  if (!has_icrc(fi)) return {};
+  return IcrcLayout{fi.ip_version, fi.ip_header_bytes};
+}
+
+void mask_icrc_headers(std::span<uint8_t> block, IcrcLayout layout) { mask_block(block.data(), layout); }
+
+namespace {
+Crc32Fold isal_state(uint32_t crc) {
+#if defined(__x86_64__)
+  return _mm_cvtsi32_si128(static_cast<int>(crc));
+#else
+  return Crc32Fold{{crc, 0}};
+#endif
+}
+}  // namespace
+
+uint32_t IcrcAccumulator::isal_crc(Crc32Fold state) {
+#if defined(__x86_64__)
+  return static_cast<uint32_t>(_mm_cvtsi128_si32(state));
+#else
+  return static_cast<uint32_t>(state.q[0]);
+#endif
+}
+
+Crc32Fold IcrcAccumulator::begin_isal(std::span<const uint8_t> headers, IcrcLayout layout) {
+  const std::size_t n = layout.masked_bytes();
   uint8_t scratch[kIcrcMaskedMaxBytes];
   std::memcpy(scratch, headers.data(), n);
   mask_icrc_headers(std::span<uint8_t>(scratch, n), layout);
-  crc_ = crc32_gzip_refl(kCrcAfterPseudoLrh, scratch, n);
-  return true;
+  return isal_state(crc32_gzip_refl(kCrcAfterPseudoLrh, scratch, n));
 }
 
-void IcrcAccumulator::update_isal(std::span<const uint8_t> bytes) {
-  if (bytes.empty()) return;
-  crc_ = crc32_gzip_refl(crc_, bytes.data(), bytes.size());
+Crc32Fold IcrcAccumulator::update_isal(Crc32Fold state, std::span<const uint8_t> bytes) {
+  if (bytes.empty()) return state;
+  return isal_state(crc32_gzip_refl(isal_crc(state), bytes.data(), bytes.size()));
 }
 
 uint32_t icrc_compute(std::span<const uint8_t> covered, IcrcLayout layout) {

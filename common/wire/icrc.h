@@ -8,6 +8,7 @@
 // buffers and give identical values).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 
@@ -22,9 +23,31 @@ struct IcrcLayout {
   IpVersion ip_version = IpVersion::kNone;
   uint32_t ip_header_bytes = 0;  // 20..60 for IPv4, 40 for IPv6
   // Bytes of IP + UDP + BTH that get masked (the prefix fed through the mask).
-  uint32_t masked_bytes() const { return ip_header_bytes + UdpHeader::kSize + Bth::kSize; }
+  constexpr uint32_t masked_bytes() const {
+    return ip_header_bytes + static_cast<uint32_t>(UdpHeader::kSize + Bth::kSize);
+  }
 };
 inline constexpr std::size_t kIcrcMaskedMaxBytes = 60 + UdpHeader::kSize + Bth::kSize;
+
+namespace detail {
+// OR masks equal to mask_icrc_headers() of the masked block, one row per
+// layout: IPv4 with 5..15 header words, then IPv6 (built at compile time in
+// icrc.cc; a table, not a function-local static, so begin() has no guard).
+inline constexpr std::size_t kIcrcMaskV4Rows = 11;
+using IcrcMaskTable = std::array<std::array<uint8_t, kIcrcMaskedMaxBytes>, kIcrcMaskV4Rows + 1>;
+extern const IcrcMaskTable kIcrcMasks;
+
+inline bool icrc_layout_valid(IcrcLayout l) {
+  if (l.ip_version == IpVersion::kV4) return l.ip_header_bytes >= Ipv4Header::kSize && l.ip_header_bytes <= 60;
+  if (l.ip_version == IpVersion::kV6) return l.ip_header_bytes == Ipv6Header::kSize;
+  return false;
+}
+// For a valid layout.
+inline const uint8_t* icrc_mask_of(IcrcLayout l) {
+  return l.ip_version == IpVersion::kV6 ? kIcrcMasks[kIcrcMaskV4Rows].data()
+                                        : kIcrcMasks[(l.ip_header_bytes - Ipv4Header::kSize) / 4].data();
+}
+}  // namespace detail
 
 // Layout of a parsed frame (ip_version kNone when the frame has no BTH).
 IcrcLayout icrc_layout(const FrameInfo& fi);
@@ -41,21 +64,43 @@ class IcrcAccumulator {
  public:
   // Returns false (state unchanged) if headers.size() < layout.masked_bytes()
   // or the layout is invalid.
-  bool begin(std::span<const uint8_t> headers, IcrcLayout layout);
+  // Inline (as update() and value() are), so that a local accumulator's
+  // state stays in a vector register from begin() to value() instead of
+  // going through memory between the calls.
+  bool begin(std::span<const uint8_t> headers, IcrcLayout layout) {
+    if (!detail::icrc_layout_valid(layout) || headers.size() < layout.masked_bytes()) return false;
+    impl_ = crc32_impl();
+    if (impl_ == Crc32Impl::kVpclmul) {
+      // The 8 x 0xFF pseudo-LRH is a constant state; the masked fields are
+      // OR-ed in as the blocks are loaded.
+      fold_ = crc32_fold_pseudo_lrh_or(headers.data(), layout.masked_bytes(), detail::icrc_mask_of(layout));
+    } else {
+      fold_ = begin_isal(headers, layout);
+    }
+    return true;
+  }
   void update(std::span<const uint8_t> bytes) {
     if (impl_ == Crc32Impl::kVpclmul) {
       fold_ = crc32_fold_update(fold_, bytes.data(), bytes.size());
     } else {
-      update_isal(bytes);
+      fold_ = update_isal(fold_, bytes);
     }
   }
-  uint32_t value() const { return impl_ == Crc32Impl::kVpclmul ? crc32_fold_finish(fold_) : crc_; }
+  uint32_t value() const { return impl_ == Crc32Impl::kVpclmul ? crc32_fold_finish(fold_) : isal_crc(fold_); }
 
  private:
-  void update_isal(std::span<const uint8_t> bytes);
+  // Static, taking and returning the state by value: no member function
+  // outside this header sees `this`, so a local accumulator's address never
+  // escapes. Both implementations keep their state in the one vector
+  // register (ISA-L's CRC in its low 32 bits), so that a loop of update()
+  // calls passes it from call to call without spilling it to memory.
+  static Crc32Fold begin_isal(std::span<const uint8_t> headers, IcrcLayout layout);
+  static Crc32Fold update_isal(Crc32Fold state, std::span<const uint8_t> bytes);
+  static uint32_t isal_crc(Crc32Fold state);
 
-  Crc32Fold fold_{};  // kVpclmul: the unreduced remainder (icrc_vpclmul.h)
-  uint32_t crc_ = 0;  // kIsal: the CRC so far
+  // kVpclmul: the unreduced remainder (icrc_vpclmul.h); kIsal: the CRC so
+  // far in the low 32 bits.
+  Crc32Fold fold_{};
   Crc32Impl impl_ = Crc32Impl::kIsal;
 };
 

@@ -9,13 +9,7 @@
 
 namespace sf::wire {
 
-namespace {
-// kUnset until the first use picks the best one (no static-init order issue).
-// Atomic (relaxed: a plain load on x86) because every lcore reads it and the
-// first use, on any of them, writes it.
-constexpr uint8_t kUnset = 0xFF;
-std::atomic<uint8_t> g_impl{kUnset};
-}  // namespace
+std::atomic<uint8_t> detail::g_crc32_impl{detail::kCrc32Unset};
 
 const char* to_string(Crc32Impl impl) {
   switch (impl) {
@@ -42,18 +36,15 @@ Crc32Impl crc32_best_impl() {
   return crc32_vpclmul_supported() && !isal_has_512 ? Crc32Impl::kVpclmul : Crc32Impl::kIsal;
 }
 
-Crc32Impl crc32_impl() {
-  uint8_t v = g_impl.load(std::memory_order_relaxed);
-  if (v == kUnset) [[unlikely]] {
-    v = static_cast<uint8_t>(crc32_best_impl());
-    g_impl.store(v, std::memory_order_relaxed);
-  }
-  return static_cast<Crc32Impl>(v);
+Crc32Impl detail::crc32_impl_first_use() {
+  const Crc32Impl best = crc32_best_impl();
+  g_crc32_impl.store(static_cast<uint8_t>(best), std::memory_order_relaxed);
+  return best;
 }
 
 bool crc32_select_impl(Crc32Impl impl) {
   if (!crc32_impl_supported(impl)) return false;
-  g_impl.store(static_cast<uint8_t>(impl), std::memory_order_relaxed);
+  detail::g_crc32_impl.store(static_cast<uint8_t>(impl), std::memory_order_relaxed);
   return true;
 }
 

@@ -5,6 +5,7 @@
 // benchmarks may force either with crc32_select_impl().
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 
@@ -16,8 +17,21 @@ const char* to_string(Crc32Impl impl);
 bool crc32_impl_supported(Crc32Impl impl);
 // The fastest supported implementation (what is used unless selected otherwise).
 Crc32Impl crc32_best_impl();
-// The implementation in use now.
-Crc32Impl crc32_impl();
+namespace detail {
+// The selection (a Crc32Impl value, or kCrc32Unset until the first use picks
+// crc32_best_impl()). Atomic (relaxed: a plain load on x86) because every
+// lcore reads it and the first use, on any of them, writes it.
+inline constexpr uint8_t kCrc32Unset = 0xFF;
+extern std::atomic<uint8_t> g_crc32_impl;
+Crc32Impl crc32_impl_first_use();
+}  // namespace detail
+
+// The implementation in use now (inline: one load per frame).
+inline Crc32Impl crc32_impl() {
+  const uint8_t v = detail::g_crc32_impl.load(std::memory_order_relaxed);
+  if (v == detail::kCrc32Unset) [[unlikely]] return detail::crc32_impl_first_use();
+  return static_cast<Crc32Impl>(v);
+}
 // Switches every later CRC (including IcrcAccumulator::begin) to `impl`.
 // Returns false, changing nothing, if the CPU lacks it. Not thread-safe:
 // call at setup (or in a test) while no other thread computes CRCs.

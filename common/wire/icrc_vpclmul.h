@@ -80,7 +80,7 @@ bool crc32_vpclmul_supported();
 // ISA-L / zlib convention: 0 to start).
 Crc32Fold crc32_fold_from_crc(uint32_t crc);
 // The state after a 0xFFFFFFFF register (a CRC's start) followed by the RoCE
-// pseudo-LRH (8 x 0xFF) and then n >= 24 bytes at p, each OR-ed with
+// pseudo-LRH (8 x 0xFF) and then 24 <= n < 264 bytes at p, each OR-ed with
 // or_mask[i] first (or_mask has n bytes): the masked ICRC header block in one
 // go, without copying it.
 Crc32Fold crc32_fold_pseudo_lrh_or(const uint8_t* p, std::size_t n, const uint8_t* or_mask);

@@ -1,8 +1,9 @@
 // CRC-32 VPCLMULQDQ kernel (icrc_vpclmul.h) and the run-time choice
 // (icrc_crc32.h): fold constants against slow polynomial arithmetic; the
 // kernel against ISA-L crc32_gzip_refl and a bitwise reference for every
-// length 0..1024, every alignment 0..63, large buffers and random splits;
-// the ICRC identical under both implementations.
+// length 0..1024, every alignment 0..63, every length to 9 KiB, large
+// buffers, random splits and splits at every offset (as mbuf segments cut
+// a frame); the ICRC identical under both implementations.
 #include <gtest/gtest.h>
 
 #include <isa-l/crc.h>
@@ -135,6 +136,21 @@ TEST_F(Crc32Vpclmul, EveryAlignmentEqualsIsal) {
   }
 }
 
+// 3b. Every length 1025..9216 (past the wide loop's every remainder, the
+//     byte-distance table's last rows and jumbo frames) at alignments 0, 1,
+//     17 and 63, random start CRC. Expect: kernel == ISA-L.
+TEST_F(Crc32Vpclmul, EveryLengthTo9KiBEqualsIsal) {
+  Rng rng(37);
+  const auto buf = random_bytes(rng, 9216 + 64);
+  for (std::size_t align : {0u, 1u, 17u, 63u}) {
+    for (std::size_t n = 1025; n <= 9216; ++n) {
+      const uint8_t* p = buf.data() + align;
+      const uint32_t init = static_cast<uint32_t>(n * 2654435761u);
+      ASSERT_EQ(vpclmul_crc(init, p, n), crc32_gzip_refl(init, p, n)) << align << " " << n;
+    }
+  }
+}
+
 // 4. Large buffers (random lengths to 64 KiB, all-zero and all-one data).
 //    Expect: kernel == ISA-L; a few also == bitwise.
 TEST_F(Crc32Vpclmul, LargeBuffersEqualIsal) {
@@ -175,6 +191,28 @@ TEST_F(Crc32Vpclmul, RandomSplitsContinue) {
     }
     ASSERT_EQ(crc32_fold_finish(f), want) << n;
     ASSERT_EQ(crc, want) << n;
+  }
+}
+
+// 5b. A 4200-byte buffer cut in two at every offset, and in pieces of 2048
+//     after a first piece of every length 1..2100 (a frame in 2 KiB mbuf
+//     segments after any header/headroom split), the state carried across.
+//     Expect: == ISA-L of the whole, every time.
+TEST_F(Crc32Vpclmul, SplitAtEveryOffsetContinues) {
+  Rng rng(41);
+  const auto buf = random_bytes(rng, 4200);
+  const uint32_t want = crc32_gzip_refl(0, buf.data(), buf.size());
+  for (std::size_t cut = 0; cut <= buf.size(); ++cut) {
+    Crc32Fold f = crc32_fold_update(crc32_fold_from_crc(0), buf.data(), cut);
+    f = crc32_fold_update(f, buf.data() + cut, buf.size() - cut);
+    ASSERT_EQ(crc32_fold_finish(f), want) << cut;
+  }
+  for (std::size_t first = 1; first <= 2100; ++first) {
+    Crc32Fold f = crc32_fold_update(crc32_fold_from_crc(0), buf.data(), first);
+    for (std::size_t at = first; at < buf.size(); at += 2048) {
+      f = crc32_fold_update(f, buf.data() + at, std::min<std::size_t>(2048, buf.size() - at));
+    }
+    ASSERT_EQ(crc32_fold_finish(f), want) << first;
   }
 }
 
@@ -239,14 +277,16 @@ uint32_t icrc_split(Crc32Impl impl, const std::vector<uint8_t>& f, const FrameIn
   return acc.value();
 }
 
-// 8. RoCE frames (IPv4, IPv6, SRv6; payload 0..4096) under both
-//    implementations, whole and split at random odd offsets.
+// 8. RoCE frames (IPv4, IPv6, SRv6; payload 0..9000) under both
+//    implementations, whole, split at random odd offsets and at every 2 KiB
+//    segment boundary.
 //    Expect: the ICRC the builder stored, every time.
 TEST_F(Crc32Vpclmul, IcrcOfFramesUnchangedBothImplementations) {
   Rng rng(29);
   const L3Spec l3s[] = {test::sample_v4(), test::sample_v6(), test::sample_srv6()};
   for (const L3Spec& l3 : l3s) {
-    for (std::size_t pl : {0u, 1u, 3u, 15u, 16u, 17u, 63u, 64u, 255u, 256u, 1000u, 1024u, 4095u, 4096u}) {
+    for (std::size_t pl : {0u, 1u, 3u, 15u, 16u, 17u, 63u, 64u, 255u, 256u, 1000u, 1024u, 4095u, 4096u, 4097u,
+                           8192u, 9000u}) {
       const auto f = test::build(test::sample_spec(Opcode::kRcWriteOnly, l3), pl);
       ASSERT_FALSE(f.empty());
       const FrameInfo fi = parse_frame(f);
@@ -262,6 +302,11 @@ TEST_F(Crc32Vpclmul, IcrcOfFramesUnchangedBothImplementations) {
           std::sort(cuts.begin(), cuts.end());
           EXPECT_EQ(icrc_split(impl, f, fi, cuts), stored) << to_string(impl) << " " << pl;
         }
+        // Cut where 2 KiB mbuf segments end (frame offsets 2048 k).
+        const std::size_t start = fi.ip_offset + icrc_layout(fi).masked_bytes();
+        std::vector<std::size_t> seg_cuts;
+        for (std::size_t at = 2048; at < fi.icrc_offset; at += 2048) seg_cuts.push_back(at - start);
+        EXPECT_EQ(icrc_split(impl, f, fi, seg_cuts), stored) << to_string(impl) << " " << pl;
       }
     }
   }

@@ -2,6 +2,8 @@
 // for every split position, including splits inside the ICRC bytes.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+
 #include "common/wire/mbuf_icrc.h"
 #include "tests/support/eal_env.h"
 #include "tests/unit/wire/wire_test_util.h"
@@ -22,13 +24,14 @@ rte_mbuf* split_chain(const std::vector<uint8_t>& f, std::size_t first, uint16_t
   return head;
 }
 
-void check_all_splits(const RoceFrameSpec& spec, std::size_t payload_bytes) {
+void check_all_splits(const RoceFrameSpec& spec, std::size_t payload_bytes,
+                      std::initializer_list<uint16_t> segs = {1, 3, 64, 2048}) {
   const auto f = test::build(spec, payload_bytes);
   const FrameInfo whole = parse_frame(f);
   ASSERT_TRUE(whole.ok());
   const uint32_t want = icrc_compute(f, whole);
   for (std::size_t first = 1; first < f.size(); ++first) {
-    for (uint16_t seg : {uint16_t{1}, uint16_t{3}, uint16_t{64}, uint16_t{2048}}) {
+    for (uint16_t seg : segs) {
       rte_mbuf* m = split_chain(f, first, seg);
       ASSERT_NE(m, nullptr);
       ASSERT_EQ(m->pkt_len, f.size());
@@ -64,6 +67,15 @@ TEST(WireMbufIcrc, Ipv6EverySplit) {
 TEST(WireMbufIcrc, Srv6AndCnp) {
   check_all_splits(test::sample_spec(Opcode::kRcReadResponseOnly, test::sample_srv6()), 64);
   check_all_splits(test::sample_spec(Opcode::kCnp), 0);
+}
+
+// 4 KiB and 9000-byte payloads (an MTU data frame and a jumbo one) as they
+// arrive: 2 KiB segments after a first one of every length. Expect: the
+// contiguous ICRC, verify ok, bad after corruption, ok after re-store.
+TEST(WireMbufIcrc, LargeFramesIn2KiBSegmentsEverySplit) {
+  check_all_splits(test::sample_spec(Opcode::kRcWriteOnly), 4096, {2048});
+  check_all_splits(test::sample_spec(Opcode::kRcWriteMiddle, test::sample_v6()), 4096, {2048});
+  check_all_splits(test::sample_spec(Opcode::kRcWriteOnly), 9000, {2048});
 }
 
 TEST(WireMbufIcrc, MultiSegmentPayloadBuiltWithHeaders) {
