@@ -173,7 +173,7 @@ ProbeOptions parse_args(int argc, char** argv) {
       opt.cpu_b = static_cast<int>(parse_int("--cpus", comma + 1, 0, CPU_SETSIZE - 1));
       if (opt.cpu_a == opt.cpu_b) usage_error("--cpus: the two CPUs must differ");
     } else if (flag == "--batches") {
-      opt.batches = static_cast<uint32_t>(parse_int(flag, val, 1, 1000));
+      opt.batches = static_cast<uint32_t>(parse_int(flag, val, 1, 1'000'000));
     } else if (flag == "--trips") {
       opt.trips = static_cast<uint32_t>(parse_int(flag, val, 1, 10'000'000));
     } else if (flag == "--threshold-ns") {

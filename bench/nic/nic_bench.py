@@ -29,8 +29,31 @@
                   autogroup), --idle IDLE (default spin) and
                   --max-unacked-psns WINDOW (default 128).
 
+nic_write_bw and nic_msg_rate run interleaved rounds (reference, sf-nic,
+reference, sf-nic, ... --rounds N of each, --seconds S long) with the vCPU
+placement probe (build/bench/common/core_rtt, --probe PATH) before and after
+every round: the two vCPUs of the development VM move between sharing an L3
+and not, and each tool's rate moves 2-4x with it (docs/performance.md, "Two
+placements of the vCPUs"). A round counts for a placement only when the
+probes on both sides of it agree and its own per-period rates are steady
+(max/min <= STEADY_SPREAD: a placement change inside the round shows as a
+step). Added fields: placements (per placement: counted rounds of each side,
+the median of each side and ratio_median = median(ours) / median(ref), the
+best of each side and ratio_best = best(ours) / best(ref), and for sf-nic's
+rounds where the time went: the sender's pace_idle share (due but blocked:
+the RC window waited for the receiver's ACKs) and pace_lost share (served
+late: the sender was busy), each data-path thread's CPU share); a placement
+no counted round ran in says so (rounds 0, figures null). value / ref /
+ratio are those of the placement with the most counted rounds (shared_l3 on
+a tie), named in `placement`; rounds = every round's raw figures and its
+probes; discarded = the rounds that counted for no placement. --mbuf-size N
+runs both tools on the same link: sf-nic --mbuf-size N (both processes),
+testpmd --mbuf-size=N (both; --txpkts segments of N - 128 B), bsize=N on
+all four memif devargs.
+
 One JSON line each: {"bench","value","unit","ref","ratio",...}. Usage:
-  nic_bench.py SF_NIC [--seconds S] [--only NAME] [--sched SCHED] [--idle IDLE] [--window N]
+  nic_bench.py SF_NIC [--seconds S] [--only NAME] [--rounds N] [--probe CORE_RTT]
+               [--mbuf-size N] [--tag TAG] [--sched SCHED] [--idle IDLE] [--window N]
 """
 import json
 import os
@@ -60,18 +83,58 @@ def emit(name, value, unit, ref, **extra):
     print(json.dumps(d), flush=True)
 
 
+MBUF_HEADROOM = 128                      # RTE_PKTMBUF_HEADROOM: an mbuf carries data room - this
+DEFAULT_SEG_BYTES = 2048                 # testpmd's default mbuf (2176 B data room) carries this
+STEADY_SPREAD = 1.5                      # a round's per-period max/min above this changed pace inside
+
+
+class Link:
+    """What both tools' memif links run with (--mbuf-size) and the run's tag
+    (in every --file-prefix; the temporary directory holding the sockets
+    carries it too)."""
+    mbuf_size = None                     # None: each tool's default
+    tag = "sfnb"
+
+    @classmethod
+    def memif(cls, role, sock):
+        dev = f"net_memif0,role={role},socket={sock}"
+        return dev + (f",bsize={cls.mbuf_size}" if cls.mbuf_size else "")
+
+    @classmethod
+    def sf_args(cls):
+        return ["--mbuf-size", str(cls.mbuf_size)] if cls.mbuf_size else []
+
+    @classmethod
+    def testpmd_args(cls):
+        return [f"--mbuf-size={cls.mbuf_size}"] if cls.mbuf_size else []
+
+    @classmethod
+    def seg_bytes(cls):
+        return cls.mbuf_size - MBUF_HEADROOM if cls.mbuf_size else DEFAULT_SEG_BYTES
+
+
+def sf_nic_has_mbuf_size(binary):
+    """Whether this sf-nic takes --mbuf-size (its --help lists it)."""
+    try:
+        out = subprocess.run([binary, "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--mbuf-size" in out
+
+
 def sf_pair(binary, tmp, test, args, tag, client_extra=(), server_extra=()):
     sock = os.path.join(tmp, f"{tag}.sock")
     port = 20000 + os.getpid() % 10000
-    common = ["--mac", "", "--ip", "", "-p", str(port), "--speed", "800", "--mtu", "4096"] + list(args)
+    common = ["--mac", "", "--ip", "", "-p", str(port), "--speed", "800", "--mtu", "4096"] + list(args) + Link.sf_args()
 
     def cmd(role, lcore):
         mac = "02:00:00:00:00:01" if role == "server" else "02:00:00:00:00:02"
         ip = "10.0.0.1" if role == "server" else "10.0.0.2"
         a = list(common)
         a[1], a[3] = mac, ip
-        dev = f"net_memif0,role={role},socket={sock}"
-        c = [binary] + EAL + ["-l", str(lcore), "--file-prefix", f"sfnb-{tag}-{role}-{os.getpid()}", "--",
+        dev = Link.memif(role, sock)
+        c = [binary] + EAL + ["-l", str(lcore), "--file-prefix", f"{Link.tag}-{tag}-{role}-{os.getpid()}", "--",
                               test, "--port", dev, "--report", os.path.join(tmp, f"{tag}-{role}.json"),
                               "--ready-file", os.path.join(tmp, f"{tag}-{role}.ready")] + a
         if role == "client":
@@ -80,6 +143,9 @@ def sf_pair(binary, tmp, test, args, tag, client_extra=(), server_extra=()):
             c += list(server_extra)
         return c
 
+    for f in (f"{tag}-server.ready", f"{tag}-client.ready"):  # a round before left them
+        if os.path.exists(os.path.join(tmp, f)):
+            os.unlink(os.path.join(tmp, f))
     # Each sf-nic leads its own session: with kernel.sched_autogroup_enabled
     # that is its own autogroup, whose nice --sched nice:N sets.
     srv = subprocess.Popen(cmd("server", 0), stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, f"{tag}-s.err"), "w"),
@@ -98,24 +164,26 @@ def sf_pair(binary, tmp, test, args, tag, client_extra=(), server_extra=()):
         return json.load(f)
 
 
-def testpmd_rate(tmp, frame_bytes, seconds, tag):
-    """txonly -> rxonly over memif; returns the receiver's mean Rx-pps after warm-up."""
+def testpmd_run(tmp, frame_bytes, seconds, tag):
+    """txonly -> rxonly over memif; returns the receiver's Rx-pps of every
+    whole period after warm-up (one per second)."""
     sock = os.path.join(tmp, f"tp-{tag}.sock")
+    seg = Link.seg_bytes()
     segs = []
     left = frame_bytes
     while left > 0:
-        segs.append(min(2048, left))
+        segs.append(min(seg, left))
         left -= segs[-1]
     txpkts = ",".join(str(s) for s in segs)
-    rx = subprocess.Popen(["dpdk-testpmd"] + EAL + ["--file-prefix", f"sfnb-tprx-{os.getpid()}", "--lcores", "0@1,1@0",
-                           f"--vdev=net_memif0,role=server,socket={sock}", "--", "--forward-mode=rxonly",
-                           "--stats-period", "1", "--nb-cores", "1", "--total-num-mbufs", "16384"],
+    rx = subprocess.Popen(["dpdk-testpmd"] + EAL + ["--file-prefix", f"{Link.tag}-tprx-{os.getpid()}", "--lcores", "0@1,1@0",
+                           "--vdev=" + Link.memif("server", sock), "--", "--forward-mode=rxonly",
+                           "--stats-period", "1", "--nb-cores", "1", "--total-num-mbufs", "16384"] + Link.testpmd_args(),
                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(1.0)  # the server socket must exist before the client starts (external processes)
-    tx = subprocess.Popen(["dpdk-testpmd"] + EAL + ["--file-prefix", f"sfnb-tptx-{os.getpid()}", "--lcores", "0@0,1@1",
-                           f"--vdev=net_memif0,role=client,socket={sock}", "--", "--forward-mode=txonly",
+    tx = subprocess.Popen(["dpdk-testpmd"] + EAL + ["--file-prefix", f"{Link.tag}-tptx-{os.getpid()}", "--lcores", "0@0,1@1",
+                           "--vdev=" + Link.memif("client", sock), "--", "--forward-mode=txonly",
                            f"--txpkts={txpkts}", "--stats-period", "1", "--nb-cores", "1",
-                           "--total-num-mbufs", "16384"],
+                           "--total-num-mbufs", "16384"] + Link.testpmd_args(),
                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(seconds + 2.5)
     tx.send_signal(signal.SIGINT)
@@ -128,26 +196,194 @@ def testpmd_rate(tmp, frame_bytes, seconds, tag):
     live = [x for x in pps if x > 0][1:]  # skip the first (partial) period
     if not live:
         raise RuntimeError("testpmd rxonly reported no traffic:\n" + out[-2000:])
+    return live
+
+
+def testpmd_rate(tmp, frame_bytes, seconds, tag):
+    """txonly -> rxonly over memif; returns the receiver's mean Rx-pps after warm-up."""
+    live = testpmd_run(tmp, frame_bytes, seconds, tag)
     return sum(live) / len(live)
 
 
-def write_bw(binary, tmp, seconds):
+class Probe:
+    """The placement probe (bench/common/core_rtt) on the two CPUs both tools
+    run on; sample() is one JSON line of it (a few ms), or a stand-in saying
+    why there is none."""
+
+    def __init__(self, path, cpus="0,1"):
+        self.path = path
+        self.cpus = cpus
+
+    def sample(self):
+        if not self.path or not os.path.exists(self.path):
+            return {"placement": "unknown", "rtt_ns": None, "why": f"no probe at {self.path}"}
+        try:
+            r = subprocess.run([self.path, "--cpus", self.cpus], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, timeout=10)
+            d = json.loads(r.stdout.strip().splitlines()[-1])
+            return {"placement": d["placement"], "rtt_ns": d["rtt_ns"], "probe_us": d["probe_us"]}
+        except (OSError, subprocess.TimeoutExpired, ValueError, IndexError, KeyError) as e:
+            return {"placement": "unknown", "rtt_ns": None, "why": f"probe failed: {e}"}
+
+
+PLACEMENTS = ("shared_l3", "split_l3")
+
+
+def spread(xs):
+    xs = [x for x in xs if x is not None]
+    return round(max(xs) / min(xs), 3) if xs and min(xs) > 0 else None
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    if not n:
+        return None
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def sf_round_account(tmp, tag, seconds):
+    """The sender's and receiver's per-window account from both time series
+    (250 ms windows, first and last dropped): rates, where the sender's time
+    went (pace_idle: due but blocked, the RC window waiting for ACKs or no WR;
+    pace_lost: served late, the sender itself busy), both data-path threads'
+    CPU shares (schedstat)."""
+    def load(path):
+        return [json.loads(l) for l in open(path)] if os.path.exists(path) else []
+    cli = load(os.path.join(tmp, f"{tag}-cli.jsonl"))
+    srv = load(os.path.join(tmp, f"{tag}-srv.jsonl"))
+    tkey = "t_mono_s"
+    cli = [x for x in cli if tkey in x]
+    srv = [x for x in srv if tkey in x]
+    wins = []
+    for a, b in zip(cli, cli[1:]):
+        ha, hb = a["hosts"]["h0"], b["hosts"]["h0"]
+        dt = b[tkey] - a[tkey]
+        if dt > 0 and hb["tx_packets"] > ha["tx_packets"]:
+            wins.append((a, b, (hb["tx_bytes"] - ha["tx_bytes"]) * 8 / dt / 1e9))
+    wins = wins[1:-1]
+    if not wins:
+        return {"window_gbps": [], "steady_spread": None}
+    a, b = wins[0][0], wins[-1][1]
+    span = b[tkey] - a[tkey]
+    ha, hb = a["hosts"]["h0"], b["hosts"]["h0"]
+
+    def share(series, key_a, key_b):
+        pts = [x for x in series if "loop_cpu_s" in x]
+        if len(pts) < 2:
+            return None
+        x = min(pts, key=lambda s: abs(s[tkey] - key_a))
+        y = min(pts, key=lambda s: abs(s[tkey] - key_b))
+        return round((y["loop_cpu_s"] - x["loop_cpu_s"]) / (y[tkey] - x[tkey]), 4) if y[tkey] > x[tkey] else None
+
+    return {"window_gbps": [round(w[2], 2) for w in wins],
+            "steady_spread": spread([w[2] for w in wins]),
+            "tx_idle_share": round((hb.get("pace_idle_ns", 0) - ha.get("pace_idle_ns", 0)) / 1e9 / span, 4),
+            "tx_lost_share": round((hb.get("pace_lost_ns", 0) - ha.get("pace_lost_ns", 0)) / 1e9 / span, 4),
+            "tx_cpu": share(cli, a[tkey], b[tkey]), "rx_cpu": share(srv, a[tkey], b[tkey])}
+
+
+def interleaved(name, unit, opts, ref_round, ours_round, ref_tool):
+    """Runs opts.rounds reference rounds and as many sf-nic rounds, alternating,
+    with the placement probe between every two; emits one JSON line (see the
+    module docstring)."""
+    probe = Probe(opts.probe)
+    rounds = []
+    before = probe.sample()
+    for r in range(opts.rounds):
+        for kind, fn in (("ref", ref_round), ("ours", ours_round)):
+            fig = fn(r)
+            after = probe.sample()
+            fig.update({"kind": kind, "round": r, "before": before["placement"], "after": after["placement"],
+                        "before_rtt_ns": before["rtt_ns"], "after_rtt_ns": after["rtt_ns"]})
+            if before["placement"] != after["placement"] or before["placement"] not in PLACEMENTS:
+                fig["counted_as"] = None
+                fig["why"] = "probes disagree" if before["placement"] != after["placement"] else \
+                    f"placement {before['placement']}" + (f" ({before['why']})" if "why" in before else "")
+            elif fig.get("steady_spread") is not None and fig["steady_spread"] > STEADY_SPREAD:
+                fig["counted_as"] = None
+                fig["why"] = f"per-period rates spread {fig['steady_spread']} > {STEADY_SPREAD}"
+            else:
+                fig["counted_as"] = before["placement"]
+            log(f"{name} round {r} {kind}: {fig['value']:.4g} {unit}, probes {before['placement']}"
+                f"({before['rtt_ns']}) -> {after['placement']}({after['rtt_ns']}), counted as {fig['counted_as']}")
+            rounds.append(fig)
+            before = after
+
+    def r4(x):
+        return None if x is None else round(x, 4)
+
+    per = {}
+    for p in PLACEMENTS:
+        ref = [x["value"] for x in rounds if x["kind"] == "ref" and x["counted_as"] == p]
+        ours = [x for x in rounds if x["kind"] == "ours" and x["counted_as"] == p]
+        ov = [x["value"] for x in ours]
+        d = {"ref_rounds": len(ref), "ours_rounds": len(ov),
+             "ref_median": r4(median(ref)), "ours_median": r4(median(ov)),
+             "ratio_median": r4(median(ov) / median(ref)) if ref and ov else None,
+             "ref_best": r4(max(ref)) if ref else None, "ours_best": r4(max(ov)) if ov else None,
+             "ratio_best": r4(max(ov) / max(ref)) if ref and ov else None}
+        for k in ("tx_idle_share", "tx_lost_share", "tx_cpu", "rx_cpu"):
+            v = [x[k] for x in ours if x.get(k) is not None]
+            d[k] = r4(median(v)) if v else None
+        if not ref or not ov:
+            d["note"] = ("no round ran in this placement" if not ref and not ov else
+                         f"no counted {'reference' if not ref else 'sf-nic'} round in this placement: no ratio")
+        per[p] = d
+    full = [p for p in PLACEMENTS if per[p]["ratio_median"] is not None]
+    main_p = max(full, key=lambda p: (per[p]["ref_rounds"] + per[p]["ours_rounds"], p == "shared_l3")) if full else None
+    if main_p:
+        value, ref, placement = per[main_p]["ours_median"], per[main_p]["ref_median"], main_p
+    else:  # no placement has both sides: the medians over every round, said so
+        value = median([x["value"] for x in rounds if x["kind"] == "ours"])
+        ref = median([x["value"] for x in rounds if x["kind"] == "ref"])
+        placement = None
+    emit(name, value, unit, ref, placement=placement, statistic="median of each side's counted rounds",
+         placements=per, ref_tool=ref_tool, rounds_each=opts.rounds, round_seconds=opts.seconds,
+         discarded=sum(1 for x in rounds if x["counted_as"] is None),
+         mbuf_size=Link.mbuf_size, rounds=rounds, load1=os.getloadavg()[0],
+         **({} if main_p else {"note": "no placement had a counted round of both sides: value/ref are medians over every round, not a placement's"}))
+
+
+def sf_round(binary, tmp, opts, size_bytes, tag, r):
+    t = f"{tag}{r}"
+    rep = sf_pair(binary, tmp, "write_bw", ["-s", str(size_bytes), "-D", str(opts.seconds)], t,
+                  client_extra=["--timeseries", os.path.join(tmp, f"{t}-cli.jsonl"), "--ts-period-ms", "250"],
+                  server_extra=["--timeseries", os.path.join(tmp, f"{t}-srv.jsonl"), "--ts-period-ms", "250"])
+    return rep["workloads"][0], sf_round_account(tmp, t, opts.seconds)
+
+
+def write_bw(binary, tmp, opts):
     frame = 4096 + ROCE_HDR
-    ref_pps = testpmd_rate(tmp, frame, seconds, "bw")
-    ref_gbps = ref_pps * 4096 * 8 / 1e9
-    rep = sf_pair(binary, tmp, "write_bw", ["-s", "65536", "-D", str(seconds)], "bw")
-    w = rep["workloads"][0]
-    emit("nic_write_bw", w["goodput_gbps"], "Gb/s", ref_gbps, ref_tool=f"dpdk-testpmd txonly->rxonly memif {frame} B",
-         ref_mpps=round(ref_pps / 1e6, 4), messages=w["messages"], load1=os.getloadavg()[0])
+
+    def ref_round(r):
+        live = testpmd_run(tmp, frame, opts.seconds, f"bw{r}")
+        gbps = [x * 4096 * 8 / 1e9 for x in live]
+        return {"value": round(sum(gbps) / len(gbps), 4), "mpps": round(sum(live) / len(live) / 1e6, 4),
+                "period_gbps": [round(x, 2) for x in gbps], "steady_spread": spread(gbps)}
+
+    def ours_round(r):
+        w, acct = sf_round(binary, tmp, opts, 65536, "bw", r)
+        return {"value": round(w["goodput_gbps"], 4), "messages": w["messages"], **acct}
+
+    interleaved("nic_write_bw", "Gb/s", opts, ref_round, ours_round,
+                f"dpdk-testpmd txonly->rxonly memif {frame} B (payload Gb/s)")
 
 
-def msg_rate(binary, tmp, seconds):
+def msg_rate(binary, tmp, opts):
     frame = 64 + ROCE_HDR + 16  # WRITE_ONLY carries a RETH
-    ref_pps = testpmd_rate(tmp, frame, seconds, "mr")
-    rep = sf_pair(binary, tmp, "write_bw", ["-s", "64", "-D", str(seconds)], "mr")
-    w = rep["workloads"][0]
-    emit("nic_msg_rate", w["msg_rate_mpps"], "Mpps", ref_pps / 1e6,
-         ref_tool=f"dpdk-testpmd txonly->rxonly memif {frame} B", load1=os.getloadavg()[0])
+
+    def ref_round(r):
+        live = testpmd_run(tmp, frame, opts.seconds, f"mr{r}")
+        mpps = [x / 1e6 for x in live]
+        return {"value": round(sum(mpps) / len(mpps), 4), "period_mpps": [round(x, 3) for x in mpps],
+                "steady_spread": spread(mpps)}
+
+    def ours_round(r):
+        w, acct = sf_round(binary, tmp, opts, 64, "mr", r)
+        return {"value": round(w["msg_rate_mpps"], 4), "messages": w["messages"], **acct}
+
+    interleaved("nic_msg_rate", "Mpps", opts, ref_round, ours_round, f"dpdk-testpmd txonly->rxonly memif {frame} B")
 
 
 def pacing(binary, tmp, rate_gbps, seconds, sched_policy, idle_mode, window):
@@ -236,6 +472,62 @@ def pacing(binary, tmp, rate_gbps, seconds, sched_policy, idle_mode, window):
          sched=sched_policy, idle_mode=idle_mode, max_unacked_psns=window, load1=os.getloadavg()[0])
 
 
+def flag_value(name, default, conv=str):
+    if name not in sys.argv:
+        return default
+    i = sys.argv.index(name)
+    if i + 1 >= len(sys.argv):
+        raise ValueError(f"{name} needs a value")
+    try:
+        return conv(sys.argv[i + 1])
+    except ValueError:
+        raise ValueError(f"{name}: bad value '{sys.argv[i + 1]}'")
+
+
+class BenchOptions:
+    """nic_write_bw / nic_msg_rate options: --rounds N (of each tool, default
+    3), --probe PATH (default: bench/common/core_rtt in the build directory
+    that holds SF_NIC), --mbuf-size N, --tag TAG (in every --file-prefix and
+    in the socket directory's name)."""
+
+    def __init__(self, seconds, rounds, probe):
+        self.seconds = seconds
+        self.rounds = rounds
+        self.probe = probe
+
+
+def bench_options(binary, seconds):
+    """Parses the options above (Link gets --mbuf-size and --tag); None after
+    saying why on stderr."""
+    try:
+        rounds = flag_value("--rounds", 3, int)
+        mbuf = flag_value("--mbuf-size", None, int)
+        tag = flag_value("--tag", "sfnb")
+        build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(binary))))  # build/nic/app/sf-nic
+        probe = flag_value("--probe", os.path.join(build, "bench", "common", "core_rtt"))
+    except ValueError as e:
+        log(f"nic_bench: {e}")
+        return None
+    if rounds < 1:
+        log("nic_bench: --rounds must be >= 1")
+        return None
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", tag):
+        log(f"nic_bench: --tag '{tag}': letters, digits, '-' and '_' only (it goes into file names)")
+        return None
+    Link.tag = tag
+    if mbuf is not None:
+        if not MBUF_HEADROOM + 64 <= mbuf <= 65535:
+            log(f"nic_bench: --mbuf-size {mbuf}: must be in [{MBUF_HEADROOM + 64}, 65535] "
+                f"(an mbuf's data room includes {MBUF_HEADROOM} B of headroom; memif bsize is 16 bits)")
+            return None
+        if not sf_nic_has_mbuf_size(binary):
+            log(f"nic_bench: --mbuf-size {mbuf}: {binary} has no --mbuf-size option (its --help does not list it); "
+                "build an sf-nic that has it (helper h-rxfast's flag)")
+            return None
+        Link.mbuf_size = mbuf
+    return BenchOptions(seconds, rounds, probe)
+
+
 def main():
     binary = sys.argv[1]
     seconds = 3.0
@@ -253,13 +545,16 @@ def main():
     window = 128
     if "--window" in sys.argv:
         window = int(sys.argv[sys.argv.index("--window") + 1])
-    runs = [("nic_write_bw", lambda t: write_bw(binary, t, seconds)),
-            ("nic_msg_rate", lambda t: msg_rate(binary, t, seconds)),
+    opts = bench_options(binary, seconds)
+    if opts is None:
+        return 2
+    runs = [("nic_write_bw", lambda t: write_bw(binary, t, opts)),
+            ("nic_msg_rate", lambda t: msg_rate(binary, t, opts)),
             ("nic_pacing_1G", lambda t: pacing(binary, t, 1, seconds, sched, idle, window)),
             ("nic_pacing_10G", lambda t: pacing(binary, t, 10, seconds, sched, idle, window)),
             ("nic_pacing_40G", lambda t: pacing(binary, t, 40, seconds, sched, idle, window))]
     rc = 0
-    with tempfile.TemporaryDirectory(prefix="sf-nic-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"sf-nic-bench-{Link.tag}-") as tmp:
         for name, fn in runs:
             if only and name != only:
                 continue
