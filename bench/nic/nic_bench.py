@@ -283,7 +283,37 @@ def sf_round_account(tmp, tag, seconds):
             "tx_cpu": share(cli, a[tkey], b[tkey]), "rx_cpu": share(srv, a[tkey], b[tkey])}
 
 
-def interleaved(name, unit, opts, ref_round, ours_round, ref_tool):
+def frame_cost(opts):
+    """bench/common/frame_cost next to the probe: hot per-frame ns of a 4 KiB
+    ICRC and a 4 KiB copy; None when it is not there or fails."""
+    path = os.path.join(os.path.dirname(opts.probe or ""), "frame_cost")
+    try:
+        r = subprocess.run([path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return None
+
+
+def ceiling(ref_mpps, cost):
+    """An estimate of the best ratio any correct RoCE endpoint could reach
+    against testpmd txonly -> rxonly at 4 KiB in a placement: testpmd spends
+    ref_ns = 1e3 / ref_mpps per frame on each side (memif's one copy of the
+    frame; both sides in step, the slower sets the rate), a RoCE sender adds
+    the ICRC over the frame, a receiver the ICRC check and the copy into the
+    MR (hot caches: the least they cost); ceiling = ref_ns / (ref_ns + extra)
+    for each side, the smaller of the two bounds the ratio."""
+    if not ref_mpps or not cost:
+        return None
+    ref_ns = 1e3 / ref_mpps
+    tx_extra = cost["icrc_ns"]
+    rx_extra = cost["icrc_ns"] + cost["memcpy_ns"]
+    return {"estimate": True, "ref_ns_per_frame": round(ref_ns, 1), "icrc_ns": cost["icrc_ns"],
+            "memcpy_ns": cost["memcpy_ns"], "tx_extra_ns": round(tx_extra, 1), "rx_extra_ns": round(rx_extra, 1),
+            "tx_ceiling": round(ref_ns / (ref_ns + tx_extra), 3), "rx_ceiling": round(ref_ns / (ref_ns + rx_extra), 3),
+            "ceiling_ratio": round(ref_ns / (ref_ns + max(tx_extra, rx_extra)), 3)}
+
+
+def interleaved(name, unit, opts, ref_round, ours_round, ref_tool, ref_mpps_of=None):
     """Runs opts.rounds reference rounds and as many sf-nic rounds, alternating,
     with the placement probe between every two; emits one JSON line (see the
     module docstring)."""
@@ -326,6 +356,10 @@ def interleaved(name, unit, opts, ref_round, ours_round, ref_tool):
         for k in ("tx_idle_share", "tx_lost_share", "tx_cpu", "rx_cpu"):
             v = [x[k] for x in ours if x.get(k) is not None]
             d[k] = r4(median(v)) if v else None
+        if ref_mpps_of is not None and ref:
+            cost = ref_mpps_of["cost"]
+            mpps = median([x["mpps"] for x in rounds if x["kind"] == "ref" and x["counted_as"] == p])
+            d["ceiling"] = ceiling(mpps, cost)
         if not ref or not ov:
             d["note"] = ("no round ran in this placement" if not ref and not ov else
                          f"no counted {'reference' if not ref else 'sf-nic'} round in this placement: no ratio")
@@ -367,7 +401,7 @@ def write_bw(binary, tmp, opts):
         return {"value": round(w["goodput_gbps"], 4), "messages": w["messages"], **acct}
 
     interleaved("nic_write_bw", "Gb/s", opts, ref_round, ours_round,
-                f"dpdk-testpmd txonly->rxonly memif {frame} B (payload Gb/s)")
+                f"dpdk-testpmd txonly->rxonly memif {frame} B (payload Gb/s)", ref_mpps_of={"cost": frame_cost(opts)})
 
 
 def msg_rate(binary, tmp, opts):
