@@ -77,14 +77,16 @@ def log(*a):
 
 
 def emit(name, value, unit, ref, **extra):
-    d = {"bench": name, "value": round(value, 4), "unit": unit, "ref": round(ref, 4),
-         "ratio": round(value / ref, 4) if ref else None}
+    d = {"bench": name, "value": None if value is None else round(value, 4), "unit": unit,
+         "ref": None if ref is None else round(ref, 4), "ratio": round(value / ref, 4) if ref and value is not None else None}
     d.update(extra)
     print(json.dumps(d), flush=True)
 
 
 MBUF_HEADROOM = 128                      # RTE_PKTMBUF_HEADROOM: an mbuf carries data room - this
 DEFAULT_SEG_BYTES = 2048                 # testpmd's default mbuf (2176 B data room) carries this
+PACED_GBPS = 100                         # nic_write_bw_sides: a rate limit neither placement reaches
+SLACK_MARGIN = 0.05                      # sleep shares this close: no side has clearly more slack
 STEADY_SPREAD = 1.5                      # a round's per-period max/min above this changed pace inside
 
 
@@ -227,6 +229,7 @@ class Probe:
 
 
 PLACEMENTS = ("shared_l3", "split_l3")
+OPT_IN = ("nic_write_bw_sides",)          # diagnostics run only when --only names them
 
 
 def spread(xs):
@@ -242,12 +245,16 @@ def median(xs):
     return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 
 
-def sf_round_account(tmp, tag, seconds):
-    """The sender's and receiver's per-window account from both time series
-    (250 ms windows, first and last dropped): rates, where the sender's time
-    went (pace_idle: due but blocked, the RC window waiting for ACKs or no WR;
-    pace_lost: served late, the sender itself busy), both data-path threads'
-    CPU shares (schedstat)."""
+def sf_round_account(tmp, tag, paced=False):
+    """The sender's and receiver's account from both time series (250 ms
+    windows, first and last dropped): the sender's per-window rates; each
+    data-path thread's shares of the span running (tx_cpu / rx_cpu), runnable
+    but waiting for its CPU (*_wait: other load) and neither (*_sleep: the
+    thread slept, which only an --idle back-off does when it has nothing to
+    do: slack); with paced (a --rate-limit above what it reaches) also where
+    the sender's time went: pace_idle (due but blocked: the RC window waiting
+    for the receiver's ACKs, or no WR) and pace_lost (served late: the sender
+    itself busy). Unpaced, every gap counts as pace_idle, so it says nothing."""
     def load(path):
         return [json.loads(l) for l in open(path)] if os.path.exists(path) else []
     cli = load(os.path.join(tmp, f"{tag}-cli.jsonl"))
@@ -268,19 +275,26 @@ def sf_round_account(tmp, tag, seconds):
     span = b[tkey] - a[tkey]
     ha, hb = a["hosts"]["h0"], b["hosts"]["h0"]
 
-    def share(series, key_a, key_b):
-        pts = [x for x in series if "loop_cpu_s" in x]
+    def shares(series, side):
+        pts = [x for x in series if "loop_cpu_s" in x and "loop_wait_s" in x]
         if len(pts) < 2:
-            return None
-        x = min(pts, key=lambda s: abs(s[tkey] - key_a))
-        y = min(pts, key=lambda s: abs(s[tkey] - key_b))
-        return round((y["loop_cpu_s"] - x["loop_cpu_s"]) / (y[tkey] - x[tkey]), 4) if y[tkey] > x[tkey] else None
+            return {}
+        x = min(pts, key=lambda s: abs(s[tkey] - a[tkey]))
+        y = min(pts, key=lambda s: abs(s[tkey] - b[tkey]))
+        dt = y[tkey] - x[tkey]
+        if dt <= 0:
+            return {}
+        run = (y["loop_cpu_s"] - x["loop_cpu_s"]) / dt
+        wait = (y["loop_wait_s"] - x["loop_wait_s"]) / dt
+        return {f"{side}_cpu": round(run, 4), f"{side}_wait": round(wait, 4),
+                f"{side}_sleep": round(max(0.0, 1 - run - wait), 4)}
 
-    return {"window_gbps": [round(w[2], 2) for w in wins],
-            "steady_spread": spread([w[2] for w in wins]),
-            "tx_idle_share": round((hb.get("pace_idle_ns", 0) - ha.get("pace_idle_ns", 0)) / 1e9 / span, 4),
-            "tx_lost_share": round((hb.get("pace_lost_ns", 0) - ha.get("pace_lost_ns", 0)) / 1e9 / span, 4),
-            "tx_cpu": share(cli, a[tkey], b[tkey]), "rx_cpu": share(srv, a[tkey], b[tkey])}
+    d = {"window_gbps": [round(w[2], 2) for w in wins], "steady_spread": spread([w[2] for w in wins]),
+         **shares(cli, "tx"), **shares(srv, "rx")}
+    if paced:
+        d["tx_idle_share"] = round((hb.get("pace_idle_ns", 0) - ha.get("pace_idle_ns", 0)) / 1e9 / span, 4)
+        d["tx_lost_share"] = round((hb.get("pace_lost_ns", 0) - ha.get("pace_lost_ns", 0)) / 1e9 / span, 4)
+    return d
 
 
 def frame_cost(opts):
@@ -313,11 +327,12 @@ def ceiling(ref_mpps, cost):
             "ceiling_ratio": round(ref_ns / (ref_ns + max(tx_extra, rx_extra)), 3)}
 
 
-def interleaved(name, unit, opts, ref_round, ours_round, ref_tool, ref_mpps_of=None):
+def interleaved(name, unit, opts, ref_round, ours_round, ref_tool, with_ceiling=False):
     """Runs opts.rounds reference rounds and as many sf-nic rounds, alternating,
     with the placement probe between every two; emits one JSON line (see the
     module docstring)."""
     probe = Probe(opts.probe)
+    cost = frame_cost(opts) if with_ceiling else None
     rounds = []
     before = probe.sample()
     for r in range(opts.rounds):
@@ -353,11 +368,10 @@ def interleaved(name, unit, opts, ref_round, ours_round, ref_tool, ref_mpps_of=N
              "ratio_median": r4(median(ov) / median(ref)) if ref and ov else None,
              "ref_best": r4(max(ref)) if ref else None, "ours_best": r4(max(ov)) if ov else None,
              "ratio_best": r4(max(ov) / max(ref)) if ref and ov else None}
-        for k in ("tx_idle_share", "tx_lost_share", "tx_cpu", "rx_cpu"):
+        for k in ("tx_cpu", "tx_wait", "rx_cpu", "rx_wait"):
             v = [x[k] for x in ours if x.get(k) is not None]
             d[k] = r4(median(v)) if v else None
-        if ref_mpps_of is not None and ref:
-            cost = ref_mpps_of["cost"]
+        if with_ceiling and ref:
             mpps = median([x["mpps"] for x in rounds if x["kind"] == "ref" and x["counted_as"] == p])
             d["ceiling"] = ceiling(mpps, cost)
         if not ref or not ov:
@@ -375,7 +389,8 @@ def interleaved(name, unit, opts, ref_round, ours_round, ref_tool, ref_mpps_of=N
     emit(name, value, unit, ref, placement=placement, statistic="median of each side's counted rounds",
          placements=per, ref_tool=ref_tool, rounds_each=opts.rounds, round_seconds=opts.seconds,
          discarded=sum(1 for x in rounds if x["counted_as"] is None),
-         mbuf_size=Link.mbuf_size, rounds=rounds, load1=os.getloadavg()[0],
+         mbuf_size=Link.mbuf_size, **({"frame_cost": cost} if with_ceiling else {}), rounds=rounds,
+         load1=os.getloadavg()[0],
          **({} if main_p else {"note": "no placement had a counted round of both sides: value/ref are medians over every round, not a placement's"}))
 
 
@@ -384,7 +399,7 @@ def sf_round(binary, tmp, opts, size_bytes, tag, r):
     rep = sf_pair(binary, tmp, "write_bw", ["-s", str(size_bytes), "-D", str(opts.seconds)], t,
                   client_extra=["--timeseries", os.path.join(tmp, f"{t}-cli.jsonl"), "--ts-period-ms", "250"],
                   server_extra=["--timeseries", os.path.join(tmp, f"{t}-srv.jsonl"), "--ts-period-ms", "250"])
-    return rep["workloads"][0], sf_round_account(tmp, t, opts.seconds)
+    return rep["workloads"][0], sf_round_account(tmp, t)
 
 
 def write_bw(binary, tmp, opts):
@@ -401,7 +416,67 @@ def write_bw(binary, tmp, opts):
         return {"value": round(w["goodput_gbps"], 4), "messages": w["messages"], **acct}
 
     interleaved("nic_write_bw", "Gb/s", opts, ref_round, ours_round,
-                f"dpdk-testpmd txonly->rxonly memif {frame} B (payload Gb/s)", ref_mpps_of={"cost": frame_cost(opts)})
+                f"dpdk-testpmd txonly->rxonly memif {frame} B (payload Gb/s)", with_ceiling=True)
+
+
+def write_bw_sides(binary, tmp, opts):
+    """Which side limits sf-nic's write_bw in each placement (only with --only
+    nic_write_bw_sides): --rounds rounds of each of two diagnostic runs of the
+    nic_write_bw workload, the probe around each. backoff: both processes
+    --idle backoff, so a thread with nothing to do sleeps: its sleep share
+    (1 - running - waiting for the CPU, schedstat) is its slack, and the side
+    without slack is the one that sets the rate. paced: --rate-limit
+    PACED_GBPS (above what either placement reaches) with the default spin:
+    the sender's pace_lost share (served late: the sender busy) against its
+    pace_idle share (due but blocked: its RC window waited for the
+    receiver's ACKs). value = the backoff runs' median goodput in the
+    placement with the most counted rounds; no reference runs here (ref and
+    ratio null); placements.P.limit = the side with less sleep share (by more
+    than SLACK_MARGIN)."""
+    probe = Probe(opts.probe)
+    rounds = []
+    before = probe.sample()
+    for r in range(opts.rounds):
+        for mode, extra in (("backoff", ["--idle", "backoff"]), ("paced", [])):
+            t = f"sd{mode[0]}{r}"
+            cli_extra = ["--timeseries", os.path.join(tmp, f"{t}-cli.jsonl"), "--ts-period-ms", "250"]
+            if mode == "paced":
+                cli_extra += ["--rate-limit", str(PACED_GBPS)]
+            rep = sf_pair(binary, tmp, "write_bw", ["-s", "65536", "-D", str(opts.seconds)] + extra, t,
+                          client_extra=cli_extra,
+                          server_extra=["--timeseries", os.path.join(tmp, f"{t}-srv.jsonl"), "--ts-period-ms", "250"])
+            after = probe.sample()
+            fig = {"mode": mode, "round": r, "value": round(rep["workloads"][0]["goodput_gbps"], 4),
+                   **sf_round_account(tmp, t, paced=(mode == "paced")),
+                   "before": before["placement"], "after": after["placement"],
+                   "counted_as": before["placement"] if before["placement"] == after["placement"] and
+                   before["placement"] in PLACEMENTS else None}
+            log(f"nic_write_bw_sides round {r} {mode}: {fig['value']} Gb/s, {before['placement']} -> "
+                f"{after['placement']}; tx cpu/sleep {fig.get('tx_cpu')}/{fig.get('tx_sleep')}, rx "
+                f"{fig.get('rx_cpu')}/{fig.get('rx_sleep')}, idle/lost {fig.get('tx_idle_share')}/{fig.get('tx_lost_share')}")
+            rounds.append(fig)
+            before = after
+    per = {}
+    for p in PLACEMENTS:
+        d = {}
+        for mode, keys in (("backoff", ("value", "tx_cpu", "tx_sleep", "rx_cpu", "rx_sleep")),
+                           ("paced", ("value", "tx_idle_share", "tx_lost_share", "tx_cpu", "rx_cpu"))):
+            xs = [x for x in rounds if x["mode"] == mode and x["counted_as"] == p]
+            d[mode] = {"rounds": len(xs), **{k: (round(median([x[k] for x in xs if x.get(k) is not None]), 4)
+                                                 if any(x.get(k) is not None for x in xs) else None) for k in keys}}
+        b = d["backoff"]
+        if b["rounds"] and b["tx_sleep"] is not None and b["rx_sleep"] is not None:
+            gap = b["tx_sleep"] - b["rx_sleep"]
+            d["limit"] = "receiver" if gap > SLACK_MARGIN else "sender" if gap < -SLACK_MARGIN else \
+                "neither side has slack"
+        else:
+            d["limit"] = None
+            d["note"] = "no counted backoff round in this placement"
+        per[p] = d
+    full = [p for p in PLACEMENTS if per[p]["backoff"]["rounds"]]
+    main_p = max(full, key=lambda p: per[p]["backoff"]["rounds"]) if full else None
+    emit("nic_write_bw_sides", per[main_p]["backoff"]["value"] if main_p else None, "Gb/s", None, placement=main_p,
+         placements=per, paced_gbps=PACED_GBPS, rounds=rounds, load1=os.getloadavg()[0])
 
 
 def msg_rate(binary, tmp, opts):
@@ -584,13 +659,14 @@ def main():
         return 2
     runs = [("nic_write_bw", lambda t: write_bw(binary, t, opts)),
             ("nic_msg_rate", lambda t: msg_rate(binary, t, opts)),
+            ("nic_write_bw_sides", lambda t: write_bw_sides(binary, t, opts)),
             ("nic_pacing_1G", lambda t: pacing(binary, t, 1, seconds, sched, idle, window)),
             ("nic_pacing_10G", lambda t: pacing(binary, t, 10, seconds, sched, idle, window)),
             ("nic_pacing_40G", lambda t: pacing(binary, t, 40, seconds, sched, idle, window))]
     rc = 0
     with tempfile.TemporaryDirectory(prefix=f"sf-nic-bench-{Link.tag}-") as tmp:
         for name, fn in runs:
-            if only and name != only:
+            if (only and name != only) or (not only and name in OPT_IN):
                 continue
             try:
                 fn(tmp)
