@@ -56,16 +56,16 @@ One JSON line each: {"bench","value","unit","ref","ratio",...}. Usage:
                [--mbuf-size N] [--tag TAG] [--sched SCHED] [--idle IDLE] [--window N]
 """
 import json
+import math
 import os
 import re
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import bench_proc  # noqa: E402  (bench/bench_proc.py)
 
 EAL = ["--no-pci", "--log-level", "*:warning", "--no-telemetry"]
 ROCE_HDR = 14 + 20 + 8 + 12 + 4          # Eth + IPv4 + UDP + BTH + ICRC (WRITE_MIDDLE)
@@ -166,9 +166,11 @@ def sf_pair(binary, tmp, test, args, tag, client_extra=(), server_extra=()):
         return json.load(f)
 
 
-def testpmd_run(tmp, frame_bytes, seconds, tag):
-    """txonly -> rxonly over memif; returns the receiver's Rx-pps of every
-    whole period after warm-up (one per second)."""
+def testpmd_run(tmp, frame_bytes, seconds, tag, start_timeout_s=30):
+    """txonly -> rxonly over memif; returns the receiver's Rx-pps of each of
+    ceil(seconds) whole one-second periods after the first period with
+    traffic (the partial one), however long the transmitter took to start
+    (start_timeout_s at most)."""
     sock = os.path.join(tmp, f"tp-{tag}.sock")
     seg = Link.seg_bytes()
     segs = []
@@ -181,30 +183,43 @@ def testpmd_run(tmp, frame_bytes, seconds, tag):
                            "--vdev=" + Link.memif("server", sock), "--", "--forward-mode=rxonly",
                            "--stats-period", "1", "--nb-cores", "1", "--total-num-mbufs", "16384"] + Link.testpmd_args(),
                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    periods = []   # every Rx-pps line, in order
+    lines = []
+    want = max(1, math.ceil(seconds))
+    got_enough = threading.Event()
+
+    def reader():
+        for line in rx.stdout:
+            lines.append(line)
+            m = re.search(r"Rx-pps:\s+(\d+)", line)
+            if m:
+                periods.append(int(m.group(1)))
+                live = [x for x in periods if x > 0]
+                if len(live) >= want + 1:
+                    got_enough.set()
+    th = threading.Thread(target=reader, daemon=True)
+    th.start()
     time.sleep(1.0)  # the server socket must exist before the client starts (external processes)
     tx = subprocess.Popen(["dpdk-testpmd"] + EAL + ["--file-prefix", f"{Link.tag}-tptx-{os.getpid()}", "--lcores", "0@0,1@1",
                            "--vdev=" + Link.memif("client", sock), "--", "--forward-mode=txonly",
                            f"--txpkts={txpkts}", "--stats-period", "1", "--nb-cores", "1",
                            "--total-num-mbufs", "16384"] + Link.testpmd_args(),
                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(seconds + 2.5)
+    got_enough.wait(timeout=start_timeout_s + want + 1)
     tx.send_signal(signal.SIGINT)
-    out = bench_proc.interrupt(rx)
-    try:
-        tx.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        tx.kill()
-    pps = [int(x) for x in re.findall(r"Rx-pps:\s+(\d+)", out)]
-    live = [x for x in pps if x > 0][1:]  # skip the first (partial) period
-    if not live:
-        raise RuntimeError("testpmd rxonly reported no traffic:\n" + out[-2000:])
+    rx.send_signal(signal.SIGINT)
+    for p in (rx, tx):
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    th.join(timeout=5)
+    live = [x for x in periods if x > 0][1:want + 1]  # skip the first (partial) period
+    if len(live) < want:
+        raise RuntimeError(f"testpmd rxonly reported {len(live)} of {want} periods with traffic:\n" +
+                           "".join(lines)[-2000:])
     return live
-
-
-def testpmd_rate(tmp, frame_bytes, seconds, tag):
-    """txonly -> rxonly over memif; returns the receiver's mean Rx-pps after warm-up."""
-    live = testpmd_run(tmp, frame_bytes, seconds, tag)
-    return sum(live) / len(live)
 
 
 class Probe:
@@ -337,11 +352,17 @@ def interleaved(name, unit, opts, ref_round, ours_round, ref_tool, with_ceiling=
     before = probe.sample()
     for r in range(opts.rounds):
         for kind, fn in (("ref", ref_round), ("ours", ours_round)):
-            fig = fn(r)
+            try:
+                fig = fn(r)
+            except (RuntimeError, subprocess.TimeoutExpired, OSError, ValueError, KeyError) as e:
+                fig = {"value": None, "failed": str(e)[:300]}
             after = probe.sample()
             fig.update({"kind": kind, "round": r, "before": before["placement"], "after": after["placement"],
                         "before_rtt_ns": before["rtt_ns"], "after_rtt_ns": after["rtt_ns"]})
-            if before["placement"] != after["placement"] or before["placement"] not in PLACEMENTS:
+            if fig["value"] is None:
+                fig["counted_as"] = None
+                fig["why"] = "the round failed"
+            elif before["placement"] != after["placement"] or before["placement"] not in PLACEMENTS:
                 fig["counted_as"] = None
                 fig["why"] = "probes disagree" if before["placement"] != after["placement"] else \
                     f"placement {before['placement']}" + (f" ({before['why']})" if "why" in before else "")
@@ -350,7 +371,7 @@ def interleaved(name, unit, opts, ref_round, ours_round, ref_tool, with_ceiling=
                 fig["why"] = f"per-period rates spread {fig['steady_spread']} > {STEADY_SPREAD}"
             else:
                 fig["counted_as"] = before["placement"]
-            log(f"{name} round {r} {kind}: {fig['value']:.4g} {unit}, probes {before['placement']}"
+            log(f"{name} round {r} {kind}: {fig['value']} {unit}, probes {before['placement']}"
                 f"({before['rtt_ns']}) -> {after['placement']}({after['rtt_ns']}), counted as {fig['counted_as']}")
             rounds.append(fig)
             before = after
@@ -383,8 +404,8 @@ def interleaved(name, unit, opts, ref_round, ours_round, ref_tool, with_ceiling=
     if main_p:
         value, ref, placement = per[main_p]["ours_median"], per[main_p]["ref_median"], main_p
     else:  # no placement has both sides: the medians over every round, said so
-        value = median([x["value"] for x in rounds if x["kind"] == "ours"])
-        ref = median([x["value"] for x in rounds if x["kind"] == "ref"])
+        value = median([x["value"] for x in rounds if x["kind"] == "ours" and x["value"] is not None])
+        ref = median([x["value"] for x in rounds if x["kind"] == "ref" and x["value"] is not None])
         placement = None
     emit(name, value, unit, ref, placement=placement, statistic="median of each side's counted rounds",
          placements=per, ref_tool=ref_tool, rounds_each=opts.rounds, round_seconds=opts.seconds,
