@@ -8,15 +8,18 @@
 // untimed warm-up batch; its figure is the median batch's ns per round trip
 // (a batch in which the OS took either CPU away is slow and lands above the
 // median). Prints one JSON line per sample:
-//   {"probe":"core_rtt","cpus":[0,1],"rtt_ns":94.1,"min_ns":..,"max_ns":..,
-//    "batch_ns":[..],"threshold_ns":250,"placement":"shared_l3",
+//   {"probe":"core_rtt","cpus":[0,1],"rtt_ns":114.1,"min_ns":..,"max_ns":..,
+//    "batch_ns":[..],"smt_threshold_ns":80,"threshold_ns":250,"placement":"shared_l3",
 //    "probe_us":812,"t_s":0.0}
-// placement: shared_l3 (median below the threshold), split_l3 (at or above
-// it and below kUnclearNs), unclear (a median that slow means a CPU was
-// taken away, not a placement).
+// placement: same_core (median below smt_threshold_ns: most likely SMT
+// siblings of one physical core, which share L1/L2 and the core's pipeline),
+// shared_l3 (below threshold_ns), split_l3 (at or above it and below
+// kUnclearNs), unclear (a median that slow means a CPU was taken away, not a
+// placement). On the development VM the three sit at ~67, 90-140 and
+// 380-600 ns with nothing between 70 and 90 or 150 and 350 (docs/performance.md).
 //
 // usage: core_rtt [--cpus A,B] [--batches N] [--trips N] [--threshold-ns NS]
-//                 [--samples N] [--interval-ms MS]
+//                 [--smt-threshold-ns NS] [--samples N] [--interval-ms MS]
 #include <pthread.h>
 #include <sched.h>
 
@@ -40,10 +43,11 @@ constexpr double kUnclearNs = 3000.0;
 constexpr uint32_t kWarmupTrips = 200;
 constexpr std::size_t kCacheLineBytes = 64;
 
-enum class Placement { kSharedL3, kSplitL3, kUnclear };
+enum class Placement { kSameCore, kSharedL3, kSplitL3, kUnclear };
 
 const char* to_string(Placement p) {
   switch (p) {
+    case Placement::kSameCore: return "same_core";
     case Placement::kSharedL3: return "shared_l3";
     case Placement::kSplitL3: return "split_l3";
     case Placement::kUnclear: return "unclear";
@@ -56,6 +60,7 @@ struct ProbeOptions {
   int cpu_b = 1;
   uint32_t batches = 5;
   uint32_t trips = 1000;
+  double smt_threshold_ns = 80.0;
   double threshold_ns = 250.0;
   uint32_t samples = 1;
   uint32_t interval_ms = 0;
@@ -129,15 +134,16 @@ std::optional<ProbeSample> run_sample(const ProbeOptions& opt) {
   return s;
 }
 
-Placement classify(double median_ns, double threshold_ns) {
+Placement classify(double median_ns, const ProbeOptions& opt) {
   if (median_ns >= kUnclearNs) return Placement::kUnclear;
-  return median_ns < threshold_ns ? Placement::kSharedL3 : Placement::kSplitL3;
+  if (median_ns < opt.smt_threshold_ns) return Placement::kSameCore;
+  return median_ns < opt.threshold_ns ? Placement::kSharedL3 : Placement::kSplitL3;
 }
 
 [[noreturn]] void usage_error(const std::string& what) {
   std::fprintf(stderr,
                "core_rtt: %s\nusage: core_rtt [--cpus A,B] [--batches N] [--trips N] "
-               "[--threshold-ns NS] [--samples N] [--interval-ms MS]\n",
+               "[--threshold-ns NS] [--smt-threshold-ns NS] [--samples N] [--interval-ms MS]\n",
                what.c_str());
   std::exit(2);
 }
@@ -160,7 +166,7 @@ ProbeOptions parse_args(int argc, char** argv) {
     const std::string_view flag = argv[i];
     if (flag == "-h" || flag == "--help") {
       std::printf("usage: core_rtt [--cpus A,B] [--batches N] [--trips N] [--threshold-ns NS] "
-                  "[--samples N] [--interval-ms MS]\n");
+                  "[--smt-threshold-ns NS] [--samples N] [--interval-ms MS]\n");
       std::exit(0);
     }
     if (i + 1 >= argc) usage_error(std::string(flag) + " needs a value");
@@ -178,6 +184,8 @@ ProbeOptions parse_args(int argc, char** argv) {
       opt.trips = static_cast<uint32_t>(parse_int(flag, val, 1, 10'000'000));
     } else if (flag == "--threshold-ns") {
       opt.threshold_ns = static_cast<double>(parse_int(flag, val, 1, 100'000));
+    } else if (flag == "--smt-threshold-ns") {
+      opt.smt_threshold_ns = static_cast<double>(parse_int(flag, val, 0, 100'000));
     } else if (flag == "--samples") {
       opt.samples = static_cast<uint32_t>(parse_int(flag, val, 1, 10'000'000));
     } else if (flag == "--interval-ms") {
@@ -186,6 +194,7 @@ ProbeOptions parse_args(int argc, char** argv) {
       usage_error("unknown option '" + std::string(flag) + "'");
     }
   }
+  if (opt.smt_threshold_ns >= opt.threshold_ns) usage_error("--smt-threshold-ns must be below --threshold-ns");
   return opt;
 }
 
@@ -197,8 +206,9 @@ void print_sample(const ProbeOptions& opt, const ProbeSample& s, double t_s) {
   for (std::size_t k = 0; k < s.batch_ns.size(); ++k) {
     std::printf("%s%.1f", k ? ", " : "", s.batch_ns[k]);
   }
-  std::printf("], \"threshold_ns\": %.0f, \"placement\": \"%s\", \"probe_us\": %.0f, \"t_s\": %.3f}\n",
-              opt.threshold_ns, to_string(classify(s.median_ns, opt.threshold_ns)), s.probe_us, t_s);
+  std::printf("], \"smt_threshold_ns\": %.0f, \"threshold_ns\": %.0f, \"placement\": \"%s\", \"probe_us\": %.0f, "
+              "\"t_s\": %.3f}\n",
+              opt.smt_threshold_ns, opt.threshold_ns, to_string(classify(s.median_ns, opt)), s.probe_us, t_s);
   std::fflush(stdout);
 }
 

@@ -32,18 +32,19 @@
 nic_write_bw and nic_msg_rate run interleaved rounds (reference, sf-nic,
 reference, sf-nic, ... --rounds N of each, --seconds S long) with the vCPU
 placement probe (build/bench/common/core_rtt, --probe PATH) before and after
-every round: the two vCPUs of the development VM move between sharing an L3
-and not, and each tool's rate moves 2-4x with it (docs/performance.md, "Two
-placements of the vCPUs"). A round counts for a placement only when the
+every round: the hypervisor moves the two vCPUs of the development VM
+between one physical core (same_core), two cores sharing an L3 (shared_l3)
+and two that do not (split_l3), and each tool's rate moves 2-4x with it
+(docs/performance.md, "Placements of the two vCPUs"). A round counts for a placement only when the
 probes on both sides of it agree and its own per-period rates are steady
 (max/min <= STEADY_SPREAD: a placement change inside the round shows as a
 step). Added fields: placements (per placement: counted rounds of each side,
 the median of each side and ratio_median = median(ours) / median(ref), the
-best of each side and ratio_best = best(ours) / best(ref), and for sf-nic's
-rounds where the time went: the sender's pace_idle share (due but blocked:
-the RC window waited for the receiver's ACKs) and pace_lost share (served
-late: the sender was busy), each data-path thread's CPU share); a placement
-no counted round ran in says so (rounds 0, figures null). value / ref /
+best of each side and ratio_best = best(ours) / best(ref), the medians of
+sf-nic's data-path threads' CPU shares (running, and waiting for the CPU:
+other load), for nic_write_bw an estimated ceiling (see ceiling())); a
+placement no counted round ran in says so (note, figures null). Which side
+limits sf-nic: --only nic_write_bw_sides (write_bw_sides()). value / ref /
 ratio are those of the placement with the most counted rounds (shared_l3 on
 a tie), named in `placement`; rounds = every round's raw figures and its
 probes; discarded = the rounds that counted for no placement. --mbuf-size N
@@ -243,7 +244,7 @@ class Probe:
             return {"placement": "unknown", "rtt_ns": None, "why": f"probe failed: {e}"}
 
 
-PLACEMENTS = ("shared_l3", "split_l3")
+PLACEMENTS = ("same_core", "shared_l3", "split_l3")  # core_rtt's classes (unclear and unknown count for none)
 OPT_IN = ("nic_write_bw_sides",)          # diagnostics run only when --only names them
 
 
@@ -470,6 +471,7 @@ def write_bw_sides(binary, tmp, opts):
             fig = {"mode": mode, "round": r, "value": round(rep["workloads"][0]["goodput_gbps"], 4),
                    **sf_round_account(tmp, t, paced=(mode == "paced")),
                    "before": before["placement"], "after": after["placement"],
+                   "before_rtt_ns": before["rtt_ns"], "after_rtt_ns": after["rtt_ns"],
                    "counted_as": before["placement"] if before["placement"] == after["placement"] and
                    before["placement"] in PLACEMENTS else None}
             log(f"nic_write_bw_sides round {r} {mode}: {fig['value']} Gb/s, {before['placement']} -> "
