@@ -54,7 +54,8 @@ all four memif devargs.
 
 One JSON line each: {"bench","value","unit","ref","ratio",...}. Usage:
   nic_bench.py SF_NIC [--seconds S] [--only NAME] [--rounds N] [--probe CORE_RTT]
-               [--mbuf-size N] [--tag TAG] [--sched SCHED] [--idle IDLE] [--window N]
+               [--mbuf-size N] [--prio other|nice:N] [--tag TAG]
+               [--sched SCHED] [--idle IDLE] [--window N]
 """
 import json
 import math
@@ -97,6 +98,21 @@ class Link:
     carries it too)."""
     mbuf_size = None                     # None: each tool's default
     tag = "sfnb"
+    nice = None                          # --prio nice:N: both tools' sessions at nice N; None: as started
+
+    @classmethod
+    def start(cls, cmd, **kw):
+        """Starts a reference process in its own session (its own autogroup
+        with kernel.sched_autogroup_enabled) and gives that autogroup --prio's
+        nice, as sf-nic --sched nice:N does for itself."""
+        p = subprocess.Popen(cmd, start_new_session=True, **kw)
+        if cls.nice is not None:
+            try:
+                with open(f"/proc/{p.pid}/autogroup", "w") as f:
+                    f.write(str(cls.nice))
+            except OSError as e:
+                log(f"nic_bench: --prio nice:{cls.nice} for {cmd[0]}: {e}")
+        return p
 
     @classmethod
     def memif(cls, role, sock):
@@ -106,6 +122,10 @@ class Link:
     @classmethod
     def sf_args(cls):
         return ["--mbuf-size", str(cls.mbuf_size)] if cls.mbuf_size else []
+
+    @classmethod
+    def sf_sched_args(cls):
+        return ["--sched", f"nice:{cls.nice}"] if cls.nice is not None else []
 
     @classmethod
     def testpmd_args(cls):
@@ -180,7 +200,7 @@ def testpmd_run(tmp, frame_bytes, seconds, tag, start_timeout_s=30):
         segs.append(min(seg, left))
         left -= segs[-1]
     txpkts = ",".join(str(s) for s in segs)
-    rx = subprocess.Popen(["dpdk-testpmd"] + EAL + ["--file-prefix", f"{Link.tag}-tprx-{os.getpid()}", "--lcores", "0@1,1@0",
+    rx = Link.start(["dpdk-testpmd"] + EAL + ["--file-prefix", f"{Link.tag}-tprx-{os.getpid()}", "--lcores", "0@1,1@0",
                            "--vdev=" + Link.memif("server", sock), "--", "--forward-mode=rxonly",
                            "--stats-period", "1", "--nb-cores", "1", "--total-num-mbufs", "16384"] + Link.testpmd_args(),
                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -201,7 +221,7 @@ def testpmd_run(tmp, frame_bytes, seconds, tag, start_timeout_s=30):
     th = threading.Thread(target=reader, daemon=True)
     th.start()
     time.sleep(1.0)  # the server socket must exist before the client starts (external processes)
-    tx = subprocess.Popen(["dpdk-testpmd"] + EAL + ["--file-prefix", f"{Link.tag}-tptx-{os.getpid()}", "--lcores", "0@0,1@1",
+    tx = Link.start(["dpdk-testpmd"] + EAL + ["--file-prefix", f"{Link.tag}-tptx-{os.getpid()}", "--lcores", "0@0,1@1",
                            "--vdev=" + Link.memif("client", sock), "--", "--forward-mode=txonly",
                            f"--txpkts={txpkts}", "--stats-period", "1", "--nb-cores", "1",
                            "--total-num-mbufs", "16384"] + Link.testpmd_args(),
@@ -411,14 +431,15 @@ def interleaved(name, unit, opts, ref_round, ours_round, ref_tool, with_ceiling=
     emit(name, value, unit, ref, placement=placement, statistic="median of each side's counted rounds",
          placements=per, ref_tool=ref_tool, rounds_each=opts.rounds, round_seconds=opts.seconds,
          discarded=sum(1 for x in rounds if x["counted_as"] is None),
-         mbuf_size=Link.mbuf_size, **({"frame_cost": cost} if with_ceiling else {}), rounds=rounds,
+         mbuf_size=Link.mbuf_size, prio=f"nice:{Link.nice}" if Link.nice is not None else "other",
+         **({"frame_cost": cost} if with_ceiling else {}), rounds=rounds,
          load1=os.getloadavg()[0],
          **({} if main_p else {"note": "no placement had a counted round of both sides: value/ref are medians over every round, not a placement's"}))
 
 
 def sf_round(binary, tmp, opts, size_bytes, tag, r):
     t = f"{tag}{r}"
-    rep = sf_pair(binary, tmp, "write_bw", ["-s", str(size_bytes), "-D", str(opts.seconds)], t,
+    rep = sf_pair(binary, tmp, "write_bw", ["-s", str(size_bytes), "-D", str(opts.seconds)] + Link.sf_sched_args(), t,
                   client_extra=["--timeseries", os.path.join(tmp, f"{t}-cli.jsonl"), "--ts-period-ms", "250"],
                   server_extra=["--timeseries", os.path.join(tmp, f"{t}-srv.jsonl"), "--ts-period-ms", "250"])
     return rep["workloads"][0], sf_round_account(tmp, t)
@@ -464,7 +485,7 @@ def write_bw_sides(binary, tmp, opts):
             cli_extra = ["--timeseries", os.path.join(tmp, f"{t}-cli.jsonl"), "--ts-period-ms", "250"]
             if mode == "paced":
                 cli_extra += ["--rate-limit", str(PACED_GBPS)]
-            rep = sf_pair(binary, tmp, "write_bw", ["-s", "65536", "-D", str(opts.seconds)] + extra, t,
+            rep = sf_pair(binary, tmp, "write_bw", ["-s", "65536", "-D", str(opts.seconds)] + extra + Link.sf_sched_args(), t,
                           client_extra=cli_extra,
                           server_extra=["--timeseries", os.path.join(tmp, f"{t}-srv.jsonl"), "--ts-period-ms", "250"])
             after = probe.sample()
@@ -620,7 +641,10 @@ class BenchOptions:
     """nic_write_bw / nic_msg_rate options: --rounds N (of each tool, default
     3), --probe PATH (default: bench/common/core_rtt in the build directory
     that holds SF_NIC), --mbuf-size N, --tag TAG (in every --file-prefix and
-    in the socket directory's name)."""
+    in the socket directory's name), --prio other|nice:N (default nice:-20
+    as root: both sf-nic get --sched nice:N, both testpmd their session's
+    autogroup at nice N, so other load on the machine takes as little from
+    one tool as from the other)."""
 
     def __init__(self, seconds, rounds, probe):
         self.seconds = seconds
@@ -635,6 +659,7 @@ def bench_options(binary, seconds):
         rounds = flag_value("--rounds", 3, int)
         mbuf = flag_value("--mbuf-size", None, int)
         tag = flag_value("--tag", "sfnb")
+        prio = flag_value("--prio", "nice:-20" if os.geteuid() == 0 else "other")
         build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(binary))))  # build/nic/app/sf-nic
         probe = flag_value("--probe", os.path.join(build, "bench", "common", "core_rtt"))
     except ValueError as e:
@@ -647,6 +672,12 @@ def bench_options(binary, seconds):
         log(f"nic_bench: --tag '{tag}': letters, digits, '-' and '_' only (it goes into file names)")
         return None
     Link.tag = tag
+    if prio != "other":
+        m = re.fullmatch(r"nice:(-?\d+)", prio)
+        if not m or not -20 <= int(m.group(1)) <= 19:
+            log(f"nic_bench: --prio '{prio}': other or nice:N with N in -20..19")
+            return None
+        Link.nice = int(m.group(1))
     if mbuf is not None:
         if not MBUF_HEADROOM + 64 <= mbuf <= 65535:
             log(f"nic_bench: --mbuf-size {mbuf}: must be in [{MBUF_HEADROOM + 64}, 65535] "
