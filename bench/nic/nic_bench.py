@@ -44,7 +44,8 @@ best of each side and ratio_best = best(ours) / best(ref), the medians of
 sf-nic's data-path threads' CPU shares (running, and waiting for the CPU:
 other load), for nic_write_bw an estimated ceiling (see ceiling())); a
 placement no counted round ran in says so (note, figures null). Which side
-limits sf-nic: --only nic_write_bw_sides (write_bw_sides()). value / ref /
+limits sf-nic: nic_write_bw_sides, run only when --only names it
+(write_bw_sides()). value / ref /
 ratio are those of the placement with the most counted rounds (shared_l3 on
 a tie), named in `placement`; rounds = every round's raw figures and its
 probes; discarded = the rounds that counted for no placement. --mbuf-size N
