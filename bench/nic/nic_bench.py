@@ -222,10 +222,12 @@ def testpmd_run(tmp, frame_bytes, seconds, tag, start_timeout_s=30):
     th = threading.Thread(target=reader, daemon=True)
     th.start()
     time.sleep(1.0)  # the server socket must exist before the client starts (external processes)
+    # --mbuf-size before --txpkts: testpmd checks each segment against the
+    # mbuf size parsed so far and, failing that, sends 64 B frames.
     tx = Link.start(["dpdk-testpmd"] + EAL + ["--file-prefix", f"{Link.tag}-tptx-{os.getpid()}", "--lcores", "0@0,1@1",
-                           "--vdev=" + Link.memif("client", sock), "--", "--forward-mode=txonly",
-                           f"--txpkts={txpkts}", "--stats-period", "1", "--nb-cores", "1",
-                           "--total-num-mbufs", "16384"] + Link.testpmd_args(),
+                           "--vdev=" + Link.memif("client", sock), "--", "--forward-mode=txonly"] + Link.testpmd_args() +
+                          [f"--txpkts={txpkts}", "--stats-period", "1", "--nb-cores", "1",
+                           "--total-num-mbufs", "16384"],
                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     got_enough.wait(timeout=start_timeout_s + want + 1)
     tx.send_signal(signal.SIGINT)
@@ -238,6 +240,10 @@ def testpmd_run(tmp, frame_bytes, seconds, tag, start_timeout_s=30):
             p.wait()
     th.join(timeout=5)
     live = [x for x in periods if x > 0][1:want + 1]  # skip the first (partial) period
+    totals = re.findall(r"RX-packets:\s+(\d+)\s+RX-missed:\s+\d+\s+RX-bytes:\s+(\d+)", "".join(lines))
+    if totals and int(totals[-1][0]) > 0 and round(int(totals[-1][1]) / int(totals[-1][0])) != frame_bytes:
+        raise RuntimeError(f"testpmd rxonly received {int(totals[-1][1]) / int(totals[-1][0]):.1f} B frames, "
+                           f"not {frame_bytes} (--txpkts={txpkts} refused?)")
     if len(live) < want:
         raise RuntimeError(f"testpmd rxonly reported {len(live)} of {want} periods with traffic:\n" +
                            "".join(lines)[-2000:])
