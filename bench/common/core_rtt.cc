@@ -2,7 +2,7 @@
 // CPUs tells whether the hypervisor has put those two vCPUs on cores that share
 // an L3 (tens of ns) or not (hundreds of ns). Run it before and after a
 // two-process benchmark round to say which placement the round ran in
-// (docs/performance.md, "### nic", "Two placements of the vCPUs").
+// (docs/performance.md, "### nic", "Placements of the two vCPUs").
 //
 // One sample = `batches` timed batches of `trips` round trips after one
 // untimed warm-up batch; its figure is the median batch's ns per round trip

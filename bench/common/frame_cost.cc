@@ -4,7 +4,7 @@
 // and, on the receiver, the copy of the payload into the MR. Hot caches, one
 // thread, so these are the least each costs; nic_bench.py turns them into the
 // ceiling ratio any correct endpoint could reach against testpmd
-// (docs/performance.md, "### nic", "Two placements of the vCPUs").
+// (docs/performance.md, "### nic", "Placements of the two vCPUs").
 //
 // Prints one JSON line:
 //   {"probe":"frame_cost","payload_bytes":4096,"icrc_ns":..,"memcpy_ns":..,

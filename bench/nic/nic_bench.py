@@ -35,10 +35,11 @@ placement probe (build/bench/common/core_rtt, --probe PATH) before and after
 every round: the hypervisor moves the two vCPUs of the development VM
 between one physical core (same_core), two cores sharing an L3 (shared_l3)
 and two that do not (split_l3), and each tool's rate moves 2-4x with it
-(docs/performance.md, "Placements of the two vCPUs"). A round counts for a placement only when the
-probes on both sides of it agree and its own per-period rates are steady
-(max/min <= STEADY_SPREAD: a placement change inside the round shows as a
-step). Added fields: placements (per placement: counted rounds of each side,
+(docs/performance.md, "Placements of the two vCPUs"). A round counts for a
+placement only when the probes on both sides of it agree, its own
+per-period rates are steady (max/min <= STEADY_SPREAD: a placement change
+inside the round shows as a step) and, with 3 or more rounds of its side
+in that placement, it is within STEADY_SPREAD of their median. Added fields: placements (per placement: counted rounds of each side,
 the median of each side and ratio_median = median(ours) / median(ref), the
 best of each side and ratio_best = best(ours) / best(ref), the medians of
 sf-nic's data-path threads' CPU shares (running, and waiting for the CPU:
