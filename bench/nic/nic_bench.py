@@ -35,20 +35,47 @@
                   burst_bytes and burst_share (made-up bytes / the rate's
                   bytes over the span) are reported.
 
+nic_write_bw and nic_msg_rate run interleaved rounds (reference, sf-nic,
+reference, sf-nic, ... --rounds N of each, --seconds S long) with the vCPU
+placement probe (build/bench/common/core_rtt, --probe PATH) before and after
+every round: the hypervisor moves the two vCPUs of the development VM
+between one physical core (same_core), two cores sharing an L3 (shared_l3)
+and two that do not (split_l3), and each tool's rate moves 2-4x with it
+(docs/performance.md, "Placements of the two vCPUs"). A round counts for a
+placement only when the probes on both sides of it agree, its own
+per-period rates are steady (max/min <= STEADY_SPREAD: a placement change
+inside the round shows as a step) and, with 3 or more rounds of its side
+in that placement, it is within STEADY_SPREAD of their median. Added fields: placements (per placement: counted rounds of each side,
+the median of each side and ratio_median = median(ours) / median(ref), the
+best of each side and ratio_best = best(ours) / best(ref), the medians of
+sf-nic's data-path threads' CPU shares (running, and waiting for the CPU:
+other load), for nic_write_bw an estimated ceiling (see ceiling())); a
+placement no counted round ran in says so (note, figures null). Which side
+limits sf-nic: nic_write_bw_sides, run only when --only names it
+(write_bw_sides()). value / ref /
+ratio are those of the placement with the most counted rounds (shared_l3 on
+a tie), named in `placement`; rounds = every round's raw figures and its
+probes; discarded = the rounds that counted for no placement. --mbuf-size N
+runs both tools on the same link: sf-nic --mbuf-size N (both processes),
+testpmd --mbuf-size=N (both; --txpkts segments of N - 128 B), bsize=N on
+all four memif devargs.
+
 One JSON line each: {"bench","value","unit","ref","ratio",...}. Usage:
-  nic_bench.py SF_NIC [--seconds S] [--only NAME] [--sched SCHED] [--idle IDLE] [--window N] [--burst-bytes N]
+  nic_bench.py SF_NIC [--seconds S] [--only NAME] [--rounds N] [--probe CORE_RTT]
+               [--mbuf-size N] [--prio other|nice:N] [--tag TAG]
+               [--sched SCHED] [--idle IDLE] [--window N] [--burst-bytes N]
 """
 import json
+import math
 import os
 import re
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import bench_proc  # noqa: E402  (bench/bench_proc.py)
 
 EAL = ["--no-pci", "--log-level", "*:warning", "--no-telemetry"]
 ROCE_HDR = 14 + 20 + 8 + 12 + 4          # Eth + IPv4 + UDP + BTH + ICRC (WRITE_MIDDLE)
@@ -60,24 +87,85 @@ def log(*a):
 
 
 def emit(name, value, unit, ref, **extra):
-    d = {"bench": name, "value": round(value, 4), "unit": unit, "ref": round(ref, 4),
-         "ratio": round(value / ref, 4) if ref else None}
+    d = {"bench": name, "value": None if value is None else round(value, 4), "unit": unit,
+         "ref": None if ref is None else round(ref, 4), "ratio": round(value / ref, 4) if ref and value is not None else None}
     d.update(extra)
     print(json.dumps(d), flush=True)
+
+
+MBUF_HEADROOM = 128                      # RTE_PKTMBUF_HEADROOM: an mbuf carries data room - this
+DEFAULT_SEG_BYTES = 2048                 # testpmd's default mbuf (2176 B data room) carries this
+PACED_GBPS = 100                         # nic_write_bw_sides: a rate limit neither placement reaches
+SLACK_MARGIN = 0.05                      # shares this close: no side clearly limits
+STEADY_SPREAD = 1.5                      # a round's per-period max/min above this changed pace inside
+
+
+class Link:
+    """What both tools' memif links run with (--mbuf-size) and the run's tag
+    (in every --file-prefix; the temporary directory holding the sockets
+    carries it too)."""
+    mbuf_size = None                     # None: each tool's default
+    tag = "sfnb"
+    nice = None                          # --prio nice:N: both tools' sessions at nice N; None: as started
+
+    @classmethod
+    def start(cls, cmd, **kw):
+        """Starts a reference process in its own session (its own autogroup
+        with kernel.sched_autogroup_enabled) and gives that autogroup --prio's
+        nice, as sf-nic --sched nice:N does for itself."""
+        p = subprocess.Popen(cmd, start_new_session=True, **kw)
+        if cls.nice is not None:
+            try:
+                with open(f"/proc/{p.pid}/autogroup", "w") as f:
+                    f.write(str(cls.nice))
+            except OSError as e:
+                log(f"nic_bench: --prio nice:{cls.nice} for {cmd[0]}: {e}")
+        return p
+
+    @classmethod
+    def memif(cls, role, sock):
+        dev = f"net_memif0,role={role},socket={sock}"
+        return dev + (f",bsize={cls.mbuf_size}" if cls.mbuf_size else "")
+
+    @classmethod
+    def sf_args(cls):
+        return ["--mbuf-size", str(cls.mbuf_size)] if cls.mbuf_size else []
+
+    @classmethod
+    def sf_sched_args(cls):
+        return ["--sched", f"nice:{cls.nice}"] if cls.nice is not None else []
+
+    @classmethod
+    def testpmd_args(cls):
+        return [f"--mbuf-size={cls.mbuf_size}"] if cls.mbuf_size else []
+
+    @classmethod
+    def seg_bytes(cls):
+        return cls.mbuf_size - MBUF_HEADROOM if cls.mbuf_size else DEFAULT_SEG_BYTES
+
+
+def sf_nic_has_mbuf_size(binary):
+    """Whether this sf-nic takes --mbuf-size (its --help lists it)."""
+    try:
+        out = subprocess.run([binary, "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--mbuf-size" in out
 
 
 def sf_pair(binary, tmp, test, args, tag, client_extra=(), server_extra=()):
     sock = os.path.join(tmp, f"{tag}.sock")
     port = 20000 + os.getpid() % 10000
-    common = ["--mac", "", "--ip", "", "-p", str(port), "--speed", "800", "--mtu", "4096"] + list(args)
+    common = ["--mac", "", "--ip", "", "-p", str(port), "--speed", "800", "--mtu", "4096"] + list(args) + Link.sf_args()
 
     def cmd(role, lcore):
         mac = "02:00:00:00:00:01" if role == "server" else "02:00:00:00:00:02"
         ip = "10.0.0.1" if role == "server" else "10.0.0.2"
         a = list(common)
         a[1], a[3] = mac, ip
-        dev = f"net_memif0,role={role},socket={sock}"
-        c = [binary] + EAL + ["-l", str(lcore), "--file-prefix", f"sfnb-{tag}-{role}-{os.getpid()}", "--",
+        dev = Link.memif(role, sock)
+        c = [binary] + EAL + ["-l", str(lcore), "--file-prefix", f"{Link.tag}-{tag}-{role}-{os.getpid()}", "--",
                               test, "--port", dev, "--report", os.path.join(tmp, f"{tag}-{role}.json"),
                               "--ready-file", os.path.join(tmp, f"{tag}-{role}.ready")] + a
         if role == "client":
@@ -86,6 +174,9 @@ def sf_pair(binary, tmp, test, args, tag, client_extra=(), server_extra=()):
             c += list(server_extra)
         return c
 
+    for f in (f"{tag}-server.ready", f"{tag}-client.ready"):  # a round before left them
+        if os.path.exists(os.path.join(tmp, f)):
+            os.unlink(os.path.join(tmp, f))
     # Each sf-nic leads its own session: with kernel.sched_autogroup_enabled
     # that is its own autogroup, whose nice --sched nice:N sets.
     srv = subprocess.Popen(cmd("server", 0), stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, f"{tag}-s.err"), "w"),
@@ -104,56 +195,384 @@ def sf_pair(binary, tmp, test, args, tag, client_extra=(), server_extra=()):
         return json.load(f)
 
 
-def testpmd_rate(tmp, frame_bytes, seconds, tag):
-    """txonly -> rxonly over memif; returns the receiver's mean Rx-pps after warm-up."""
+def testpmd_run(tmp, frame_bytes, seconds, tag, start_timeout_s=30):
+    """txonly -> rxonly over memif; returns the receiver's Rx-pps of each of
+    ceil(seconds) whole one-second periods after the first period with
+    traffic (the partial one), however long the transmitter took to start
+    (start_timeout_s at most)."""
     sock = os.path.join(tmp, f"tp-{tag}.sock")
+    seg = Link.seg_bytes()
     segs = []
     left = frame_bytes
     while left > 0:
-        segs.append(min(2048, left))
+        segs.append(min(seg, left))
         left -= segs[-1]
     txpkts = ",".join(str(s) for s in segs)
-    rx = subprocess.Popen(["dpdk-testpmd"] + EAL + ["--file-prefix", f"sfnb-tprx-{os.getpid()}", "--lcores", "0@1,1@0",
-                           f"--vdev=net_memif0,role=server,socket={sock}", "--", "--forward-mode=rxonly",
-                           "--stats-period", "1", "--nb-cores", "1", "--total-num-mbufs", "16384"],
+    rx = Link.start(["dpdk-testpmd"] + EAL + ["--file-prefix", f"{Link.tag}-tprx-{os.getpid()}", "--lcores", "0@1,1@0",
+                           "--vdev=" + Link.memif("server", sock), "--", "--forward-mode=rxonly",
+                           "--stats-period", "1", "--nb-cores", "1", "--total-num-mbufs", "16384"] + Link.testpmd_args(),
                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    periods = []   # every Rx-pps line, in order
+    lines = []
+    want = max(1, math.ceil(seconds))
+    got_enough = threading.Event()
+
+    def reader():
+        for line in rx.stdout:
+            lines.append(line)
+            m = re.search(r"Rx-pps:\s+(\d+)", line)
+            if m:
+                periods.append(int(m.group(1)))
+                live = [x for x in periods if x > 0]
+                if len(live) >= want + 1:
+                    got_enough.set()
+    th = threading.Thread(target=reader, daemon=True)
+    th.start()
     time.sleep(1.0)  # the server socket must exist before the client starts (external processes)
-    tx = subprocess.Popen(["dpdk-testpmd"] + EAL + ["--file-prefix", f"sfnb-tptx-{os.getpid()}", "--lcores", "0@0,1@1",
-                           f"--vdev=net_memif0,role=client,socket={sock}", "--", "--forward-mode=txonly",
-                           f"--txpkts={txpkts}", "--stats-period", "1", "--nb-cores", "1",
+    # --mbuf-size before --txpkts: testpmd checks each segment against the
+    # mbuf size parsed so far and, failing that, sends 64 B frames.
+    tx = Link.start(["dpdk-testpmd"] + EAL + ["--file-prefix", f"{Link.tag}-tptx-{os.getpid()}", "--lcores", "0@0,1@1",
+                           "--vdev=" + Link.memif("client", sock), "--", "--forward-mode=txonly"] + Link.testpmd_args() +
+                          [f"--txpkts={txpkts}", "--stats-period", "1", "--nb-cores", "1",
                            "--total-num-mbufs", "16384"],
                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(seconds + 2.5)
+    got_enough.wait(timeout=start_timeout_s + want + 1)
     tx.send_signal(signal.SIGINT)
-    out = bench_proc.interrupt(rx)
+    rx.send_signal(signal.SIGINT)
+    for p in (rx, tx):
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    th.join(timeout=5)
+    live = [x for x in periods if x > 0][1:want + 1]  # skip the first (partial) period
+    totals = re.findall(r"RX-packets:\s+(\d+)\s+RX-missed:\s+\d+\s+RX-bytes:\s+(\d+)", "".join(lines))
+    if totals and int(totals[-1][0]) > 0 and round(int(totals[-1][1]) / int(totals[-1][0])) != frame_bytes:
+        raise RuntimeError(f"testpmd rxonly received {int(totals[-1][1]) / int(totals[-1][0]):.1f} B frames, "
+                           f"not {frame_bytes} (--txpkts={txpkts} refused?)")
+    if len(live) < want:
+        raise RuntimeError(f"testpmd rxonly reported {len(live)} of {want} periods with traffic:\n" +
+                           "".join(lines)[-2000:])
+    return live
+
+
+class Probe:
+    """The placement probe (bench/common/core_rtt) on the two CPUs both tools
+    run on; sample() is one JSON line of it (a few ms), or a stand-in saying
+    why there is none."""
+
+    def __init__(self, path, cpus="0,1"):
+        self.path = path
+        self.cpus = cpus
+
+    def sample(self):
+        if not self.path or not os.path.exists(self.path):
+            return {"placement": "unknown", "rtt_ns": None, "why": f"no probe at {self.path}"}
+        try:
+            r = subprocess.run([self.path, "--cpus", self.cpus], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, timeout=10)
+            d = json.loads(r.stdout.strip().splitlines()[-1])
+            return {"placement": d["placement"], "rtt_ns": d["rtt_ns"], "probe_us": d["probe_us"]}
+        except (OSError, subprocess.TimeoutExpired, ValueError, IndexError, KeyError) as e:
+            return {"placement": "unknown", "rtt_ns": None, "why": f"probe failed: {e}"}
+
+
+PLACEMENTS = ("same_core", "shared_l3", "split_l3")  # core_rtt's classes (unclear and unknown count for none)
+OPT_IN = ("nic_write_bw_sides",)          # diagnostics run only when --only names them
+
+
+def spread(xs):
+    xs = [x for x in xs if x is not None]
+    return round(max(xs) / min(xs), 3) if xs and min(xs) > 0 else None
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    if not n:
+        return None
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def sf_round_account(tmp, tag, paced=False):
+    """The sender's and receiver's account from both time series (250 ms
+    windows, first and last dropped): the sender's per-window rates; each
+    data-path thread's shares of the span running (tx_cpu / rx_cpu), runnable
+    but waiting for its CPU (*_wait: other load) and neither (*_sleep: the
+    thread slept, which only an --idle back-off does when it has nothing to
+    do: slack); with paced (a --rate-limit above what it reaches) also where
+    the sender's time went: pace_idle (due but blocked: the RC window waiting
+    for the receiver's ACKs, or no WR) and pace_lost (served late: the sender
+    itself busy). Unpaced, every gap counts as pace_idle, so it says nothing."""
+    def load(path):
+        return [json.loads(l) for l in open(path)] if os.path.exists(path) else []
+    cli = load(os.path.join(tmp, f"{tag}-cli.jsonl"))
+    srv = load(os.path.join(tmp, f"{tag}-srv.jsonl"))
+    tkey = "t_mono_s"
+    cli = [x for x in cli if tkey in x]
+    srv = [x for x in srv if tkey in x]
+    wins = []
+    for a, b in zip(cli, cli[1:]):
+        ha, hb = a["hosts"]["h0"], b["hosts"]["h0"]
+        dt = b[tkey] - a[tkey]
+        if dt > 0 and hb["tx_packets"] > ha["tx_packets"]:
+            wins.append((a, b, (hb["tx_bytes"] - ha["tx_bytes"]) * 8 / dt / 1e9))
+    wins = wins[1:-1]
+    if not wins:
+        return {"window_gbps": [], "steady_spread": None}
+    a, b = wins[0][0], wins[-1][1]
+    span = b[tkey] - a[tkey]
+    ha, hb = a["hosts"]["h0"], b["hosts"]["h0"]
+
+    def shares(series, side):
+        pts = [x for x in series if "loop_cpu_s" in x and "loop_wait_s" in x]
+        if len(pts) < 2:
+            return {}
+        x = min(pts, key=lambda s: abs(s[tkey] - a[tkey]))
+        y = min(pts, key=lambda s: abs(s[tkey] - b[tkey]))
+        dt = y[tkey] - x[tkey]
+        if dt <= 0:
+            return {}
+        run = (y["loop_cpu_s"] - x["loop_cpu_s"]) / dt
+        wait = (y["loop_wait_s"] - x["loop_wait_s"]) / dt
+        return {f"{side}_cpu": round(run, 4), f"{side}_wait": round(wait, 4),
+                f"{side}_sleep": round(max(0.0, 1 - run - wait), 4)}
+
+    d = {"window_gbps": [round(w[2], 2) for w in wins], "steady_spread": spread([w[2] for w in wins]),
+         **shares(cli, "tx"), **shares(srv, "rx")}
+    if paced:
+        d["tx_idle_share"] = round((hb.get("pace_idle_ns", 0) - ha.get("pace_idle_ns", 0)) / 1e9 / span, 4)
+        d["tx_lost_share"] = round((hb.get("pace_lost_ns", 0) - ha.get("pace_lost_ns", 0)) / 1e9 / span, 4)
+    return d
+
+
+def frame_cost(opts):
+    """bench/common/frame_cost next to the probe: hot per-frame ns of a 4 KiB
+    ICRC and a 4 KiB copy; None when it is not there or fails."""
+    path = os.path.join(os.path.dirname(opts.probe or ""), "frame_cost")
     try:
-        tx.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        tx.kill()
-    pps = [int(x) for x in re.findall(r"Rx-pps:\s+(\d+)", out)]
-    live = [x for x in pps if x > 0][1:]  # skip the first (partial) period
-    if not live:
-        raise RuntimeError("testpmd rxonly reported no traffic:\n" + out[-2000:])
-    return sum(live) / len(live)
+        # Short batches, many of them, the least taken: on a loaded machine
+        # some batch runs without being preempted (and at --prio's nice).
+        p = Link.start([path, "--iterations", "5000", "--batches", "31"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+        out, _ = p.communicate(timeout=60)
+        return json.loads(out.strip().splitlines()[-1])
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return None
 
 
-def write_bw(binary, tmp, seconds):
+def ceiling(ref_mpps, cost):
+    """An estimate of the best ratio any correct RoCE endpoint could reach
+    against testpmd txonly -> rxonly at 4 KiB in a placement: testpmd spends
+    ref_ns = 1e3 / ref_mpps per frame on each side (memif's one copy of the
+    frame; both sides in step, the slower sets the rate), a RoCE sender adds
+    the ICRC over the frame, a receiver the ICRC check and the copy into the
+    MR (hot caches: the least they cost); ceiling = ref_ns / (ref_ns + extra)
+    for each side, the smaller of the two bounds the ratio."""
+    if not ref_mpps or not cost:
+        return None
+    ref_ns = 1e3 / ref_mpps
+    tx_extra = cost["icrc_ns"]
+    rx_extra = cost["icrc_ns"] + cost["memcpy_ns"]
+    return {"estimate": True, "ref_ns_per_frame": round(ref_ns, 1), "icrc_ns": cost["icrc_ns"],
+            "memcpy_ns": cost["memcpy_ns"], "tx_extra_ns": round(tx_extra, 1), "rx_extra_ns": round(rx_extra, 1),
+            "tx_ceiling": round(ref_ns / (ref_ns + tx_extra), 3), "rx_ceiling": round(ref_ns / (ref_ns + rx_extra), 3),
+            "ceiling_ratio": round(ref_ns / (ref_ns + max(tx_extra, rx_extra)), 3)}
+
+
+def interleaved(name, unit, opts, ref_round, ours_round, ref_tool, with_ceiling=False):
+    """Runs opts.rounds reference rounds and as many sf-nic rounds, alternating,
+    with the placement probe between every two; emits one JSON line (see the
+    module docstring)."""
+    probe = Probe(opts.probe)
+    cost = frame_cost(opts) if with_ceiling else None
+    rounds = []
+    before = probe.sample()
+    for r in range(opts.rounds):
+        for kind, fn in (("ref", ref_round), ("ours", ours_round)):
+            try:
+                fig = fn(r)
+            except (RuntimeError, subprocess.TimeoutExpired, OSError, ValueError, KeyError) as e:
+                fig = {"value": None, "failed": str(e)[:300]}
+            after = probe.sample()
+            fig.update({"kind": kind, "round": r, "before": before["placement"], "after": after["placement"],
+                        "before_rtt_ns": before["rtt_ns"], "after_rtt_ns": after["rtt_ns"]})
+            if fig["value"] is None:
+                fig["counted_as"] = None
+                fig["why"] = "the round failed"
+            elif before["placement"] != after["placement"] or before["placement"] not in PLACEMENTS:
+                fig["counted_as"] = None
+                fig["why"] = "probes disagree" if before["placement"] != after["placement"] else \
+                    f"placement {before['placement']}" + (f" ({before['why']})" if "why" in before else "")
+            elif fig.get("steady_spread") is not None and fig["steady_spread"] > STEADY_SPREAD:
+                fig["counted_as"] = None
+                fig["why"] = f"per-period rates spread {fig['steady_spread']} > {STEADY_SPREAD}"
+            else:
+                fig["counted_as"] = before["placement"]
+            log(f"{name} round {r} {kind}: {fig['value']} {unit}, probes {before['placement']}"
+                f"({before['rtt_ns']}) -> {after['placement']}({after['rtt_ns']}), counted as {fig['counted_as']}")
+            rounds.append(fig)
+            before = after
+
+    # A round can leave a placement and come back between two probes (they
+    # are seconds apart, a placement lasts ~0.2-1 s when the vCPUs idle): with
+    # 3 or more rounds of one side in a placement, one further than
+    # STEADY_SPREAD from their median was a hidden mix and counts for none.
+    for p in PLACEMENTS:
+        for kind in ("ref", "ours"):
+            xs = [x for x in rounds if x["kind"] == kind and x["counted_as"] == p]
+            if len(xs) < 3:
+                continue
+            m = median([x["value"] for x in xs])
+            for x in xs:
+                if m > 0 and not 1 / STEADY_SPREAD <= x["value"] / m <= STEADY_SPREAD:
+                    x["counted_as"] = None
+                    x["why"] = f"{x['value']} is off the {p} median {round(m, 4)} of its side: a hidden mix"
+
+    def r4(x):
+        return None if x is None else round(x, 4)
+
+    per = {}
+    for p in PLACEMENTS:
+        ref = [x["value"] for x in rounds if x["kind"] == "ref" and x["counted_as"] == p]
+        ours = [x for x in rounds if x["kind"] == "ours" and x["counted_as"] == p]
+        ov = [x["value"] for x in ours]
+        d = {"ref_rounds": len(ref), "ours_rounds": len(ov),
+             "ref_median": r4(median(ref)), "ours_median": r4(median(ov)),
+             "ratio_median": r4(median(ov) / median(ref)) if ref and ov else None,
+             "ref_best": r4(max(ref)) if ref else None, "ours_best": r4(max(ov)) if ov else None,
+             "ratio_best": r4(max(ov) / max(ref)) if ref and ov else None}
+        for k in ("tx_cpu", "tx_wait", "rx_cpu", "rx_wait"):
+            v = [x[k] for x in ours if x.get(k) is not None]
+            d[k] = r4(median(v)) if v else None
+        if with_ceiling and ref:
+            mpps = median([x["mpps"] for x in rounds if x["kind"] == "ref" and x["counted_as"] == p])
+            d["ceiling"] = ceiling(mpps, cost)
+        if not ref or not ov:
+            d["note"] = ("no round ran in this placement" if not ref and not ov else
+                         f"no counted {'reference' if not ref else 'sf-nic'} round in this placement: no ratio")
+        per[p] = d
+    full = [p for p in PLACEMENTS if per[p]["ratio_median"] is not None]
+    main_p = max(full, key=lambda p: (per[p]["ref_rounds"] + per[p]["ours_rounds"], p == "shared_l3")) if full else None
+    if main_p:
+        value, ref, placement = per[main_p]["ours_median"], per[main_p]["ref_median"], main_p
+    else:  # no placement has both sides: the medians over every round, said so
+        value = median([x["value"] for x in rounds if x["kind"] == "ours" and x["value"] is not None])
+        ref = median([x["value"] for x in rounds if x["kind"] == "ref" and x["value"] is not None])
+        placement = None
+    emit(name, value, unit, ref, placement=placement, statistic="median of each side's counted rounds",
+         placements=per, ref_tool=ref_tool, rounds_each=opts.rounds, round_seconds=opts.seconds,
+         discarded=sum(1 for x in rounds if x["counted_as"] is None),
+         mbuf_size=Link.mbuf_size, prio=f"nice:{Link.nice}" if Link.nice is not None else "other",
+         **({"frame_cost": cost} if with_ceiling else {}), rounds=rounds,
+         load1=os.getloadavg()[0],
+         **({} if main_p else {"note": "no placement had a counted round of both sides: value/ref are medians over every round, not a placement's"}))
+
+
+def sf_round(binary, tmp, opts, size_bytes, tag, r):
+    t = f"{tag}{r}"
+    rep = sf_pair(binary, tmp, "write_bw", ["-s", str(size_bytes), "-D", str(opts.seconds)] + Link.sf_sched_args(), t,
+                  client_extra=["--timeseries", os.path.join(tmp, f"{t}-cli.jsonl"), "--ts-period-ms", "250"],
+                  server_extra=["--timeseries", os.path.join(tmp, f"{t}-srv.jsonl"), "--ts-period-ms", "250"])
+    return rep["workloads"][0], sf_round_account(tmp, t)
+
+
+def write_bw(binary, tmp, opts):
     frame = 4096 + ROCE_HDR
-    ref_pps = testpmd_rate(tmp, frame, seconds, "bw")
-    ref_gbps = ref_pps * 4096 * 8 / 1e9
-    rep = sf_pair(binary, tmp, "write_bw", ["-s", "65536", "-D", str(seconds)], "bw")
-    w = rep["workloads"][0]
-    emit("nic_write_bw", w["goodput_gbps"], "Gb/s", ref_gbps, ref_tool=f"dpdk-testpmd txonly->rxonly memif {frame} B",
-         ref_mpps=round(ref_pps / 1e6, 4), messages=w["messages"], load1=os.getloadavg()[0])
+
+    def ref_round(r):
+        live = testpmd_run(tmp, frame, opts.seconds, f"bw{r}")
+        gbps = [x * 4096 * 8 / 1e9 for x in live]
+        return {"value": round(sum(gbps) / len(gbps), 4), "mpps": round(sum(live) / len(live) / 1e6, 4),
+                "period_gbps": [round(x, 2) for x in gbps], "steady_spread": spread(gbps)}
+
+    def ours_round(r):
+        w, acct = sf_round(binary, tmp, opts, 65536, "bw", r)
+        return {"value": round(w["goodput_gbps"], 4), "messages": w["messages"], **acct}
+
+    interleaved("nic_write_bw", "Gb/s", opts, ref_round, ours_round,
+                f"dpdk-testpmd txonly->rxonly memif {frame} B (payload Gb/s)", with_ceiling=True)
 
 
-def msg_rate(binary, tmp, seconds):
+def write_bw_sides(binary, tmp, opts):
+    """Which side limits sf-nic's write_bw in each placement (only with --only
+    nic_write_bw_sides): --rounds rounds of each of two diagnostic runs of the
+    nic_write_bw workload, the probe around each. backoff: both processes
+    --idle backoff, so a thread with nothing to do sleeps: its sleep share
+    (1 - running - waiting for the CPU, schedstat) is its slack, and the side
+    without slack is the one that sets the rate. paced: --rate-limit
+    PACED_GBPS (above what either placement reaches) with the default spin:
+    the sender's pace_lost share (served late: the sender busy) against its
+    pace_idle share (due but blocked: its RC window waited for the
+    receiver's ACKs; the memif ring holds more frames than the window, so
+    a slow receiver shows here and not as a full ring). value = the paced
+    runs' median goodput in the placement with the most counted rounds; no
+    reference runs here (ref and ratio null); placements.P.limit: sender when
+    the paced runs' median pace_lost share exceeds their pace_idle share by
+    more than SLACK_MARGIN, receiver the other way round, else unclear. The
+    back-off sleep shares are reported beside it: a side sleeps only after
+    ~1,100 idle iterations, so small slack shows there as ~0 on both."""
+    probe = Probe(opts.probe)
+    rounds = []
+    before = probe.sample()
+    for r in range(opts.rounds):
+        for mode, extra in (("backoff", ["--idle", "backoff"]), ("paced", [])):
+            t = f"sd{mode[0]}{r}"
+            cli_extra = ["--timeseries", os.path.join(tmp, f"{t}-cli.jsonl"), "--ts-period-ms", "250"]
+            if mode == "paced":
+                cli_extra += ["--rate-limit", str(PACED_GBPS)]
+            rep = sf_pair(binary, tmp, "write_bw", ["-s", "65536", "-D", str(opts.seconds)] + extra + Link.sf_sched_args(), t,
+                          client_extra=cli_extra,
+                          server_extra=["--timeseries", os.path.join(tmp, f"{t}-srv.jsonl"), "--ts-period-ms", "250"])
+            after = probe.sample()
+            fig = {"mode": mode, "round": r, "value": round(rep["workloads"][0]["goodput_gbps"], 4),
+                   **sf_round_account(tmp, t, paced=(mode == "paced")),
+                   "before": before["placement"], "after": after["placement"],
+                   "before_rtt_ns": before["rtt_ns"], "after_rtt_ns": after["rtt_ns"],
+                   "counted_as": before["placement"] if before["placement"] == after["placement"] and
+                   before["placement"] in PLACEMENTS else None}
+            log(f"nic_write_bw_sides round {r} {mode}: {fig['value']} Gb/s, {before['placement']} -> "
+                f"{after['placement']}; tx cpu/sleep {fig.get('tx_cpu')}/{fig.get('tx_sleep')}, rx "
+                f"{fig.get('rx_cpu')}/{fig.get('rx_sleep')}, idle/lost {fig.get('tx_idle_share')}/{fig.get('tx_lost_share')}")
+            rounds.append(fig)
+            before = after
+    per = {}
+    for p in PLACEMENTS:
+        d = {}
+        for mode, keys in (("backoff", ("value", "tx_cpu", "tx_sleep", "rx_cpu", "rx_sleep")),
+                           ("paced", ("value", "tx_idle_share", "tx_lost_share", "tx_cpu", "rx_cpu"))):
+            xs = [x for x in rounds if x["mode"] == mode and x["counted_as"] == p]
+            d[mode] = {"rounds": len(xs), **{k: (round(median([x[k] for x in xs if x.get(k) is not None]), 4)
+                                                 if any(x.get(k) is not None for x in xs) else None) for k in keys}}
+        pc = d["paced"]
+        if pc["rounds"] and pc["tx_idle_share"] is not None and pc["tx_lost_share"] is not None:
+            gap = pc["tx_lost_share"] - pc["tx_idle_share"]
+            d["limit"] = "sender" if gap > SLACK_MARGIN else "receiver" if gap < -SLACK_MARGIN else "unclear"
+        else:
+            d["limit"] = None
+            d["note"] = "no counted paced round in this placement"
+        per[p] = d
+    full = [p for p in PLACEMENTS if per[p]["paced"]["rounds"]]
+    main_p = max(full, key=lambda p: per[p]["paced"]["rounds"]) if full else None
+    emit("nic_write_bw_sides", per[main_p]["paced"]["value"] if main_p else None, "Gb/s", None, placement=main_p,
+         placements=per, paced_gbps=PACED_GBPS, rounds=rounds, load1=os.getloadavg()[0])
+
+
+def msg_rate(binary, tmp, opts):
     frame = 64 + ROCE_HDR + 16  # WRITE_ONLY carries a RETH
-    ref_pps = testpmd_rate(tmp, frame, seconds, "mr")
-    rep = sf_pair(binary, tmp, "write_bw", ["-s", "64", "-D", str(seconds)], "mr")
-    w = rep["workloads"][0]
-    emit("nic_msg_rate", w["msg_rate_mpps"], "Mpps", ref_pps / 1e6,
-         ref_tool=f"dpdk-testpmd txonly->rxonly memif {frame} B", load1=os.getloadavg()[0])
+
+    def ref_round(r):
+        live = testpmd_run(tmp, frame, opts.seconds, f"mr{r}")
+        mpps = [x / 1e6 for x in live]
+        return {"value": round(sum(mpps) / len(mpps), 4), "period_mpps": [round(x, 3) for x in mpps],
+                "steady_spread": spread(mpps)}
+
+    def ours_round(r):
+        w, acct = sf_round(binary, tmp, opts, 64, "mr", r)
+        return {"value": round(w["msg_rate_mpps"], 4), "messages": w["messages"], **acct}
+
+    interleaved("nic_msg_rate", "Mpps", opts, ref_round, ours_round, f"dpdk-testpmd txonly->rxonly memif {frame} B")
 
 
 def pacing(binary, tmp, rate_gbps, seconds, sched_policy, idle_mode, window, burst_bytes=0):
@@ -250,6 +669,72 @@ def pacing(binary, tmp, rate_gbps, seconds, sched_policy, idle_mode, window, bur
          sched=sched_policy, idle_mode=idle_mode, max_unacked_psns=window, load1=os.getloadavg()[0])
 
 
+def flag_value(name, default, conv=str):
+    if name not in sys.argv:
+        return default
+    i = sys.argv.index(name)
+    if i + 1 >= len(sys.argv):
+        raise ValueError(f"{name} needs a value")
+    try:
+        return conv(sys.argv[i + 1])
+    except ValueError:
+        raise ValueError(f"{name}: bad value '{sys.argv[i + 1]}'")
+
+
+class BenchOptions:
+    """nic_write_bw / nic_msg_rate options: --rounds N (of each tool, default
+    3), --probe PATH (default: bench/common/core_rtt in the build directory
+    that holds SF_NIC), --mbuf-size N, --tag TAG (in every --file-prefix and
+    in the socket directory's name), --prio other|nice:N (default nice:-20
+    as root: both sf-nic get --sched nice:N, both testpmd their session's
+    autogroup at nice N, so other load on the machine takes as little from
+    one tool as from the other)."""
+
+    def __init__(self, seconds, rounds, probe):
+        self.seconds = seconds
+        self.rounds = rounds
+        self.probe = probe
+
+
+def bench_options(binary, seconds):
+    """Parses the options above (Link gets --mbuf-size and --tag); None after
+    saying why on stderr."""
+    try:
+        rounds = flag_value("--rounds", 3, int)
+        mbuf = flag_value("--mbuf-size", None, int)
+        tag = flag_value("--tag", "sfnb")
+        prio = flag_value("--prio", "nice:-20" if os.geteuid() == 0 else "other")
+        build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(binary))))  # build/nic/app/sf-nic
+        probe = flag_value("--probe", os.path.join(build, "bench", "common", "core_rtt"))
+    except ValueError as e:
+        log(f"nic_bench: {e}")
+        return None
+    if rounds < 1:
+        log("nic_bench: --rounds must be >= 1")
+        return None
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", tag):
+        log(f"nic_bench: --tag '{tag}': letters, digits, '-' and '_' only (it goes into file names)")
+        return None
+    Link.tag = tag
+    if prio != "other":
+        m = re.fullmatch(r"nice:(-?\d+)", prio)
+        if not m or not -20 <= int(m.group(1)) <= 19:
+            log(f"nic_bench: --prio '{prio}': other or nice:N with N in -20..19")
+            return None
+        Link.nice = int(m.group(1))
+    if mbuf is not None:
+        if not MBUF_HEADROOM + 64 <= mbuf <= 65535:
+            log(f"nic_bench: --mbuf-size {mbuf}: must be in [{MBUF_HEADROOM + 64}, 65535] "
+                f"(an mbuf's data room includes {MBUF_HEADROOM} B of headroom; memif bsize is 16 bits)")
+            return None
+        if not sf_nic_has_mbuf_size(binary):
+            log(f"nic_bench: --mbuf-size {mbuf}: {binary} has no --mbuf-size option (its --help does not list it); "
+                "build an sf-nic that has it (helper h-rxfast's flag)")
+            return None
+        Link.mbuf_size = mbuf
+    return BenchOptions(seconds, rounds, probe)
+
+
 def main():
     binary = sys.argv[1]
     seconds = 3.0
@@ -273,15 +758,19 @@ def main():
         if burst < 0 or burst > 0xFFFFFFFF:
             log("--burst-bytes must be 0..4294967295")
             return 2
-    runs = [("nic_write_bw", lambda t: write_bw(binary, t, seconds)),
-            ("nic_msg_rate", lambda t: msg_rate(binary, t, seconds)),
+    opts = bench_options(binary, seconds)
+    if opts is None:
+        return 2
+    runs = [("nic_write_bw", lambda t: write_bw(binary, t, opts)),
+            ("nic_msg_rate", lambda t: msg_rate(binary, t, opts)),
+            ("nic_write_bw_sides", lambda t: write_bw_sides(binary, t, opts)),
             ("nic_pacing_1G", lambda t: pacing(binary, t, 1, seconds, sched, idle, window, burst)),
             ("nic_pacing_10G", lambda t: pacing(binary, t, 10, seconds, sched, idle, window, burst)),
             ("nic_pacing_40G", lambda t: pacing(binary, t, 40, seconds, sched, idle, window, burst))]
     rc = 0
-    with tempfile.TemporaryDirectory(prefix="sf-nic-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"sf-nic-bench-{Link.tag}-") as tmp:
         for name, fn in runs:
-            if only and name != only:
+            if (only and name != only) or (not only and name in OPT_IN):
                 continue
             try:
                 fn(tmp)
