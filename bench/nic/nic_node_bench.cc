@@ -17,6 +17,9 @@
 //   "unit":"Gb/s","ref":..,"ratio":..,"ns_per_frame":..,"ref_ns_per_frame":..,
 //   "split_ns":{"tx":..,"rx":..,"ack_tx":..,"ack_rx":..,"timers":..}}
 // Usage: nic_node_bench [--seconds S] [--messages N] [--sizes 65536,64] [--tx zero_copy|copy|both]
+//                       [--mbuf-size BYTES]
+// (--mbuf-size: the pool's data room, headroom included, as sf-nic's flag;
+// default RTE_MBUF_DEFAULT_BUF_SIZE. 8320 makes a copied 4 KiB frame one mbuf.)
 // (--messages: a fixed count instead of a duration, for callgrind; the
 // reference then copies as many frames as the NIC pair sends, rounded up to
 // a burst of 32, so that two runs of different counts differ only by
@@ -202,6 +205,7 @@ int main(int argc, char** argv) {
   uint64_t messages = 0;
   std::vector<bool> modes{true, false};  // zero-copy, copy
   std::vector<uint64_t> sizes{65536, 64};
+  uint32_t mbuf_size = RTE_MBUF_DEFAULT_BUF_SIZE;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--seconds" && i + 1 < argc) {
@@ -211,13 +215,19 @@ int main(int argc, char** argv) {
       modes = m == "copy" ? std::vector<bool>{false} : m == "zero_copy" ? std::vector<bool>{true} : modes;
     } else if (a == "--messages" && i + 1 < argc) {
       messages = std::strtoull(argv[++i], nullptr, 10);
+    } else if (a == "--mbuf-size" && i + 1 < argc) {
+      mbuf_size = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 10));
+      if (mbuf_size < RTE_PKTMBUF_HEADROOM + 512 || mbuf_size > UINT16_MAX) {
+        std::fprintf(stderr, "nic_node_bench: --mbuf-size must be %u..%u\n", RTE_PKTMBUF_HEADROOM + 512, UINT16_MAX);
+        return 2;
+      }
     } else if (a == "--sizes" && i + 1 < argc) {
       sizes.clear();
       for (char* tok = std::strtok(argv[++i], ","); tok != nullptr; tok = std::strtok(nullptr, ",")) {
         sizes.push_back(std::strtoull(tok, nullptr, 10));
       }
     } else {
-      std::fprintf(stderr, "usage: nic_node_bench [--seconds S] [--messages N] [--sizes 65536,64] [--tx zero_copy|copy|both]\n");
+      std::fprintf(stderr, "usage: nic_node_bench [--seconds S] [--messages N] [--sizes 65536,64] [--tx zero_copy|copy|both] [--mbuf-size BYTES]\n");
       return 2;
     }
   }
@@ -226,7 +236,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "nic_node_bench: EAL: %s\n", eal.error().c_str());
     return 1;
   }
-  rte_mempool* pool = rte_pktmbuf_pool_create("bench", 16383, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+  rte_mempool* pool = rte_pktmbuf_pool_create("bench", 16383, 256, 0, static_cast<uint16_t>(mbuf_size), SOCKET_ID_ANY);
   if (pool == nullptr) {
     std::fprintf(stderr, "nic_node_bench: no mempool\n");
     return 1;

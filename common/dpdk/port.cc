@@ -114,6 +114,15 @@ Result<Port> Port::open(const PortConfig& cfg_in, rte_mempool* pool) {
                  std::to_string(cfg.tx_queues) + " tx queues, device has " + std::to_string(info.max_rx_queues) +
                  " / " + std::to_string(info.max_tx_queues)};
   }
+  // The pool's mbufs must hold what the PMD writes into one receive buffer
+  // (sf-nic --mbuf-size, sf-switch's pool): a clear error, not the PMD's EINVAL.
+  const uint32_t pool_room = rte_pktmbuf_data_room_size(pool);
+  if (pool_room < RTE_PKTMBUF_HEADROOM + info.min_rx_bufsize) {
+    return Error{"port " + dev_name + ": mbuf data room " + std::to_string(pool_room) + " B is below the " +
+                 std::to_string(RTE_PKTMBUF_HEADROOM + info.min_rx_bufsize) + " B the device needs (headroom " +
+                 std::to_string(RTE_PKTMBUF_HEADROOM) + " + min_rx_bufsize " + std::to_string(info.min_rx_bufsize) +
+                 "): a larger mbuf size"};
+  }
   rte_eth_conf conf{};
   if (cfg.multi_seg_tx && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0) {
     conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;

@@ -108,7 +108,14 @@ struct Options {
   uint32_t max_unacked_psns = 128;
   std::string ready_file;
   std::string log_level = "warn";
+  uint32_t mbuf_size = RTE_MBUF_DEFAULT_BUF_SIZE;
 };
+
+// --mbuf-size bounds: the data room (headroom included) must hold the
+// headroom plus the largest header set and control frame the NIC builds in
+// one mbuf; rte_mempool's data room is 16 bits.
+constexpr uint32_t kMinMbufDataBytes = 512;
+constexpr uint32_t kMaxMbufSize = UINT16_MAX;
 
 po::options_description describe(Options& o) {
   po::options_description d(kUsage);
@@ -152,7 +159,10 @@ po::options_description describe(Options& o) {
      "what the data path does when idle: spin, backoff (= --backoff), until-due[:US] (sleep until US "
      "microseconds, default 10, before the next departure or timer, at most 50 us, then spin)")
     ("ready-file", po::value(&o.ready_file), "create this file once the ports are up and the OOB servers listen")
-    ("log-level", po::value(&o.log_level)->default_value("warn"), "debug | info | warn | error");
+    ("log-level", po::value(&o.log_level)->default_value("warn"), "debug | info | warn | error")
+    ("mbuf-size", po::value(&o.mbuf_size)->default_value(RTE_MBUF_DEFAULT_BUF_SIZE),
+     "data room of the port's mbufs in bytes, headroom included (a memif frame larger than it arrives "
+     "chained; e.g. 8320 with bsize=8192 makes a 4 KiB-MTU frame one segment)");
   return d;
 }
 
@@ -222,6 +232,11 @@ int run(int argc, char** argv) {
     std::cerr << "sf-nic: --max-unacked-psns must be 1.." << kMaxUnackedPsns << "\n";
     return 2;
   }
+  if (o.mbuf_size < RTE_PKTMBUF_HEADROOM + kMinMbufDataBytes || o.mbuf_size > kMaxMbufSize) {
+    std::cerr << "sf-nic: --mbuf-size must be " << RTE_PKTMBUF_HEADROOM + kMinMbufDataBytes << ".." << kMaxMbufSize
+              << " (headroom " << RTE_PKTMBUF_HEADROOM << " B + at least " << kMinMbufDataBytes << " B of data)\n";
+    return 2;
+  }
   if (o.backoff) {
     if (o.idle != "spin" && o.idle != "backoff") {
       std::cerr << "sf-nic: give --backoff or --idle " << o.idle << ", not both\n";
@@ -285,7 +300,7 @@ int run(int argc, char** argv) {
     dpdk::MempoolSizing sz;
     sz.ports = static_cast<uint32_t>(cfg.hosts.size());
     sz.extra = 4096;
-    auto pool = dpdk::create_pktmbuf_pool("sf_nic", sz, RTE_MBUF_DEFAULT_BUF_SIZE);
+    auto pool = dpdk::create_pktmbuf_pool("sf_nic", sz, static_cast<uint16_t>(o.mbuf_size));
     if (!pool) {
       spdlog::error("{}", pool.error());
       dpdk::cleanup_eal();

@@ -23,6 +23,11 @@ namespace sf::nic::rc {
     off -= s->data_len;
     s = s->next;
   }
+  if (s != nullptr && off + n <= s->data_len) [[likely]] {
+    // The payload in one segment (a one-mbuf frame, or a zero-copy frame's MR segment).
+    std::memcpy(dst, rte_pktmbuf_mtod_offset(s, const uint8_t*, off), n);
+    return true;
+  }
   while (n > 0 && s != nullptr) {
     const uint32_t k = std::min<uint32_t>(n, s->data_len - off);
     std::memcpy(dst, rte_pktmbuf_mtod_offset(s, const uint8_t*, off), k);

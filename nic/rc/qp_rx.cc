@@ -9,6 +9,7 @@
 // go-back-N). Access checks happen before any byte is written, and every byte
 // goes through MrTable::check: nothing outside a registered region is touched.
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "nic/rc/chain_copy.h"
@@ -30,7 +31,7 @@ struct ReqInfo {
   bool imm = false;
 };
 
-ReqInfo classify(uint8_t op) {
+constexpr ReqInfo classify_op(uint8_t op) {
   switch (static_cast<Opcode>(op)) {
     case Opcode::kRcSendFirst: return {ReqKind::kSend, true, false, false};
     case Opcode::kRcSendMiddle: return {ReqKind::kSend, false, false, false};
@@ -48,6 +49,16 @@ ReqInfo classify(uint8_t op) {
     default: return {};
   }
 }
+
+// classify_op for every opcode byte, looked up per received request (one
+// load instead of the switch's compare-and-branch chain).
+constexpr std::array<ReqInfo, 256> kReqInfo = [] {
+  std::array<ReqInfo, 256> t{};
+  for (int op = 0; op < 256; ++op) t[op] = classify_op(static_cast<uint8_t>(op));
+  return t;
+}();
+
+inline ReqInfo classify(uint8_t op) { return kReqInfo[op]; }
 
 bool is_response(uint8_t op) {
   return op >= static_cast<uint8_t>(Opcode::kRcReadResponseFirst) && op <= static_cast<uint8_t>(Opcode::kRcAck);

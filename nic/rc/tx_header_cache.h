@@ -115,6 +115,8 @@ class TxHeaderCache {
     e.bth_off = static_cast<uint16_t>(n - ext - wire::Bth::kSize);
     e.op = op;
     e.se = se;
+    e.reth = has_reth(op);
+    e.imm = has_imm(op);
     e.payload_bytes = payload_bytes;
   }
   // Writes the cached headers of `slot` (from find()) with f's PSN, AckReq,
@@ -127,14 +129,14 @@ class TxHeaderCache {
     bth->psn.set(f.psn.value());
     bth->set_ack_req(f.ack_req);
     p += wire::Bth::kSize;
-    if (has_reth(e.op)) {
+    if (e.reth) {
       auto* reth = reinterpret_cast<wire::Reth*>(p);
       reth->va.set(f.reth_va);
       reth->rkey.set(f.reth_rkey);
       reth->dma_length.set(f.reth_dma_length);
       p += wire::Reth::kSize;
     }
-    if (has_imm(e.op)) reinterpret_cast<wire::ImmDt*>(p)->imm.set(f.imm);
+    if (e.imm) reinterpret_cast<wire::ImmDt*>(p)->imm.set(f.imm);
   }
   void clear() {
     for (Entry& e : slots_) e.len = 0;
@@ -147,6 +149,8 @@ class TxHeaderCache {
     uint16_t bth_off = 0;
     wire::Opcode op = wire::Opcode::kRcSendOnly;
     bool se = false;
+    bool reth = false;  // has_reth(op), has_imm(op): kept so apply() need not decode op
+    bool imm = false;
     uint32_t payload_bytes = 0;
   };
   std::array<Entry, kSlots> slots_{};

@@ -5,7 +5,7 @@ sf-switch, with --verify (every byte checked at the receiver), judged by
 their --report JSON and exit status; and bad command lines / configs.
 
 Usage: nic_test.py --build BUILD_DIR CASE
-CASE: memif_write_bw, memif_read_lat, memif_send_bw_4qp, switch_write_bw,
+CASE: memif_write_bw, memif_write_bw_mbuf_size, memif_read_lat, memif_send_bw_4qp, switch_write_bw,
 switch_read_lat, bad_input. Exit 0 = pass, 77 = skipped, else fail.
 
 Same rules as the switch tests (harness.py): --no-pci, own --file-prefix,
@@ -106,6 +106,19 @@ def memif_write_bw(h):
     check(cli["hosts"][0]["tx_packets"] >= 300 * 16, f"client sent {cli['hosts'][0]['tx_packets']} frames")
 
 
+def memif_write_bw_mbuf_size(h):
+    """write_bw 64 KiB x 300 --verify with --mbuf-size 8320 on both sides (an
+    8 KiB data room: with memif's bsize 8192 every 4 KiB-MTU frame arrives in
+    one mbuf, and the sender's copied frames are one mbuf too): every message
+    lands and is checked, nothing dropped."""
+    s, c = memif_devs(h)
+    srv, cli, _ = pair(h, "write_bw", ["-s", 65536, "-n", 300, "--verify", "--speed", 10, "--mbuf-size", 8320], s, c)
+    check_clean(srv, "server")
+    check_clean(cli, "client")
+    check(srv["workloads"][0]["messages"] == 300, f"server checked {srv['workloads'][0]['messages']} messages, want 300")
+    check(cli["hosts"][0]["tx_packets"] >= 300 * 16, f"client sent {cli['hosts'][0]['tx_packets']} frames")
+
+
 def memif_read_lat(h):
     """read_lat, 64 B x 200 with --verify: 199 samples, p50 within [min, max]."""
     s, c = memif_devs(h)
@@ -189,6 +202,10 @@ def bad_input(h):
         "--burst-size needs --rate-limit")
     run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--rate-limit", "1",
          "--burst-size", "abc"], "--burst-size: \"abc\" is not a size")
+    run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--mbuf-size", "600"],
+        "--mbuf-size must be 640..65535")
+    run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--mbuf-size", "65536"],
+        "--mbuf-size must be")
     cfg = h.write_json("bad.json", {"hosts": {"a": {"devargs": "x", "mac": "02:00:00:00:00:01", "ip": "10.0.0.1"}},
                                     "workloads": [{"name": "w", "host": "b", "type": "write_bw", "role": "client",
                                                    "oob": "127.0.0.1:1"}]})
@@ -211,6 +228,7 @@ def bad_input(h):
 
 CASES = {
     "memif_write_bw": memif_write_bw,
+    "memif_write_bw_mbuf_size": memif_write_bw_mbuf_size,
     "memif_read_lat": memif_read_lat,
     "memif_send_bw_4qp": memif_send_bw_4qp,
     "switch_write_bw": switch_write_bw,
