@@ -7,6 +7,15 @@
 // QP only after icrc_verify_mbuf walked the same chain up to the ICRC, which
 // lies behind the payload, so the range is there; a shorter chain would stop
 // the copy and return false.
+//
+// copy_bytes: every payload copy of the NIC goes through it. glibc's memcpy
+// switches to `rep movsb` above ~2 KiB, and on this AMD CPU (Zen 3) that
+// runs 15-30x slower (4 KiB: ~2.3 us instead of ~0.15 us) whenever
+// (dst - src) mod 4096 is 1..31, which an MR offset and an mbuf's payload
+// offset hit for a fraction of frames once a 4 KiB frame is one segment
+// (sf-nic --mbuf-size). Copying in pieces of at most 2 KiB keeps glibc on its
+// vector loop: no slow case (the aliasing offsets cost ~1.6x, not 15x), and
+// no slower elsewhere (measured: docs/performance.md, "copy_bytes").
 #pragma once
 
 #include <rte_mbuf.h>
@@ -17,6 +26,18 @@
 
 namespace sf::nic::rc {
 
+inline constexpr uint32_t kCopyPieceBytes = 2048;
+
+inline void copy_bytes(uint8_t* dst, const uint8_t* src, uint32_t n) {
+  while (n > kCopyPieceBytes) {
+    std::memcpy(dst, src, kCopyPieceBytes);
+    dst += kCopyPieceBytes;
+    src += kCopyPieceBytes;
+    n -= kCopyPieceBytes;
+  }
+  std::memcpy(dst, src, n);
+}
+
 [[nodiscard]] inline bool copy_from_chain(const rte_mbuf* m, uint32_t off, uint32_t n, uint8_t* dst) {
   const rte_mbuf* s = m;
   while (s != nullptr && off >= s->data_len) {
@@ -25,12 +46,12 @@ namespace sf::nic::rc {
   }
   if (s != nullptr && off + n <= s->data_len) [[likely]] {
     // The payload in one segment (a one-mbuf frame, or a zero-copy frame's MR segment).
-    std::memcpy(dst, rte_pktmbuf_mtod_offset(s, const uint8_t*, off), n);
+    copy_bytes(dst, rte_pktmbuf_mtod_offset(s, const uint8_t*, off), n);
     return true;
   }
   while (n > 0 && s != nullptr) {
     const uint32_t k = std::min<uint32_t>(n, s->data_len - off);
-    std::memcpy(dst, rte_pktmbuf_mtod_offset(s, const uint8_t*, off), k);
+    copy_bytes(dst, rte_pktmbuf_mtod_offset(s, const uint8_t*, off), k);
     dst += k;
     n -= k;
     off = 0;

@@ -4,6 +4,7 @@
 // while such a frame is alive.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -147,6 +148,30 @@ TEST(NicZeroCopy, FramesAreByteIdenticalToCopiedOnes) {
   ASSERT_EQ(built[0].size(), 4u);
   ASSERT_EQ(built[1].size(), built[0].size());
   for (size_t i = 0; i < built[0].size(); ++i) EXPECT_EQ(built[1][i], built[0][i]) << "frame " << i;
+}
+
+// 5. copy_bytes (every payload copy into an MR) at every length around its
+//    2 KiB pieces, at the source / destination offsets whose page distance is
+//    glibc's slow case (1..31) and others. Expect: the destination equals the
+//    source byte for byte, and not one byte around it is written.
+TEST(NicCopyBytes, EveryLengthAroundThePieceSizeAndEveryNearOffset) {
+  constexpr uint32_t kMax = 3 * rc::kCopyPieceBytes + 64;
+  std::vector<uint8_t> src(kMax + 4096);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 7 + 3);
+  std::vector<uint8_t> dst(kMax + 2 * 4096);
+  const std::vector<uint32_t> lengths = {0, 1, 31, 2047, 2048, 2049, 4095, 4096, 4097, 6143, 6144, 6145, kMax};
+  for (uint32_t n : lengths) {
+    for (uint32_t d : {0u, 1u, 2u, 16u, 30u, 31u, 32u, 33u, 4064u, 4095u}) {
+      std::fill(dst.begin(), dst.end(), 0xEE);
+      const uint32_t src_off = 182;  // where a received payload starts in an mbuf
+      const uint32_t dst_off = 4096 + ((src_off + d) & 4095);
+      rc::copy_bytes(dst.data() + dst_off, src.data() + src_off, n);
+      ASSERT_TRUE(std::equal(src.begin() + src_off, src.begin() + src_off + n, dst.begin() + dst_off))
+          << "n " << n << " d " << d;
+      ASSERT_TRUE(std::all_of(dst.begin(), dst.begin() + dst_off, [](uint8_t b) { return b == 0xEE; }));
+      ASSERT_TRUE(std::all_of(dst.begin() + dst_off + n, dst.end(), [](uint8_t b) { return b == 0xEE; }));
+    }
+  }
 }
 
 }  // namespace
