@@ -41,6 +41,7 @@ namespace {
 // A median this slow is a descheduled thread, not a cache-line transfer.
 constexpr double kUnclearNs = 3000.0;
 constexpr uint32_t kWarmupTrips = 200;
+constexpr uint64_t kMaxTripsPerSample = 100'000'000;
 constexpr std::size_t kCacheLineBytes = 64;
 
 enum class Placement { kSameCore, kSharedL3, kSplitL3, kUnclear };
@@ -195,6 +196,10 @@ ProbeOptions parse_args(int argc, char** argv) {
     }
   }
   if (opt.smt_threshold_ns >= opt.threshold_ns) usage_error("--smt-threshold-ns must be below --threshold-ns");
+  // The sequence word counts 2 per round trip in 32 bits.
+  if (uint64_t{opt.batches} * opt.trips > kMaxTripsPerSample) {
+    usage_error("--batches x --trips must be at most " + std::to_string(kMaxTripsPerSample));
+  }
   return opt;
 }
 

@@ -55,10 +55,14 @@ limits sf-nic: nic_write_bw_sides, run only when --only names it
 (write_bw_sides()). value / ref /
 ratio are those of the placement with the most counted rounds (shared_l3 on
 a tie), named in `placement`; rounds = every round's raw figures and its
-probes; discarded = the rounds that counted for no placement. --mbuf-size N
-runs both tools on the same link: sf-nic --mbuf-size N (both processes),
-testpmd --mbuf-size=N (both; --txpkts segments of N - 128 B), bsize=N on
-all four memif devargs.
+probes; discarded = the rounds that counted for no placement. Both tools
+always run the same link: all four memif devargs carry bsize=8192, the
+buffer size sf-nic gives a memif port by itself for its 4096 B MTU
+(common/dpdk/port.cc memif_devargs_for_mtu: one descriptor per 4154 B
+frame; the reference once ran memif's default 2048, three descriptors a
+frame, while sf-nic ran 8192). --mbuf-size N changes the mbufs of both
+tools: sf-nic --mbuf-size N (both processes), testpmd --mbuf-size=N (both;
+--txpkts segments of N - 128 B).
 
 One JSON line each: {"bench","value","unit","ref","ratio",...}. Usage:
   nic_bench.py SF_NIC [--seconds S] [--only NAME] [--rounds N] [--probe CORE_RTT]
@@ -100,6 +104,13 @@ SLACK_MARGIN = 0.05                      # shares this close: no side clearly li
 STEADY_SPREAD = 1.5                      # a round's per-period max/min above this changed pace inside
 
 
+# memif's buffer size on every link of this bench, both tools: what sf-nic's
+# Port picks for a 4096 B MTU by itself (memif_devargs_for_mtu), given
+# explicitly so that the testpmd reference runs the same link.
+MEMIF_BSIZE = 8192
+SF_NIC_MIN_MBUF = 640  # sf-nic --mbuf-size's lower bound (nic/app/main.cc)
+
+
 class Link:
     """What both tools' memif links run with (--mbuf-size) and the run's tag
     (in every --file-prefix; the temporary directory holding the sockets
@@ -125,7 +136,7 @@ class Link:
     @classmethod
     def memif(cls, role, sock):
         dev = f"net_memif0,role={role},socket={sock}"
-        return dev + (f",bsize={cls.mbuf_size}" if cls.mbuf_size else "")
+        return dev + f",bsize={MEMIF_BSIZE}"
 
     @classmethod
     def sf_args(cls):
@@ -181,14 +192,21 @@ def sf_pair(binary, tmp, test, args, tag, client_extra=(), server_extra=()):
     # that is its own autogroup, whose nice --sched nice:N sets.
     srv = subprocess.Popen(cmd("server", 0), stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, f"{tag}-s.err"), "w"),
                            start_new_session=True)
-    deadline = time.monotonic() + 30
-    while not os.path.exists(os.path.join(tmp, f"{tag}-server.ready")):
-        if srv.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"sf-nic server did not start: {open(os.path.join(tmp, f'{tag}-s.err')).read()[-2000:]}")
-        time.sleep(0.05)
-    cli = subprocess.run(cmd("client", 1), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=300,
-                         start_new_session=True)
-    srv.wait(timeout=60)
+    try:
+        deadline = time.monotonic() + 30
+        while not os.path.exists(os.path.join(tmp, f"{tag}-server.ready")):
+            if srv.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"sf-nic server did not start: {open(os.path.join(tmp, f'{tag}-s.err')).read()[-2000:]}")
+            time.sleep(0.05)
+        cli = subprocess.run(cmd("client", 1), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             timeout=300, start_new_session=True)
+        srv.wait(timeout=60)
+    finally:
+        # A round that failed must not leave its server spinning on lcore 0
+        # (its own session, nice -20, the same OOB port) under the next round.
+        if srv.poll() is None:
+            os.killpg(srv.pid, signal.SIGKILL)
+            srv.wait()
     if cli.returncode != 0:
         raise RuntimeError(f"sf-nic client exited {cli.returncode}: {cli.stderr[-2000:]}")
     with open(os.path.join(tmp, f"{tag}-client.json")) as f:
@@ -356,10 +374,17 @@ def frame_cost(opts):
         # some batch runs without being preempted (and at --prio's nice).
         p = Link.start([path, "--iterations", "5000", "--batches", "31"], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True)
+    except OSError:
+        return None
+    try:
         out, _ = p.communicate(timeout=60)
         return json.loads(out.strip().splitlines()[-1])
-    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+    except (subprocess.TimeoutExpired, ValueError, IndexError):
         return None
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 def ceiling(ref_mpps, cost):
@@ -723,9 +748,9 @@ def bench_options(binary, seconds):
             return None
         Link.nice = int(m.group(1))
     if mbuf is not None:
-        if not MBUF_HEADROOM + 64 <= mbuf <= 65535:
-            log(f"nic_bench: --mbuf-size {mbuf}: must be in [{MBUF_HEADROOM + 64}, 65535] "
-                f"(an mbuf's data room includes {MBUF_HEADROOM} B of headroom; memif bsize is 16 bits)")
+        if not SF_NIC_MIN_MBUF <= mbuf <= 65535:
+            log(f"nic_bench: --mbuf-size {mbuf}: must be in [{SF_NIC_MIN_MBUF}, 65535] "
+                f"(what sf-nic --mbuf-size takes; an mbuf's data room includes {MBUF_HEADROOM} B of headroom)")
             return None
         if not sf_nic_has_mbuf_size(binary):
             log(f"nic_bench: --mbuf-size {mbuf}: {binary} has no --mbuf-size option (its --help does not list it); "

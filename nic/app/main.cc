@@ -257,6 +257,11 @@ int run(int argc, char** argv) {
         std::cerr << "sf-nic: give either --config or TEST, not both\n";
         return 2;
       }
+      if (o.rate_limit_gbps > 0 || o.burst_size != "0") {
+        std::cerr << "sf-nic: with --config, pacing is per workload (workloads[i].rate_limit, "
+                  << "workloads[i].burst_size), not --rate-limit / --burst-size\n";
+        return 2;
+      }
       cfg = load_app_config(o.config);
     } else {
       if (o.test.empty() || o.port.empty() || o.mac.empty() || o.ip.empty()) {

@@ -193,7 +193,8 @@ class Qp {
   // of time at the current pacing rate; 0 = strict Carousel (the default).
   // Credit already held keeps its time across a rate change (a cut shrinks
   // it in bytes; a rise is clamped to the new B / rate at the next filing or
-  // departure), so no burst exceeds B bytes.
+  // departure, the trimmed time counted as pace_idle_ns / pace_lost_ns), so
+  // no burst exceeds B bytes beyond what strict pacing sends.
   void set_rate_limit(BitRate r, uint32_t max_burst_bytes) {
     rate_limit_ = r;
     attr_.rate_limit = static_cast<uint32_t>(std::min<uint64_t>(r.bps() / 1000, UINT32_MAX));  // query_qp

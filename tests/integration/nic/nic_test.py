@@ -206,6 +206,8 @@ def bad_input(h):
         "--mbuf-size must be 640..65535")
     run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--mbuf-size", "65536"],
         "--mbuf-size must be")
+    run(["--config", h.path("any.json"), "--rate-limit", "1"], "with --config, pacing is per workload")
+    run(["--config", h.path("any.json"), "--burst-size", "64KiB"], "with --config, pacing is per workload")
     cfg = h.write_json("bad.json", {"hosts": {"a": {"devargs": "x", "mac": "02:00:00:00:00:01", "ip": "10.0.0.1"}},
                                     "workloads": [{"name": "w", "host": "b", "type": "write_bw", "role": "client",
                                                    "oob": "127.0.0.1:1"}]})
