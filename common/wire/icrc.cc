@@ -86,11 +86,13 @@ uint32_t IcrcAccumulator::isal_crc(Crc32Fold state) {
 #endif
 }
 
-Crc32Fold IcrcAccumulator::begin_isal(std::span<const uint8_t> headers, IcrcLayout layout) {
-  const std::size_t n = layout.masked_bytes();
+Crc32Fold IcrcAccumulator::begin_isal(const uint8_t* headers, std::size_t n, IcrcLayout layout) {
+  // n >= constant_bytes(), which covers every masked field (the last is
+  // BTH byte 4); the copy is masked_bytes() long so that mask_block()
+  // writes inside it.
   uint8_t scratch[kIcrcMaskedMaxBytes];
-  std::memcpy(scratch, headers.data(), n);
-  mask_icrc_headers(std::span<uint8_t>(scratch, n), layout);
+  std::memcpy(scratch, headers, n);
+  mask_icrc_headers(std::span<uint8_t>(scratch, layout.masked_bytes()), layout);
   return isal_state(crc32_gzip_refl(kCrcAfterPseudoLrh, scratch, n));
 }
 

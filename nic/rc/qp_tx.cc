@@ -125,7 +125,14 @@ rte_mbuf* Qp::build(const TxFields& f, const uint8_t* payload_contig, const Send
   }
   uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
   uint32_t header_bytes = 0;
-  const int slot = tx_hdr_.find(f.opcode, f.se, payload_bytes);
+  // The ICRC so far and the first header byte it has not seen: from the
+  // cache entry's saved state (only AckReq, PSN and the ext headers left to
+  // fold), else begun over the whole masked block.
+  wire::IcrcAccumulator acc;
+  uint32_t icrc_from = 0;
+  const uint32_t ip_off = wire::EthHeader::kSize + (spec_.l2.vlan ? wire::VlanTag::kSize : 0);
+  const wire::IcrcLayout layout = layout_of(spec_);
+  int slot = tx_hdr_.find(f.opcode, f.se, payload_bytes);
   if (slot >= 0 && tx_hdr_.bytes(slot) <= rte_pktmbuf_tailroom(m)) {
     // Like an earlier packet of this kind: its headers, this PSN, AckReq, RETH, immediate.
     tx_hdr_.apply(slot, data, f);
@@ -139,16 +146,21 @@ rte_mbuf* Qp::build(const TxFields& f, const uint8_t* payload_contig, const Send
       return nullptr;
     }
     header_bytes = static_cast<uint32_t>(r.header_bytes);
-    if (TxHeaderCache::cacheable(f.opcode)) tx_hdr_.store(data, header_bytes, f.opcode, f.se, payload_bytes);
+    slot = TxHeaderCache::cacheable(f.opcode) &&
+                   tx_hdr_.store(data, header_bytes, f.opcode, f.se, payload_bytes, ip_off, layout)
+               ? tx_hdr_.find(f.opcode, f.se, payload_bytes)
+               : -1;
   }
   m->data_len = static_cast<uint16_t>(header_bytes);
   m->pkt_len = header_bytes;
-  const uint32_t ip_off = wire::EthHeader::kSize + (spec_.l2.vlan ? wire::VlanTag::kSize : 0);
-  const wire::IcrcLayout layout = layout_of(spec_);
-  wire::IcrcAccumulator acc;
-  acc.begin({data + ip_off, header_bytes - ip_off}, layout);
-  const uint32_t masked_end = ip_off + layout.masked_bytes();
-  acc.update({data + masked_end, header_bytes - masked_end});
+  if (slot >= 0) {
+    acc = tx_hdr_.icrc(slot);
+    icrc_from = tx_hdr_.icrc_resume_offset(slot);
+  } else {
+    acc.begin({data + ip_off, header_bytes - ip_off}, layout);
+    icrc_from = ip_off + layout.masked_bytes();
+  }
+  acc.update({data + icrc_from, header_bytes - icrc_from});
 
   ChainWriter cw(env_.pool, m);
   bool ok = true;
