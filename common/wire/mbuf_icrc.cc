@@ -58,7 +58,14 @@ bool icrc_walk(const rte_mbuf* m, const FrameInfo& fi, uint32_t* icrc, uint8_t* 
   if (len != 0 || s == nullptr) return false;
   *icrc = acc.value();
   if (trailer == nullptr) return true;
-  // s holds the ICRC's first byte at off, or ends at off (= data_len).
+  // s holds the ICRC's first byte at off, or ends at off (= data_len: the
+  // ICRC starts a later segment, as after a payload segment without
+  // tailroom).
+  while (s != nullptr && off >= s->data_len) {
+    off -= s->data_len;
+    s = s->next;
+  }
+  if (s == nullptr) return false;
   if (s->data_len - off >= kIcrcBytes) {
     std::memcpy(trailer, rte_pktmbuf_mtod_offset(s, const uint8_t*, off), kIcrcBytes);
     return true;
