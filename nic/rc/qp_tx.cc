@@ -150,7 +150,10 @@ rte_mbuf* Qp::build(const TxFields& f, const uint8_t* payload_contig, const Send
   // fold), else begun over the whole masked block.
   wire::IcrcAccumulator acc;
   uint32_t icrc_from = 0;
-  const uint32_t ip_off = wire::EthHeader::kSize + (spec_.l2.vlan ? wire::VlanTag::kSize : 0);
+  // The ICRC covers the inner IPv6 header of an SRv6 (IPv6-in-IPv6) frame,
+  // as build_roce_frame and the parser have it.
+  const uint32_t ip_off = wire::EthHeader::kSize + (spec_.l2.vlan ? wire::VlanTag::kSize : 0) +
+                          (std::holds_alternative<wire::Srv6Spec>(spec_.l3) ? wire::Ipv6Header::kSize : 0);
   const wire::IcrcLayout layout = layout_of(spec_);
   int slot = tx_hdr_.find(f.opcode, f.se, payload_bytes);
   if (slot >= 0 && tx_hdr_.bytes(slot) <= rte_pktmbuf_tailroom(m)) {

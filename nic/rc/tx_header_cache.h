@@ -118,9 +118,9 @@ class TxHeaderCache {
     if (s < 0) return false;
     Entry& e = slots_[s];
     const std::size_t ext = (has_reth(op) ? wire::Reth::kSize : 0) + (has_imm(op) ? wire::ImmDt::kSize : 0);
-    // The saved state must stop at or before the BTH's AckReq byte (exactly
-    // there when the BTH ends the masked block; with SRv6 the block, laid
-    // out as one IPv6 header, ends in the SRH, before the BTH).
+    // The saved state must stop at or before the BTH's AckReq byte (it
+    // stops exactly there when the BTH ends the masked block, as it does
+    // for every frame Qp::build makes).
     if (n > kMaxBytes || n < wire::Bth::kSize + ext ||
         ip_off + layout.constant_bytes() > n - ext - (wire::Bth::kSize - (wire::Bth::kOffPsn - 1)) ||
         !e.icrc.begin_prefix({hdr + ip_off, n - ip_off}, layout)) {

@@ -65,9 +65,11 @@ std::vector<uint8_t> reference(const wire::RoceFrameSpec& base, const TxFields& 
   return out;
 }
 
-// Where Qp::build starts the ICRC's masked block, and its layout (SRv6 as
-// one IPv6 header, as Qp::build does).
-uint32_t ip_off_of(bool vlan) { return wire::EthHeader::kSize + (vlan ? wire::VlanTag::kSize : 0); }
+// Where Qp::build starts the ICRC's masked block (SRv6: the inner IPv6
+// header), and its layout.
+uint32_t ip_off_of(bool vlan, int l3 = 0) {
+  return wire::EthHeader::kSize + (vlan ? wire::VlanTag::kSize : 0) + (l3 == 2 ? wire::Ipv6Header::kSize : 0);
+}
 wire::IcrcLayout layout_of(int l3) {
   return l3 == 0 ? wire::IcrcLayout{wire::IpVersion::kV4, 20} : wire::IcrcLayout{wire::IpVersion::kV6, 40};
 }
@@ -132,7 +134,7 @@ TEST(TxHeaderCache, PatchedHeadersAreByteExact) {
             const auto first = reference(base, fields(op, se, 1), pl);
             ASSERT_FALSE(first.empty());
             EXPECT_EQ(c.find(op, se, pl), -1);
-            ASSERT_TRUE(c.store(first.data(), first.size(), op, se, pl, ip_off_of(vlan), layout_of(l3)));
+            ASSERT_TRUE(c.store(first.data(), first.size(), op, se, pl, ip_off_of(vlan, l3), layout_of(l3)));
             for (const uint32_t seed : {2u, 7u, 12u}) {
               const TxFields f = fields(op, se, seed);
               const int slot = c.find(op, se, pl);
@@ -144,7 +146,7 @@ TEST(TxHeaderCache, PatchedHeadersAreByteExact) {
               EXPECT_EQ(got, want) << wire::to_string(op) << " l3 " << l3 << " vlan " << vlan << " se " << se
                                    << " payload " << pl;
               const auto payload = payload_of(pl, seed);
-              EXPECT_EQ(resumed_icrc(c, slot, got, payload), fresh_icrc(want, ip_off_of(vlan), layout_of(l3), payload))
+              EXPECT_EQ(resumed_icrc(c, slot, got, payload), fresh_icrc(want, ip_off_of(vlan, l3), layout_of(l3), payload))
                   << wire::to_string(op) << " l3 " << l3 << " vlan " << vlan << " se " << se << " payload " << pl;
               ++cases;
             }
@@ -158,7 +160,7 @@ TEST(TxHeaderCache, PatchedHeadersAreByteExact) {
 
 // 2. The saved ICRC state under each CRC implementation (the one chosen
 //    when the entry was stored), against the ICRC of the whole frame built
-//    by build_roce_frame: IPv4 and IPv6, every cacheable opcode, three
+//    by build_roce_frame: IPv4, IPv6 and SRv6, every cacheable opcode, three
 //    packets per entry, PSNs across the 24-bit wrap. Expect: equal, and the
 //    saved state stops exactly before the BTH's AckReq byte.
 TEST(TxHeaderCache, SavedIcrcStateEqualsWholeFrameIcrcUnderEachImpl) {
@@ -166,14 +168,14 @@ TEST(TxHeaderCache, SavedIcrcStateEqualsWholeFrameIcrcUnderEachImpl) {
   for (const wire::Crc32Impl impl : {wire::Crc32Impl::kIsal, wire::Crc32Impl::kVpclmul}) {
     if (!wire::crc32_select_impl(impl)) continue;  // the CPU lacks VPCLMULQDQ
     for (const Opcode op : kCacheable) {
-      for (int l3 = 0; l3 < 2; ++l3) {
+      for (int l3 = 0; l3 < 3; ++l3) {
         for (const bool vlan : {false, true}) {
           for (const uint32_t pl : {0u, 1u, 3u, 64u, 1025u, 4096u}) {
             if (op == Opcode::kRcReadRequest && pl != 0) continue;
             const auto base = base_spec(l3, vlan);
             TxHeaderCache c;
             const auto first = reference(base, fields(op, false, 1), pl);
-            ASSERT_TRUE(c.store(first.data(), first.size(), op, false, pl, ip_off_of(vlan), layout_of(l3)));
+            ASSERT_TRUE(c.store(first.data(), first.size(), op, false, pl, ip_off_of(vlan, l3), layout_of(l3)));
             const int slot = c.find(op, false, pl);
             ASSERT_GE(slot, 0);
             EXPECT_EQ(c.icrc(slot).impl(), impl);
@@ -202,7 +204,7 @@ TEST(TxHeaderCache, SavedIcrcStateEqualsWholeFrameIcrcUnderEachImpl) {
     }
   }
   wire::crc32_select_impl(wire::crc32_best_impl());
-  EXPECT_GE(cases, (12 * 6 + 1) * 2 * 2 * 3);
+  EXPECT_GE(cases, (12 * 6 + 1) * 3 * 2 * 3);
 }
 
 // 3. An entry stored under one implementation, continued after another is
