@@ -86,16 +86,40 @@ uint32_t IcrcAccumulator::isal_crc(Crc32Fold state) {
 #endif
 }
 
-Crc32Fold IcrcAccumulator::begin_isal(std::span<const uint8_t> headers, IcrcLayout layout) {
-  const std::size_t n = layout.masked_bytes();
+Crc32Fold IcrcAccumulator::begin_isal(const uint8_t* headers, std::size_t n, IcrcLayout layout) {
+  // n >= constant_bytes(), which covers every masked field (the last is
+  // BTH byte 4); the copy is masked_bytes() long so that mask_block()
+  // writes inside it.
   uint8_t scratch[kIcrcMaskedMaxBytes];
-  std::memcpy(scratch, headers.data(), n);
-  mask_icrc_headers(std::span<uint8_t>(scratch, n), layout);
+  std::memcpy(scratch, headers, n);
+  mask_icrc_headers(std::span<uint8_t>(scratch, layout.masked_bytes()), layout);
   return isal_state(crc32_gzip_refl(kCrcAfterPseudoLrh, scratch, n));
 }
 
+namespace {
+// Byte-at-a-time CRC table (reflected 0xEDB88320), for the short pieces
+// (AckReq + PSN after a saved state: 4 bytes) where ISA-L's call and set-up
+// cost more than the bytes.
+constexpr std::array<uint32_t, 256> make_crc_table() {
+  std::array<uint32_t, 256> t{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ ((c & 1u) != 0 ? 0xEDB88320u : 0u);
+    t[i] = c;
+  }
+  return t;
+}
+constexpr std::array<uint32_t, 256> kCrcTable = make_crc_table();
+constexpr std::size_t kIsalShortBytes = 8;
+}  // namespace
+
 Crc32Fold IcrcAccumulator::update_isal(Crc32Fold state, std::span<const uint8_t> bytes) {
   if (bytes.empty()) return state;
+  if (bytes.size() <= kIsalShortBytes) {
+    uint32_t reg = ~isal_crc(state);
+    for (const uint8_t b : bytes) reg = (reg >> 8) ^ kCrcTable[(reg ^ b) & 0xFFu];
+    return isal_state(~reg);
+  }
   return isal_state(crc32_gzip_refl(isal_crc(state), bytes.data(), bytes.size()));
 }
 

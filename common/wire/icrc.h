@@ -26,6 +26,13 @@ struct IcrcLayout {
   constexpr uint32_t masked_bytes() const {
     return ip_header_bytes + static_cast<uint32_t>(UdpHeader::kSize + Bth::kSize);
   }
+  // The leading bytes of the masked block that every request of one QP and
+  // one kind (opcode, SE, payload length) shares: IP + UDP + BTH up to (not
+  // including) the AckReq byte, after which come AckReq and PSN (per packet,
+  // not masked). begin_prefix() stops here.
+  constexpr uint32_t constant_bytes() const {
+    return ip_header_bytes + static_cast<uint32_t>(UdpHeader::kSize + Bth::kOffPsn - 1);
+  }
 };
 inline constexpr std::size_t kIcrcMaskedMaxBytes = 60 + UdpHeader::kSize + Bth::kSize;
 
@@ -63,21 +70,23 @@ void mask_icrc_headers(std::span<uint8_t> block, IcrcLayout layout);
 class IcrcAccumulator {
  public:
   // Returns false (state unchanged) if headers.size() < layout.masked_bytes()
-  // or the layout is invalid.
+  // or the layout is invalid (begin_prefix: < layout.constant_bytes()).
   // Inline (as update() and value() are), so that a local accumulator's
   // state stays in a vector register from begin() to value() instead of
   // going through memory between the calls.
   bool begin(std::span<const uint8_t> headers, IcrcLayout layout) {
-    if (!detail::icrc_layout_valid(layout) || headers.size() < layout.masked_bytes()) return false;
-    impl_ = crc32_impl();
-    if (impl_ == Crc32Impl::kVpclmul) {
-      // The 8 x 0xFF pseudo-LRH is a constant state; the masked fields are
-      // OR-ed in as the blocks are loaded.
-      fold_ = crc32_fold_pseudo_lrh_or(headers.data(), layout.masked_bytes(), detail::icrc_mask_of(layout));
-    } else {
-      fold_ = begin_isal(headers, layout);
-    }
-    return true;
+    if (!detail::icrc_layout_valid(layout)) return false;
+    return begin_n(headers, layout, layout.masked_bytes());
+  }
+  // Like begin(), but over the first layout.constant_bytes() only (the rest
+  // of the masked block, AckReq and PSN, is not masked: update() takes it
+  // with the bytes after it). A copy of the accumulator after this is a
+  // saved state: each copy continues on its own, with the same result bit
+  // for bit as begin() over the whole block (TxHeaderCache keeps one per
+  // kind of request header, so that a frame folds only from its PSN on).
+  bool begin_prefix(std::span<const uint8_t> headers, IcrcLayout layout) {
+    if (!detail::icrc_layout_valid(layout)) return false;
+    return begin_n(headers, layout, layout.constant_bytes());
   }
   void update(std::span<const uint8_t> bytes) {
     if (impl_ == Crc32Impl::kVpclmul) {
@@ -87,14 +96,32 @@ class IcrcAccumulator {
     }
   }
   uint32_t value() const { return impl_ == Crc32Impl::kVpclmul ? crc32_fold_finish(fold_) : isal_crc(fold_); }
+  // The implementation fixed at begin() (a saved state keeps its own, so a
+  // later crc32_select_impl() does not change what its copies compute).
+  Crc32Impl impl() const { return impl_; }
 
  private:
+  // The pseudo-LRH and then the first n (24 <= n <= layout.masked_bytes())
+  // bytes of the masked block, masked; layout valid.
+  bool begin_n(std::span<const uint8_t> headers, IcrcLayout layout, uint32_t n) {
+    if (headers.size() < n) return false;
+    impl_ = crc32_impl();
+    if (impl_ == Crc32Impl::kVpclmul) {
+      // The 8 x 0xFF pseudo-LRH is a constant state; the masked fields are
+      // OR-ed in as the blocks are loaded.
+      fold_ = crc32_fold_pseudo_lrh_or(headers.data(), n, detail::icrc_mask_of(layout));
+    } else {
+      fold_ = begin_isal(headers.data(), n, layout);
+    }
+    return true;
+  }
+
   // Static, taking and returning the state by value: no member function
   // outside this header sees `this`, so a local accumulator's address never
   // escapes. Both implementations keep their state in the one vector
   // register (ISA-L's CRC in its low 32 bits), so that a loop of update()
   // calls passes it from call to call without spilling it to memory.
-  static Crc32Fold begin_isal(std::span<const uint8_t> headers, IcrcLayout layout);
+  static Crc32Fold begin_isal(const uint8_t* headers, std::size_t n, IcrcLayout layout);
   static Crc32Fold update_isal(Crc32Fold state, std::span<const uint8_t> bytes);
   static uint32_t isal_crc(Crc32Fold state);
 

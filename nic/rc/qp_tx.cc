@@ -21,10 +21,27 @@ using wire::Opcode;
 
 namespace {
 
-// Appends bytes to an mbuf chain, allocating segments as needed.
+// Appends bytes to an mbuf chain, allocating segments as needed, and feeds
+// the ICRC: bytes that follow on in memory (header tail, copied payload,
+// pad) are folded in one update() rather than one per piece.
 class ChainWriter {
  public:
   ChainWriter(rte_mempool* pool, rte_mbuf* head) : pool_(pool), head_(head), tail_(head) {}
+  // Queues [p, p + n) for the ICRC (after everything queued before).
+  [[gnu::always_inline]] void fold(wire::IcrcAccumulator* acc, const uint8_t* p, uint32_t n) {
+    if (acc == nullptr || n == 0) return;
+    if (p != pend_ + pend_n_ || acc != pend_acc_) {
+      flush();
+      pend_ = p;
+      pend_acc_ = acc;
+    }
+    pend_n_ += n;
+  }
+  // Folds what is queued (before value()).
+  void flush() {
+    if (pend_n_ != 0) pend_acc_->update({pend_, pend_n_});
+    pend_n_ = 0;
+  }
   // Zero-copy: a segment referencing [src, src + n) of an MR (n <= the
   // MTU), counted in the MR's shared info until the mbuf is freed.
   bool attach(const uint8_t* src, uint32_t n, rte_mbuf_ext_shared_info* sh, wire::IcrcAccumulator* acc) {
@@ -38,7 +55,7 @@ class ChainWriter {
     tail_ = seg;
     head_->nb_segs++;
     head_->pkt_len += n;
-    if (acc != nullptr) acc->update({src, n});
+    fold(acc, src, n);
     return true;
   }
   // The 4 ICRC bytes: stored in place when the last segment has room (or
@@ -62,7 +79,7 @@ class ChainWriter {
     head_->pkt_len += wire::kIcrcBytes;
     return true;
   }
-  bool append(const uint8_t* src, uint32_t n, wire::IcrcAccumulator* acc) {
+  [[gnu::always_inline]] bool append(const uint8_t* src, uint32_t n, wire::IcrcAccumulator* acc) {
     while (n > 0) {
       uint32_t room = rte_pktmbuf_tailroom(tail_);
       if (room == 0) {
@@ -81,7 +98,7 @@ class ChainWriter {
       } else {
         std::memset(dst, 0, k);
       }
-      if (acc != nullptr) acc->update({dst, k});
+      fold(acc, dst, k);
       tail_->data_len = static_cast<uint16_t>(tail_->data_len + k);
       head_->pkt_len += k;
       n -= k;
@@ -93,6 +110,9 @@ class ChainWriter {
   rte_mempool* pool_;
   rte_mbuf* head_;
   rte_mbuf* tail_;
+  const uint8_t* pend_ = nullptr;
+  uint32_t pend_n_ = 0;
+  wire::IcrcAccumulator* pend_acc_ = nullptr;
 };
 
 wire::IcrcLayout layout_of(const wire::RoceFrameSpec& spec) {
@@ -125,7 +145,17 @@ rte_mbuf* Qp::build(const TxFields& f, const uint8_t* payload_contig, const Send
   }
   uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
   uint32_t header_bytes = 0;
-  const int slot = tx_hdr_.find(f.opcode, f.se, payload_bytes);
+  // The ICRC so far and the first header byte it has not seen: from the
+  // cache entry's saved state (only AckReq, PSN and the ext headers left to
+  // fold), else begun over the whole masked block.
+  wire::IcrcAccumulator acc;
+  uint32_t icrc_from = 0;
+  // The ICRC covers the inner IPv6 header of an SRv6 (IPv6-in-IPv6) frame,
+  // as build_roce_frame and the parser have it.
+  const uint32_t ip_off = wire::EthHeader::kSize + (spec_.l2.vlan ? wire::VlanTag::kSize : 0) +
+                          (std::holds_alternative<wire::Srv6Spec>(spec_.l3) ? wire::Ipv6Header::kSize : 0);
+  const wire::IcrcLayout layout = layout_of(spec_);
+  int slot = tx_hdr_.find(f.opcode, f.se, payload_bytes);
   if (slot >= 0 && tx_hdr_.bytes(slot) <= rte_pktmbuf_tailroom(m)) {
     // Like an earlier packet of this kind: its headers, this PSN, AckReq, RETH, immediate.
     tx_hdr_.apply(slot, data, f);
@@ -139,18 +169,22 @@ rte_mbuf* Qp::build(const TxFields& f, const uint8_t* payload_contig, const Send
       return nullptr;
     }
     header_bytes = static_cast<uint32_t>(r.header_bytes);
-    if (TxHeaderCache::cacheable(f.opcode)) tx_hdr_.store(data, header_bytes, f.opcode, f.se, payload_bytes);
+    slot = TxHeaderCache::cacheable(f.opcode) &&
+                   tx_hdr_.store(data, header_bytes, f.opcode, f.se, payload_bytes, ip_off, layout)
+               ? tx_hdr_.find(f.opcode, f.se, payload_bytes)
+               : -1;
   }
   m->data_len = static_cast<uint16_t>(header_bytes);
   m->pkt_len = header_bytes;
-  const uint32_t ip_off = wire::EthHeader::kSize + (spec_.l2.vlan ? wire::VlanTag::kSize : 0);
-  const wire::IcrcLayout layout = layout_of(spec_);
-  wire::IcrcAccumulator acc;
-  acc.begin({data + ip_off, header_bytes - ip_off}, layout);
-  const uint32_t masked_end = ip_off + layout.masked_bytes();
-  acc.update({data + masked_end, header_bytes - masked_end});
-
+  if (slot >= 0) {
+    acc = tx_hdr_.icrc(slot);
+    icrc_from = tx_hdr_.icrc_resume_offset(slot);
+  } else {
+    acc.begin({data + ip_off, header_bytes - ip_off}, layout);
+    icrc_from = ip_off + layout.masked_bytes();
+  }
   ChainWriter cw(env_.pool, m);
+  cw.fold(&acc, data + icrc_from, header_bytes - icrc_from);
   bool ok = true;
   if (payload_contig != nullptr) {
     ok = cw.append(payload_contig, payload_bytes, &acc);
@@ -178,7 +212,10 @@ rte_mbuf* Qp::build(const TxFields& f, const uint8_t* payload_contig, const Send
   }
   const uint32_t pad = (4 - (payload_bytes & 3u)) & 3u;
   if (ok && pad > 0) ok = cw.append(nullptr, pad, &acc);
-  if (ok) ok = cw.append_icrc(acc.value());
+  if (ok) {
+    cw.flush();
+    ok = cw.append_icrc(acc.value());
+  }
   if (!ok) {
     rte_pktmbuf_free(m);
     ++ctr_.alloc_failures;

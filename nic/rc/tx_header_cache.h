@@ -7,14 +7,18 @@
 // fields instead of building every header from the RoceFrameSpec (and
 // computing the IPv4 checksum) again. The key (opcode, SE, payload length)
 // fixes everything else: the pad count, the IP / UDP lengths, the ext
-// headers present. Emptied by the QP whenever its addressing (the spec) is
-// rebuilt.
+// headers present. Each entry also keeps the ICRC accumulator after the
+// bytes of its headers that every such packet shares (the pseudo-LRH, IP,
+// UDP, BTH up to AckReq: IcrcLayout::constant_bytes()), so that a frame's
+// ICRC folds only from its AckReq / PSN on. Emptied by the QP whenever its
+// addressing (the spec) is rebuilt, saved ICRC states included.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <cstring>
 
+#include "common/wire/icrc.h"
 #include "common/wire/psn.h"
 #include "common/wire/roce.h"
 
@@ -99,17 +103,31 @@ class TxHeaderCache {
     return e.len != 0 && e.op == op && e.se == se && e.payload_bytes == payload_bytes ? s : -1;
   }
   uint32_t bytes(int slot) const { return slots_[slot].len; }
+  // The ICRC accumulator after the shared bytes of `slot`'s headers, and
+  // where in the headers it continues (update() from there to the end of
+  // the headers, then the payload and pad).
+  const wire::IcrcAccumulator& icrc(int slot) const { return slots_[slot].icrc; }
+  uint32_t icrc_resume_offset(int slot) const { return slots_[slot].icrc_from; }
   // Remembers `n` header bytes of a frame of `op` (cacheable(op)); `n`
-  // ends with the BTH and the ext headers of `op`.
-  void store(const uint8_t* hdr, std::size_t n, wire::Opcode op, bool se, uint32_t payload_bytes) {
+  // ends with the BTH and the ext headers of `op`, and the ICRC's masked
+  // block (per `layout`) starts at hdr + ip_off. Returns false (the slot
+  // emptied) if the headers do not fit or do not match the layout.
+  bool store(const uint8_t* hdr, std::size_t n, wire::Opcode op, bool se, uint32_t payload_bytes, uint32_t ip_off,
+             wire::IcrcLayout layout) {
     const int s = slot_of(op);
-    if (s < 0) return;
+    if (s < 0) return false;
     Entry& e = slots_[s];
     const std::size_t ext = (has_reth(op) ? wire::Reth::kSize : 0) + (has_imm(op) ? wire::ImmDt::kSize : 0);
-    if (n > kMaxBytes || n < wire::Bth::kSize + ext) {
+    // The saved state must stop at or before the BTH's AckReq byte (it
+    // stops exactly there when the BTH ends the masked block, as it does
+    // for every frame Qp::build makes).
+    if (n > kMaxBytes || n < wire::Bth::kSize + ext ||
+        ip_off + layout.constant_bytes() > n - ext - (wire::Bth::kSize - (wire::Bth::kOffPsn - 1)) ||
+        !e.icrc.begin_prefix({hdr + ip_off, n - ip_off}, layout)) {
       e.len = 0;
-      return;
+      return false;
     }
+    e.icrc_from = static_cast<uint16_t>(ip_off + layout.constant_bytes());
     std::memcpy(e.bytes.data(), hdr, n);
     e.len = static_cast<uint16_t>(n);
     e.bth_off = static_cast<uint16_t>(n - ext - wire::Bth::kSize);
@@ -118,6 +136,7 @@ class TxHeaderCache {
     e.reth = has_reth(op);
     e.imm = has_imm(op);
     e.payload_bytes = payload_bytes;
+    return true;
   }
   // Writes the cached headers of `slot` (from find()) with f's PSN, AckReq,
   // RETH and immediate to out (bytes(slot) long).
@@ -151,7 +170,9 @@ class TxHeaderCache {
     bool se = false;
     bool reth = false;  // has_reth(op), has_imm(op): kept so apply() need not decode op
     bool imm = false;
+    uint16_t icrc_from = 0;  // offset in bytes of the first byte icrc has not seen
     uint32_t payload_bytes = 0;
+    wire::IcrcAccumulator icrc;  // after bytes [ip_off, icrc_from), from begin_prefix()
   };
   std::array<Entry, kSlots> slots_{};
 };

@@ -4,6 +4,7 @@
 
 #include <isa-l/crc.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -78,6 +79,37 @@ TEST(WireIcrc, IncrementalEqualsOneShot) {
   IcrcAccumulator bad;
   EXPECT_FALSE(bad.begin(std::span<const uint8_t>(f.data(), 10), l));
   EXPECT_FALSE(bad.begin(f, IcrcLayout{}));
+}
+
+// begin_prefix() (the pseudo-LRH and the masked block up to the BTH's
+// AckReq byte), copied as a saved state, then the rest in pieces of every
+// size 1..20 (short pieces take ISA-L's table path), under each CRC
+// implementation, IPv4 and IPv6. Expect: every copy gives the one-shot ICRC.
+TEST(WireIcrc, PrefixStateCopiesContinueInAnySplit) {
+  for (const Crc32Impl impl : {Crc32Impl::kIsal, Crc32Impl::kVpclmul}) {
+    if (!crc32_select_impl(impl)) continue;
+    for (const L3Spec& l3 : {L3Spec{test::sample_v4()}, L3Spec{test::sample_v6()}}) {
+      const auto f = build(sample_spec(Opcode::kRcWriteFirst, l3), 301);
+      const FrameInfo fi = parse_frame(f);
+      ASSERT_TRUE(fi.ok());
+      const uint32_t whole = icrc_compute(f, fi);
+      const IcrcLayout l = icrc_layout(fi);
+      ASSERT_EQ(l.constant_bytes() + 4, l.masked_bytes());  // AckReq + PSN end the block
+      IcrcAccumulator saved;
+      ASSERT_TRUE(saved.begin_prefix(std::span<const uint8_t>(f).subspan(fi.ip_offset, l.constant_bytes()), l));
+      EXPECT_EQ(saved.impl(), impl);
+      for (std::size_t piece = 1; piece <= 20; ++piece) {
+        IcrcAccumulator acc = saved;
+        for (std::size_t off = fi.ip_offset + l.constant_bytes(); off < fi.icrc_offset; off += piece) {
+          acc.update(std::span<const uint8_t>(f.data() + off, std::min(piece, fi.icrc_offset - off)));
+        }
+        EXPECT_EQ(acc.value(), whole) << to_string(impl) << " piece " << piece;
+      }
+      IcrcAccumulator bad;
+      EXPECT_FALSE(bad.begin_prefix(std::span<const uint8_t>(f).subspan(fi.ip_offset, l.constant_bytes() - 1), l));
+    }
+  }
+  crc32_select_impl(crc32_best_impl());
 }
 
 // Changing a masked field keeps the ICRC; changing a covered one breaks it.

@@ -1,5 +1,6 @@
 // ICRC over chained mbufs (suite dpdk): identical to the contiguous result
-// for every split position, including splits inside the ICRC bytes.
+// for every split position, including splits inside the ICRC bytes; the
+// trailer read where the walk stops detects a flip in any of its bytes.
 #include <gtest/gtest.h>
 
 #include <initializer_list>
@@ -41,6 +42,16 @@ void check_all_splits(const RoceFrameSpec& spec, std::size_t payload_bytes,
       ASSERT_TRUE(fi.ok()) << first;
       EXPECT_EQ(icrc_compute_mbuf(m, fi), want) << "first=" << first << " seg=" << seg;
       EXPECT_EQ(icrc_verify_mbuf(m, fi), IcrcStatus::kOk) << first;
+      // One bit of each trailer byte flipped in turn (the trailer is read
+      // where the CRC walk stops, wherever the split falls). Expect: bad.
+      for (std::size_t i = 0; i < 4; ++i) {
+        uint32_t o = fi.icrc_offset + static_cast<uint32_t>(i);
+        rte_mbuf* t = m;
+        for (; o >= t->data_len; t = t->next) o -= t->data_len;
+        *rte_pktmbuf_mtod_offset(t, uint8_t*, o) ^= 0x10;
+        EXPECT_EQ(icrc_verify_mbuf(m, fi), IcrcStatus::kBad) << "first=" << first << " seg=" << seg << " byte " << i;
+        *rte_pktmbuf_mtod_offset(t, uint8_t*, o) ^= 0x10;
+      }
       // Corrupt then re-store across the (possibly split) ICRC bytes.
       uint8_t zero[4] = {};
       rte_mbuf* s = m;
