@@ -10,6 +10,7 @@
 
 #include "common/node.h"
 #include "common/wire/icrc.h"
+#include "nic/rc/chain_copy.h"
 #include "nic/rc/qp.h"
 
 namespace sf::nic::rc {
@@ -93,7 +94,7 @@ class ChainWriter {
       const uint32_t k = std::min(room, n);
       uint8_t* dst = rte_pktmbuf_mtod_offset(tail_, uint8_t*, tail_->data_len);
       if (src != nullptr) {
-        std::memcpy(dst, src, k);
+        copy_bytes(dst, src, k);  // not glibc memcpy above 2 KiB: chain_copy.h
         src += k;
       } else {
         std::memset(dst, 0, k);
