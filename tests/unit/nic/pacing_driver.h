@@ -67,4 +67,19 @@ inline TimeNs first_poll_at_or_after(const std::vector<TimeNs>& polls, TimeNs t)
   return TimeNs::max();
 }
 
+// Posts message 1 at t = 1 us and polls with `j`'s intervals until the first
+// 16 frames left (or 1 ms passed); returns the time after the last poll.
+// `PairT` has post(uint64_t id) (the pacing tests' own Pair types).
+template <class PairT>
+TimeNs send_first_message(PairT& p, HandDriver& d, Jitter& j) {
+  TimeNs now(1000);
+  d.poll(now);
+  p.post(1);
+  while (d.sent.size() < 16 && now < TimeNs::from_us(1000)) {
+    d.poll(now);
+    now = now + j.next();
+  }
+  return now;
+}
+
 }  // namespace sf::nic::test

@@ -119,13 +119,7 @@ TEST(NicPacingLate, IdleTimeIsNotBanked) {
   Pair p;
   HandDriver d(p.a);
   Jitter j;
-  TimeNs now(1000);
-  d.poll(now);
-  p.post(1);
-  while (d.sent.size() < 16 && now < TimeNs::from_us(1000)) {
-    d.poll(now);
-    now = now + j.next();
-  }
+  TimeNs now = send_first_message(p, d, j);
   ASSERT_EQ(d.sent.size(), 16u);
   const TimeNs was_due = p.a.host(0).qp_slot(0).pace_next();
   now = now + TimeNs::from_us(200);
