@@ -82,19 +82,22 @@ class BitRate {
 // (no rdtsc here) so tests can drive it with any hz.
 class TscConverter {
  public:
-  constexpr explicit TscConverter(uint64_t hz) : hz_(hz) {}
+  // hz > 0 (rte_get_tsc_hz() or a measured rate).
+  constexpr explicit TscConverter(uint64_t hz) : hz_(hz), inv_(hz == 0 ? 0 : UINT64_MAX / hz) {}
   constexpr uint64_t hz() const { return hz_; }
   // Exact floor(cycles x 1e9 / hz). Whole seconds first, so the remainder
-  // product fits 64 bits (hz below 1.8e10) and no 128-bit division
-  // (__udivti3) runs on every poll-loop clock read.
+  // product fits 64 bits (hz below 1.8e10); both divisions by hz are a
+  // multiply by the reciprocal and at most two corrections (no div, no
+  // 128-bit division on every poll-loop clock read).
   constexpr TimeNs to_ns(uint64_t cycles) const {
     if (hz_ >= kMaxHz64) {
       const U128 num = static_cast<U128>(cycles) * 1000000000u;
       return TimeNs(static_cast<int64_t>(num / hz_));
     }
-    const uint64_t sec = cycles / hz_;
-    const uint64_t rem = cycles % hz_;
-    return TimeNs(static_cast<int64_t>(sec * 1000000000u + rem * 1000000000u / hz_));
+    uint64_t rem = 0;
+    const uint64_t sec = div_hz(cycles, &rem);
+    uint64_t unused = 0;
+    return TimeNs(static_cast<int64_t>(sec * 1000000000u + div_hz(rem * 1000000000u, &unused)));
   }
   constexpr uint64_t to_cycles(TimeNs t) const {
     const U128 num = static_cast<U128>(t.ns()) * hz_;
@@ -103,7 +106,20 @@ class TscConverter {
 
  private:
   static constexpr uint64_t kMaxHz64 = UINT64_MAX / 1000000000u;  // rem x 1e9 fits below this
+  // floor(x / hz_) and the remainder. inv_ = floor((2^64 - 1) / hz_) is
+  // within 1 + 1/hz_ of 2^64 / hz_, so the estimate is at most 2 short.
+  constexpr uint64_t div_hz(uint64_t x, uint64_t* rem) const {
+    uint64_t q = static_cast<uint64_t>((static_cast<U128>(x) * inv_) >> 64);
+    uint64_t r = x - q * hz_;
+    while (r >= hz_) {
+      r -= hz_;
+      ++q;
+    }
+    *rem = r;
+    return q;
+  }
   uint64_t hz_;
+  uint64_t inv_;
 };
 
 }  // namespace sf

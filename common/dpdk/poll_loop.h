@@ -47,6 +47,7 @@ struct LoopPortOptions {
 struct LoopPortCounters {
   uint64_t rx_pkts = 0;
   uint64_t rx_bytes = 0;         // mbuf pkt_len
+  uint64_t rx_segs = 0;          // mbufs of the received packets (nb_segs): rx_pkts when none is chained
   uint64_t tx_pkts = 0;          // accepted by the io
   uint64_t tx_bytes = 0;         // pkt_len of accepted packets
   uint64_t tx_wire_bytes = 0;    // wire_bytes() charged to the shaper
@@ -186,9 +187,14 @@ class PollLoop {
       if (n == 0) continue;
       work = true;
       uint64_t bytes = 0;
-      for (uint16_t k = 0; k < n; ++k) bytes += rte_pktmbuf_pkt_len(burst[k]);
+      uint64_t segs = 0;
+      for (uint16_t k = 0; k < n; ++k) {
+        bytes += rte_pktmbuf_pkt_len(burst[k]);
+        segs += burst[k]->nb_segs;  // same cache line as pkt_len
+      }
       b.counters.rx_pkts += n;
       b.counters.rx_bytes += bytes;
+      b.counters.rx_segs += segs;
       b.node->receive(b.node_port, std::span<rte_mbuf*>(burst.data(), n), now);
     }
     // Timers.

@@ -53,8 +53,7 @@ bool PfcGenerator::poll(TimeNs now, PfcFrameRequest* req) {
   return true;
 }
 
-TimeNs PfcGenerator::next_deadline() const {
-  if ((pending_on_ | pending_off_) != 0) return TimeNs(0);
+TimeNs PfcGenerator::refresh_deadline() const {
   TimeNs t = TimeNs::max();
   for (int p = 0; p < kPfcPrios; ++p) {
     if ((state_ >> p) & 1u) t = std::min(t, last_sent_[p] + refresh_);

@@ -54,12 +54,17 @@ class PfcGenerator {
   bool poll(TimeNs now, PfcFrameRequest* req);
   // When poll() next has something: now if a frame is pending, else the next
   // refresh; TimeNs::max() when no priority is asserted.
-  TimeNs next_deadline() const;
+  TimeNs next_deadline() const {
+    if ((pending_on_ | pending_off_) != 0) return TimeNs(0);
+    return state_ == 0 ? TimeNs::max() : refresh_deadline();  // inline: asked every poll-loop iteration
+  }
   TimeNs refresh_interval() const { return refresh_; }
 
   const PfcTxCounters& counters() const { return ctr_; }
 
  private:
+  TimeNs refresh_deadline() const;  // the earliest refresh of an asserted priority
+
   TimeNs refresh_{0};
   uint16_t quanta_ = 0xFFFF;
   bool send_xon_ = true;

@@ -536,7 +536,24 @@ int run(int argc, char** argv) {
             spdlog::error("--run-limit of {} s reached", o.run_limit_s);
             rc = 1;
           }
-          if (!o.report.empty()) std::ofstream(o.report) << report_json(*node, wl).dump(2) << "\n";
+          if (!o.report.empty()) {
+            nlohmann::json j = report_json(*node, wl);
+            // The real-time driver's own counters: how often it iterated, and
+            // per port how often the io refused packets (back-pressure from
+            // the peer) and how long the line-rate shaper held transmit.
+            nlohmann::json lp = nlohmann::json::array();
+            for (size_t i = 0; i < loop.num_ports(); ++i) {
+              const dpdk::LoopPortCounters& c = loop.counters(i);
+              lp.push_back({{"rx_packets", c.rx_pkts},
+                            {"rx_segments", c.rx_segs},
+                            {"tx_packets", c.tx_pkts},
+                            {"tx_retries", c.tx_retries},
+                            {"tx_drops", c.tx_drops()},
+                            {"shaper_held_ns", c.shaper_held.ns()}});
+            }
+            j["loop"] = {{"iterations", loop.iterations()}, {"idle_sleeps", loop.idle_sleeps()}, {"ports", lp}};
+            std::ofstream(o.report) << j.dump(2) << "\n";
+          }
         }
         for (auto& s : sessions) s->release();
         node->set_app(nullptr);

@@ -84,7 +84,8 @@ rte_mbuf* frame(uint32_t len) {
   return sf::test::make_mbuf(b);
 }
 
-// 1. Packets arrive on io 1 at t=5 us. Expect: receive(port 1, 3 pkts, now=5 us).
+// 1. Packets arrive on io 1 at t=5 us, one of them in 3 mbufs. Expect:
+// receive(port 1, 3 pkts, now=5 us); 5 mbufs counted.
 TEST(PollLoop, ReceiveGetsIterationNow) {
   ManualClock clock;
   PollLoop<MemIo, ManualClock> loop(clock);
@@ -92,7 +93,12 @@ TEST(PollLoop, ReceiveGetsIterationNow) {
   MemIo io0, io1;
   ASSERT_TRUE(loop.add_port(io0, node, 0));
   ASSERT_TRUE(loop.add_port(io1, node, 1));
-  for (int i = 0; i < 3; ++i) io1.rx.push_back(frame(100));
+  for (int i = 0; i < 2; ++i) io1.rx.push_back(frame(100));
+  {
+    std::vector<uint8_t> b(100, 0xab);
+    io1.rx.push_back(sf::test::make_mbuf(b, 40));  // 40 + 40 + 20
+    ASSERT_EQ(io1.rx.back()->nb_segs, 3);
+  }
   clock.set(TimeNs::from_us(5));
   EXPECT_TRUE(loop.poll_once());
   ASSERT_EQ(node.rx_calls.size(), 1u);
@@ -101,6 +107,7 @@ TEST(PollLoop, ReceiveGetsIterationNow) {
   EXPECT_EQ(node.rx_calls[0].now, TimeNs::from_us(5));
   EXPECT_EQ(loop.counters(1).rx_pkts, 3u);
   EXPECT_EQ(loop.counters(1).rx_bytes, 300u);
+  EXPECT_EQ(loop.counters(1).rx_segs, 5u);
   // Unshaped ports ask the node every iteration, with the same `now`.
   ASSERT_EQ(node.tx_asks.size(), 2u);
   EXPECT_EQ(node.tx_asks[1].now, TimeNs::from_us(5));

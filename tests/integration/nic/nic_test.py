@@ -104,6 +104,10 @@ def memif_write_bw(h):
     check("RDMA_Write BW Test" in out and " 65536      300 " in out, f"no perftest table:\n{out}")
     # Frames: 16 per 64 KiB message at 4096 B MTU, plus ACKs the other way.
     check(cli["hosts"][0]["tx_packets"] >= 300 * 16, f"client sent {cli['hosts'][0]['tx_packets']} frames")
+    # The default 2 KiB mbufs: a 4 KiB-MTU frame (4154 B) arrives in 3.
+    rx = srv["loop"]["ports"][0]
+    check(rx["rx_packets"] >= 300 * 16 and rx["rx_segments"] >= 3 * 300 * 16,
+          f"server's poll loop received {rx}: want >= 3 mbufs per data frame")
 
 
 def memif_write_bw_mbuf_size(h):
@@ -117,6 +121,11 @@ def memif_write_bw_mbuf_size(h):
     check_clean(cli, "client")
     check(srv["workloads"][0]["messages"] == 300, f"server checked {srv['workloads'][0]['messages']} messages, want 300")
     check(cli["hosts"][0]["tx_packets"] >= 300 * 16, f"client sent {cli['hosts'][0]['tx_packets']} frames")
+    # The flag took effect: every frame, data or ACK, arrived in one mbuf.
+    for who, rep in (("server", srv), ("client", cli)):
+        rx = rep["loop"]["ports"][0]
+        check(rx["rx_packets"] > 0 and rx["rx_segments"] == rx["rx_packets"],
+              f"{who}'s poll loop received {rx}: want one mbuf per frame")
 
 
 def memif_read_lat(h):

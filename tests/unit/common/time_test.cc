@@ -31,13 +31,15 @@ TEST(TscConverter, RoundTrip) {
   EXPECT_EQ(c.to_cycles(TimeNs::from_us(1)), 2500u);
 }
 
-// to_ns splits whole seconds off to avoid a 128-bit division. Expect: the
-// exact floor(cycles x 1e9 / hz) of the 128-bit formula, for TSC rates from
-// odd small ones to above the 64-bit split's limit, at second boundaries and
-// at random cycle counts up to 1e5 s of uptime.
+// to_ns splits whole seconds off and divides by multiplying with a
+// reciprocal. Expect: the exact floor(cycles x 1e9 / hz) of the 128-bit
+// formula, for TSC rates from tiny and powers of two (where the reciprocal
+// is furthest below 2^64 / hz) to above the 64-bit split's limit, at second
+// boundaries and at random cycle counts up to 1e5 s of uptime.
 TEST(TscConverter, ToNsIsExactFloor) {
-  const uint64_t rates[] = {1'000'000'007ull, 2'095'078'000ull, 2'500'000'000ull, 3'999'999'999ull,
-                            17'000'000'000ull, 18'446'744'073ull, 25'000'000'000ull};
+  const uint64_t rates[] = {1ull,           3ull,           1ull << 31,     1ull << 33,     1'000'000'007ull,
+                            2'095'078'000ull, 2'500'000'000ull, 3'999'999'999ull, 17'000'000'000ull,
+                            18'446'744'073ull, 25'000'000'000ull};
   uint64_t x = 0x9E3779B97F4A7C15ull;
   for (uint64_t hz : rates) {
     const TscConverter c(hz);
