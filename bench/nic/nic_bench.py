@@ -6,6 +6,13 @@
                   the raw memif frame rate between two dpdk-testpmd processes
                   (txonly -> rxonly) at the same frame size (4154 B = a
                   4096 B RoCEv2 WRITE frame), expressed as payload Gb/s.
+                  Between the two, the floor (--floor ROCE_FLOOR, default
+                  build/bench/nic/roce_floor): the least per-frame work of
+                  any RoCE endpoint on the same link (sender: the ICRC;
+                  receiver: parse, ICRC check, copy into a buffer; no
+                  transport): placements[p].floor_* and best_of_all give
+                  floor / ref (what a software RoCE NIC can reach here at
+                  all) and ours / floor (how much of that sf-nic gets).
   nic_msg_rate    write_bw message rate with 64 B messages; ref = testpmd's
                   frame rate at 122 B (a 64 B WRITE frame), in Mpps.
   nic_pacing_<R>G write_bw with --rate-limit R (the QP's timing wheel) on an
@@ -65,7 +72,7 @@ tools: sf-nic --mbuf-size N (both processes), testpmd --mbuf-size=N (both;
 --txpkts segments of N - 128 B).
 
 One JSON line each: {"bench","value","unit","ref","ratio",...}. Usage:
-  nic_bench.py SF_NIC [--seconds S] [--only NAME] [--rounds N] [--probe CORE_RTT]
+  nic_bench.py SF_NIC [--seconds S] [--only NAME] [--rounds N] [--probe CORE_RTT] [--floor ROCE_FLOOR]
                [--mbuf-size N] [--prio other|nice:N] [--tag TAG]
                [--sched SCHED] [--idle IDLE] [--window N] [--burst-bytes N]
 """
@@ -275,6 +282,53 @@ def testpmd_run(tmp, frame_bytes, seconds, tag, start_timeout_s=30):
     return live
 
 
+def floor_run(floor_bin, tmp, seconds, tag, start_timeout_s=30):
+    """roce_floor tx -> rx over the same memif link as testpmd_run: the least
+    per-frame work of any RoCE endpoint (bench/nic/roce_floor.cc). Returns
+    the receiver's payload Gb/s of each of ceil(seconds) whole one-second
+    periods after the first, and its Mpps over those."""
+    sock = os.path.join(tmp, f"fl-{tag}.sock")
+    ready = os.path.join(tmp, f"fl-{tag}.ready")
+    want = max(1, math.ceil(seconds))
+    extra = ["--mbuf-size", str(Link.mbuf_size)] if Link.mbuf_size else []
+    if os.path.exists(ready):
+        os.unlink(ready)
+    err_rx = open(os.path.join(tmp, f"fl-{tag}-rx.err"), "w")
+    rx = Link.start([floor_bin] + EAL + ["--file-prefix", f"{Link.tag}-flrx-{os.getpid()}", "-l", "0", "--",
+                                         "--role", "rx", "--port", Link.memif("server", sock),
+                                         "--seconds", str(want + 1), "--ready-file", ready] + extra,
+                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err_rx, text=True)
+    tx = None
+    try:
+        deadline = time.monotonic() + start_timeout_s
+        while not os.path.exists(ready):
+            if rx.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("roce_floor rx did not start: " +
+                                   open(os.path.join(tmp, f"fl-{tag}-rx.err")).read()[-1000:])
+            time.sleep(0.05)
+        tx = Link.start([floor_bin] + EAL + ["--file-prefix", f"{Link.tag}-fltx-{os.getpid()}", "-l", "1", "--",
+                                             "--role", "tx", "--port", Link.memif("client", sock),
+                                             "--seconds", str(want + 1)] + extra,
+                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out, _ = rx.communicate(timeout=start_timeout_s + want + 30)
+        tx.wait(timeout=30)
+    finally:
+        for p in (rx, tx):
+            if p is not None and p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+    lines = [json.loads(x) for x in out.strip().splitlines() if x.startswith("{")]
+    final = [x for x in lines if "role" in x]
+    if rx.returncode != 0 or not final:
+        raise RuntimeError(f"roce_floor rx exited {rx.returncode}: {final[-1] if final else out[-500:]}")
+    periods = [x for x in lines if "t_s" in x][1:want + 1]  # skip the first (the sender starting)
+    if len(periods) < want:
+        raise RuntimeError(f"roce_floor rx reported {len(periods)} of {want} periods")
+    gbps = [x["bytes"] * 8 / 1e9 for x in periods]
+    mpps = sum(x["frames"] for x in periods) / len(periods) / 1e6
+    return gbps, mpps
+
+
 class Probe:
     """The placement probe (bench/common/core_rtt) on the two CPUs both tools
     run on; sample() is one JSON line of it (a few ms), or a stand-in saying
@@ -406,16 +460,32 @@ def ceiling(ref_mpps, cost):
             "ceiling_ratio": round(ref_ns / (ref_ns + max(tx_extra, rx_extra)), 3)}
 
 
-def interleaved(name, unit, opts, ref_round, ours_round, ref_tool, with_ceiling=False):
-    """Runs opts.rounds reference rounds and as many sf-nic rounds, alternating,
-    with the placement probe between every two; emits one JSON line (see the
+def best_of_all(rounds):
+    """Each tool's best round over the whole run, whatever the placement (the
+    rounds of one placement are few on this VM): the figures to read when no
+    placement has enough counted rounds."""
+    best = {}
+    for kind in ("ref", "floor", "ours"):
+        v = [x["value"] for x in rounds if x["kind"] == kind and x["value"] is not None]
+        best[kind] = max(v) if v else None
+    r = lambda a, b: round(a / b, 4) if a and b else None  # noqa: E731
+    return {"best_of_all": {"ref": best["ref"], "floor": best["floor"], "ours": best["ours"],
+                            "floor_ratio": r(best["floor"], best["ref"]), "ratio": r(best["ours"], best["ref"]),
+                            "ours_vs_floor": r(best["ours"], best["floor"])}}
+
+
+def interleaved(name, unit, opts, ref_round, ours_round, ref_tool, with_ceiling=False, floor_round=None):
+    """Runs opts.rounds reference rounds and as many sf-nic rounds (and, with
+    floor_round, as many roce_floor rounds between them), alternating, with
+    the placement probe between every two; emits one JSON line (see the
     module docstring)."""
     probe = Probe(opts.probe)
     cost = frame_cost(opts) if with_ceiling else None
     rounds = []
     before = probe.sample()
     for r in range(opts.rounds):
-        for kind, fn in (("ref", ref_round), ("ours", ours_round)):
+        kinds = (("ref", ref_round),) + ((("floor", floor_round),) if floor_round else ()) + (("ours", ours_round),)
+        for kind, fn in kinds:
             try:
                 fig = fn(r)
             except (RuntimeError, subprocess.TimeoutExpired, OSError, ValueError, KeyError) as e:
@@ -445,7 +515,7 @@ def interleaved(name, unit, opts, ref_round, ours_round, ref_tool, with_ceiling=
     # 3 or more rounds of one side in a placement, one further than
     # STEADY_SPREAD from their median was a hidden mix and counts for none.
     for p in PLACEMENTS:
-        for kind in ("ref", "ours"):
+        for kind in ("ref", "floor", "ours"):
             xs = [x for x in rounds if x["kind"] == kind and x["counted_as"] == p]
             if len(xs) < 3:
                 continue
@@ -468,6 +538,13 @@ def interleaved(name, unit, opts, ref_round, ours_round, ref_tool, with_ceiling=
              "ratio_median": r4(median(ov) / median(ref)) if ref and ov else None,
              "ref_best": r4(max(ref)) if ref else None, "ours_best": r4(max(ov)) if ov else None,
              "ratio_best": r4(max(ov) / max(ref)) if ref and ov else None}
+        if floor_round:
+            fl = [x["value"] for x in rounds if x["kind"] == "floor" and x["counted_as"] == p]
+            d.update({"floor_rounds": len(fl), "floor_median": r4(median(fl)), "floor_best": r4(max(fl)) if fl else None,
+                      "floor_ratio_best": r4(max(fl) / max(ref)) if fl and ref else None,
+                      "ours_vs_floor_best": r4(max(ov) / max(fl)) if fl and ov else None,
+                      "floor_ratio_median": r4(median(fl) / median(ref)) if fl and ref else None,
+                      "ours_vs_floor_median": r4(median(ov) / median(fl)) if fl and ov else None})
         for k in ("tx_cpu", "tx_wait", "rx_cpu", "rx_wait"):
             v = [x[k] for x in ours if x.get(k) is not None]
             d[k] = r4(median(v)) if v else None
@@ -490,7 +567,10 @@ def interleaved(name, unit, opts, ref_round, ours_round, ref_tool, with_ceiling=
          placements=per, ref_tool=ref_tool, rounds_each=opts.rounds, round_seconds=opts.seconds,
          discarded=sum(1 for x in rounds if x["counted_as"] is None),
          mbuf_size=Link.mbuf_size, prio=f"nice:{Link.nice}" if Link.nice is not None else "other",
-         **({"frame_cost": cost} if with_ceiling else {}), rounds=rounds,
+         **({"frame_cost": cost} if with_ceiling else {}),
+         **({"floor_tool": "roce_floor tx -> rx (ICRC; parse, ICRC check, copy; no transport), same link"}
+            if floor_round else {}),
+         **(best_of_all(rounds) if floor_round else {}), rounds=rounds,
          load1=os.getloadavg()[0],
          **({} if main_p else {"note": "no placement had a counted round of both sides: value/ref are medians over every round, not a placement's"}))
 
@@ -516,8 +596,17 @@ def write_bw(binary, tmp, opts):
         w, acct = sf_round(binary, tmp, opts, 65536, "bw", r)
         return {"value": round(w["goodput_gbps"], 4), "messages": w["messages"], **acct}
 
+    def floor_round(r):
+        gbps, mpps = floor_run(opts.floor, tmp, opts.seconds, f"bw{r}")
+        return {"value": round(sum(gbps) / len(gbps), 4), "mpps": round(mpps, 4),
+                "period_gbps": [round(x, 2) for x in gbps], "steady_spread": spread(gbps)}
+
+    have_floor = opts.floor and os.access(opts.floor, os.X_OK)
+    if not have_floor:
+        log(f"nic_write_bw: no roce_floor at {opts.floor}: the floor rounds are skipped")
     interleaved("nic_write_bw", "Gb/s", opts, ref_round, ours_round,
-                f"dpdk-testpmd txonly->rxonly memif {frame} B (payload Gb/s)", with_ceiling=True)
+                f"dpdk-testpmd txonly->rxonly memif {frame} B (payload Gb/s)", with_ceiling=True,
+                floor_round=floor_round if have_floor else None)
 
 
 def write_bw_sides(binary, tmp, opts):
@@ -709,16 +798,18 @@ def flag_value(name, default, conv=str):
 class BenchOptions:
     """nic_write_bw / nic_msg_rate options: --rounds N (of each tool, default
     3), --probe PATH (default: bench/common/core_rtt in the build directory
-    that holds SF_NIC), --mbuf-size N, --tag TAG (in every --file-prefix and
+    that holds SF_NIC), --floor PATH (default: bench/nic/roce_floor there; the
+    floor rounds are skipped when it is missing), --mbuf-size N, --tag TAG (in every --file-prefix and
     in the socket directory's name), --prio other|nice:N (default nice:-20
     as root: both sf-nic get --sched nice:N, both testpmd their session's
     autogroup at nice N, so other load on the machine takes as little from
     one tool as from the other)."""
 
-    def __init__(self, seconds, rounds, probe):
+    def __init__(self, seconds, rounds, probe, floor=None):
         self.seconds = seconds
         self.rounds = rounds
         self.probe = probe
+        self.floor = floor
 
 
 def bench_options(binary, seconds):
@@ -731,6 +822,7 @@ def bench_options(binary, seconds):
         prio = flag_value("--prio", "nice:-20" if os.geteuid() == 0 else "other")
         build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(binary))))  # build/nic/app/sf-nic
         probe = flag_value("--probe", os.path.join(build, "bench", "common", "core_rtt"))
+        floor = flag_value("--floor", os.path.join(build, "bench", "nic", "roce_floor"))
     except ValueError as e:
         log(f"nic_bench: {e}")
         return None
@@ -757,7 +849,7 @@ def bench_options(binary, seconds):
                 "build an sf-nic that has it (helper h-rxfast's flag)")
             return None
         Link.mbuf_size = mbuf
-    return BenchOptions(seconds, rounds, probe)
+    return BenchOptions(seconds, rounds, probe, floor)
 
 
 def main():
