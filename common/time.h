@@ -3,6 +3,7 @@
 // the TSC is the real-time driver's job, common/dpdk).
 #pragma once
 
+#include <cassert>
 #include <compare>
 #include <cstdint>
 #include <limits>
@@ -83,7 +84,7 @@ class BitRate {
 class TscConverter {
  public:
   // hz > 0 (rte_get_tsc_hz() or a measured rate).
-  constexpr explicit TscConverter(uint64_t hz) : hz_(hz), inv_(hz == 0 ? 0 : UINT64_MAX / hz) {}
+  constexpr explicit TscConverter(uint64_t hz) : hz_(hz), inv_(hz == 0 ? 0 : UINT64_MAX / hz) { assert(hz > 0); }
   constexpr uint64_t hz() const { return hz_; }
   // Exact floor(cycles x 1e9 / hz). Whole seconds first, so the remainder
   // product fits 64 bits (hz below 1.8e10); both divisions by hz are a
@@ -107,7 +108,8 @@ class TscConverter {
  private:
   static constexpr uint64_t kMaxHz64 = UINT64_MAX / 1000000000u;  // rem x 1e9 fits below this
   // floor(x / hz_) and the remainder. inv_ = floor((2^64 - 1) / hz_) is
-  // within 1 + 1/hz_ of 2^64 / hz_, so the estimate is at most 2 short.
+  // less than 1 below 2^64 / hz_, so the estimate x * inv_ / 2^64 is never
+  // high and less than x / 2^64 < 1 low: at most one correction.
   constexpr uint64_t div_hz(uint64_t x, uint64_t* rem) const {
     uint64_t q = static_cast<uint64_t>((static_cast<U128>(x) * inv_) >> 64);
     uint64_t r = x - q * hz_;

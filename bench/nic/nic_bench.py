@@ -42,8 +42,8 @@
                   burst_bytes and burst_share (made-up bytes / the rate's
                   bytes over the span) are reported.
 
-nic_write_bw and nic_msg_rate run interleaved rounds (reference, sf-nic,
-reference, sf-nic, ... --rounds N of each, --seconds S long) with the vCPU
+nic_write_bw and nic_msg_rate run interleaved rounds (reference, [floor,]
+sf-nic, reference, ... --rounds N of each, --seconds S long) with the vCPU
 placement probe (build/bench/common/core_rtt, --probe PATH) before and after
 every round: the hypervisor moves the two vCPUs of the development VM
 between one physical core (same_core), two cores sharing an L3 (shared_l3)
@@ -57,13 +57,17 @@ the median of each side and ratio_median = median(ours) / median(ref), the
 best of each side and ratio_best = best(ours) / best(ref), the medians of
 sf-nic's data-path threads' CPU shares (running, and waiting for the CPU:
 other load), for nic_write_bw an estimated ceiling (see ceiling())); a
-placement no counted round ran in says so (note, figures null). Which side
+placement no counted round ran in says so (note, figures null); with the
+floor, floor_rounds/_median/_best, floor_ratio_median/_best (floor / ref)
+and ours_vs_floor_median/_best (ours / floor); best_of_all: each tool's
+best round over the run whatever its placement (with its second best and
+where the best ran). Which side
 limits sf-nic: nic_write_bw_sides, run only when --only names it
 (write_bw_sides()). value / ref /
 ratio are those of the placement with the most counted rounds (shared_l3 on
 a tie), named in `placement`; rounds = every round's raw figures and its
 probes; discarded = the rounds that counted for no placement. Both tools
-always run the same link: all four memif devargs carry bsize=8192, the
+always run the same link: every memif devargs carries bsize=8192, the
 buffer size sf-nic gives a memif port by itself for its 4096 B MTU
 (common/dpdk/port.cc memif_devargs_for_mtu: one descriptor per 4154 B
 frame; the reference once ran memif's default 2048, three descriptors a
@@ -286,47 +290,67 @@ def floor_run(floor_bin, tmp, seconds, tag, start_timeout_s=30):
     """roce_floor tx -> rx over the same memif link as testpmd_run: the least
     per-frame work of any RoCE endpoint (bench/nic/roce_floor.cc). Returns
     the receiver's payload Gb/s of each of ceil(seconds) whole one-second
-    periods after the first, and its Mpps over those."""
+    periods after the first, and a dict of the round's figures (Mpps over
+    those periods; the sender's frames refused by the full ring; frames
+    that failed the receiver's checks). The sender stops half a second
+    before the receiver: DPDK 22.11's memif can crash a process whose peer
+    leaves while it sends (docs/demo.md "Known limits")."""
     sock = os.path.join(tmp, f"fl-{tag}.sock")
     ready = os.path.join(tmp, f"fl-{tag}.ready")
     want = max(1, math.ceil(seconds))
     extra = ["--mbuf-size", str(Link.mbuf_size)] if Link.mbuf_size else []
     if os.path.exists(ready):
         os.unlink(ready)
-    err_rx = open(os.path.join(tmp, f"fl-{tag}-rx.err"), "w")
-    rx = Link.start([floor_bin] + EAL + ["--file-prefix", f"{Link.tag}-flrx-{os.getpid()}", "-l", "0", "--",
-                                         "--role", "rx", "--port", Link.memif("server", sock),
-                                         "--seconds", str(want + 1), "--ready-file", ready] + extra,
-                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err_rx, text=True)
-    tx = None
-    try:
-        deadline = time.monotonic() + start_timeout_s
-        while not os.path.exists(ready):
-            if rx.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("roce_floor rx did not start: " +
-                                   open(os.path.join(tmp, f"fl-{tag}-rx.err")).read()[-1000:])
-            time.sleep(0.05)
-        tx = Link.start([floor_bin] + EAL + ["--file-prefix", f"{Link.tag}-fltx-{os.getpid()}", "-l", "1", "--",
-                                             "--role", "tx", "--port", Link.memif("client", sock),
-                                             "--seconds", str(want + 1)] + extra,
-                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        out, _ = rx.communicate(timeout=start_timeout_s + want + 30)
-        tx.wait(timeout=30)
-    finally:
-        for p in (rx, tx):
-            if p is not None and p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+    paths = {k: os.path.join(tmp, f"fl-{tag}-{k}") for k in ("rx.err", "tx.out", "tx.err")}
+
+    def tail(k):
+        with open(paths[k]) as f:
+            return f.read()[-1000:]
+
+    rx = tx = None
+    with open(paths["rx.err"], "w") as rx_err, open(paths["tx.out"], "w") as tx_out, \
+            open(paths["tx.err"], "w") as tx_err:
+        try:
+            rx = Link.start([floor_bin] + EAL + ["--file-prefix", f"{Link.tag}-flrx-{os.getpid()}", "-l", "0", "--",
+                                                 "--role", "rx", "--port", Link.memif("server", sock),
+                                                 "--seconds", str(want + 2), "--ready-file", ready] + extra,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=rx_err, text=True)
+            deadline = time.monotonic() + start_timeout_s
+            while not os.path.exists(ready):
+                if rx.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("roce_floor rx did not start: " + tail("rx.err"))
+                time.sleep(0.05)
+            tx = Link.start([floor_bin] + EAL + ["--file-prefix", f"{Link.tag}-fltx-{os.getpid()}", "-l", "1", "--",
+                                                 "--role", "tx", "--port", Link.memif("client", sock),
+                                                 "--seconds", str(want + 1.5)] + extra,
+                            stdin=subprocess.DEVNULL, stdout=tx_out, stderr=tx_err)
+            out, _ = rx.communicate(timeout=start_timeout_s + want + 30)
+            tx.wait(timeout=30)
+        finally:
+            for p in (tx, rx):  # SIGTERM first: roce_floor then closes its port and EAL
+                if p is not None and p.poll() is None:
+                    os.killpg(p.pid, signal.SIGTERM)
+                    try:
+                        p.wait(timeout=5)
+                    except subprocess.TimeoutExpired:
+                        os.killpg(p.pid, signal.SIGKILL)
+                        p.wait()
     lines = [json.loads(x) for x in out.strip().splitlines() if x.startswith("{")]
     final = [x for x in lines if "role" in x]
     if rx.returncode != 0 or not final:
         raise RuntimeError(f"roce_floor rx exited {rx.returncode}: {final[-1] if final else out[-500:]}")
+    with open(paths["tx.out"]) as f:
+        tx_final = [json.loads(x) for x in f.read().strip().splitlines() if x.startswith("{") and '"role"' in x]
+    if tx.returncode != 0 or not tx_final:
+        raise RuntimeError(f"roce_floor tx exited {tx.returncode}: {tail('tx.err')}")
     periods = [x for x in lines if "t_s" in x][1:want + 1]  # skip the first (the sender starting)
-    if len(periods) < want:
-        raise RuntimeError(f"roce_floor rx reported {len(periods)} of {want} periods")
+    if len(periods) < want or any(x["frames"] == 0 for x in periods):
+        raise RuntimeError(f"roce_floor rx: {len(periods)} of {want} periods, frames {[x['frames'] for x in periods]}")
     gbps = [x["bytes"] * 8 / 1e9 for x in periods]
-    mpps = sum(x["frames"] for x in periods) / len(periods) / 1e6
-    return gbps, mpps
+    fig = {"mpps": round(sum(x["frames"] for x in periods) / len(periods) / 1e6, 4),
+           "tx_refused": tx_final[-1]["tx_refused"], "icrc_bad": final[-1]["icrc_bad"],
+           "parse_bad": final[-1]["parse_bad"]}
+    return gbps, fig
 
 
 class Probe:
@@ -464,14 +488,17 @@ def best_of_all(rounds):
     """Each tool's best round over the whole run, whatever the placement (the
     rounds of one placement are few on this VM): the figures to read when no
     placement has enough counted rounds."""
-    best = {}
+    best, second, where = {}, {}, {}
     for kind in ("ref", "floor", "ours"):
-        v = [x["value"] for x in rounds if x["kind"] == kind and x["value"] is not None]
-        best[kind] = max(v) if v else None
+        xs = sorted((x for x in rounds if x["kind"] == kind and x["value"] is not None), key=lambda x: -x["value"])
+        best[kind] = xs[0]["value"] if xs else None
+        second[kind] = xs[1]["value"] if len(xs) > 1 else None
+        where[kind] = {"round": xs[0]["round"], "counted_as": xs[0]["counted_as"]} if xs else None
     r = lambda a, b: round(a / b, 4) if a and b else None  # noqa: E731
     return {"best_of_all": {"ref": best["ref"], "floor": best["floor"], "ours": best["ours"],
                             "floor_ratio": r(best["floor"], best["ref"]), "ratio": r(best["ours"], best["ref"]),
-                            "ours_vs_floor": r(best["ours"], best["floor"])}}
+                            "ours_vs_floor": r(best["ours"], best["floor"]),
+                            "second_best": second, "best_round": where}}
 
 
 def interleaved(name, unit, opts, ref_round, ours_round, ref_tool, with_ceiling=False, floor_round=None):
@@ -597,8 +624,8 @@ def write_bw(binary, tmp, opts):
         return {"value": round(w["goodput_gbps"], 4), "messages": w["messages"], **acct}
 
     def floor_round(r):
-        gbps, mpps = floor_run(opts.floor, tmp, opts.seconds, f"bw{r}")
-        return {"value": round(sum(gbps) / len(gbps), 4), "mpps": round(mpps, 4),
+        gbps, fig = floor_run(opts.floor, tmp, opts.seconds, f"bw{r}")
+        return {"value": round(sum(gbps) / len(gbps), 4), **fig,
                 "period_gbps": [round(x, 2) for x in gbps], "steady_spread": spread(gbps)}
 
     have_floor = opts.floor and os.access(opts.floor, os.X_OK)

@@ -16,7 +16,9 @@
 // Prints one JSON line per whole second of the run ({"t_s", "frames",
 // "bytes"}: the receiver's received / the sender's accepted frames in that
 // second) and a final one ({"role", "frames", "bytes", "seconds", "mpps",
-// "icrc_bad", "parse_bad", "tx_refused"}).
+// "frame_bytes", "icrc_bad", "parse_bad", "tx_refused"}). Exit 0; 1 when a
+// frame failed its parse or ICRC check (rx) or the port failed; 2 for bad
+// flags, before EAL starts.
 //
 // usage: roce_floor [EAL options] -- --role tx|rx --port DEVARGS [--seconds S]
 //          [--payload-bytes N] [--mbuf-size BYTES] [--ready-file PATH]
@@ -70,6 +72,39 @@ struct Options {
   std::exit(2);
 }
 
+// The frame every sent frame is a copy of: its headers (Eth, IPv4, UDP, BTH
+// of an RC WRITE_MIDDLE, the PSN written per frame) and where things are.
+struct FrameTemplate {
+  std::vector<uint8_t> hdr;
+  sf::wire::IcrcLayout layout{};
+  uint32_t frame_bytes = 0;
+  uint32_t ip_off = 0;   // the ICRC starts here
+  uint32_t psn_off = 0;  // BTH bytes 9-11
+};
+
+// Pure (no EAL): parse() checks the flags against it before anything starts.
+FrameTemplate frame_template(uint32_t payload) {
+  sf::wire::RoceFrameSpec spec;
+  spec.bth.opcode = sf::wire::Opcode::kRcWriteMiddle;
+  spec.bth.dest_qp = 0x11;
+  FrameTemplate t;
+  t.hdr.resize(128);
+  const sf::wire::BuildResult r = sf::wire::build_roce_headers(t.hdr, spec, payload);
+  if (!r.ok()) usage_error(std::string("cannot build the header: ") + sf::wire::to_string(r.error));
+  t.hdr.resize(r.header_bytes);
+  t.frame_bytes = static_cast<uint32_t>(r.frame_bytes);
+  // Offsets and the ICRC layout from a parse of a whole frame of this kind
+  // (what the receiver sees), so both sides fold the same bytes.
+  std::vector<uint8_t> f(r.frame_bytes);
+  if (!sf::wire::build_roce_frame(f, spec, std::vector<uint8_t>(payload)).ok()) usage_error("cannot build a frame");
+  const sf::wire::FrameInfo fi = sf::wire::parse_frame(f);
+  if (!fi.ok()) usage_error("the template frame does not parse");
+  t.layout = sf::wire::icrc_layout(fi);
+  t.ip_off = fi.ip_offset;
+  t.psn_off = fi.bth_offset + static_cast<uint32_t>(sf::wire::Bth::kOffPsn);
+  return t;
+}
+
 Options parse(const std::vector<std::string>& a) {
   Options o;
   for (size_t i = 1; i < a.size(); ++i) {
@@ -77,12 +112,13 @@ Options parse(const std::vector<std::string>& a) {
       if (i + 1 >= a.size()) usage_error(a[i] + " needs a value");
       return a[++i];
     };
-    auto number = [&](double lo, double hi) {
+    auto number = [&](double lo, double hi, bool integer) {
       const std::string& v = value();
       char* end = nullptr;
       const double x = std::strtod(v.c_str(), &end);
-      if (end == v.c_str() || *end != '\0' || !(x >= lo && x <= hi)) {
-        usage_error(a[i - 1] + " must be a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      if (end == v.c_str() || *end != '\0' || !(x >= lo && x <= hi) || (integer && x != static_cast<uint32_t>(x))) {
+        usage_error(a[i - 1] + " must be " + (integer ? "an integer" : "a number") + " in [" +
+                    std::to_string(static_cast<uint32_t>(lo)) + ", " + std::to_string(static_cast<uint32_t>(hi)) + "]");
       }
       return x;
     };
@@ -93,11 +129,11 @@ Options parse(const std::vector<std::string>& a) {
     } else if (a[i] == "--ready-file") {
       o.ready_file = value();
     } else if (a[i] == "--seconds") {
-      o.seconds = number(0.1, 3600);
+      o.seconds = number(0.1, 3600, false);
     } else if (a[i] == "--payload-bytes") {
-      o.payload_bytes = static_cast<uint32_t>(number(4, 4096));
+      o.payload_bytes = static_cast<uint32_t>(number(4, 4096, true));
     } else if (a[i] == "--mbuf-size") {
-      o.mbuf_size = static_cast<uint32_t>(number(640, 65535));
+      o.mbuf_size = static_cast<uint32_t>(number(640, 65535, true));
     } else {
       usage_error("unknown argument '" + a[i] + "'");
     }
@@ -105,6 +141,7 @@ Options parse(const std::vector<std::string>& a) {
   if (o.role != "tx" && o.role != "rx") usage_error("--role must be tx or rx");
   if (o.port.empty()) usage_error("--port is required");
   if (o.payload_bytes % 4 != 0) usage_error("--payload-bytes must be a multiple of 4 (no pad)");
+  (void)frame_template(o.payload_bytes);  // a payload the builder refuses is a flag error too
   return o;
 }
 
@@ -116,37 +153,20 @@ struct Totals {
   uint64_t tx_refused = 0;
 };
 
-// The frame's headers (Eth, IPv4, UDP, BTH of an RC WRITE_MIDDLE) for
-// `payload` bytes; the PSN is written per frame.
-std::vector<uint8_t> header_template(uint32_t payload, sf::wire::IcrcLayout* layout, uint32_t* frame_bytes) {
-  sf::wire::RoceFrameSpec spec;
-  spec.bth.opcode = sf::wire::Opcode::kRcWriteMiddle;
-  spec.bth.dest_qp = 0x11;
-  std::vector<uint8_t> h(128);
-  const sf::wire::BuildResult r = sf::wire::build_roce_headers(h, spec, payload);
-  if (!r.ok()) usage_error(std::string("cannot build the header: ") + sf::wire::to_string(r.error));
-  h.resize(r.header_bytes);
-  *frame_bytes = static_cast<uint32_t>(r.frame_bytes);
-  // The layout from a parse of a whole frame of this kind (what the
-  // receiver sees), so both sides fold the same bytes.
-  std::vector<uint8_t> f(r.frame_bytes);
-  if (!sf::wire::build_roce_frame(f, spec, std::vector<uint8_t>(payload)).ok()) usage_error("cannot build a frame");
-  const sf::wire::FrameInfo fi = sf::wire::parse_frame(f);
-  if (!fi.ok()) usage_error("the template frame does not parse");
-  *layout = sf::wire::icrc_layout(fi);
-  return h;
-}
-
 // One frame as a chain of pool mbufs of `seg` bytes each (testpmd txonly's
-// --txpkts split), the header written into the first; nullptr when the
-// pool is short.
+// --txpkts split), the header written into the first (seg >= 512 > any
+// header); a last segment under 4 B takes bytes from the one before, so the
+// ICRC lies in one segment. nullptr when the pool is short.
 rte_mbuf* alloc_chain(rte_mempool* pool, uint32_t frame_bytes, uint32_t seg) {
   std::array<rte_mbuf*, 16> s{};
   const uint32_t n = (frame_bytes + seg - 1) / seg;
   if (n > s.size() || rte_pktmbuf_alloc_bulk(pool, s.data(), n) != 0) return nullptr;
+  const uint32_t tail = frame_bytes - (n - 1) * seg;  // 1..seg
+  const uint32_t short_by = tail < 4 && n > 1 ? 4 - tail : 0;
   uint32_t left = frame_bytes;
   for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t k = std::min(left, seg);
+    uint32_t k = std::min(left, seg);
+    if (i + 2 == n) k -= short_by;
     s[i]->data_len = static_cast<uint16_t>(k);
     s[i]->next = i + 1 < n ? s[i + 1] : nullptr;
     left -= k;
@@ -158,18 +178,17 @@ rte_mbuf* alloc_chain(rte_mempool* pool, uint32_t frame_bytes, uint32_t seg) {
 
 // What a sender must do to a frame beyond testpmd txonly: its PSN, then the
 // ICRC over every covered byte, stored in the last 4.
-void finish_frame(rte_mbuf* m, const std::vector<uint8_t>& hdr, sf::wire::IcrcLayout layout, uint32_t psn) {
+void finish_frame(rte_mbuf* m, const FrameTemplate& t, uint32_t psn) {
   auto* d = rte_pktmbuf_mtod(m, uint8_t*);
-  std::memcpy(d, hdr.data(), hdr.size());
-  constexpr uint32_t kPsnOff = 14 + 20 + 8 + 9;  // Eth + IPv4 + UDP + BTH bytes 9-11
-  d[kPsnOff] = static_cast<uint8_t>(psn >> 16);
-  d[kPsnOff + 1] = static_cast<uint8_t>(psn >> 8);
-  d[kPsnOff + 2] = static_cast<uint8_t>(psn);
-  constexpr uint32_t kIpOff = 14;
+  std::memcpy(d, t.hdr.data(), t.hdr.size());
+  d[t.psn_off] = static_cast<uint8_t>(psn >> 16);
+  d[t.psn_off + 1] = static_cast<uint8_t>(psn >> 8);
+  d[t.psn_off + 2] = static_cast<uint8_t>(psn);
   sf::wire::IcrcAccumulator acc;
-  acc.begin({d + kIpOff, m->data_len - kIpOff}, layout);
-  uint32_t left = m->pkt_len - kIpOff - layout.masked_bytes() - 4;  // covered bytes after the masked block
-  uint32_t off = kIpOff + layout.masked_bytes();
+  // Cannot fail: the first segment holds the headers (checked in parse()).
+  (void)acc.begin({d + t.ip_off, m->data_len - t.ip_off}, t.layout);
+  uint32_t left = m->pkt_len - t.ip_off - t.layout.masked_bytes() - 4;  // covered bytes after the masked block
+  uint32_t off = t.ip_off + t.layout.masked_bytes();
   rte_mbuf* s = m;
   uint8_t* icrc_at = nullptr;
   while (s != nullptr) {
@@ -177,8 +196,8 @@ void finish_frame(rte_mbuf* m, const std::vector<uint8_t>& hdr, sf::wire::IcrcLa
     acc.update({rte_pktmbuf_mtod_offset(s, const uint8_t*, off), k});
     left -= k;
     if (left == 0) {
-      // The ICRC's 4 bytes follow in this segment (the last holds >= 4:
-      // checked by the caller's split) or start the next.
+      // The ICRC's 4 bytes follow in this segment or start the next (the
+      // last holds >= 4: alloc_chain's split).
       icrc_at = off + k < s->data_len ? rte_pktmbuf_mtod_offset(s, uint8_t*, off + k)
                                       : rte_pktmbuf_mtod(s->next, uint8_t*);
       break;
@@ -198,12 +217,13 @@ void report_second(double t, uint64_t frames, uint64_t bytes) {
 
 int run(const Options& o, rte_mempool* pool, Port& port) {
   using Clock = std::chrono::steady_clock;
-  sf::wire::IcrcLayout layout{};
-  uint32_t frame_bytes = 0;
-  const std::vector<uint8_t> hdr = header_template(o.payload_bytes, &layout, &frame_bytes);
+  const FrameTemplate t = frame_template(o.payload_bytes);  // checked in parse()
+  const uint32_t frame_bytes = t.frame_bytes;
   const uint32_t seg = o.mbuf_size - RTE_PKTMBUF_HEADROOM;
-  if (seg < hdr.size() || (frame_bytes % seg != 0 && frame_bytes % seg < 4)) {
-    usage_error("--mbuf-size leaves the header or the ICRC split across segments");
+  if (o.role == "tx" && frame_bytes > seg && !port.multi_seg_tx()) {
+    std::fprintf(stderr, "roce_floor: port %s cannot send chained mbufs; give --mbuf-size %u or more\n",
+                 port.name().c_str(), frame_bytes + RTE_PKTMBUF_HEADROOM);
+    return 1;
   }
   std::vector<uint8_t> mr(kMrBytes + 8192);
   Totals tot;
@@ -239,7 +259,7 @@ int run(const Options& o, rte_mempool* pool, Port& port) {
       while (n < kBurst) {
         rte_mbuf* m = alloc_chain(pool, frame_bytes, seg);
         if (m == nullptr) break;
-        finish_frame(m, hdr, layout, psn);
+        finish_frame(m, t, psn);
         psn = (psn + 1) & 0xFFFFFFu;
         b[n++] = m;
       }

@@ -121,11 +121,11 @@ def memif_write_bw_mbuf_size(h):
     check_clean(cli, "client")
     check(srv["workloads"][0]["messages"] == 300, f"server checked {srv['workloads'][0]['messages']} messages, want 300")
     check(cli["hosts"][0]["tx_packets"] >= 300 * 16, f"client sent {cli['hosts'][0]['tx_packets']} frames")
-    # The flag took effect: every frame, data or ACK, arrived in one mbuf.
-    for who, rep in (("server", srv), ("client", cli)):
-        rx = rep["loop"]["ports"][0]
-        check(rx["rx_packets"] > 0 and rx["rx_segments"] == rx["rx_packets"],
-              f"{who}'s poll loop received {rx}: want one mbuf per frame")
+    # The flag took effect: every 4154 B data frame arrived in one mbuf (the
+    # client only receives ACKs, one mbuf either way: nothing to tell there).
+    rx = srv["loop"]["ports"][0]
+    check(rx["rx_packets"] >= 300 * 16 and rx["rx_segments"] == rx["rx_packets"],
+          f"server's poll loop received {rx}: want one mbuf per frame")
 
 
 def memif_read_lat(h):

@@ -49,6 +49,12 @@ TEST(TscConverter, ToNsIsExactFloor) {
     for (uint64_t cyc : {uint64_t{0}, uint64_t{1}, hz - 1, hz, hz + 1, 7 * hz - 1}) {
       EXPECT_EQ(c.to_ns(cyc).ns(), want(cyc)) << "hz " << hz << " cycles " << cyc;
     }
+    // The top of the 64-bit cycle range, where the ns still fit int64_t.
+    if (hz >= 2'000'000'000ull) {
+      for (uint64_t cyc : {UINT64_MAX, UINT64_MAX - 1, UINT64_MAX - hz, UINT64_MAX / 3}) {
+        EXPECT_EQ(c.to_ns(cyc).ns(), want(cyc)) << "hz " << hz << " cycles " << cyc;
+      }
+    }
     for (int i = 0; i < 10000; ++i) {
       x ^= x << 13;
       x ^= x >> 7;
