@@ -3,6 +3,8 @@
 // adjust_nb_rx_tx_desc -> queue setup on the port's socket -> start -> link.
 #include "common/dpdk/port.h"
 
+#include "common/dpdk/burst_guard.h"
+
 #include <rte_bus.h>
 #include <rte_dev.h>
 #include <rte_devargs.h>
@@ -11,6 +13,8 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -64,7 +68,10 @@ Port& Port::operator=(Port&& o) noexcept {
     open_ = o.open_;
     probed_ = o.probed_;
     multi_seg_tx_ = o.multi_seg_tx_;
+    guarded_ = o.guarded_;
+    burst_faults_ = o.burst_faults_;
     o.open_ = false;
+    o.guarded_ = false;
     o.probed_ = false;
   }
   return *this;
@@ -109,6 +116,12 @@ Result<Port> Port::open(const PortConfig& cfg_in, rte_mempool* pool) {
   rte_eth_dev_info info{};
   if (int rc = rte_eth_dev_info_get(pid, &info); rc != 0) return fail(dev_name, "rte_eth_dev_info_get", rc);
   p.driver_ = info.driver_name != nullptr ? info.driver_name : "";
+  // DPDK 22.11's memif unmaps its regions under a running burst when the
+  // peer leaves (burst_guard.h).
+  if (p.driver_ == "net_memif") {
+    install_burst_fault_handler();
+    p.guarded_ = true;
+  }
   if (cfg.rx_queues > info.max_rx_queues || cfg.tx_queues > info.max_tx_queues) {
     return Error{"port " + dev_name + ": wants " + std::to_string(cfg.rx_queues) + " rx / " +
                  std::to_string(cfg.tx_queues) + " tx queues, device has " + std::to_string(info.max_rx_queues) +
@@ -192,6 +205,42 @@ Result<Port> Port::open(const PortConfig& cfg_in, rte_mempool* pool) {
     if (!st && mode == LinkWait::kRequireUp) return Error{st.error()};
   }
   return p;
+}
+
+namespace {
+struct BurstCall {
+  uint16_t port;
+  uint16_t queue;
+  rte_mbuf** pkts;
+  uint16_t n;
+  bool tx;
+  uint16_t got;
+};
+void do_burst(void* ctx) {
+  auto* c = static_cast<BurstCall*>(ctx);
+  c->got = c->tx ? rte_eth_tx_burst(c->port, c->queue, c->pkts, c->n) : rte_eth_rx_burst(c->port, c->queue, c->pkts, c->n);
+}
+}  // namespace
+
+uint16_t Port::burst_guarded(rte_mbuf** pkts, uint16_t n, uint16_t queue, bool tx) {
+  BurstCall c{port_id_, queue, pkts, n, tx, 0};
+  if (!run_guarded(do_burst, &c)) [[likely]] return c.got;
+  // memif_disconnect marks the link down before it unmaps: a fault with the
+  // link up is not the peer leaving but a real bug, and stays a crash.
+  if (link_up()) {
+    std::fprintf(stderr, "port %s: memory fault inside the PMD's %s burst with the link up\n", name_.c_str(),
+                 tx ? "tx" : "rx");
+    std::abort();
+  }
+  if (burst_faults_++ == 0) {
+    std::fprintf(stderr,
+                 "port %s: the peer left during a %s burst (DPDK's memif unmapped the link's memory under it); "
+                 "burst abandoned%s\n",
+                 name_.c_str(), tx ? "tx" : "rx", tx ? ", its packets dropped" : "");
+  }
+  // tx: the PMD freed the packets it had copied and we cannot tell which,
+  // so all n count as taken (the rest leak rather than being freed twice).
+  return tx ? n : 0;
 }
 
 bool Port::link_up() const {

@@ -3,6 +3,7 @@
 #include "common/dpdk/port.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <array>
 #include <vector>
@@ -24,6 +25,7 @@ TEST(Port, RingLoopbackRxTxStats) {
   ASSERT_TRUE(port) << port.error();
   EXPECT_EQ(port->name(), "net_ring_pt0");
   EXPECT_EQ(port->driver(), "net_ring");
+  EXPECT_FALSE(port->guarded());  // only memif bursts run under the fault guard
   EXPECT_TRUE(port->link_up());
   std::array<rte_mbuf*, 8> tx{};
   std::vector<uint8_t> bytes(128, 0x5a);
@@ -119,4 +121,21 @@ TEST(PortDevargs, MemifBufferSizedForTheMtu) {
   EXPECT_EQ(sf::dpdk::memif_devargs_for_mtu("net_memif0", 0), "net_memif0");
   EXPECT_EQ(sf::dpdk::memif_devargs_for_mtu("net_ring0", 9100), "net_ring0");
   EXPECT_EQ(sf::dpdk::memif_devargs_for_mtu("0000:3b:00.0", 9100), "0000:3b:00.0");
+}
+
+// 5. A memif server port (no peer needed to open it). Expect: its bursts run
+// under the fault guard (burst_guard.h), and with no peer they return 0
+// without a fault.
+TEST(Port, MemifBurstsAreGuarded) {
+  sf::dpdk::PortConfig cfg;
+  cfg.devargs = "net_memif_pt9,role=server,socket=/tmp/sf-port-test-guard-" + std::to_string(getpid()) + ".sock";
+  cfg.link_wait = sf::dpdk::LinkWait::kSkip;
+  auto port = sf::dpdk::Port::open(cfg, sf::test::mbuf_pool());
+  ASSERT_TRUE(port) << port.error();
+  EXPECT_TRUE(port->guarded());
+  std::array<rte_mbuf*, 4> b{};
+  EXPECT_EQ(port->rx_burst(b), 0);
+  EXPECT_EQ(port->tx_burst(std::span<rte_mbuf*>(b.data(), 0)), 0);
+  EXPECT_EQ(port->burst_faults(), 0u);
+  port->close();
 }

@@ -1,0 +1,44 @@
+// BurstGuard: survives a memory fault inside a PMD's rx/tx burst caused by
+// the device's memory going away under the data path, so that a peer that
+// leaves never takes the process down with it.
+//
+// Why: DPDK 22.11's memif PMD frees its shared regions (munmap) in the EAL
+// interrupt thread when the peer disconnects (memif_disconnect), with no
+// synchronisation with the lcore that may be inside eth_memif_rx/tx at that
+// moment, reading the ring or copying into a buffer of those regions. That
+// lcore then takes SIGSEGV (docs/demo.md "Known limits", docs/invariants.md).
+// The data path cannot close the window (the unmap can come at any
+// instruction), so Port runs each memif burst under run_guarded(): a
+// SIGSEGV/SIGBUS on this thread while a guarded call runs jumps back out of
+// it (siglongjmp) and run_guarded() returns true; the caller decides what
+// the abandoned burst means (Port: the link must be down by then, else it
+// aborts as the fault was not this race).
+//
+// A fault outside a guarded call gets the disposition there was before
+// install_burst_fault_handler() (default: the core dump), unchanged.
+//
+// Cost: one sigsetjmp without the signal mask (no system call) per guarded
+// burst. What an abandoned burst leaves (the PMD is not re-entered for it):
+// the mbufs the PMD had not yet freed or handed over leak (at most one
+// burst's, once per disconnect); the PMD's ring indices are reset by its
+// next connect.
+// Threading: any thread; the guard is per thread (thread_local).
+#pragma once
+
+namespace sf::dpdk {
+
+// Installs the SIGSEGV and SIGBUS handler (once per process; idempotent and
+// thread-safe). Control path.
+void install_burst_fault_handler();
+
+using GuardedFn = void (*)(void* ctx);
+// Calls fn(ctx) with this thread's guard armed. Returns false when it
+// returned normally, true when a SIGSEGV/SIGBUS cut it short (state fn
+// changed after the fault's point is as the fault left it). Needs
+// install_burst_fault_handler() first; not reentrant on one thread.
+bool run_guarded(GuardedFn fn, void* ctx);
+
+// Faults caught by run_guarded() in this process (any thread).
+unsigned long guarded_faults();
+
+}  // namespace sf::dpdk
