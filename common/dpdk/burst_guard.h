@@ -9,19 +9,28 @@
 // lcore then takes SIGSEGV (docs/demo.md "Known limits", docs/invariants.md).
 // The data path cannot close the window (the unmap can come at any
 // instruction), so Port runs each memif burst under run_guarded(): a
-// SIGSEGV/SIGBUS on this thread while a guarded call runs jumps back out of
-// it (siglongjmp) and run_guarded() returns true; the caller decides what
-// the abandoned burst means (Port: the link must be down by then, else it
+// SIGSEGV (SEGV_MAPERR: unmapped memory) or SIGBUS (BUS_ADRERR) raised by
+// the kernel on this thread while a guarded call runs jumps back out of it
+// (siglongjmp) and run_guarded() returns true; the caller decides what the
+// abandoned burst means (Port: the link must be down by then, else it
 // aborts as the fault was not this race).
 //
-// A fault outside a guarded call gets the disposition there was before
-// install_burst_fault_handler() (default: the core dump), unchanged.
+// Any other fault, a fault outside a guarded call, or a SIGSEGV sent with
+// kill() gets the disposition there was before install_burst_fault_handler()
+// (default: the core dump); the guard is off for the process from then on,
+// which is dying.
+//
+// What it does not cover: the PMD's other accesses to what the disconnect
+// frees that do not fault (memory rte_free()d but still mapped, a region
+// re-mapped at the same address by a quick reconnect, closed eventfds).
+// Those are DPDK's to fix; they have not been seen here.
 //
 // Cost: one sigsetjmp without the signal mask (no system call) per guarded
 // burst. What an abandoned burst leaves (the PMD is not re-entered for it):
-// the mbufs the PMD had not yet freed or handed over leak (at most one
-// burst's, once per disconnect); the PMD's ring indices are reset by its
-// next connect.
+// rx: the mbufs the PMD had taken for it leak; tx: the whole burst is lost
+// (memif may have freed some of it, so none can be freed or offered again:
+// they leak, at most one burst per disconnect); the PMD's ring indices are
+// reset by its next connect.
 // Threading: any thread; the guard is per thread (thread_local).
 #pragma once
 

@@ -70,6 +70,7 @@ Port& Port::operator=(Port&& o) noexcept {
     multi_seg_tx_ = o.multi_seg_tx_;
     guarded_ = o.guarded_;
     burst_faults_ = o.burst_faults_;
+    burst_fault_pkts_ = o.burst_fault_pkts_;
     o.open_ = false;
     o.guarded_ = false;
     o.probed_ = false;
@@ -236,10 +237,12 @@ uint16_t Port::burst_guarded(rte_mbuf** pkts, uint16_t n, uint16_t queue, bool t
     std::fprintf(stderr,
                  "port %s: the peer left during a %s burst (DPDK's memif unmapped the link's memory under it); "
                  "burst abandoned%s\n",
-                 name_.c_str(), tx ? "tx" : "rx", tx ? ", its packets dropped" : "");
+                 name_.c_str(), tx ? "tx" : "rx", tx ? ", its packets lost" : "");
   }
-  // tx: the PMD freed the packets it had copied and we cannot tell which,
-  // so all n count as taken (the rest leak rather than being freed twice).
+  // tx: memif may have freed some of the burst (it frees as it copies, or
+  // all at the end) and we cannot tell which: all n count as taken and
+  // lost; the ones it had not freed leak rather than being freed twice.
+  if (tx) burst_fault_pkts_ += n;
   return tx ? n : 0;
 }
 

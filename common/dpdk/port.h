@@ -76,9 +76,10 @@ class Port {
   // Data path (PacketIo). Ownership of received mbufs passes to the caller;
   // of the first n transmitted to the PMD.
   // memif ports run each burst under a fault guard (burst_guard.h): a peer
-  // that leaves while we are inside the PMD is an abandoned burst, not a
-  // crash (rx: 0 packets; tx: all n taken, those the PMD had not yet copied
-  // dropped and counted in burst_faults()).
+  // that leaves while we are inside the PMD (its memory unmapped under us)
+  // is an abandoned burst, not a crash. rx: 0 packets. tx: all n count as
+  // taken and are lost (memif may have freed some; none may be freed or sent
+  // again), counted in burst_fault_pkts().
   uint16_t rx_burst(std::span<rte_mbuf*> pkts, uint16_t queue = 0) {
     if (guarded_) return burst_guarded(pkts.data(), static_cast<uint16_t>(pkts.size()), queue, false);
     return rte_eth_rx_burst(port_id_, queue, pkts.data(), static_cast<uint16_t>(pkts.size()));
@@ -87,8 +88,10 @@ class Port {
     if (guarded_) return burst_guarded(pkts.data(), static_cast<uint16_t>(pkts.size()), queue, true);
     return rte_eth_tx_burst(port_id_, queue, pkts.data(), static_cast<uint16_t>(pkts.size()));
   }
-  // Bursts cut short by a fault (the peer left inside them); data-path thread.
+  // Bursts cut short by a fault (the peer left inside them), and the tx
+  // packets lost with them; data-path thread.
   uint64_t burst_faults() const { return burst_faults_; }
+  uint64_t burst_fault_pkts() const { return burst_fault_pkts_; }
   bool guarded() const { return guarded_; }
 
   bool is_open() const { return open_; }
@@ -129,6 +132,7 @@ class Port {
   bool multi_seg_tx_ = false;
   bool guarded_ = false;        // memif: bursts under run_guarded()
   uint64_t burst_faults_ = 0;
+  uint64_t burst_fault_pkts_ = 0;
 
   uint16_t burst_guarded(rte_mbuf** pkts, uint16_t n, uint16_t queue, bool tx);
 };

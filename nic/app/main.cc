@@ -549,7 +549,9 @@ int run(int argc, char** argv) {
                             {"tx_packets", c.tx_pkts},
                             {"tx_retries", c.tx_retries},
                             {"tx_drops", c.tx_drops()},
-                            {"shaper_held_ns", c.shaper_held.ns()}});
+                            {"shaper_held_ns", c.shaper_held.ns()},
+                            {"burst_faults", ports[i].burst_faults()},
+                            {"burst_fault_pkts", ports[i].burst_fault_pkts()}});
             }
             j["loop"] = {{"iterations", loop.iterations()}, {"idle_sleeps", loop.idle_sleeps()}, {"ports", lp}};
             std::ofstream(o.report) << j.dump(2) << "\n";

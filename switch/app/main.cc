@@ -413,6 +413,10 @@ int run(int argc, char** argv) {
         for (uint32_t i = 0; i < nports; ++i) {
           const auto& lc = loops[shard_of_port[i]]->counters(loop_index[i]);
           report["ports"][i]["driver_tx_drops"] = lc.tx_drops();
+          // memif bursts abandoned when the peer left inside them (burst_guard.h), and the
+          // tx packets lost with them (within tx_packets, like driver_tx_drops).
+          report["ports"][i]["burst_faults"] = ports[i].burst_faults();
+          report["ports"][i]["burst_fault_pkts"] = ports[i].burst_fault_pkts();
           // What the device lost before the switch saw it (rx ring overflow, no mbuf).
           if (auto st = ports[i].stats(); st) {
             report["ports"][i]["device"] = {{"rx_missed", st->rx_missed}, {"rx_errors", st->rx_errors},

@@ -194,34 +194,43 @@ def memif_peer_killed(h, rounds=8):
     DPDK 22.11's memif unmaps each link's memory in the switch's interrupt
     thread while its lcore may be inside a burst on it (this used to end in
     SIGSEGV: docs/demo.md "Known limits"). Expect: sf-switch runs through
-    every round (common/dpdk/burst_guard.h), forwards again after each
-    reconnect, and stops cleanly (exit 0, report, conservation)."""
+    every round (common/dpdk/burst_guard.h), forwards to the new sink in
+    every round (telemetry: Ethernet4's tx_packets grew), and stops cleanly
+    (exit 0, report, conservation). The race itself is rare here (no round
+    of the runs so far hit it); tests/dpdk/burst_guard_test.cc holds the
+    guard to its faults."""
     names = ["Ethernet0", "Ethernet4"]
     cfg = {"DEVICE_METADATA": {"localhost": {"mmu_size": "16MiB"}}, "PORT": memif_ports(h, names)}
-    sw = h.start_switch(cfg)
+    sw = h.start_switch(cfg, telemetry=True)
     rounds_done = 0
+    sent_before = 0
     for r in range(rounds):
         sink = h.pktio(f"sink{r}", "sink", [client(cfg, "Ethernet4")], ["--duration", 30, "--link-wait-s", 15],
                        ready=True)
         gen = h.pktio(f"gen{r}", "gen", [client(cfg, "Ethernet0")],
                       ["--size", 1500, "--count", 100000000, "--rate-gbps", 5, "--link-wait-s", 15], ready=True)
-        time.sleep(0.3 + 0.1 * r)  # traffic flowing; the kill lands at a different point each round
+        # Traffic reaches this round's sink; then both hosts die mid-stream.
+        wait_until(lambda: telemetry(sw.prefix, "/softfabric/switch/port,Ethernet4")["tx_packets"] > sent_before + 1000,
+                   10, f"round {r}: frames forwarded to the new sink", procs=[sw])
         for p in (gen, sink):
             p.popen.kill()
             p.popen.wait()
             p.poll()
         check(sw.poll() is None, f"round {r}: sf-switch died when its memif peers were killed:\n{sw.err_tail()}")
+        sent_before = telemetry(sw.prefix, "/softfabric/switch/port,Ethernet4")["tx_packets"]
         rounds_done += 1
     rep = h.stop_switch(sw)
     p0, p1 = (port_by_name(rep, n) for n in names)
-    print("switch:", json.dumps({p["name"]: {k: p[k] for k in ("rx_packets", "tx_packets", "dropped", "drops")}
-                                 for p in rep["ports"]}), "rounds", rounds_done,
-          "caught inside a burst:", sw.err().count("the peer left during"))
+    print("switch:", json.dumps({p["name"]: {k: p[k] for k in ("rx_packets", "tx_packets", "dropped", "drops",
+                                                                  "burst_faults", "burst_fault_pkts")}
+                                 for p in rep["ports"]}), "rounds", rounds_done)
     check(p0["rx_packets"] > 0 and p1["tx_packets"] > 0, f"no traffic forwarded: {p0} {p1}")
     # Conservation with the hosts gone: an arrival is handed to the driver
     # (tx_packets; the driver may still drop it when the dead sink's link
     # stalls it, or at stop: driver_tx_drops, counted, within tx_packets),
-    # dropped by the switch, or still queued for the dead sink at stop.
+    # dropped by the switch, or still queued for the dead sink at stop (a tx
+    # burst abandoned by the fault guard is within tx_packets too:
+    # burst_fault_pkts).
     rx = sum(p["rx_packets"] - p["rx_mac_control"] for p in rep["ports"])
     tx = sum(p["tx_packets"] for p in rep["ports"])
     dropped = sum(p["dropped"] for p in rep["ports"])
