@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/dpdk/burst_guard.h"
 #include "common/dpdk/result.h"
 #include "common/time.h"
 
@@ -93,6 +94,12 @@ class Port {
   uint64_t burst_faults() const { return burst_faults_; }
   uint64_t burst_fault_pkts() const { return burst_fault_pkts_; }
   bool guarded() const { return guarded_; }
+  // memif ports are guarded from open(); tests guard another port to drive
+  // a fault through it (a burst callback that touches unmapped memory).
+  void guard_bursts_for_test() {
+    install_burst_fault_handler();
+    guarded_ = true;
+  }
 
   bool is_open() const { return open_; }
   uint16_t port_id() const { return port_id_; }
