@@ -21,7 +21,7 @@
 // flags, before EAL starts.
 //
 // usage: roce_floor [EAL options] -- --role tx|rx --port DEVARGS [--seconds S]
-//          [--payload-bytes N] [--mbuf-size BYTES] [--ready-file PATH]
+//          [--payload-bytes N] [--mbuf-size BYTES] [--ready-file PATH] [--linger-ms MS]
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
@@ -35,6 +35,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/dpdk/eal.h"
@@ -62,12 +63,13 @@ struct Options {
   double seconds = 3;
   uint32_t payload_bytes = 4096;
   uint32_t mbuf_size = RTE_MBUF_DEFAULT_BUF_SIZE;
+  uint32_t linger_ms = 300;  // tx: keep the port open this long after the run (see run())
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
   std::fprintf(stderr,
                "roce_floor: %s\nusage: roce_floor [EAL options] -- --role tx|rx --port DEVARGS [--seconds S] "
-               "[--payload-bytes N] [--mbuf-size BYTES] [--ready-file PATH]\n",
+               "[--payload-bytes N] [--mbuf-size BYTES] [--ready-file PATH] [--linger-ms MS]\n",
                what.c_str());
   std::exit(2);
 }
@@ -132,6 +134,8 @@ Options parse(const std::vector<std::string>& a) {
       o.seconds = number(0.1, 3600, false);
     } else if (a[i] == "--payload-bytes") {
       o.payload_bytes = static_cast<uint32_t>(number(4, 4096, true));
+    } else if (a[i] == "--linger-ms") {
+      o.linger_ms = static_cast<uint32_t>(number(0, 60000, true));
     } else if (a[i] == "--mbuf-size") {
       o.mbuf_size = static_cast<uint32_t>(number(640, 65535, true));
     } else {
@@ -299,6 +303,10 @@ int run(const Options& o, rte_mempool* pool, Port& port) {
     }
   }
   const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  // A sender that is the memif client owns the shared memory: closing its
+  // port takes the frames still in the ring with it. Stay until the
+  // receiver had time to drain them (1024 descriptors; `--linger-ms`).
+  if (o.role == "tx" && o.linger_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o.linger_ms));
   std::printf(
       "{\"role\":\"%s\",\"frames\":%llu,\"bytes\":%llu,\"seconds\":%.3f,\"mpps\":%.4f,\"frame_bytes\":%u,"
       "\"icrc_bad\":%llu,\"parse_bad\":%llu,\"tx_refused\":%llu}\n",
