@@ -88,7 +88,7 @@ class TscConverter {
   constexpr uint64_t hz() const { return hz_; }
   // Exact floor(cycles x 1e9 / hz). Whole seconds first, so the remainder
   // product fits 64 bits (hz below 1.8e10); both divisions by hz are a
-  // multiply by the reciprocal and at most two corrections (no div, no
+  // multiply by the reciprocal and at most one correction each (no div, no
   // 128-bit division on every poll-loop clock read).
   constexpr TimeNs to_ns(uint64_t cycles) const {
     if (hz_ >= kMaxHz64) {

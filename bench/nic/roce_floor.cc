@@ -224,7 +224,8 @@ int run(const Options& o, rte_mempool* pool, Port& port) {
   const FrameTemplate t = frame_template(o.payload_bytes);  // checked in parse()
   const uint32_t frame_bytes = t.frame_bytes;
   const uint32_t seg = o.mbuf_size - RTE_PKTMBUF_HEADROOM;
-  if (o.role == "tx" && frame_bytes > seg && !port.multi_seg_tx()) {
+  const bool tx = o.role == "tx";  // once: not a string compare per burst
+  if (tx && frame_bytes > seg && !port.multi_seg_tx()) {
     std::fprintf(stderr, "roce_floor: port %s cannot send chained mbufs; give --mbuf-size %u or more\n",
                  port.name().c_str(), frame_bytes + RTE_PKTMBUF_HEADROOM);
     return 1;
@@ -258,7 +259,7 @@ int run(const Options& o, rte_mempool* pool, Port& port) {
       }
       if (now >= end) break;
     }
-    if (o.role == "tx") {
+    if (tx) {
       uint16_t n = 0;
       while (n < kBurst) {
         rte_mbuf* m = alloc_chain(pool, frame_bytes, seg);
@@ -306,7 +307,7 @@ int run(const Options& o, rte_mempool* pool, Port& port) {
   // A sender that is the memif client owns the shared memory: closing its
   // port takes the frames still in the ring with it. Stay until the
   // receiver had time to drain them (1024 descriptors; `--linger-ms`).
-  if (o.role == "tx" && o.linger_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o.linger_ms));
+  if (tx && o.linger_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o.linger_ms));
   std::printf(
       "{\"role\":\"%s\",\"frames\":%llu,\"bytes\":%llu,\"seconds\":%.3f,\"mpps\":%.4f,\"frame_bytes\":%u,"
       "\"icrc_bad\":%llu,\"parse_bad\":%llu,\"tx_refused\":%llu}\n",

@@ -13,20 +13,14 @@
 
 #include <cstdint>
 
+#include "tests/support/unmapped_page.h"
+
 namespace {
 
 using sf::dpdk::guarded_faults;
 using sf::dpdk::install_burst_fault_handler;
 using sf::dpdk::run_guarded;
-
-// The middle page of three, unmapped (its neighbours stay mapped, so no
-// other mapping lands there by chance in this single-threaded test).
-volatile uint8_t* unmapped_page() {
-  auto* p = static_cast<uint8_t*>(mmap(nullptr, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-  EXPECT_NE(p, MAP_FAILED);
-  munmap(p + 4096, 4096);
-  return p + 4096;
-}
+using sf::test::unmapped_page;
 
 struct Ctx {
   volatile uint8_t* target;

@@ -3,7 +3,6 @@
 #include "common/dpdk/port.h"
 
 #include <gtest/gtest.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <array>
@@ -11,6 +10,7 @@
 
 #include "common/dpdk/mempool.h"
 #include "tests/support/eal_env.h"
+#include "tests/support/unmapped_page.h"
 
 namespace sf::dpdk {
 namespace {
@@ -151,11 +151,6 @@ TEST(Port, MemifBurstsAreGuarded) {
 namespace {
 volatile uint8_t* g_unmapped = nullptr;
 volatile bool g_fault_on = false;
-volatile uint8_t* unmapped_page() {
-  auto* p = static_cast<uint8_t*>(mmap(nullptr, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-  munmap(p + 4096, 4096);
-  return p + 4096;
-}
 uint16_t faulting_rx_cb(uint16_t, uint16_t, rte_mbuf**, uint16_t n, uint16_t, void*) {
   if (g_fault_on) g_unmapped[0] = 1;
   return n;
@@ -172,7 +167,8 @@ TEST(Port, FaultInsideAGuardedBurstIsAnAbandonedBurst) {
   auto port = sf::dpdk::Port::open(cfg, sf::test::mbuf_pool());
   ASSERT_TRUE(port) << port.error();
   port->guard_bursts_for_test();
-  g_unmapped = unmapped_page();
+  g_unmapped = sf::test::unmapped_page();
+  ASSERT_NE(g_unmapped, nullptr);
   ASSERT_NE(rte_eth_add_rx_callback(port->port_id(), 0, faulting_rx_cb, nullptr), nullptr);
   ASSERT_NE(rte_eth_add_tx_callback(port->port_id(), 0, faulting_tx_cb, nullptr), nullptr);
   ASSERT_EQ(rte_eth_dev_set_link_down(port->port_id()), 0);
