@@ -19,6 +19,7 @@ sf-lab run --sim. See docs/demo.md.
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -111,6 +112,36 @@ def summary(res, out, wall_s, kind):
     print(f"plots:  {', '.join(os.path.join(out, p) for p in res.get('plots', []))}")
 
 
+def _die_with_parent():
+    """In the child: SIGTERM when the demo dies (even by SIGKILL), so sf-lab
+    still stops its processes and cleans up."""
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def run_forwarding_signals(cmd):
+    """Runs sf-lab and waits for it. SIGINT or SIGTERM sent to the demo (its
+    own PID, or Ctrl-C to the whole group) is passed on to sf-lab, which
+    stops its senders, drains, writes the report and removes what the run
+    made; the demo waits for that and then prints the summary. sf-lab treats a
+    second copy of the signal (Ctrl-C reaches both) the same as the first."""
+    child = subprocess.Popen(cmd, preexec_fn=_die_with_parent)
+
+    def forward(signum, _frame):
+        if child.poll() is None:
+            try:
+                os.kill(child.pid, signum)  # our own child, by PID
+            except ProcessLookupError:
+                pass
+
+    old = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return child.wait()
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     a = parse_args(argv)
@@ -128,10 +159,7 @@ def main(argv=None):
         cmd.append("--no-console")
     print(f"demo: {' '.join(os.path.relpath(c) if c.startswith(ROOT) else c for c in cmd)}", flush=True)
     t0 = time.monotonic()
-    try:
-        rc = subprocess.call(cmd)
-    except KeyboardInterrupt:
-        rc = 130
+    rc = run_forwarding_signals(cmd)
     wall_s = time.monotonic() - t0
     path = os.path.join(out, "results.json")
     if not os.path.exists(path):

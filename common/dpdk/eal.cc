@@ -118,7 +118,9 @@ Result<EalInfo> init_eal(std::vector<std::string> eal_args, const EalOptions& op
     for (const auto& s : info.args) joined += " " + s;
     return Error{std::string("EAL: rte_eal_init failed: ") + rte_strerror(rte_errno) + " (args:" + joined + ")"};
   }
-  if (own_prefix) g_owned_runtime_dir = rte_eal_get_runtime_dir();
+  // The runtime directory (/var/run/dpdk/<prefix>) belongs to the primary
+  // process, whoever chose the prefix: a primary leaves none behind.
+  if (own_prefix || rte_eal_process_type() == RTE_PROC_PRIMARY) g_owned_runtime_dir = rte_eal_get_runtime_dir();
   // Without --huge-unlink our huge page files stay in hugetlbfs after exit;
   // they are this primary's alone whoever chose the prefix.
   if (!info.no_huge && !has_arg(info.args, "--huge-unlink")) g_owned_prefix = info.file_prefix;

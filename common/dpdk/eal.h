@@ -52,7 +52,8 @@ EalInfo compose_eal_args(std::vector<std::string> eal_args, const EalOptions& op
 Result<EalInfo> init_eal(std::vector<std::string> eal_args, const EalOptions& opts = {});
 
 // rte_eal_cleanup(); call after every port is closed. Also removes the runtime
-// directory of a file prefix that init_eal chose, and this process's huge page
+// directory (/var/run/dpdk/<prefix>) of a primary process, whether init_eal
+// or the user (--file-prefix) chose the prefix, and this process's huge page
 // files when they were kept (no --huge-unlink).
 // `call_rte_cleanup` false skips rte_eal_cleanup() (the memory goes with the
 // process anyway): after a secondary process (dpdk-dumpcap) attached, DPDK

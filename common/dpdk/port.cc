@@ -65,6 +65,7 @@ Port& Port::operator=(Port&& o) noexcept {
     bus_ = std::move(o.bus_);
     port_id_ = o.port_id_;
     mtu_ = o.mtu_;
+    unenforced_mtu_ = o.unenforced_mtu_;
     open_ = o.open_;
     probed_ = o.probed_;
     multi_seg_tx_ = o.multi_seg_tx_;
@@ -149,6 +150,13 @@ Result<Port> Port::open(const PortConfig& cfg_in, rte_mempool* pool) {
                                    ? info.max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN
                                    : info.max_mtu;
     const uint16_t max_mtu = static_cast<uint16_t>(std::min<uint32_t>(info.max_mtu, frame_max));
+    // DPDK 22.11's memif reports a 1518 B max frame but never enforces it:
+    // it chains any frame over its buffers both ways. Configure its maximum
+    // and report the MTU the port really carries (the one asked for).
+    if (mtu > max_mtu && p.driver_ == "net_memif") {
+      p.unenforced_mtu_ = mtu;
+      mtu = max_mtu;
+    }
     if (mtu > max_mtu && cfg.mtu_best_effort) {
       p.mtu_note_ = "mtu " + std::to_string(mtu) + " above the device maximum " + std::to_string(max_mtu) +
                     "; using " + std::to_string(max_mtu);
@@ -199,6 +207,7 @@ Result<Port> Port::open(const PortConfig& cfg_in, rte_mempool* pool) {
   if (int rc = rte_eth_dev_start(pid); rc != 0) return fail(dev_name, "rte_eth_dev_start", rc);
   mtu = 0;
   if (rte_eth_dev_get_mtu(pid, &mtu) == 0) p.mtu_ = mtu;
+  if (p.unenforced_mtu_ != 0) p.mtu_ = p.unenforced_mtu_;
   LinkWait mode = cfg.link_wait;
   if (mode == LinkWait::kAuto) mode = (bus == "pci") ? LinkWait::kRequireUp : LinkWait::kBestEffort;
   if (mode != LinkWait::kSkip) {

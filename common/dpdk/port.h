@@ -105,6 +105,8 @@ class Port {
   uint16_t port_id() const { return port_id_; }
   const std::string& name() const { return name_; }
   const std::string& driver() const { return driver_; }
+  // The MTU the port carries: the device's, or for memif (which reports a
+  // 1500 B maximum it does not enforce) the one asked for.
   uint16_t mtu() const { return mtu_; }
   // Why the MTU differs from the one asked for; empty if it does not.
   const std::string& mtu_note() const { return mtu_note_; }
@@ -134,6 +136,7 @@ class Port {
   std::string bus_;
   uint16_t port_id_ = RTE_MAX_ETHPORTS;
   uint16_t mtu_ = 0;
+  uint16_t unenforced_mtu_ = 0;  // memif: asked for above the reported maximum, carried anyway
   bool open_ = false;
   bool probed_ = false;
   bool multi_seg_tx_ = false;

@@ -108,9 +108,14 @@ def pcap_case(binary):
     with tempfile.TemporaryDirectory(prefix="sf-pcap-") as d:
         inp, outp = os.path.join(d, "in.pcap"), os.path.join(d, "out.pcap")
         write_pcap(inp, frames)
-        p, _ = run_pktio(binary, [], ["--mode", "fwd", "--port", f"net_pcap0,rx_pcap={inp},tx_pcap={outp}",
-                                      "--count", str(len(frames)), "--duration", "20"], 40)
+        # A prefix the user chose: the process is still its runtime dir's
+        # primary and removes it at exit (issue 17: it used to stay behind).
+        prefix = f"sf-pcap-test-{os.getpid()}"
+        p, _ = run_pktio(binary, ["--file-prefix", prefix],
+                         ["--mode", "fwd", "--port", f"net_pcap0,rx_pcap={inp},tx_pcap={outp}",
+                          "--count", str(len(frames)), "--duration", "20"], 40)
         check(p.returncode == 0, f"fwd failed: {p.stderr[-2000:]}")
+        check(not os.path.exists(f"/var/run/dpdk/{prefix}"), f"/var/run/dpdk/{prefix} left behind")
         j = last_json(p.stdout)
         print("fwd:", json.dumps(j["ports"][0]))
         got = read_pcap(outp)
