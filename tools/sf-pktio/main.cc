@@ -196,16 +196,42 @@ nlohmann::json port_json(const Port& port, const LoopPortCounters& c) {
   return j;
 }
 
+// A flag this mode would ignore is refused, naming it (issue 17: honoured
+// or refused, never accepted and ignored). Returns the exit status, or
+// nullopt to go on.
+std::optional<int> refuse_ignored_flags(const po::variables_map& vm, const Options& o) {
+  std::string bad;
+  const char* why = nullptr;
+  auto rule = [&](bool ignored, std::initializer_list<const char*> flags, const char* reason) {
+    if (!ignored || !bad.empty()) return;
+    bad = app::first_given(vm, flags);
+    if (!bad.empty()) why = reason;
+  };
+  const bool gen = o.mode == "gen";
+  const bool sink = o.mode == "sink";
+  rule(!gen, {"size", "tx-only"}, "applies to --mode gen only");
+  rule(!sink, {"expect", "stop-drain-ms", "flow-sport-base", "timeseries"}, "applies to --mode sink only");
+  rule(sink, {"count", "linger-ms"}, "does not apply to --mode sink (use --expect / --stop-drain-ms)");
+  rule(o.flow_sport_base == 0, {"timeseries"}, "needs --flow-sport-base (the series counts flows)");
+  rule(o.timeseries.empty(), {"ts-period-ms"}, "needs --timeseries");
+  rule(o.rate_gbps <= 0, {"burst-bytes"}, "needs --rate-gbps (without a rate there is no shaper)");
+  if (bad.empty()) return std::nullopt;
+  std::cerr << "sf-pktio: --" << bad << " " << why << " (--mode " << o.mode << ")\n";
+  return 2;
+}
+
 int run(int argc, char** argv) {
   // 1. Arguments.
   const SplitArgs args = split_args(argc, argv);
   Options o;
   const po::options_description desc = describe(o);
-  if (auto rc = app::parse_app_args(argc, argv, args.app, desc, "sf-pktio")) return *rc;
+  po::variables_map vm;
+  if (auto rc = app::parse_app_args(argc, argv, args.app, desc, "sf-pktio", &vm)) return *rc;
   if (o.mode != "gen" && o.mode != "sink" && o.mode != "fwd" && o.mode != "echo") {
     std::cerr << "sf-pktio: --mode must be gen, sink, fwd or echo (got '" << o.mode << "')\n";
     return 2;
   }
+  if (auto rc = refuse_ignored_flags(vm, o)) return *rc;
   if (o.size < sf::pktio::kMinFrameBytes || o.size > 9600) {
     std::cerr << "sf-pktio: --size must be in [60, 9600]\n";
     return 2;
