@@ -50,6 +50,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (a == "--out" && i + 1 < argc) {
+      if (!out.empty()) {
+        std::cerr << "sf-sim: --out given twice\n" << kUsage;
+        return 2;
+      }
       out = argv[++i];
     } else if (plan.empty() && a.rfind("--", 0) != 0) {
       plan = a;
