@@ -25,9 +25,11 @@ Cases:
   slurm  4. A real single-node Slurm started by the test in a temp dir (munged with its
             own key and socket; slurmctld and slurmd with a generated slurm.conf on free
             localhost ports, SlurmUser the current user, proctrack/linuxproc, task/none,
-            no cgroups, no accounting), then sf-lab sweep --slurm on the grid. Expect:
-            exit 0, a batch script with --array=0-3, one Slurm output per task, a CSV
-            identical to the local sweep's, the plot; the daemons stopped by PID after.
+            no cgroups, no accounting), then sf-lab sweep --slurm on two runs of
+            nic-incast, run_limit_s 10 ms and 1 us. Expect: exit 1, a batch script with
+            --array=0-1, one Slurm output per task, the first row ok with every byte,
+            the second failed with sf-sim's error, a CSV identical to the same sweep run
+            locally, the plot; the daemons stopped by PID after.
             Skipped (77) when the Slurm or MUNGE binaries are missing (Debian: slurm-wlm,
             munge).
 
@@ -350,36 +352,55 @@ def case_slurm(src, build):
         print(f"SKIP: {', '.join(missing)} not installed (Debian: slurm-wlm munge)")
         sys.exit(77)
     with tempfile.TemporaryDirectory(prefix="lab-sweep-slurm-") as d:
+        # Two runs of nic-incast at 100G: run_limit_s 10 ms (finishes) and 1 us (sf-sim stops first: failed).
+        spec = os.path.join(d, "slurm.json")
+        with open(spec, "w") as f:
+            json.dump({"name": "slurm", "topology": os.path.join(src, "config", "topologies", "nic-incast.json"),
+                       "parameters": {"size": {"path": "workloads[0].size_bytes", "values": ["256KiB"]},
+                                      "limit": {"option": "run_limit_s", "values": [0.01, 1e-6]},
+                                      "speed": {"option": "speed_gbps", "values": [100]}},
+                       "plots": [{"x": "limit", "y": "probe_p99_us"}]}, f)
         cluster = Slurm(os.path.join(d, "slurm"))
         os.makedirs(cluster.d)
+        local, out = os.path.join(d, "local"), os.path.join(d, "slurm-out")
         try:
             cluster.start()
-            spec = grid_spec(src, d)
-            local, out = os.path.join(d, "local"), os.path.join(d, "slurm-out")
-            csv_local = check_grid(local, sweep(src, build, spec, local, "-j", "2"))
             t0 = time.monotonic()
             r = sweep(src, build, spec, out, "--slurm", "--poll-s", "0.5", env=cluster.env)
             t1 = time.monotonic()
-            csv_slurm = check_grid(out, r)
         finally:
             pids = cluster.stop()
+        rl = sweep(src, build, spec, local, "-j", "2")
+        for what, res in (("slurm", r), ("local", rl)):
+            if res.returncode != 1:
+                fail(f"{what} sweep: exit {res.returncode}, want 1 (one run fails)\n{res.stdout}\n{res.stderr}")
+        rows = read_csv(os.path.join(out, "sweep.csv"))
+        if [(x["limit"], x["status"], x["exit_code"]) for x in rows] != [("0.01", "ok", "0"), ("1e-06", "failed", "1")]:
+            fail(f"rows {rows}")
+        if rows[0]["flows_complete"] != "2" or rows[0]["bytes_received"] != str(2 * (256 << 10)) or \
+                rows[0]["probe_p99_us"] == "" or "sf-sim exited 1" not in rows[1]["error"]:
+            fail(f"rows {rows}")
+        csv_slurm, csv_local = (open(os.path.join(o, "sweep.csv")).read() for o in (out, local))
         if csv_slurm != csv_local:
             fail(f"the Slurm sweep's CSV differs from the local one:\n{csv_slurm}\n{csv_local}")
+        png = os.path.join(out, "probe_p99_us-vs-limit.png")
+        if not os.path.exists(png) or os.path.getsize(png) < 1000:
+            fail(f"plot {png} missing")
         script = open(os.path.join(out, "slurm", "sweep.sbatch")).read()
-        if "#SBATCH --array=0-3\n" not in script:
-            fail(f"batch script without --array=0-3:\n{script}")
+        if "#SBATCH --array=0-1\n" not in script:
+            fail(f"batch script without --array=0-1:\n{script}")
         job = [ln for ln in r.stdout.splitlines() if ln.startswith("slurm: submitted job array ")]
         if not job:
             fail(f"no 'submitted job array' line:\n{r.stdout}")
         job = job[0].split()[4]
-        for i in range(4):
+        for i in range(2):
             if not os.path.exists(os.path.join(out, "slurm", f"{job}_{i}.out")):
                 fail(f"no Slurm output slurm/{job}_{i}.out")
         for pid in pids:
             if os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] != "Z":
                 fail(f"daemon {pid} still running")
-    print(f"PASS slurm: job array {job} of 4 tasks on a single-node Slurm ({t1 - t0:.1f} s), CSV identical to "
-          "the local sweep's, daemons stopped")
+    print(f"PASS slurm: job array {job} of 2 tasks on a single-node Slurm ({t1 - t0:.1f} s): the failed task a "
+          "row, exit 1, CSV identical to the local sweep's; daemons stopped")
 
 
 def main():

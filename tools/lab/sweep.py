@@ -29,7 +29,6 @@ import csv
 import difflib
 import io
 import json
-import math
 import os
 import re
 import shutil
@@ -470,8 +469,9 @@ def plan_grid(spec, out, build):
             for name, p in spec.params:
                 if p["kind"] == "option":
                     cmd += [OPTIONS[p["target"]], str(pt["values"][name])]
+            # The seed the run uses: the spec's, else the point's topology sim.seed (default 1), as sf-lab run.
             grid.append({**pt, "dir": rel, "cmd": [sys.executable] + cmd, "switches": len(t.switches),
-                         "_doc": doc})
+                         "run_seed": pt["seed"] if pt["seed"] is not None else t.sim["seed"], "_doc": doc})
     return grid
 
 
@@ -518,12 +518,14 @@ def stop_group(p):
             continue
 
 
-def finish_run(out, g, rc, wall_s, timed_out=False):
-    """Writes runs/NNNN/task.json: {"exit_code", "wall_s", "timed_out", "error"}."""
+def finish_run(out, g, rc, wall_s, timed_out=False, interrupted=False):
+    """Writes runs/NNNN/task.json: {"exit_code", "wall_s", "timed_out", "interrupted", "error"}."""
     d = os.path.join(out, g["dir"])
     err = None
     if timed_out:
         err = "timed out after %g s (spec timeout_s)" % wall_s
+    elif interrupted:
+        err = "stopped while it ran (the sweep was interrupted)"
     elif rc != 0:
         try:
             with open(os.path.join(d, "sf-lab.stderr")) as f:
@@ -533,7 +535,8 @@ def finish_run(out, g, rc, wall_s, timed_out=False):
         mine = [ln for ln in lines if ln.startswith("sf-lab:")]
         err = (mine or lines or [f"sf-lab exited {rc}"])[-1]
         err = err.replace(os.path.join(out, ""), "")
-    rec = {"exit_code": rc, "wall_s": round(wall_s, 3), "timed_out": timed_out, "error": err}
+    rec = {"exit_code": rc, "wall_s": round(wall_s, 3), "timed_out": timed_out, "interrupted": interrupted,
+           "error": err}
     with open(os.path.join(d, "task.json"), "w") as f:
         json.dump(rec, f)
     return rec
@@ -593,22 +596,28 @@ def collect(out, grid, missing_reason=None):
     for g in grid:
         d = os.path.join(out, g["dir"])
         row = {"index": g["index"], "run": g["dir"], "topology": g["topology"], **g["labels"],
-               "seed": g["seed"], "status": "", "exit_code": None, "error": None}
+               "seed": g["run_seed"], "status": "", "exit_code": None, "error": None}
         task = _read_json(os.path.join(d, "task.json"))
         res = _read_json(os.path.join(d, "results.json"))
         if res is not None:
             row.update(metrics(res))
-            if g["seed"] is None:
-                row["seed"] = res.get("run", {}).get("seed")
         if task is None:
             row["status"] = "not run"
             row["error"] = missing_reason(g) if missing_reason else "not run"
         else:
             row["exit_code"] = task["exit_code"]
             row["error"] = task["error"]
-            row["status"] = "timeout" if task.get("timed_out") else ("ok" if task["exit_code"] == 0 else "failed")
+            row["status"] = task_status(task)
         rows.append(row)
     return rows
+
+
+def task_status(task):
+    if task.get("timed_out"):
+        return "timeout"
+    if task.get("interrupted"):
+        return "interrupted"
+    return "ok" if task["exit_code"] == 0 else "failed"
 
 
 def _read_json(path):
@@ -717,6 +726,7 @@ class Progress:
     def __init__(self, total, stream=sys.stdout):
         self.total, self.done, self.failed, self.stream = total, 0, 0, stream
         self.tty = stream.isatty()
+        self.last = None
         self.t0 = time.monotonic()
 
     def bar(self, running, note=""):
@@ -724,9 +734,12 @@ class Progress:
             return
         width = 30
         fill = width * self.done // max(self.total, 1)
-        self.stream.write(f"\r\033[K[{'#' * fill}{'.' * (width - fill)}] {self.done}/{self.total} runs, "
-                          f"{self.failed} failed, {running} running, {time.monotonic() - self.t0:.0f} s{note}")
-        self.stream.flush()
+        text = f"[{'#' * fill}{'.' * (width - fill)}] {self.done}/{self.total} runs, {self.failed} failed, " \
+            f"{running} running, {time.monotonic() - self.t0:.0f} s{note}"
+        if text != self.last:  # redrawn when it changes (about once a second)
+            self.stream.write("\r\033[K" + text)
+            self.stream.flush()
+            self.last = text
 
     def finished(self, g, status, wall_s, error=None, running=0):
         self.done += 1
@@ -734,9 +747,9 @@ class Progress:
         line = f"[{self.done}/{self.total}] {g['dir']} {describe_point(g)}: {status}" + \
             (f" ({wall_s:.1f} s)" if wall_s is not None else "") + (f": {error}" if error and status != "ok" else "")
         if self.tty:
-            self.stream.write("\r\033[K")
             if status != "ok":
-                self.stream.write(line + "\n")
+                self.stream.write("\r\033[K" + line + "\n")
+                self.last = None
             self.bar(running)
         else:
             self.stream.write(line + "\n")
@@ -782,8 +795,9 @@ def run_local(out, grid, jobs, timeout_s, progress):
                     rec = finish_run(out, g, rc, wall)
                     progress.finished(g, "ok" if rc == 0 else "failed", wall, rec["error"], len(running))
     except KeyboardInterrupt:
-        for p in running:
+        for p, (g, t0) in running.items():
             stop_group(p)
+            finish_run(out, g, None, time.monotonic() - t0, interrupted=True)
         return True
     return False
 
@@ -854,8 +868,7 @@ def run_slurm(out, grid, spec, jobs, sbatch_args, poll_s, progress):
                     task = _read_json(os.path.join(out, g["dir"], "task.json"))
                     if task is not None:
                         seen.add(g["index"])
-                        st = "timeout" if task.get("timed_out") else ("ok" if task["exit_code"] == 0 else "failed")
-                        progress.finished(g, st, task.get("wall_s"), task.get("error"), len(active))
+                        progress.finished(g, task_status(task), task.get("wall_s"), task.get("error"), len(active))
             if not active:
                 break
             progress.bar(len(active), " (slurm: " + ", ".join(sorted({ln.split()[-1].lower() for ln in active})) + ")")
@@ -926,6 +939,10 @@ def main(a):
         if missing:
             print(f"sf-lab: --slurm: {', '.join(missing)} not found (Debian: slurm-client)", file=sys.stderr)
             return 2
+    def on_signal(signum, _frame):
+        raise KeyboardInterrupt()
+    signal.signal(signal.SIGINT, on_signal)   # Ctrl-C (also when started with SIGINT ignored, as `cmd &` does)
+    signal.signal(signal.SIGTERM, on_signal)  # the runs are stopped by process group, what finished is written
     write_plan(spec, out, grid)
     print(f"  sweep    {out}", flush=True)
     progress = Progress(len(grid))
