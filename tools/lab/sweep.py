@@ -31,6 +31,7 @@ import io
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -548,6 +549,11 @@ def run_one(out, index):
         grid = json.load(f)
     g = grid["runs"][index]
     t0 = time.monotonic()
+
+    def on_signal(signum, _frame):  # scancel, a node going down: stop the run (its own session) too
+        raise KeyboardInterrupt()
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
     p = start_run(out, g)
     try:
         rc = p.wait(timeout=grid.get("timeout_s"))
@@ -557,6 +563,10 @@ def run_one(out, index):
         stop_group(p)
         finish_run(out, g, None, time.monotonic() - t0, timed_out=True)
         return 1
+    except KeyboardInterrupt:
+        stop_group(p)
+        finish_run(out, g, None, time.monotonic() - t0, interrupted=True)
+        return 130
 
 
 # ---- results ----------------------------------------------------------------------------
@@ -814,7 +824,8 @@ def slurm_script(out, grid, name, jobs):
         "#SBATCH --cpus-per-task=1",
         f"#SBATCH --chdir={out}",
         "# One grid point per array task (grid.json); it writes runs/NNNN/ (sf-lab docs/lab.md \"Sweeps\").",
-        f"exec {sys.executable} {os.path.abspath(__file__)} task {out} \"$SLURM_ARRAY_TASK_ID\"",
+        f"exec {shlex.quote(sys.executable)} {shlex.quote(os.path.abspath(__file__))} task {shlex.quote(out)} "
+        "\"$SLURM_ARRAY_TASK_ID\"",
         ""])
 
 
@@ -858,9 +869,18 @@ def run_slurm(out, grid, spec, jobs, sbatch_args, poll_s, progress):
         raise RuntimeError(f"sbatch printed {r.stdout.strip()!r}, not a job id")
     print(f"slurm: submitted job array {job} ({len(grid)} tasks): {script}", flush=True)
     seen = set()
+    errors = 0
     try:
         while True:
             q = _slurm(["squeue", "-h", "-j", job, "-o", "%i %T"], check=False)
+            if q.returncode != 0 and "invalid job id" not in q.stderr.lower():
+                # The controller busy or restarting: ask again, up to a minute or 12 polls.
+                errors += 1
+                if errors * poll_s > 60 and errors > 12:
+                    raise RuntimeError(f"squeue -j {job}: exit {q.returncode}: {q.stderr.strip()} (job left running)")
+                time.sleep(poll_s)
+                continue
+            errors = 0
             # squeue forgets a finished job (exit 1 "Invalid job id") once it is purged: also done.
             active = [ln for ln in q.stdout.splitlines() if ln.strip()] if q.returncode == 0 else []
             for g in grid:
@@ -925,6 +945,8 @@ def main(a):
     if a.dry_run:
         for g in grid:
             print(f"  {g['dir']} {describe_point(g)}")
+        if a.slurm:
+            print(f"the batch script (OUT/slurm/sweep.sbatch):\n{slurm_script(out, grid, spec.name, a.jobs)}", end="")
         return 0
     sim_bin = os.path.join(build, "tools", "sf-sim", "sf-sim")
     if not os.access(sim_bin, os.X_OK):
@@ -932,6 +954,10 @@ def main(a):
         return 2
     if os.path.exists(out) and os.listdir(out) and not os.path.exists(os.path.join(out, "grid.json")):
         print(f"sf-lab: {out}: exists and is not a sweep directory (no grid.json); choose another --out",
+              file=sys.stderr)
+        return 2
+    if a.slurm and re.search(r"\s", out):
+        print(f"sf-lab: --slurm: {out!r}: a directory without white space, please (#SBATCH lines name it)",
               file=sys.stderr)
         return 2
     if a.slurm:
