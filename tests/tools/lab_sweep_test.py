@@ -11,7 +11,8 @@ Cases:
             nothing, a parameter value the topology refuses, an out-of-range option, a
             plot of an unknown result, a plot that leaves a parameter unpinned, a sim.seed
             path beside "seeds", duplicate keys. Expect: exit 2, the message names the JSON
-            path, nothing written to --out. --dry-run lists the four runs in grid order.
+            path, nothing written to --out. --dry-run lists the four runs in grid order;
+            every spec in config/sweeps/ passes --dry-run.
   local  2. The grid with -j 2. Expect: exit 0, sweep.csv with a header and four rows in
             grid order (index, run dir, topology, cc, size, speed, seed, status ok), every
             flow complete, bytes_received = 2 x size, ECN marks with DCQCN, probe p99
@@ -168,7 +169,14 @@ def case_spec(src, build):
         lines = [ln.split()[0] for ln in r.stdout.splitlines() if ln.startswith("  runs/")]
         if r.returncode != 0 or lines != [f"runs/{i:04d}" for i in range(4)] or os.path.exists(os.path.join(d, "dry")):
             fail(f"--dry-run: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
-    print(f"PASS spec: {len(bad) + 1} bad specs refused with their JSON paths; --dry-run lists 4 runs")
+        # The shipped specs stay valid.
+        shipped = sorted(os.listdir(os.path.join(src, "config", "sweeps")))
+        for name in shipped:
+            r = sweep(src, build, os.path.join(src, "config", "sweeps", name), os.path.join(d, "shipped"), "--dry-run")
+            if r.returncode != 0:
+                fail(f"config/sweeps/{name}: --dry-run exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+    print(f"PASS spec: {len(bad) + 1} bad specs refused with their JSON paths; --dry-run lists 4 runs; "
+          f"{len(shipped)} shipped spec(s) valid")
 
 
 def no_runs_left(out):
