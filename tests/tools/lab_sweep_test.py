@@ -23,6 +23,8 @@ Cases:
          5. A run that fails (run_limit_s 1 us: sf-sim stops before the incast ends) and a
             run that times out (timeout_s 0.2). Expect: exit 1, rows "failed" with sf-lab's
             error and exit 1, "timeout" with its reason; no process of the runs left.
+         6. SIGINT to a sweep at -j 1 once its first sf-sim runs. Expect: exit 130, rows
+            interrupted, not run, not run, not run; no process of the sweep left.
   slurm  4. A real single-node Slurm started by the test in a temp dir (munged with its
             own key and socket; slurmctld and slurmd with a generated slurm.conf on free
             localhost ports, SlurmUser the current user, proctrack/linuxproc, task/none,
@@ -223,9 +225,38 @@ def case_local(src, build):
         rows = read_csv(os.path.join(out, "sweep.csv")) if os.path.exists(os.path.join(out, "sweep.csv")) else []
         if r.returncode != 1 or len(rows) != 1 or rows[0]["status"] != "timeout" or "timed out" not in rows[0]["error"]:
             fail(f"timed-out run: exit {r.returncode}, rows {rows}\n{r.stdout}\n{r.stderr}")
+        # 6. SIGINT while the first run's sf-sim runs.
+        out = os.path.join(d, "i")
+        cmd = [sys.executable, os.path.join(src, "tools", "sf-lab"), "sweep", spec, "--build", build, "--out", out,
+               "-j", "1"]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        t_start = time.monotonic()
+        while not sim_running(out):  # bounded poll for a real process starting
+            if p.poll() is not None or time.monotonic() - t_start > 120:
+                p.kill()
+                fail(f"no sf-sim of the sweep appeared (sweep exit {p.poll()})")
+            time.sleep(0.05)
+        p.send_signal(signal.SIGINT)
+        so, se = p.communicate(timeout=60)
+        rows = read_csv(os.path.join(out, "sweep.csv")) if os.path.exists(os.path.join(out, "sweep.csv")) else []
+        if p.returncode != 130 or [r["status"] for r in rows] != ["interrupted", "not run", "not run", "not run"]:
+            fail(f"interrupted sweep: exit {p.returncode}, statuses {[r['status'] for r in rows]}\n{so}\n{se}")
         no_runs_left(d)
     print(f"PASS local: 4 runs -> sweep.csv and {PLOT} ({t1 - t0:.1f} s at -j 2); the same CSV at -j 1; "
-          "a failed and a timed-out run are rows, exit 1")
+          "a failed and a timed-out run are rows, exit 1; SIGINT: exit 130, the running run stopped")
+
+
+def sim_running(out):
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    args = f.read().split(b"\0")
+            except OSError:
+                continue
+            if args and args[0].endswith(b"sf-sim") and any(out.encode() in a for a in args):
+                return True
+    return False
 
 
 # ---- a single-node Slurm ------------------------------------------------------------------------

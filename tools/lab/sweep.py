@@ -872,7 +872,7 @@ def run_slurm(out, grid, spec, jobs, sbatch_args, poll_s, progress):
     errors = 0
     try:
         while True:
-            q = _slurm(["squeue", "-h", "-j", job, "-o", "%i %T"], check=False)
+            q = _slurm(["squeue", "-h", "-r", "-j", job, "-o", "%i %T"], check=False)  # -r: a line per task
             if q.returncode != 0 and "invalid job id" not in q.stderr.lower():
                 # The controller busy or restarting: ask again, up to a minute or 12 polls.
                 errors += 1
@@ -888,10 +888,15 @@ def run_slurm(out, grid, spec, jobs, sbatch_args, poll_s, progress):
                     task = _read_json(os.path.join(out, g["dir"], "task.json"))
                     if task is not None:
                         seen.add(g["index"])
-                        progress.finished(g, task_status(task), task.get("wall_s"), task.get("error"), len(active))
+                        progress.finished(g, task_status(task), task.get("wall_s"), task.get("error"),
+                                          sum(1 for ln in active if ln.endswith("RUNNING")))
             if not active:
                 break
-            progress.bar(len(active), " (slurm: " + ", ".join(sorted({ln.split()[-1].lower() for ln in active})) + ")")
+            states = {}
+            for ln in active:
+                states[ln.split()[-1].lower()] = states.get(ln.split()[-1].lower(), 0) + 1
+            progress.bar(states.get("running", 0),
+                         " (slurm: " + ", ".join(f"{n} {st}" for st, n in sorted(states.items())) + ")")
             time.sleep(poll_s)
     except KeyboardInterrupt:
         _slurm(["scancel", job], check=False)
@@ -951,6 +956,9 @@ def main(a):
     sim_bin = os.path.join(build, "tools", "sf-sim", "sf-sim")
     if not os.access(sim_bin, os.X_OK):
         print(f"sf-lab: {sim_bin} not found: build first (ninja -C {build} tools/sf-sim/sf-sim)", file=sys.stderr)
+        return 2
+    if os.path.exists(out) and not os.path.isdir(out):
+        print(f"sf-lab: {out}: exists and is not a directory; choose another --out", file=sys.stderr)
         return 2
     if os.path.exists(out) and os.listdir(out) and not os.path.exists(os.path.join(out, "grid.json")):
         print(f"sf-lab: {out}: exists and is not a sweep directory (no grid.json); choose another --out",
