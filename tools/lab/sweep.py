@@ -461,7 +461,11 @@ def plan_grid(spec, out, build):
                 t = tp.load(check)
                 sim.check_sim_topology(t)
             except (tp.TopologyError, sim.SimError) as e:
-                raise SpecError("", f"run {pt['index']} ({describe_point(pt)}): topology {e}") from e
+                wild = [f"{n} ('{text}')" for n, p in spec.params if p["kind"] == "path"
+                        for text, steps in p["target"] if ("all",) in steps]
+                hint = f" (a '*' sets every member: {', '.join(wild)}; '[key=value]' selects, e.g. " \
+                    "nodes[kind=nic].cc)" if wild else ""
+                raise SpecError("", f"run {pt['index']} ({describe_point(pt)}): topology {e}{hint}") from e
             rel = os.path.join("runs", f"{pt['index']:04d}")
             cmd = [os.path.join(tp.ROOT, "tools", "sf-lab"), "run", "--sim",
                    os.path.join(out, rel, "topology.json"), "--out", os.path.join(out, rel), "--build", build]
