@@ -1,4 +1,5 @@
-"""sf-lab command line: sf-lab run TOPOLOGY.json [--out DIR] [--duration S] [--build DIR].
+"""sf-lab command line: sf-lab run TOPOLOGY.json [--out DIR] [--duration S] [--build DIR];
+sf-lab sweep SPEC.json (sweep.py).
 
 Exit status: 0 the run completed and its numbers add up, 1 a process failed or
 the numbers do not add up, 2 bad topology or arguments (nothing started),
@@ -43,6 +44,9 @@ def parse_args(argv):
     m.add_argument("dirs", nargs="+", metavar="DIR", help="report directories of sf-lab run (real or --sim)")
     m.add_argument("--out", required=True, metavar="PNG")
     m.add_argument("--labels", metavar="A,B", help="column titles (default: the topologies' names)")
+    import sweep  # noqa: E402
+    sweep.add_arguments(sub.add_parser("sweep", help="a grid of --sim runs (topologies x parameter values x seeds) "
+                                       "in parallel or as a Slurm job array: one CSV and plots (docs/lab.md \"Sweeps\")"))
     c = sub.add_parser("check", help="validate a topology and print what would run; starts nothing")
     c.add_argument("topology")
     c.add_argument("--duration", type=float, metavar="S")
@@ -73,6 +77,9 @@ def main(argv=None):
     a = parse_args(sys.argv[1:] if argv is None else argv)
     if a.cmd == "compare":
         return run_compare(a)
+    if a.cmd == "sweep":
+        import sweep  # noqa: E402
+        return sweep.main(a)
     try:
         t = tp.load(a.topology, duration_override=a.duration)
     except tp.TopologyError as e:
