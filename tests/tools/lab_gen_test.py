@@ -16,7 +16,9 @@ Cases:
             switch and route named.
          3. SRv6: every switch has locator fcbb:bbbb::/32, a unique uSID (1 + its number), and a
             next entry for every neighbour switch (its uSID -> the port toward it, the peer
-            port's MAC) and every host port on it (0x8000 + host -> host port and MAC).
+            port's MAC) and every host port on it (0x8000 + host -> host port and MAC); a path
+            named by uSIDs (leaf0, spine k, leaf7, h31; one on plane 3) walked through the
+            tables as sf-switch shifts and forwards reaches the host over exactly that spine.
          4. Multi-plane addresses: host h's port p is in plane p's 10.(16p).0.0/12, in its leaf's
             subnet, unique; the same port index joins the same plane; MACs unique.
          5. Determinism: the same parameters render byte-identical files; the CLI writes
@@ -201,6 +203,15 @@ def case_unit(c):
                               e["mac"] == o.mac(g._port_index(o, peer[2])) or
                               e["port"] != q, f"{sw.name} -> {o.name} uSID entry {e}")
 
+        # 3b. a source pins a path: uSIDs leaf0, spine<k>, leaf7, h31 walked through the SRV6 tables
+        for k in range(4):
+            usids = [f.switches["leaf0"].usid, f.switches[f"spine{k}"].usid, f.switches["leaf7"].usid, 0x8000 + 31]
+            hops = srv6_walk(t, "leaf0", usids)
+            check(hops == ["leaf0", f"spine{k}", "leaf7", "h31"], f"SRv6 path via spine{k}: {hops}")
+        hops = srv6_walk(tm, "p3-leaf0", [fm.switches["p3-leaf0"].usid, fm.switches["p3-spine1"].usid,
+                                          fm.switches["p3-leaf1"].usid, 0x8000 + 5])
+        check(hops == ["p3-leaf0", "p3-spine1", "p3-leaf1", "h5"], f"SRv6 path on plane 3: {hops}")
+
         # 4. multi-plane addresses
         ips, macs = set(), set()
         for h, host in enumerate(fm.hosts):
@@ -289,6 +300,38 @@ def case_unit(c):
         # 7. hand-written multi-port hosts
         multiport_topologies(c, d)
     print("unit: ok")
+
+
+def srv6_walk(t, first, usids):
+    """Follows a uN path (uSIDs, the first switch's own first) through the
+    switches' SRV6 tables as sf-switch forwards it: a switch whose uSID is
+    active shifts it off, then the next uSID picks the port; the frame goes
+    to the peer on that port (its MAC must be the entry's). Returns the nodes
+    visited (a host last), or fails."""
+    peer = {}
+    for link in t.links:
+        for ep, other in ((link.a, link.b), (link.b, link.a)):
+            if ep[1]:
+                peer[ep] = other if other[1] else (other[0], link.host_port)
+    node, path, left = first, [first], list(usids)
+    while node in t.switches:
+        s6 = t.switches[node].config["SRV6"]
+        if left and left[0] == int(s6["usid"], 16):
+            left.pop(0)
+        check(left, f"path ends at switch {node}")
+        e = s6["next"].get(f"{left[0]:x}")
+        check(e is not None, f"{node}: no SRV6 entry for uSID {left[0]:x}")
+        nxt = peer[(node, e["port"])]
+        if nxt[0] in t.hosts:
+            check(e["mac"] == t.hosts[nxt[0]].ports[nxt[1]].mac, f"{node}: entry MAC {e['mac']} is not the host's")
+            left.pop(0)
+            check(not left, f"uSIDs left at the host: {left}")
+        else:
+            check(e["mac"] == t.switches[nxt[0]].config["PORT"][nxt[1]]["mac"], f"{node}: entry MAC of {nxt}")
+        node = nxt[0]
+        path.append(node)
+        check(len(path) < 10, f"SRv6 loop {path}")
+    return path
 
 
 def multiport_topologies(c, d):
