@@ -18,6 +18,7 @@ same parameters give byte-identical files. Only the standard library.
 import copy
 import json
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 
@@ -129,7 +130,6 @@ def _whole(x):
 
 def plan(p):
     """Validates p and computes the fabric. Raises GenError (nothing written)."""
-    import re
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]{0,63}", p.name or ""):
         raise GenError(f"--name '{p.name}': a letter then letters, digits, '_' or '-'")
     if p.tiers not in (2, 3):
@@ -745,7 +745,7 @@ def summary(t):
         f"  links      {len(t.links)} ({len(t.links) - len(sw_links)} host, {len(sw_links)} switch-switch; "
         + ", ".join(f"{n} at {s} Gb/s" for s, n in sorted(speeds.items())) + ")",
         f"  planes     {len(planes)} (switch-graph components with hosts)",
-        f"  routing    " + (f"{len(routed)} routed switch(es) (STATIC_ROUTE, {ecmp} ECMP group(s)), "
+        "  routing    " + (f"{len(routed)} routed switch(es) (STATIC_ROUTE, {ecmp} ECMP group(s)), "
                            f"{srv6} SRv6 node(s)" if routed else "L2 (static FDB from the lab)"),
         f"  hops       at most {hops} switch(es) between two host ports" + (" (sampled)" if sampled else ""),
         "  bisection  " + ("n/a (fewer than 2 hosts)" if bis is None else
