@@ -119,6 +119,9 @@ def run_gen(a):
     except (gen.GenError, tp.TopologyError, ValueError) as e:
         print(f"sf-lab: gen: {e}", file=sys.stderr)
         return 2
+    except OSError as e:
+        print(f"sf-lab: gen: cannot write {a.out}: {e.strerror} ({e.filename})", file=sys.stderr)
+        return 1
     print(f"sf-lab gen: {len(fab.switches)} switches, {len(fab.hosts)} hosts, {len(fab.links)} links -> {path} "
           f"(+ {len(files) - 1} switch configs in {os.path.join(a.out, 'switch')})")
     return 0
