@@ -42,8 +42,10 @@ Cases:
   sim   10. A generated leaf-spine (2 leaves, 2 spines, 2 hosts per leaf, nic hosts, every host
             writing 1 MiB on 4 QPs to the host on the other leaf) under sf-lab run --sim: every
             flow complete, both spines carry a share of the traffic (ECMP over the UDP source
-            port), the leaves routed every frame; an 2-plane fabric likewise (every plane's
-            spines carry traffic). Skipped (77) while sf-nic lacks gateway_mac / ports.
+            port), the leaves routed every frame; a 2-plane fabric likewise (every plane's
+            spines carry traffic); a 3-tier fabric of 2 pods: h0 -> h7 on 4 QPs complete over
+            at least two cores, the two racks without workloads left out of the sf-sim plan.
+            Skipped (77) while sf-nic lacks gateway_mac / ports.
 
 Usage: lab_gen_test.py --build BUILD_DIR --source SOURCE_DIR CASE
 """
@@ -567,6 +569,21 @@ def case_sim(c):
                     _, rep = spine_tx(out, f"{pre}{leaf}")
                     routed = sum(p.get("routed", 0) for p in rep["ports"])
                     check(routed > 0, f"{pre}{leaf} routed nothing: {rep['ports'][0]}")
+        # 3 tiers, 2 pods: h0 -> h7 over leaf, spine, core, spine, leaf; racks 1 and 2 have no
+        # workload (their processes are not simulated, their hosts' links left out of the plan).
+        o = os.path.join(d, "ft")
+        f, path = c.write(o, tiers=3, radix=4, pods=2, traffic="pair", qps=4, duration_s=1)
+        out = os.path.join(d, "out-ft")
+        r = c.lab("run", "--sim", path, "--out", out, "--build", c.build)
+        check(r.returncode == 0, f"3 tiers: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        (fl,) = json.load(open(os.path.join(out, "results.json")))["flows"]
+        check(fl["complete"] and fl["bytes_received"] == 4 << 20, f"3 tiers: {fl}")
+        plan = json.load(open(os.path.join(out, "run", "sim-plan.json")))
+        check(sorted(plan["nics"]) == ["rack0", "rack3"] and len(plan["links"]) == 24 - 4,
+              f"idle racks left out: {sorted(plan['nics'])}, {len(plan['links'])} links")
+        cores = {s: spine_tx(out, s)[0] for s in ("core0", "core1", "core2", "core3")}
+        print(f"  3 tiers: core tx bytes {cores}")
+        check(sum(1 for v in cores.values() if v) >= 2, f"h0's 4 QPs cross more than one core: {cores}")
     print("sim: ok")
 
 

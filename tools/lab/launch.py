@@ -201,7 +201,7 @@ class Plan:
         names = nic.oob_names(t)
         ports = nic.free_tcp_ports(len(names)) if names else []
         self.oob = dict(zip(names, ports))
-        for proc in nic.nic_processes(t):
+        for proc in nic.active_processes(t):  # a process without workloads is not started
             # One vdev name per device in a process: net_memif0, net_memif1, ...
             vdev = nic.vdev_indices(t, proc)
             cfg = nic.build_nic_config(t, proc, lambda h, k=0: self.host_devargs(h, vdev[(h.name, k)], k),

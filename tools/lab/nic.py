@@ -43,6 +43,17 @@ def nic_processes(topo):
     return out
 
 
+def active_processes(topo):
+    """{process: [hosts]} of the processes that run a workload (a flow's or a
+    probe's end on one of their hosts). The lab starts only these: sf-nic
+    refuses a config without workloads, and the ports of an idle process's
+    hosts stay unconnected (in real time a memif nobody opens, in sf-sim no
+    link)."""
+    busy = {f.src for f in topo.flows} | {f.dst for f in topo.flows} | \
+        {p.src for p in topo.probes} | {p.dst for p in topo.probes}
+    return {proc: hosts for proc, hosts in nic_processes(topo).items() if busy & set(hosts)}
+
+
 def oob_names(topo):
     """Names that need an out-of-band TCP port: every nic flow, every probe."""
     return [f.name for f in topo.flows if topo.hosts[f.src].kind == "nic"] + [p.name for p in topo.probes]

@@ -60,7 +60,7 @@ class SimPlan(launch.Plan):
         self.sockets = []
         import nic
         self.oob = {name: SIM_OOB_PORT_BASE + i for i, name in enumerate(nic.oob_names(self.t))}  # flows, probes
-        for proc in nic.nic_processes(self.t):
+        for proc in nic.active_processes(self.t):  # a process without workloads is not simulated
             vdev = nic.vdev_indices(self.t, proc)
             cfg = nic.build_nic_config(self.t, proc, lambda h, k=0: self.host_devargs(h, vdev[(h.name, k)], k),
                                        lambda f: self.oob[f.name])
@@ -107,7 +107,10 @@ class SimLab(launch.Lab):
         t, p = self.t, self.plan
         nic_of = {h.name: h.process for h in t.nic_hosts()}
         links = []
+        active = set(p.nic_cfgs)
         for link in t.links:
+            if any(not port and nic_of.get(node) not in active for node, port in (link.a, link.b)):
+                continue  # the host of a process without workloads: no node, no link
             ends = []
             for node, port in (link.a, link.b):
                 if port:
