@@ -61,8 +61,11 @@ listens for the out-of-band TCP exchange (QPN, PSN, rkey, VA, GID) on
 --oob-port; with SERVER (an address of the server's machine) it is the client
 and drives the test. Both sides print perftest's tables.
 
---config runs many hosts (each on its own port) and workloads in one
-process, e.g. 8 incast senders (docs/nic-app.md has the nic.json schema).
+--config runs many hosts (each on its own port, or on several: a multi-port
+host, one address per port) and workloads in one process, e.g. 8 incast
+senders (docs/nic-app.md has the nic.json schema). The flags describe one
+single-port host: --port, --mac and --ip are given once (a multi-port host
+needs --config).
 
 Each port's --speed is its line rate: the driver shapes transmit to it, so a
 memif link behaves like a NIC of that speed. EAL options come before `--`;
@@ -302,8 +305,10 @@ int run(int argc, char** argv) {
   {
     // 3. Mempool: descriptors and loop buffers per port; the NIC builds frames
     // as it sends them and holds none beyond the receive ring.
+    // Node ports: each host's ports in port_num order, host after host.
+    const std::vector<std::pair<size_t, uint8_t>> node_ports = node_ports_of(cfg);
     dpdk::MempoolSizing sz;
-    sz.ports = static_cast<uint32_t>(cfg.hosts.size());
+    sz.ports = static_cast<uint32_t>(node_ports.size());
     sz.extra = 4096;
     auto pool = dpdk::create_pktmbuf_pool("sf_nic", sz, static_cast<uint16_t>(o.mbuf_size));
     if (!pool) {
@@ -311,17 +316,22 @@ int run(int argc, char** argv) {
       dpdk::cleanup_eal();
       return 1;
     }
-    // 4. One port per host.
+    // 4. One DPDK port per node port (a host's ports in port_num order).
+    auto port_name = [&](size_t i) {
+      const AppHost& h = cfg.hosts[node_ports[i].first];
+      return "host " + h.name + (h.num_ports() > 1 ? " port " + std::to_string(node_ports[i].second) : "");
+    };
     std::vector<dpdk::Port> ports;
-    for (const AppHost& h : cfg.hosts) {
+    for (size_t i = 0; i < node_ports.size(); ++i) {
+      const AppHost& h = cfg.hosts[node_ports[i].first];
       dpdk::PortConfig pc;
-      pc.devargs = h.devargs;
+      pc.devargs = h.port(node_ports[i].second).devargs;
       pc.mtu = static_cast<uint16_t>(h.mtu_bytes + 128);  // RoCE headers on top of the path MTU
       pc.mtu_best_effort = true;
       pc.link_wait = dpdk::LinkWait::kSkip;
       auto p = dpdk::Port::open(pc, *pool);
       if (!p) {
-        spdlog::error("host {}: {}", h.name, p.error());
+        spdlog::error("{}: {}", port_name(i), p.error());
         rc = 1;
         break;
       }
@@ -330,12 +340,17 @@ int run(int argc, char** argv) {
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
     if (rc == 0) {
-      // 5. The NIC node: host i on node port i.
+      // 5. The NIC node: node port i on DPDK port i.
       nic::NicConfig nc = nic_config_of(cfg);
-      // Zero-copy transmit where the driver copies with the CPU; the loop's
-      // buffered frames are released before the workloads (and their MRs) go.
+      // Zero-copy transmit where the driver copies with the CPU (every port
+      // of the host); the loop's buffered frames are released before the
+      // workloads (and their MRs) go.
       for (size_t i = 0; i < nc.hosts.size(); ++i) {
-        nc.hosts[i].tx_zero_copy = copies_with_cpu(cfg.hosts[i].devargs);
+        bool cpu_copy = true;
+        for (uint8_t k = 1; k <= cfg.hosts[i].num_ports(); ++k) {
+          cpu_copy = cpu_copy && copies_with_cpu(cfg.hosts[i].port(k).devargs);
+        }
+        nc.hosts[i].tx_zero_copy = cpu_copy;
         nc.hosts[i].rc.max_unacked_psns = o.max_unacked_psns;
       }
       std::unique_ptr<nic::NicNode> node;
@@ -370,7 +385,7 @@ int run(int argc, char** argv) {
         dpdk::PollLoop<dpdk::Port, dpdk::TscClock> loop(clock, lo);
         for (size_t i = 0; i < ports.size(); ++i) {
           dpdk::LoopPortOptions lpo;
-          lpo.rate = BitRate::gbps(cfg.hosts[i].speed_gbps);
+          lpo.rate = BitRate::gbps(cfg.hosts[node_ports[i].first].port(node_ports[i].second).speed_gbps);
           if (auto r = loop.add_port(ports[i], *node, static_cast<PortId>(i), lpo); !r) spdlog::error("{}", r.error());
         }
 
@@ -398,7 +413,7 @@ int run(int argc, char** argv) {
         // this thread (the node's, before the loop runs), then sync.
         for (size_t i = 0; i < ports.size() && rc == 0; ++i) {
           if (auto st = ports[i].wait_link_up(TimeNs::from_s(o.link_wait_s)); !st) {
-            spdlog::error("host {}: {}", cfg.hosts[i].name, st.error());
+            spdlog::error("{}: {}", port_name(i), st.error());
             rc = 1;
           }
         }
@@ -544,7 +559,9 @@ int run(int argc, char** argv) {
             nlohmann::json lp = nlohmann::json::array();
             for (size_t i = 0; i < loop.num_ports(); ++i) {
               const dpdk::LoopPortCounters& c = loop.counters(i);
-              lp.push_back({{"rx_packets", c.rx_pkts},
+              lp.push_back({{"host", cfg.hosts[node_ports[i].first].name},
+                            {"port", node_ports[i].second},
+                            {"rx_packets", c.rx_pkts},
                             {"rx_segments", c.rx_segs},
                             {"tx_packets", c.tx_pkts},
                             {"tx_retries", c.tx_retries},

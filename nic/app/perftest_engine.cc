@@ -71,30 +71,57 @@ NicConfig nic_config_of(const AppConfig& cfg) {
     const AppHost& h = cfg.hosts[i];
     HostConfig hc;
     hc.name = h.name;
-    hc.mac.bytes = h.mac.bytes;
-    if (h.ipv4) hc.ipv4 = wire::Ipv4Addr{*h.ipv4};
-    if (h.ipv6) hc.ipv6 = wire::Ipv6Addr{*h.ipv6};
-    hc.ports = {static_cast<PortId>(i)};
     hc.rc.cnp_dscp = h.cnp_dscp;
+    // Node ports in host order, each host's ports in port_num order.
+    for (uint8_t k = 1; k <= h.num_ports(); ++k) {
+      const AppPort ap = h.port(k);
+      HostPortAddr a;
+      a.mac.bytes = ap.mac.bytes;
+      if (ap.ipv4) a.ipv4 = wire::Ipv4Addr{*ap.ipv4};
+      if (ap.ipv6) a.ipv6 = wire::Ipv6Addr{*ap.ipv6};
+      if (ap.gateway_mac) a.gateway_mac = wire::MacAddr{ap.gateway_mac->bytes};
+      if (k == 1) {
+        hc.mac = a.mac;
+        hc.ipv4 = a.ipv4;
+        hc.ipv6 = a.ipv6;
+        hc.gateway_mac = a.gateway_mac;
+      }
+      hc.port_addrs.push_back(a);
+      hc.ports.push_back(static_cast<PortId>(nc.ports.size()));
+      NicPortConfig pc;
+      pc.line_rate = BitRate::gbps(ap.speed_gbps);
+      pc.mtu_bytes = h.mtu_bytes;
+      pc.pfc_honour = h.pfc_enable != 0;
+      pc.rx_drain_rate = h.rx_drain_rate;
+      pc.pfc_generate_mask = h.pfc_generate;
+      pc.pfc_backlog = {h.pfc_xoff_bytes, h.pfc_xon_bytes};
+      nc.ports.push_back(pc);
+    }
     nc.hosts.push_back(hc);
-    NicPortConfig pc;
-    pc.line_rate = BitRate::gbps(h.speed_gbps);
-    pc.pfc_honour = h.pfc_enable != 0;
-    pc.rx_drain_rate = h.rx_drain_rate;
-    pc.pfc_generate_mask = h.pfc_generate;
-    pc.pfc_backlog = {h.pfc_xoff_bytes, h.pfc_xon_bytes};
-    nc.ports.push_back(pc);
   }
   return nc;
 }
 
+std::vector<std::pair<size_t, uint8_t>> node_ports_of(const AppConfig& cfg) {
+  std::vector<std::pair<size_t, uint8_t>> out;
+  for (size_t i = 0; i < cfg.hosts.size(); ++i) {
+    for (uint8_t k = 1; k <= cfg.hosts[i].num_ports(); ++k) out.emplace_back(i, k);
+  }
+  return out;
+}
+
 Workload::Workload(const AppWorkload& cfg, const AppHost& host, NicNode& node, size_t host_index)
-    : cfg_(cfg), host_(host), node_(node) {
+    : cfg_(cfg), host_(host), port_(host.port(cfg.port)), node_(node) {
   auto err = [&](const std::string& what) {
     throw std::runtime_error("workload " + cfg_.name + ": " + what + " failed (errno " + std::to_string(errno) + ")");
   };
   ctx_ = v::open_device(node_, host_index);
   if (!ctx_) err("open_device");
+  v::PortAttr pa;
+  if (v::query_port(ctx_.get(), cfg_.port, &pa) != 0) {
+    errno = EINVAL;
+    err("query_port " + std::to_string(cfg_.port));
+  }
   pd_ = v::alloc_pd(ctx_.get());
   if (pd_ == nullptr) err("alloc_pd");
 
@@ -143,12 +170,14 @@ Workload::Workload(const AppWorkload& cfg, const AppHost& host, NicNode& node, s
     info.psn = (info.qpn * 2654435761u) & 0xFFFFFF;
     info.rkey = mr_->rkey;
     info.va = reinterpret_cast<uint64_t>(q.region);
-    if (host_.ipv4) {
-      info.gid = v::gid_from_ipv4(wire::Ipv4Addr{*host_.ipv4}).bytes;
+    // The address of the port the QP is bound to (cfg_.port): what the peer
+    // sends to.
+    if (port_.ipv4) {
+      info.gid = v::gid_from_ipv4(wire::Ipv4Addr{*port_.ipv4}).bytes;
     } else {
-      info.gid = *host_.ipv6;
+      info.gid = *port_.ipv6;
     }
-    info.mac = host_.mac.bytes;
+    info.mac = port_.mac.bytes;
     info.mtu_bytes = host_.mtu_bytes;
     info.msg_size_bytes = cfg_.size_bytes;
     local_.push_back(info);
@@ -185,7 +214,7 @@ std::string Workload::connect(std::span<const QpConnInfo> peer, TimeNs now) {
     v::QpAttr a;
     a.qp_state = v::QpState::kInit;
     a.pkey_index = 0;
-    a.port_num = 1;
+    a.port_num = cfg_.port;
     a.qp_access_flags = v::kAccessRemoteWrite | v::kAccessRemoteRead | v::kAccessLocalWrite;
     if (int rc = v::modify_qp(q.qp, &a, v::kQpState | v::kQpPkeyIndex | v::kQpPort | v::kQpAccessFlags); rc != 0) {
       return "modify_qp to INIT: errno " + std::to_string(rc);
@@ -200,7 +229,7 @@ std::string Workload::connect(std::span<const QpConnInfo> peer, TimeNs now) {
     r.ah_attr.is_global = 1;
     const uint8_t dscp = cfg_.dscp.value_or(host_.dscp);
     r.ah_attr.sl = static_cast<uint8_t>(dscp >> 3);
-    r.ah_attr.port_num = 1;
+    r.ah_attr.port_num = cfg_.port;
     std::copy(p.gid.begin(), p.gid.end(), r.ah_attr.grh.dgid.bytes.begin());
     r.ah_attr.grh.sgid_index = v::gid_is_ipv4(r.ah_attr.grh.dgid) ? 0 : 1;
     r.ah_attr.grh.traffic_class = static_cast<uint8_t>(dscp << 2);
@@ -224,7 +253,7 @@ std::string Workload::connect(std::span<const QpConnInfo> peer, TimeNs now) {
         rc != 0) {
       return "modify_qp to RTS: errno " + std::to_string(rc);
     }
-    q.qp->set_congestion_control(cfg_.cc, BitRate::gbps(host_.speed_gbps));
+    q.qp->set_congestion_control(cfg_.cc, BitRate::gbps(port_.speed_gbps));
     if (cfg_.rate_limit.bps() != 0) {
       v::QpRateLimitAttr rl;
       rl.rate_limit = static_cast<uint32_t>(std::min<uint64_t>(cfg_.rate_limit.bps() / 1000, UINT32_MAX));

@@ -31,6 +31,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nic/app/qp_conn_info.h"
@@ -104,6 +105,8 @@ class Workload {
 
   const AppWorkload& config() const { return cfg_; }
   const AppHost& host() const { return host_; }
+  // The port its QPs are bound to (config().port) and its addresses.
+  const AppPort& port() const { return port_; }
   const WorkloadResult& result() const { return res_; }
   size_t num_qps() const { return qps_.size(); }
   const verbs::Qp& qp(size_t i) const { return *qps_[i].qp; }
@@ -153,6 +156,7 @@ class Workload {
 
   AppWorkload cfg_;
   AppHost host_;
+  AppPort port_;
   NicNode& node_;
   std::unique_ptr<verbs::Context> ctx_;
   verbs::Pd* pd_ = nullptr;
@@ -177,9 +181,12 @@ class Workload {
   WorkloadResult res_;
 };
 
-// The NicNode of an sf-nic process: host i of `cfg` on node port i, at its
-// speed, honouring PFC when it has pfc_enable priorities.
+// The NicNode of an sf-nic process: node ports in host order and each
+// host's ports in port_num order (host 0's ports first), each at its speed
+// with its own addresses, honouring PFC when the host has pfc_enable
+// priorities. node_ports_of lists (host index, port_num) per node port.
 NicConfig nic_config_of(const AppConfig& cfg);
+std::vector<std::pair<size_t, uint8_t>> node_ports_of(const AppConfig& cfg);
 // True for the DPDK virtual devices whose transmit copies frames with the CPU
 // and frees them (memif in copy mode, null, pcap, tap): sf-nic gives hosts on them zero-copy
 // transmit (HostConfig::tx_zero_copy); a DMA device would need the MR's

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "common/config/json_loader.h"
@@ -27,31 +28,81 @@ bool valid_mtu(uint32_t m) { return m == 256 || m == 512 || m == 1024 || m == 20
 
 uint8_t parse_prios(config::ConfigNode& n, std::string_view key);
 
-AppHost parse_host(const std::string& name, config::ConfigNode n) {
-  n.expect_object();
-  AppHost h;
-  h.name = name;
-  h.devargs = n.req<std::string>("devargs");
-  if (h.devargs.empty()) n.fail_key("devargs", "must not be empty");
-  const auto mac_text = n.req<std::string>("mac");
-  const auto mac = config::parse_mac(mac_text);
-  if (!mac) n.fail_key("mac", "\"" + mac_text + "\" is not a MAC address (aa:bb:cc:dd:ee:ff)");
-  if (mac->is_multicast() || mac->is_zero()) n.fail_key("mac", "must be a unicast, non-zero address");
-  h.mac = *mac;
+config::MacAddr parse_unicast_mac(config::ConfigNode& n, std::string_view key) {
+  const auto text = n.req<std::string>(key);
+  const auto mac = config::parse_mac(text);
+  if (!mac) n.fail_key(key, "\"" + text + "\" is not a MAC address (aa:bb:cc:dd:ee:ff)");
+  if (mac->is_multicast() || mac->is_zero()) n.fail_key(key, "must be a unicast, non-zero address");
+  return *mac;
+}
+
+// One port's device, addresses, speed and gateway: the host-level keys of
+// the single-port form (speed key "speed") or a "ports" entry ("speed_gbps",
+// or "speed" as at host level).
+AppPort parse_port(config::ConfigNode& n, bool entry) {
+  AppPort p;
+  p.devargs = n.req<std::string>("devargs");
+  if (p.devargs.empty()) n.fail_key("devargs", "must not be empty");
+  p.mac = parse_unicast_mac(n, "mac");
   bool any_ip = false;
   if (n.has("ip")) {
     const auto ip = n.req<std::string>("ip");
-    if (!parse_ip(ip, &h.ipv4, &h.ipv6)) n.fail_key("ip", "\"" + ip + "\" is neither an IPv4 nor an IPv6 address");
+    if (!parse_ip(ip, &p.ipv4, &p.ipv6)) n.fail_key("ip", "\"" + ip + "\" is neither an IPv4 nor an IPv6 address");
     any_ip = true;
   }
   if (n.has("ipv6")) {
     const auto ip = n.req<std::string>("ipv6");
     std::optional<std::array<uint8_t, 4>> v4;
-    if (!parse_ip(ip, &v4, &h.ipv6) || v4) n.fail_key("ipv6", "\"" + ip + "\" is not an IPv6 address");
+    if (!parse_ip(ip, &v4, &p.ipv6) || v4) n.fail_key("ipv6", "\"" + ip + "\" is not an IPv6 address");
     any_ip = true;
   }
   if (!any_ip) n.fail("needs \"ip\" (IPv4 or IPv6) or \"ipv6\"");
-  h.speed_gbps = n.opt<uint32_t>("speed", 100, config::in_range<uint32_t>(1, 800));
+  constexpr config::Range<uint32_t> kSpeed = config::in_range<uint32_t>(1, 800);
+  if (entry && n.has("speed_gbps") && n.has("speed")) n.fail("give \"speed_gbps\" or \"speed\", not both");
+  p.speed_gbps = entry && n.has("speed_gbps") ? n.req<uint32_t>("speed_gbps", kSpeed) : n.opt<uint32_t>("speed", 100, kSpeed);
+  if (n.has("gateway_mac")) p.gateway_mac = parse_unicast_mac(n, "gateway_mac");
+  return p;
+}
+
+AppHost parse_host(const std::string& name, config::ConfigNode n) {
+  n.expect_object();
+  AppHost h;
+  h.name = name;
+  if (n.has("ports")) {
+    // Per-port devices and addresses: the host-level ones would be a second,
+    // conflicting answer.
+    for (const char* k : {"devargs", "mac", "ip", "ipv6", "speed", "speed_gbps", "gateway_mac"}) {
+      if (n.has(k)) n.fail_key(k, "not with \"ports\" (give it in each ports[i] entry)");
+    }
+    config::ConfigNode ports = n.child("ports");
+    ports.expect_array();
+    std::vector<config::ConfigNode> entries = ports.elements();
+    if (entries.empty()) ports.fail("at least one port");
+    if (entries.size() > kMaxAppPorts) ports.fail("at most " + std::to_string(kMaxAppPorts) + " ports per host");
+    for (size_t i = 0; i < entries.size(); ++i) {
+      entries[i].expect_object();
+      AppPort p = parse_port(entries[i], true);
+      entries[i].finish();
+      if (i == 0) {
+        h.devargs = p.devargs;
+        h.mac = p.mac;
+        h.ipv4 = p.ipv4;
+        h.ipv6 = p.ipv6;
+        h.speed_gbps = p.speed_gbps;
+        h.gateway_mac = p.gateway_mac;
+      } else {
+        h.more_ports.push_back(std::move(p));
+      }
+    }
+  } else {
+    const AppPort p = parse_port(n, false);
+    h.devargs = p.devargs;
+    h.mac = p.mac;
+    h.ipv4 = p.ipv4;
+    h.ipv6 = p.ipv6;
+    h.speed_gbps = p.speed_gbps;
+    h.gateway_mac = p.gateway_mac;
+  }
   h.mtu_bytes = n.opt<uint32_t>("mtu", 4096);
   if (!valid_mtu(h.mtu_bytes)) n.fail_key("mtu", std::to_string(h.mtu_bytes) + " is not a RoCE MTU (256, 512, 1024, 2048, 4096)");
   h.dscp = n.opt<uint8_t>("dscp", 26, config::in_range<uint8_t>(0, 63));
@@ -97,6 +148,11 @@ AppWorkload parse_workload(config::ConfigNode n, const std::vector<AppHost>& hos
   const auto it = std::find_if(hosts.begin(), hosts.end(), [&](const AppHost& h) { return h.name == host; });
   if (it == hosts.end()) n.fail_key("host", "unknown host \"" + host + "\"");
   w.host = static_cast<size_t>(it - hosts.begin());
+  w.port = static_cast<uint8_t>(n.opt<uint32_t>("port", 1, config::in_range<uint32_t>(1, kMaxAppPorts)));
+  if (w.port > it->num_ports()) {
+    n.fail_key("port", "host \"" + host + "\" has " + std::to_string(it->num_ports()) + " port" +
+                           (it->num_ports() == 1 ? "" : "s") + " (port is 1-based)");
+  }
   const auto type = n.req<std::string>("type");
   const auto t = workload_type_from_string(type);
   if (!t) n.fail_key("type", "\"" + type + "\" is not one of " + std::string(kWorkloadNames));
@@ -182,13 +238,22 @@ bool parse_ip(std::string_view text, std::optional<std::array<uint8_t, 4>>* v4,
 void validate_app_config(const AppConfig& cfg) {
   if (cfg.hosts.empty()) throw config::ConfigError("hosts", "at least one host is needed");
   if (cfg.workloads.empty()) throw config::ConfigError("workloads", "at least one workload is needed");
-  std::set<std::string> devargs, macs;
+  // devargs and MACs are unique over every port of every host (value -> owning host).
+  std::map<std::string, std::string> devargs, macs;
   for (const AppHost& h : cfg.hosts) {
-    if (!devargs.insert(h.devargs).second) {
-      throw config::ConfigError("hosts." + h.name + ".devargs", "\"" + h.devargs + "\" is used by another host");
-    }
-    if (!macs.insert(h.mac.to_string()).second) {
-      throw config::ConfigError("hosts." + h.name + ".mac", h.mac.to_string() + " is used by another host");
+    for (uint8_t k = 1; k <= h.num_ports(); ++k) {
+      const AppPort p = h.port(k);
+      const std::string where =
+          "hosts." + h.name + (h.more_ports.empty() ? "" : ".ports[" + std::to_string(k - 1) + "]");
+      auto owner = [&](const std::string& other) {
+        return other == h.name ? std::string("another port of this host") : std::string("another host");
+      };
+      if (const auto [it, fresh] = devargs.emplace(p.devargs, h.name); !fresh) {
+        throw config::ConfigError(where + ".devargs", "\"" + p.devargs + "\" is used by " + owner(it->second));
+      }
+      if (const auto [it, fresh] = macs.emplace(p.mac.to_string(), h.name); !fresh) {
+        throw config::ConfigError(where + ".mac", p.mac.to_string() + " is used by " + owner(it->second));
+      }
     }
   }
   std::set<std::string> names;
@@ -198,6 +263,10 @@ void validate_app_config(const AppConfig& cfg) {
     const std::string where = "workloads[" + std::to_string(i) + "]";
     if (!names.insert(w.name).second) throw config::ConfigError(where + ".name", "\"" + w.name + "\" is used twice");
     if (w.host >= cfg.hosts.size()) throw config::ConfigError(where + ".host", "no such host");
+    if (w.port < 1 || w.port > cfg.hosts[w.host].num_ports()) {
+      throw config::ConfigError(where + ".port", "host " + cfg.hosts[w.host].name + " has no port " +
+                                                     std::to_string(w.port) + " (port is 1-based)");
+    }
     if (w.role == Role::kServer && !listening.insert({w.oob_host, w.oob_port}).second) {
       throw config::ConfigError(where + ".oob", "two server workloads listen on " + w.oob_host + ":" +
                                                     std::to_string(w.oob_port));

@@ -30,6 +30,20 @@ bool is_read(WorkloadType t);
 enum class Role : uint8_t { kServer, kClient };
 std::string_view to_string(Role r);
 
+// One port of a host (its own DPDK device, addresses and line rate).
+struct AppPort {
+  std::string devargs;
+  config::MacAddr mac;
+  std::optional<std::array<uint8_t, 4>> ipv4;
+  std::optional<std::array<uint8_t, 16>> ipv6;
+  uint32_t speed_gbps = 100;     // line rate the driver shapes to
+  // Routed fabric: the destination MAC of every frame the port sends (its
+  // next hop); the IP destination stays the peer's.
+  std::optional<config::MacAddr> gateway_mac;
+};
+
+// A host: verbs port 1 is the fields below (the single-port form's
+// host-level keys, or nic.json "ports"[0]); ports 2..N are more_ports.
 struct AppHost {
   std::string name;
   std::string devargs;
@@ -37,6 +51,9 @@ struct AppHost {
   std::optional<std::array<uint8_t, 4>> ipv4;
   std::optional<std::array<uint8_t, 16>> ipv6;
   uint32_t speed_gbps = 100;     // line rate the driver shapes to
+  std::optional<config::MacAddr> gateway_mac;
+  std::vector<AppPort> more_ports;  // verbs ports 2..N
+  // Settings below apply to every port.
   uint32_t mtu_bytes = 4096;     // RoCE path MTU: 256, 512, 1024, 2048 or 4096
   uint8_t dscp = 26;             // data frames (RoCE lossless class)
   uint8_t cnp_dscp = 48;
@@ -48,11 +65,22 @@ struct AppHost {
   uint8_t pfc_generate = 0;
   uint64_t pfc_xoff_bytes = 64 * 1024;
   uint64_t pfc_xon_bytes = 32 * 1024;
+
+  // Verbs ports of the host (1 + more_ports) and port k (1-based) of them.
+  uint8_t num_ports() const { return static_cast<uint8_t>(1 + more_ports.size()); }
+  AppPort port(uint8_t k) const {
+    if (k >= 2 && k - 2u < more_ports.size()) return more_ports[k - 2u];
+    return {devargs, mac, ipv4, ipv6, speed_gbps, gateway_mac};
+  }
 };
+
+// nic.json "ports": at most this many per host.
+inline constexpr uint32_t kMaxAppPorts = 32;
 
 struct AppWorkload {
   std::string name;
   size_t host = 0;               // index into AppConfig::hosts
+  uint8_t port = 1;              // the host's verbs port (port_num) its QPs are bound to
   WorkloadType type = WorkloadType::kWriteBw;
   Role role = Role::kServer;
   std::string oob_host = "127.0.0.1";  // client: server to reach; server: address to bind

@@ -1,7 +1,10 @@
 // sf-nic's output. See sf_nic_report.h.
 #include "nic/app/sf_nic_report.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
+#include <cstdio>
 
 #include "nic/app/perftest_report.h"
 
@@ -96,7 +99,7 @@ std::string perftest_text(const Workload& w) {
   b.tx_depth = c.tx_depth;
   b.cq_moderation = w.cq_moderation();
   b.mtu_bytes = w.path_mtu_bytes();
-  b.gid_index = w.host().ipv4 ? 0 : 1;
+  b.gid_index = w.port().ipv4 ? 0 : 1;
   std::string out = format_banner(b);
   for (size_t i = 0; i < w.num_qps(); ++i) {
     out += format_qp_address(w.local_info()[i], false, b.test.verb, b.gid_index);
@@ -141,6 +144,7 @@ nlohmann::json workload_json(const Workload& w) {
                          : 0.0;
   nlohmann::json j = {{"name", c.name},
                       {"host", w.host().name},
+                      {"port", w.config().port},
                       {"type", std::string(to_string(c.type))},
                       {"role", std::string(to_string(c.role))},
                       {"bytes", r.bytes},
@@ -188,10 +192,67 @@ nlohmann::json workload_json(const Workload& w) {
   return j;
 }
 
+namespace {
+
+// The node-port counters of a host summed over its ports.
+struct HostPortSum {
+  NicPortCounters c;
+  PfcRxCounters rx;
+  PfcTxCounters tx;
+};
+
+HostPortSum port_sum(const NicNode& node, const Host& host) {
+  HostPortSum s;
+  for (uint8_t k = 1; k <= host.num_ports(); ++k) {
+    const PortId port = host.node_port(k);
+    const NicPortCounters& pc = node.counters(port);
+    s.c.rx_pkts += pc.rx_pkts;
+    s.c.rx_bytes += pc.rx_bytes;
+    s.c.tx_pkts += pc.tx_pkts;
+    s.c.tx_bytes += pc.tx_bytes;
+    s.c.tx_ctrl_pkts += pc.tx_ctrl_pkts;
+    s.c.tx_pfc_frames += pc.tx_pfc_frames;
+    s.c.rx_pfc_frames += pc.rx_pfc_frames;
+    s.c.paused_skips += pc.paused_skips;
+    for (int d = 0; d < kNumRxDrops; ++d) s.c.drops[d] += pc.drops[d];
+    const PfcRxCounters& rx = node.pfc_rx(port).counters();
+    const PfcTxCounters& tx = node.pfc_tx(port).counters();
+    for (int p = 0; p < kPfcPrios; ++p) {
+      s.rx.pause_frames[p] += rx.pause_frames[p];
+      s.tx.pause_frames[p] += tx.pause_frames[p];
+    }
+  }
+  return s;
+}
+
+nlohmann::json drops_json(const NicPortCounters& pc) {
+  nlohmann::json drops = nlohmann::json::object();
+  for (int d = 0; d < kNumRxDrops; ++d) {
+    if (pc.drops[d] != 0) drops[to_string(static_cast<RxDrop>(d))] = pc.drops[d];
+  }
+  return drops;
+}
+
+std::string mac_text(const wire::MacAddr& m) {
+  char b[18];
+  std::snprintf(b, sizeof b, "%02x:%02x:%02x:%02x:%02x:%02x", m.bytes[0], m.bytes[1], m.bytes[2], m.bytes[3],
+                m.bytes[4], m.bytes[5]);
+  return b;
+}
+
+std::string ip_text(const rc::LocalAddr& a) {
+  char b[INET6_ADDRSTRLEN] = {};
+  if (a.has_ipv4) return inet_ntop(AF_INET, a.ipv4.bytes.data(), b, sizeof b) != nullptr ? b : "";
+  if (a.has_ipv6) return inet_ntop(AF_INET6, a.ipv6.bytes.data(), b, sizeof b) != nullptr ? b : "";
+  return "";
+}
+
+}  // namespace
+
 nlohmann::json host_json(const NicNode& node, size_t h) {
   const Host& host = node.host(h);
-  const PortId port = host.node_port(1);
-  const NicPortCounters& pc = node.counters(port);
+  const HostPortSum ps = port_sum(node, host);
+  const NicPortCounters& pc = ps.c;
   const rc::QpCounters q = qp_sum(host);
   nlohmann::json j = {{"name", host.config().name},
                       {"tx_packets", pc.tx_pkts},
@@ -207,17 +268,34 @@ nlohmann::json host_json(const NicNode& node, size_t h) {
                       {"naks_sent", q.tx_naks + q.tx_rnr_naks},
                       {"rx_pfc_frames", pc.rx_pfc_frames},
                       {"tx_pfc_frames", pc.tx_pfc_frames}};
-  const PfcRxCounters& rx = node.pfc_rx(port).counters();
-  const PfcTxCounters& tx = node.pfc_tx(port).counters();
   for (int p = 0; p < kPfcPrios; ++p) {
-    j["rx_prio" + std::to_string(p) + "_pause"] = rx.pause_frames[p];
-    j["tx_prio" + std::to_string(p) + "_pause"] = tx.pause_frames[p];
+    j["rx_prio" + std::to_string(p) + "_pause"] = ps.rx.pause_frames[p];
+    j["tx_prio" + std::to_string(p) + "_pause"] = ps.tx.pause_frames[p];
   }
-  nlohmann::json drops = nlohmann::json::object();
-  for (int d = 0; d < kNumRxDrops; ++d) {
-    if (pc.drops[d] != 0) drops[to_string(static_cast<RxDrop>(d))] = pc.drops[d];
+  j["drops"] = drops_json(pc);
+  // Per verbs port: its address and its node port's counters (the host's
+  // figures above are their sums).
+  nlohmann::json ports = nlohmann::json::array();
+  for (uint8_t k = 1; k <= host.num_ports(); ++k) {
+    const PortId port = host.node_port(k);
+    const NicPortCounters& c = node.counters(port);
+    const rc::LocalAddr& a = host.local(k);
+    nlohmann::json e = {{"port", k},
+                        {"mac", mac_text(a.mac)},
+                        {"ip", ip_text(a)},
+                        {"tx_packets", c.tx_pkts},
+                        {"rx_packets", c.rx_pkts},
+                        {"tx_bytes", c.tx_bytes},
+                        {"rx_bytes", c.rx_bytes},
+                        {"tx_ctrl_packets", c.tx_ctrl_pkts},
+                        {"rx_pfc_frames", c.rx_pfc_frames},
+                        {"tx_pfc_frames", c.tx_pfc_frames},
+                        {"paused_skips", c.paused_skips},
+                        {"drops", drops_json(c)}};
+    if (a.has_gateway) e["gateway_mac"] = mac_text(a.gateway);
+    ports.push_back(e);
   }
-  j["drops"] = drops;
+  j["ports"] = ports;
   return j;
 }
 
@@ -232,14 +310,13 @@ nlohmann::json timeseries_sample(const NicNode& node, double t_s) {
   nlohmann::json hosts = nlohmann::json::object();
   for (size_t h = 0; h < node.num_hosts(); ++h) {
     const Host& host = node.host(h);
-    const NicPortCounters& pc = node.counters(host.node_port(1));
+    const HostPortSum ps = port_sum(node, host);  // over the host's ports
+    const NicPortCounters& pc = ps.c;
     const rc::QpCounters q = qp_sum(host);
-    const PfcRxCounters& prx = node.pfc_rx(host.node_port(1)).counters();
-    const PfcTxCounters& ptx = node.pfc_tx(host.node_port(1)).counters();
     uint64_t rx_pause = 0, tx_pause = 0;
     for (int p = 0; p < kPfcPrios; ++p) {
-      rx_pause += prx.pause_frames[p];
-      tx_pause += ptx.pause_frames[p];
+      rx_pause += ps.rx.pause_frames[p];
+      tx_pause += ps.tx.pause_frames[p];
     }
     hosts[host.config().name] = {{"pfc_pause_sent", tx_pause},
                                  {"pfc_pause_received", rx_pause},

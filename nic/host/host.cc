@@ -1,4 +1,5 @@
 // Host: one host's verbs objects (PDs, MRs, CQs, the QP table). See nic_node.h.
+#include <algorithm>
 #include <cerrno>
 
 #include "nic/host/nic_node.h"
@@ -12,11 +13,21 @@ Host::Host(const HostConfig& cfg, rte_mempool* pool, std::vector<PortId> ports)
       mrs_(cfg.max_mrs),
       mr_shinfo_(cfg.tx_zero_copy ? cfg.max_mrs : 0),
       qps_(cfg.max_qps) {
-  local_.mac = cfg.mac;
-  local_.has_ipv4 = cfg.ipv4.has_value();
-  if (cfg.ipv4) local_.ipv4 = *cfg.ipv4;
-  local_.has_ipv6 = cfg.ipv6.has_value();
-  if (cfg.ipv6) local_.ipv6 = *cfg.ipv6;
+  auto addr_of = [](const HostPortAddr& a) {
+    rc::LocalAddr l;
+    l.mac = a.mac;
+    l.has_ipv4 = a.ipv4.has_value();
+    if (a.ipv4) l.ipv4 = *a.ipv4;
+    l.has_ipv6 = a.ipv6.has_value();
+    if (a.ipv6) l.ipv6 = *a.ipv6;
+    l.has_gateway = a.gateway_mac.has_value();
+    if (a.gateway_mac) l.gateway = *a.gateway_mac;
+    return l;
+  };
+  const HostPortAddr shared{cfg.mac, cfg.ipv4, cfg.ipv6, cfg.gateway_mac};
+  for (size_t k = 0; k < std::max<size_t>(ports_.size(), 1); ++k) {
+    locals_.push_back(addr_of(k < cfg.port_addrs.size() ? cfg.port_addrs[k] : shared));
+  }
 }
 
 verbs::Pd* Host::alloc_pd(verbs::Context* ctx) {
@@ -101,7 +112,7 @@ rc::Qp* Host::create_qp(verbs::Pd* pd, const verbs::QpInitAttr& init, int* err) 
   }
   for (uint32_t i = 0; i < qps_.size(); ++i) {
     if (qps_[i].in_use()) continue;
-    rc::QpEnv env{pool_, &mrs_, &local_, &cfg_.rc, num_ports(), mr_shinfo_.empty() ? nullptr : mr_shinfo_.data()};
+    rc::QpEnv env{pool_, &mrs_, locals_.data(), &cfg_.rc, num_ports(), mr_shinfo_.empty() ? nullptr : mr_shinfo_.data()};
     *err = qps_[i].create(env, kFirstQpn + i, pd, init);
     return *err == 0 ? &qps_[i] : nullptr;
   }

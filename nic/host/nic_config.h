@@ -1,6 +1,7 @@
-// Configuration of a NicNode: the hosts it carries (each with its MAC, IPv4
-// and/or IPv6 address and its ports) and each port's line rate, receive
-// backlog model and PFC settings. Immutable once the node is built.
+// Configuration of a NicNode: the hosts it carries (each with its ports and
+// each port's MAC, IPv4 and/or IPv6 address and gateway) and each node
+// port's line rate, receive backlog model and PFC settings. Immutable once
+// the node is built.
 #pragma once
 
 #include <array>
@@ -19,12 +20,31 @@
 
 namespace sf::nic {
 
-struct HostConfig {
-  std::string name;
+// The addresses of one verbs port of a host. Seed 002: every plane port of a
+// multi-port NIC is its own address (MAC, IP, GID table).
+struct HostPortAddr {
   wire::MacAddr mac;
   std::optional<wire::Ipv4Addr> ipv4;  // GID index 0 (::ffff:a.b.c.d)
   std::optional<wire::Ipv6Addr> ipv6;  // GID index 1
+  // A routed fabric's next hop: every frame the port sends has this
+  // destination MAC (what a routed RoCE NIC's ARP gives for a remote
+  // subnet); the IP destination stays the peer's. Unset: the peer's MAC
+  // (the QP's ah_attr.dmac).
+  std::optional<wire::MacAddr> gateway_mac;
+};
+
+struct HostConfig {
+  std::string name;
+  // The address of every port without its own entry in port_addrs (the
+  // single-port form; a host whose ports share one address).
+  wire::MacAddr mac;
+  std::optional<wire::Ipv4Addr> ipv4;  // GID index 0 (::ffff:a.b.c.d)
+  std::optional<wire::Ipv6Addr> ipv6;  // GID index 1
+  std::optional<wire::MacAddr> gateway_mac;
   std::vector<PortId> ports;           // node ports of this host; verbs port_num k = ports[k-1]
+  // Per-port addresses: empty (every port uses mac/ipv4/ipv6/gateway_mac
+  // above), or one per entry of `ports` (port_num k = port_addrs[k-1]).
+  std::vector<HostPortAddr> port_addrs;
   uint32_t max_qps = 64;
   uint32_t max_mrs = 64;
   uint32_t max_cqs = 128;  // two per perftest workload (send, receive): 64 workloads on one host
@@ -45,6 +65,9 @@ struct HostConfig {
 
 struct NicPortConfig {
   BitRate line_rate = BitRate::gbps(100);
+  // The port's RoCE MTU (ibv_query_port's active_mtu); reported, a QP's
+  // path_mtu is what sizes its frames.
+  uint32_t mtu_bytes = 4096;
   // Receive backlog: 0 = frames are processed as they arrive; otherwise the
   // host drains its receive ring at this rate (a slow PCIe/host), the ring
   // holds rx_ring_pkts frames, and PFC can be asserted from its occupancy.

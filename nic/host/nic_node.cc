@@ -82,7 +82,22 @@ NicNode::NicNode(const NicConfig& cfg, rte_mempool* pool)
     const HostConfig& hc = cfg.hosts[h];
     const std::string where = "hosts[" + std::to_string(h) + "]";
     if (hc.ports.empty()) throw std::invalid_argument(where + ".ports: a host needs at least one port");
-    if (!hc.ipv4 && !hc.ipv6) throw std::invalid_argument(where + ": needs an ipv4 or ipv6 address");
+    if (hc.ports.size() > kMaxHostPorts) {
+      throw std::invalid_argument(where + ".ports: at most " + std::to_string(kMaxHostPorts) + " ports per host");
+    }
+    if (hc.port_addrs.empty()) {
+      if (!hc.ipv4 && !hc.ipv6) throw std::invalid_argument(where + ": needs an ipv4 or ipv6 address");
+    } else {
+      if (hc.port_addrs.size() != hc.ports.size()) {
+        throw std::invalid_argument(where + ".port_addrs: " + std::to_string(hc.port_addrs.size()) +
+                                    " entries for " + std::to_string(hc.ports.size()) + " ports");
+      }
+      for (size_t k = 0; k < hc.port_addrs.size(); ++k) {
+        if (!hc.port_addrs[k].ipv4 && !hc.port_addrs[k].ipv6) {
+          throw std::invalid_argument(where + ".port_addrs[" + std::to_string(k) + "]: needs an ipv4 or ipv6 address");
+        }
+      }
+    }
     if (hc.max_qps == 0 || hc.max_qps > 0xFFFF00) throw std::invalid_argument(where + ".max_qps: out of range");
     for (PortId p : hc.ports) {
       if (p >= cfg.ports.size()) throw std::invalid_argument(where + ".ports: port " + std::to_string(p) + " does not exist");
@@ -98,6 +113,12 @@ NicNode::NicNode(const NicConfig& cfg, rte_mempool* pool)
     if (owner[p] < 0) throw std::invalid_argument("ports[" + std::to_string(p) + "]: no host uses this port");
     if (cfg.ports[p].line_rate.bps() == 0) throw std::invalid_argument("ports[" + std::to_string(p) + "].line_rate: must be > 0");
     ports_.emplace_back(cfg.ports[p], static_cast<uint32_t>(owner[p]), cfg.hosts[owner[p]].max_qps);
+  }
+  for (auto& h : hosts_) {
+    for (uint8_t k = 1; k <= h->num_ports(); ++k) {
+      ports_[h->node_port(k)].port_num = k;
+      ports_[h->node_port(k)].addr = &h->local(k);
+    }
   }
 }
 
@@ -218,10 +239,13 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
   }
   if (fi.kind != wire::FrameKind::kRoce || fi.bth == nullptr) return drop(RxDrop::kNotRoce);
   Host& h = *hosts_[p.host];
-  if (!same_bytes(fi.eth->dst.bytes, h.local().mac.bytes)) return drop(RxDrop::kWrongMac);
+  // Addressed to this port (each port of a multi-port host is its own
+  // address): another port's MAC or IP is dropped here, counted on this port.
+  const rc::LocalAddr& me = *p.addr;
+  if (!same_bytes(fi.eth->dst.bytes, me.mac.bytes)) return drop(RxDrop::kWrongMac);
   if (fi.ipv4 != nullptr) {
-    if (!h.local().has_ipv4 || !same_bytes(fi.ipv4->dst.bytes, h.local().ipv4.bytes)) return drop(RxDrop::kWrongIp);
-  } else if (fi.ipv6 == nullptr || !h.local().has_ipv6 || !(fi.ipv6->dst == h.local().ipv6)) {
+    if (!me.has_ipv4 || !same_bytes(fi.ipv4->dst.bytes, me.ipv4.bytes)) return drop(RxDrop::kWrongIp);
+  } else if (fi.ipv6 == nullptr || !me.has_ipv6 || !(fi.ipv6->dst == me.ipv6)) {
     return drop(RxDrop::kWrongIp);
   }
   if (wire::icrc_verify_mbuf(m, fi) != wire::IcrcStatus::kOk) return drop(RxDrop::kBadIcrc);
@@ -287,7 +311,7 @@ uint16_t NicNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
     rte_mbuf* m = rte_pktmbuf_alloc(pool_);
     if (m != nullptr) {
       auto* d = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, wire::kMacControlFrameBytes));
-      wire::build_pfc_frame({d, wire::kMacControlFrameBytes}, h.local().mac, req.enable, req.quanta);
+      wire::build_pfc_frame({d, wire::kMacControlFrameBytes}, p.addr->mac, req.enable, req.quanta);
       out[n++] = m;
       ++p.ctr.tx_pfc_frames;
     }

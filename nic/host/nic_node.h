@@ -88,7 +88,10 @@ class Host {
   Host& operator=(const Host&) = delete;
 
   const HostConfig& config() const { return cfg_; }
-  const rc::LocalAddr& local() const { return local_; }
+  // The addresses of verbs port `port_num` (1-based; no check): its MAC, GID
+  // table and gateway. local() is port 1's.
+  const rc::LocalAddr& local(uint8_t port_num) const { return locals_[port_num - 1]; }
+  const rc::LocalAddr& local() const { return locals_[0]; }
   uint8_t num_ports() const { return static_cast<uint8_t>(ports_.size()); }
   PortId node_port(uint8_t port_num) const { return ports_[port_num - 1]; }
 
@@ -119,7 +122,7 @@ class Host {
 
  private:
   HostConfig cfg_;
-  rc::LocalAddr local_;
+  std::vector<rc::LocalAddr> locals_;  // per port (QpEnv::local points here)
   std::vector<PortId> ports_;
   rte_mempool* pool_;
   verbs::MrTable mrs_;
@@ -132,6 +135,8 @@ class Host {
 
 class NicNode final : public Node {
  public:
+  // Verbs ports one host may have (seed 002: 8 planes; port_num is 8 bits).
+  static constexpr size_t kMaxHostPorts = 32;
   // Throws std::invalid_argument for an inconsistent config (a port used by
   // two hosts, a host without ports or address, port count mismatch).
   NicNode(const NicConfig& cfg, rte_mempool* pool);
@@ -158,7 +163,9 @@ class NicNode final : public Node {
   // file it in its port's wheel / control queue. Called by the verbs layer.
   void kick(size_t host, rc::Qp& qp);
 
+  // Per node port (a host's port_num k is node port host(h).node_port(k)).
   const NicPortCounters& counters(PortId port) const { return ports_[port].ctr; }
+  const NicPortConfig& port_config(PortId port) const { return ports_[port].cfg; }
   const PfcReceiver& pfc_rx(PortId port) const { return ports_[port].pfc_rx; }
   const PfcGenerator& pfc_tx(PortId port) const { return ports_[port].pfc_tx; }
   uint64_t rx_backlog_bytes(PortId port) const { return ports_[port].backlog_bytes_total; }
@@ -167,6 +174,8 @@ class NicNode final : public Node {
   struct Port {
     NicPortConfig cfg;
     uint32_t host = 0;
+    uint8_t port_num = 1;                   // the host's verbs port number of this node port
+    const rc::LocalAddr* addr = nullptr;    // its addresses (in the host)
     PfcReceiver pfc_rx;
     PfcGenerator pfc_tx;
     TimingWheel wheel;

@@ -159,7 +159,9 @@ int Qp::modify(const verbs::QpAttr& a, int mask, TimeNs now) {
     return EINVAL;
   }
   if (mask & kQpAv) {
-    if (a.ah_attr.is_global != 1 || a.ah_attr.sl > 7 || !valid_gid_index(*env_.local, a.ah_attr.grh) ||
+    // The GID table of the port the QP is bound to (this call's port_num, else its own).
+    const uint8_t port = (mask & kQpPort) ? a.port_num : attr_.port_num;
+    if (a.ah_attr.is_global != 1 || a.ah_attr.sl > 7 || !valid_gid_index(local_of(port), a.ah_attr.grh) ||
         a.ah_attr.grh.flow_label > 0xFFFFF) {
       return EINVAL;
     }
@@ -242,10 +244,11 @@ int Qp::query(verbs::QpAttr* attr, verbs::QpInitAttr* init) const {
 void Qp::build_spec() {
   using namespace verbs;
   const AhAttr& ah = attr_.ah_attr;
-  const LocalAddr& local = *env_.local;
+  const LocalAddr& local = local_of(attr_.port_num);  // the source of the QP's port
   spec_ = wire::RoceFrameSpec{};
   tx_hdr_.clear();
   for (int i = 0; i < 6; ++i) spec_.l2.dst.bytes[i] = ah.dmac[i];
+  if (local.has_gateway) spec_.l2.dst = local.gateway;  // routed: to the next hop, IP to the peer
   spec_.l2.src = local.mac;
   const uint8_t dscp = static_cast<uint8_t>(ah.grh.traffic_class >> 2);
   const wire::Ecn ecn = env_.cfg->ecn_capable ? wire::Ecn::kEct0 : wire::Ecn::kNotEct;

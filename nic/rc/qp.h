@@ -47,13 +47,17 @@ inline constexpr uint32_t kMaxMessageBytes = 1u << 31;
 // least this size; smaller ones are cheaper to copy than to attach.
 inline constexpr uint32_t kZeroCopyMinBytes = 512;
 
-// The local host's addresses as the QP needs them (GID table: docs/nic.md).
+// One port's addresses as the QP needs them (GID table: docs/nic.md).
 struct LocalAddr {
   wire::MacAddr mac;
   bool has_ipv4 = false;
   wire::Ipv4Addr ipv4;
   bool has_ipv6 = false;
   wire::Ipv6Addr ipv6;
+  // A routed port's next hop: the destination MAC of every frame (instead of
+  // the AH's dmac).
+  bool has_gateway = false;
+  wire::MacAddr gateway;
 };
 
 // Transport tunables shared by the QPs of a host.
@@ -69,7 +73,7 @@ struct RcConfig {
 struct QpEnv {
   rte_mempool* pool = nullptr;
   const verbs::MrTable* mrs = nullptr;
-  const LocalAddr* local = nullptr;
+  const LocalAddr* local = nullptr;  // num_ports entries: port_num k's addresses are local[k - 1]
   const RcConfig* cfg = nullptr;
   uint8_t num_ports = 1;            // valid port_num values: 1..num_ports
   // Zero-copy transmit: the host's per-MR-slot shared info (index = Mr::handle);
@@ -155,6 +159,10 @@ class Qp {
   verbs::QpState state() const { return state_; }
   verbs::Pd* pd() const { return pd_; }
   uint8_t port_num() const { return attr_.port_num; }
+  // The addresses of port `port_num` (port 1's before the QP is bound).
+  const LocalAddr& local_of(uint8_t port_num) const {
+    return env_.local[port_num >= 1 && port_num <= env_.num_ports ? port_num - 1 : 0];
+  }
   uint8_t priority() const { return attr_.ah_attr.sl & 7u; }
   uint32_t dest_qp() const { return attr_.dest_qp_num; }
 

@@ -10,8 +10,30 @@ namespace {
 Context* ctx_of(const Qp* qp) { return qp != nullptr && qp->pd() != nullptr ? qp->pd()->context : nullptr; }
 }  // namespace
 
-bool Context::query_gid(uint8_t index, Gid* gid) const {
-  const rc::LocalAddr& l = host().local();
+const char* to_string(PortState s) {
+  switch (s) {
+    case PortState::kNop: return "NOP";
+    case PortState::kDown: return "DOWN";
+    case PortState::kInit: return "INIT";
+    case PortState::kArmed: return "ARMED";
+    case PortState::kActive: return "ACTIVE";
+    case PortState::kActiveDefer: return "ACTIVE_DEFER";
+  }
+  return "?";
+}
+
+const char* to_string(LinkLayer l) {
+  switch (l) {
+    case LinkLayer::kUnspecified: return "Unspecified";
+    case LinkLayer::kInfiniband: return "InfiniBand";
+    case LinkLayer::kEthernet: return "Ethernet";
+  }
+  return "?";
+}
+
+bool Context::query_gid(uint8_t port_num, uint8_t index, Gid* gid) const {
+  if (port_num < 1 || port_num > host().num_ports() || gid == nullptr) return false;
+  const rc::LocalAddr& l = host().local(port_num);
   if (index == 0 && l.has_ipv4) {
     *gid = gid_from_ipv4(l.ipv4);
     return true;
@@ -29,6 +51,38 @@ std::unique_ptr<Context> open_device(NicNode& node, size_t host) {
     return nullptr;
   }
   return std::make_unique<Context>(node, host);
+}
+
+namespace {
+Mtu mtu_of(uint32_t bytes) {
+  if (bytes >= 4096) return Mtu::k4096;
+  if (bytes >= 2048) return Mtu::k2048;
+  if (bytes >= 1024) return Mtu::k1024;
+  if (bytes >= 512) return Mtu::k512;
+  return Mtu::k256;
+}
+}  // namespace
+
+int query_port(Context* ctx, uint8_t port_num, PortAttr* attr) {
+  if (ctx == nullptr || attr == nullptr || port_num < 1 || port_num > ctx->phys_port_cnt()) return EINVAL;
+  const PortId np = ctx->host().node_port(port_num);
+  const NicPortConfig& pc = ctx->node().port_config(np);
+  *attr = PortAttr{};
+  attr->state = PortState::kActive;
+  attr->phys_state = 5;  // LinkUp
+  attr->max_mtu = mtu_of(pc.mtu_bytes);
+  attr->active_mtu = attr->max_mtu;
+  attr->gid_tbl_len = 2;
+  attr->max_msg_sz = rc::kMaxMessageBytes;
+  attr->link_layer = LinkLayer::kEthernet;
+  attr->active_speed_mbps = pc.line_rate.bps() / 1000000;
+  return 0;
+}
+
+int query_port_mac(Context* ctx, uint8_t port_num, wire::MacAddr* mac) {
+  if (ctx == nullptr || mac == nullptr || port_num < 1 || port_num > ctx->phys_port_cnt()) return EINVAL;
+  *mac = ctx->host().local(port_num).mac;
+  return 0;
 }
 
 Pd* alloc_pd(Context* ctx) {

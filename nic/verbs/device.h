@@ -23,6 +23,34 @@ namespace sf::nic::verbs {
 
 using Qp = rc::Qp;  // struct ibv_qp
 
+// enum ibv_port_state.
+enum class PortState : uint8_t { kNop = 0, kDown = 1, kInit = 2, kArmed = 3, kActive = 4, kActiveDefer = 5 };
+const char* to_string(PortState s);
+// IBV_LINK_LAYER_*.
+enum class LinkLayer : uint8_t { kUnspecified = 0, kInfiniband = 1, kEthernet = 2 };
+const char* to_string(LinkLayer l);
+
+// struct ibv_port_attr (the fields a RoCE program reads). sf: the node does
+// not see its links, so an existing port is always kActive; max_mtu =
+// active_mtu = the port's RoCE MTU (NicPortConfig::mtu); the speed is the
+// port's line rate, as IB's width x speed code (active_width 1 = 1X,
+// active_speed 0 = none of IB's rates) and exactly in active_speed_mbps
+// (sf; rdma-core's active_speed_ex is also Mb/s).
+struct PortAttr {
+  PortState state = PortState::kNop;
+  Mtu max_mtu = Mtu::k4096;
+  Mtu active_mtu = Mtu::k4096;
+  int gid_tbl_len = 0;       // 2: index 0 = IPv4-mapped, 1 = IPv6 (an absent family's entry is empty)
+  uint32_t port_cap_flags = 0;
+  uint32_t max_msg_sz = 0;
+  uint16_t lid = 0;          // RoCE: 0
+  uint8_t active_width = 1;  // 1X
+  uint8_t active_speed = 0;
+  uint8_t phys_state = 0;    // 5 = LinkUp
+  LinkLayer link_layer = LinkLayer::kEthernet;
+  uint64_t active_speed_mbps = 0;
+};
+
 // struct ibv_context: one host of a NicNode.
 class Context {
  public:
@@ -30,8 +58,13 @@ class Context {
   NicNode& node() const { return *node_; }
   Host& host() const { return node_->host(host_); }
   size_t host_index() const { return host_; }
-  // The GID table (ibv_query_gid): 0 = IPv4-mapped, 1 = IPv6; false if absent.
-  bool query_gid(uint8_t index, Gid* gid) const;
+  // ibv_query_gid(ctx, port_num, index, gid): port `port_num`'s GID table
+  // (0 = IPv4-mapped, 1 = IPv6); false for an absent entry or port.
+  bool query_gid(uint8_t port_num, uint8_t index, Gid* gid) const;
+  // Port 1's table (a single-port host's).
+  bool query_gid(uint8_t index, Gid* gid) const { return query_gid(1, index, gid); }
+  // ibv_query_device's phys_port_cnt: the host's verbs ports (1..N).
+  uint8_t phys_port_cnt() const { return host().num_ports(); }
 
  private:
   NicNode* node_;
@@ -40,6 +73,12 @@ class Context {
 
 // ibv_open_device for host `host` of `node`; nullptr (errno EINVAL) if no such host.
 std::unique_ptr<Context> open_device(NicNode& node, size_t host);
+
+// ibv_query_port: EINVAL for a null context or attr or port_num outside 1..phys_port_cnt.
+int query_port(Context* ctx, uint8_t port_num, PortAttr* attr);
+// The MAC of port `port_num` (sf: what the kernel's netdev of the port holds);
+// EINVAL as query_port.
+int query_port_mac(Context* ctx, uint8_t port_num, wire::MacAddr* mac);
 
 Pd* alloc_pd(Context* ctx);
 int dealloc_pd(Pd* pd);

@@ -50,21 +50,109 @@ def parse_args(argv):
     c = sub.add_parser("check", help="validate a topology and print what would run; starts nothing")
     c.add_argument("topology")
     c.add_argument("--duration", type=float, metavar="S")
+    c.add_argument("--verbose", action="store_true", help="list every node and flow of a large topology too")
+    add_gen_parser(sub)
     return ap.parse_args(argv)
 
 
-def describe(t):
+def add_gen_parser(sub):
+    """sf-lab gen: a fabric's topology and switch configs (tools/lab/gen.py)."""
+    import gen  # noqa: E402
+    g = sub.add_parser("gen", help="write a Clos / leaf-spine / multi-plane fabric: a topology and one switch "
+                       "config per switch (docs/lab.md \"Generated fabrics\")")
+    g.add_argument("--out", required=True, metavar="DIR", help="writes DIR/NAME.json and DIR/switch/<switch>.json")
+    g.add_argument("--force", action="store_true", help="replace what a non-empty DIR holds")
+    g.add_argument("--name", default="fabric", help="topology name (default fabric)")
+    g.add_argument("--tiers", type=int, default=2, help="2: leaf-spine; 3: pods of leaves and spines under cores")
+    g.add_argument("--radix", type=int, default=64, help="ports per switch (default 64)")
+    g.add_argument("--hosts-per-leaf", type=int, default=0, metavar="H",
+                   help="default: the most the radix allows at the oversubscription")
+    g.add_argument("--oversub", default="1", metavar="X[,Y]", help="down:up bandwidth ratio of the leaves "
+                   "(and the spines of a 3-tier fabric); default 1 (full bisection)")
+    g.add_argument("--leaves", type=int, default=0, help="2 tiers: leaves (default: the spine radix allows); "
+                   "3 tiers: leaves per pod")
+    g.add_argument("--spines", type=int, default=0, help="2 tiers: spines; 3 tiers: spines per pod (default: one "
+                   "per leaf uplink; fewer spines take parallel links)")
+    g.add_argument("--pods", type=int, default=0, help="3 tiers: pods (default: the radix)")
+    g.add_argument("--hosts", type=int, default=0, help="2 tiers: total hosts instead of --leaves")
+    g.add_argument("--planes", type=int, default=1, help="P parallel planes; every host has P ports, one per plane")
+    g.add_argument("--speed-gbps", default="100", metavar="A[,B[,C]]",
+                   help="link speeds: host links, leaf-spine, spine-core (the last repeats)")
+    g.add_argument("--delay-ns", default="1000", metavar="A[,B[,C]]",
+                   help="propagation delays of the same tiers, in virtual time (sf-sim)")
+    g.add_argument("--profile", default="lossless", choices=sorted(gen.PROFILES),
+                   help="buffers / QoS: " + "; ".join(f"{k}: {v}" for k, v in gen.PROFILES.items()))
+    g.add_argument("--host-kind", default="nic", choices=("nic", "pktio"))
+    g.add_argument("--traffic", default="pair", choices=gen.TRAFFIC,
+                   help="pair: first host -> last; shift: host i -> i + hosts-per-leaf; incast: hosts off h0's "
+                        "leaf -> h0 (one set of flows per plane)")
+    g.add_argument("--incast-senders", type=int, default=0, metavar="N")
+    g.add_argument("--size", default="1MiB", metavar="BYTES", help="bytes per flow (default 1MiB)")
+    g.add_argument("--qps", type=int, default=1, help="QPs per nic flow (their UDP source ports spread over ECMP)")
+    g.add_argument("--cc", default="dcqcn-nvidia", help="nic hosts' congestion control")
+    g.add_argument("--duration", type=float, default=10.0, metavar="S", help="topology duration_s")
+    g.add_argument("--mmu-size", default="32MiB", metavar="BYTES", help="every switch's buffer (default 32MiB); "
+                   "the profile's pools scale with it. Smaller buffers take fewer huge pages in real time")
+
+
+def _numbers(text, opt, conv):
+    try:
+        return [conv(x) for x in text.split(",")]
+    except ValueError:
+        raise ValueError(f"{opt} '{text}': want comma-separated numbers") from None
+
+
+def run_gen(a):
+    """sf-lab gen: exit 0 written, 2 bad parameters (nothing written)."""
+    import gen  # noqa: E402
+    try:
+        p = gen.Params(name=a.name, tiers=a.tiers, radix=a.radix, hosts_per_leaf=a.hosts_per_leaf,
+                       oversub=_numbers(a.oversub, "--oversub", float), leaves=a.leaves, spines=a.spines,
+                       pods=a.pods, hosts=a.hosts, planes=a.planes,
+                       speeds=_numbers(a.speed_gbps, "--speed-gbps", float),
+                       delays=_numbers(a.delay_ns, "--delay-ns", float), profile=a.profile, host_kind=a.host_kind,
+                       traffic=a.traffic, incast_senders=a.incast_senders,
+                       size_bytes=tp.parse_bytes(a.size, "--size"), qps=a.qps, cc=a.cc, duration_s=a.duration,
+                       mmu_bytes=tp.parse_bytes(a.mmu_size, "--mmu-size"))
+        for opt in ("radix", "hosts_per_leaf", "leaves", "spines", "pods", "hosts", "incast_senders"):
+            if getattr(a, opt) < 0:
+                raise gen.GenError(f"--{opt.replace('_', '-')} {getattr(a, opt)}: must not be negative")
+        fab = gen.plan(p)
+        files = gen.render(fab)
+        path = gen.write(files, a.out, a.force)
+    except (gen.GenError, tp.TopologyError, ValueError) as e:
+        print(f"sf-lab: gen: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"sf-lab: gen: cannot write {a.out}: {e.strerror} ({e.filename})", file=sys.stderr)
+        return 1
+    print(f"sf-lab gen: {len(fab.switches)} switches, {len(fab.hosts)} hosts, {len(fab.links)} links -> {path} "
+          f"(+ {len(files) - 1} switch configs in {os.path.join(a.out, 'switch')})")
+    return 0
+
+
+DESCRIBE_MAX_NODES = 64  # a larger topology lists its nodes and flows with check --verbose only
+
+
+def describe(t, full=False):
     lines = [f"topology {t.name}: {len(t.switches)} switch(es), {len(t.hosts)} host(s), {len(t.links)} link(s), "
              f"{len(t.flows)} flow(s), up to {t.duration_s:g} s"]
+    if not full and len(t.switches) + len(t.hosts) > DESCRIBE_MAX_NODES:
+        lines.append(f"  ({len(t.switches) + len(t.hosts)} nodes: sf-lab check --verbose lists them and the flows)")
+        return "\n".join(lines)
     for s in t.switches.values():
         shards = f"  {max(s.shard_map) + 1} shards (--shard-map {','.join(map(str, s.shard_map))})" if s.shard_map else ""
         lines.append(f"  switch {s.name:<8} {os.path.relpath(s.config_path, tp.ROOT)}{shards}")
     for h in t.hosts.values():
-        lines.append(f"  host   {h.name:<8} {h.kind:<5} {h.mac} {h.ip:<12} -> {h.switch}:{h.port} at {h.speed_gbps} Gb/s")
+        for hp in h.ports:
+            name = h.name if not h.multi else f"{h.name}:p{hp.index}"
+            gw = f" via gateway {hp.gateway_mac}" if hp.gateway_mac else ""
+            lines.append(f"  host   {name:<8} {h.kind:<5} {hp.mac} {hp.ip:<12} -> {hp.switch}:{hp.port} at "
+                         f"{hp.speed_gbps} Gb/s{gw}")
     for f in t.flows:
         what = f"{f.size_bytes:,} B" if f.size_bytes else f"{f.duration_s:g} s"
         lines.append(f"  flow   {f.name:<16} {f.type:<10} {f.src} -> {f.dst}, {what}, DSCP {f.dscp}"
-                     + (f", start {f.start_ms} ms" if f.start_ms else ""))
+                     + (f", start {f.start_ms} ms" if f.start_ms else "") + (f", port {f.port}" if f.port > 1 else ""))
     for p in t.probes:
         lines.append(f"  probe  {p.name:<16} {p.test:<10} {p.src} -> {p.dst}, {p.size_bytes:,} B, one round trip per "
                      f"{tp.probe_interval_us(t, p):,} us at most, DSCP {p.dscp}, "
@@ -80,13 +168,17 @@ def main(argv=None):
     if a.cmd == "sweep":
         import sweep  # noqa: E402
         return sweep.main(a)
+    if a.cmd == "gen":
+        return run_gen(a)
     try:
         t = tp.load(a.topology, duration_override=a.duration)
     except tp.TopologyError as e:
         print(f"sf-lab: {a.topology}: {e}", file=sys.stderr)
         return 2
     if a.cmd == "check":
-        print(describe(t))
+        import gen  # noqa: E402
+        print(gen.summary(t))
+        print(describe(t, full=a.verbose))
         return 0
     if a.sim:
         return run_sim(a, t)

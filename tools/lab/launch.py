@@ -109,8 +109,10 @@ class Plan:
     def sock(self, sw, port):
         return os.path.join(self.work, f"{sw}-{port}.sock")
 
-    def host_devargs(self, h, idx=0):
-        return memif(idx, "client", self.sock(h.switch, h.port), h.mac)
+    def host_devargs(self, h, idx=0, port=0):
+        """memif client devargs of a host's port (index port) toward its switch port."""
+        hp = h.ports[port] if h.ports else h
+        return memif(idx, "client", self.sock(hp.switch, hp.port), hp.mac)
 
     def write(self):
         os.makedirs(self.run_dir, exist_ok=True)
@@ -150,9 +152,10 @@ class Plan:
                     pc["speed"] = speeds[(name, port)]
                 if role == "server":
                     self.sockets.append(s)
-            fdb = cfg.setdefault("FDB", {})
-            for mac, port in routes[name].items():
-                fdb[mac] = {"port": port, "type": "static"}
+            if not tp.is_routed(sw):  # a routed switch forwards by its own tables (hosts send to its port MACs)
+                fdb = cfg.setdefault("FDB", {})
+                for mac, port in routes[name].items():
+                    fdb[mac] = {"port": port, "type": "static"}
             path = os.path.join(self.run_dir, f"switch-{name}.json")
             with open(path, "w") as f:
                 json.dump(cfg, f, indent=2)
@@ -176,7 +179,8 @@ class Plan:
             if not flows:
                 continue
             sized = flows[0].size_bytes > 0
-            builders = [frames.FlowFrames(src_mac=h.mac, dst_mac=t.hosts[f.dst].mac, src_ip=h.ip,
+            # Behind a routed switch every frame goes to the gateway (the switch port's MAC).
+            builders = [frames.FlowFrames(src_mac=h.mac, dst_mac=h.gateway_mac or t.hosts[f.dst].mac, src_ip=h.ip,
                                           dst_ip=t.hosts[f.dst].ip, sport=f.sport, dscp=f.dscp,
                                           qpn=0x100 + f.index, ib_mtu=h.ib_mtu, ect=f.dscp != 0) for f in flows]
             if sized:
@@ -197,10 +201,10 @@ class Plan:
         names = nic.oob_names(t)
         ports = nic.free_tcp_ports(len(names)) if names else []
         self.oob = dict(zip(names, ports))
-        for proc in nic.nic_processes(t):
-            members = nic.nic_processes(t)[proc]
+        for proc in nic.active_processes(t):  # a process without workloads is not started
             # One vdev name per device in a process: net_memif0, net_memif1, ...
-            cfg = nic.build_nic_config(t, proc, lambda h: self.host_devargs(h, members.index(h.name)),
+            vdev = nic.vdev_indices(t, proc)
+            cfg = nic.build_nic_config(t, proc, lambda h, k=0: self.host_devargs(h, vdev[(h.name, k)], k),
                                        lambda f: self.oob[f.name])
             path = os.path.join(self.run_dir, f"nic-{proc}.json")
             with open(path, "w") as f:

@@ -43,6 +43,17 @@ def nic_processes(topo):
     return out
 
 
+def active_processes(topo):
+    """{process: [hosts]} of the processes that run a workload (a flow's or a
+    probe's end on one of their hosts). The lab starts only these: sf-nic
+    refuses a config without workloads, and the ports of an idle process's
+    hosts stay unconnected (in real time a memif nobody opens, in sf-sim no
+    link)."""
+    busy = {f.src for f in topo.flows} | {f.dst for f in topo.flows} | \
+        {p.src for p in topo.probes} | {p.dst for p in topo.probes}
+    return {proc: hosts for proc, hosts in nic_processes(topo).items() if busy & set(hosts)}
+
+
 def oob_names(topo):
     """Names that need an out-of-band TCP port: every nic flow, every probe."""
     return [f.name for f in topo.flows if topo.hosts[f.src].kind == "nic"] + [p.name for p in topo.probes]
@@ -53,18 +64,43 @@ def workload_names(flow):
     return f"{base}.client", f"{base}.server"
 
 
+def vdev_indices(topo, process):
+    """{(host, port index): memif vdev number} of one sf-nic process: its
+    hosts' ports in topology order, net_memif0, net_memif1, ..."""
+    out = {}
+    for name in nic_processes(topo).get(process, []):
+        for hp in topo.hosts[name].ports:
+            out[(name, hp.index)] = len(out)
+    return out
+
+
 def build_nic_config(topo, process, devargs_of, oob_port_of):
     """nic.json of one sf-nic process.
-    devargs_of(host) -> memif client devargs toward its switch port;
+    devargs_of(host) -> memif client devargs toward its switch port (a host
+    declared with "ports": devargs_of(host, port index) for each port);
     oob_port_of(flow) -> TCP port of the flow's out-of-band exchange.
     A flow whose client or server host runs in this process contributes that
-    side's workload."""
+    side's workload. A multi-port host gets "ports": [{devargs, mac, ip,
+    speed_gbps, gateway_mac}] and its workloads "port": k (1-based); a
+    one-port host behind a routed switch gets "gateway_mac"."""
     hosts = {}
     members = set(nic_processes(topo).get(process, []))
     for name in sorted(members, key=lambda n: topo.hosts[n].index):
         h = topo.hosts[name]
-        hosts[name] = {"devargs": devargs_of(h), "mac": h.mac, "ip": h.ip, "speed": h.speed_gbps, "mtu": h.mtu,
-                       "dscp": h.dscp, "pfc_enable": h.pfc_enable, "cnp_dscp": h.cnp_dscp}
+        if h.multi:
+            ports = []
+            for hp in h.ports:
+                e = {"devargs": devargs_of(h, hp.index), "mac": hp.mac, "ip": hp.ip, "speed_gbps": hp.speed_gbps}
+                if hp.gateway_mac:
+                    e["gateway_mac"] = hp.gateway_mac
+                ports.append(e)
+            hosts[name] = {"ports": ports, "mtu": h.mtu, "dscp": h.dscp, "pfc_enable": h.pfc_enable,
+                           "cnp_dscp": h.cnp_dscp}
+        else:
+            hosts[name] = {"devargs": devargs_of(h), "mac": h.mac, "ip": h.ip, "speed": h.speed_gbps, "mtu": h.mtu,
+                           "dscp": h.dscp, "pfc_enable": h.pfc_enable, "cnp_dscp": h.cnp_dscp}
+            if h.gateway_mac:
+                hosts[name]["gateway_mac"] = h.gateway_mac
         if h.rx_drain_gbps:  # a slow receiver that pauses its switch port (docs/nic-app.md)
             hosts[name]["rx_drain_rate"] = h.rx_drain_gbps
             for k in ("pfc_generate", "pfc_xoff", "pfc_xon"):
@@ -83,21 +119,29 @@ def build_nic_config(topo, process, devargs_of, oob_port_of):
         if f.rate_gbps:
             common["rate_limit"] = f.rate_gbps  # QP pacing, Gb/s (sf-nic nic.json "rate_limit")
         if f.dst in members:
-            workloads.append(dict({"name": sname, "host": f.dst, "role": "server"}, **common, start_ms=0))
+            workloads.append(dict({"name": sname, "host": f.dst, "role": "server"}, **common, start_ms=0,
+                                  **_port(topo, f.dst, f.port)))
         if f.src in members:
-            workloads.append(dict({"name": cname, "host": f.src, "role": "client"}, **common, start_ms=f.start_ms))
+            workloads.append(dict({"name": cname, "host": f.src, "role": "client"}, **common, start_ms=f.start_ms,
+                                  **_port(topo, f.src, f.port)))
     for pr in topo.probes:
         cname, sname = workload_names(pr)
         common = {"type": pr.test, "oob": f"127.0.0.1:{oob_port_of(pr)}", "size": pr.size_bytes, "iterations": 0,
                   "duration_s": pr.duration_s or topo.duration_s, "qps": 1, "cc": topo.hosts[pr.src].cc,
                   "verify": False, "dscp": pr.dscp}
         if pr.dst in members:
-            workloads.append(dict({"name": sname, "host": pr.dst, "role": "server"}, **common, start_ms=0))
+            workloads.append(dict({"name": sname, "host": pr.dst, "role": "server"}, **common, start_ms=0,
+                                  **_port(topo, pr.dst, pr.port)))
         if pr.src in members:
             workloads.append(dict({"name": cname, "host": pr.src, "role": "client"}, **common, start_ms=pr.start_ms,
                                   interval_us=topology.probe_interval_us(topo, pr), samples=True,
-                                  stop_with_others=not pr.duration_s))
+                                  stop_with_others=not pr.duration_s, **_port(topo, pr.src, pr.port)))
     return {"hosts": hosts, "workloads": workloads}
+
+
+def _port(topo, host, port):
+    """A workload's "port" (1-based) on a multi-port host; nothing on a one-port host."""
+    return {"port": port} if topo.hosts[host].multi else {}
 
 
 def nic_command(binary, eal, cfg_path, report, timeseries, ts_period_ms, limit_s, ready):

@@ -243,7 +243,8 @@ def flow_latency(t, flows, probe_res, est_ports, windows):
                 d["latency_source"] = (f"probe {p['test']} '{p['name']}' {p['src']} -> {p['dst']}: round trip "
                                        "while the flow ran")
                 continue
-        h = t.hosts[d["dst"]]
+        port = next((f.port for f in t.flows if f.name == d["name"]), 1)
+        h = t.hosts[d["dst"]].ports[port - 1]  # the destination port the flow arrives on (multi-port hosts)
         e = est_ports.get(f"{h.switch}:{h.port}")
         if e:
             d["latency_us"] = {"samples": e["samples"], "p50": e["p50_us"], "p99": e["p99_us"], "max": e["max_us"]}

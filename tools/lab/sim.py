@@ -3,10 +3,11 @@
 The topology is planned as for a real run (launch.Plan writes the switch
 configs and the nic.json files into DIR/run/), then an sf-sim plan
 (docs/sf-sim.md) joins them: each host link becomes {"a": {"nic": PROCESS,
-"host": HOST}, "b": {"switch": SW, "port": PORT}}, each switch-switch link
-{"switch", "port"} on both ends, at the link's speed (or --speed-gbps, which
-also sets the switch PORT speeds and the nic hosts' speeds, so shaping and
-pacing agree with the links) with 1000 ns of propagation delay. sf-sim writes
+"host": HOST}, "b": {"switch": SW, "port": PORT}} (a multi-port host's end adds
+"port": k, 1-based), each switch-switch link {"switch", "port"} on both ends,
+at the link's speed (or --speed-gbps, which also sets the switch PORT speeds
+and the nic hosts' speeds, so shaping and pacing agree with the links) with
+the link's delay_ns of propagation delay (default 1000 ns). sf-sim writes
 the files the real processes write; SimLab presents them to report.py and
 plots.py as a Lab would, with times in virtual seconds. Nothing here reads a
 clock: two runs with the same seed give identical results.json.
@@ -42,6 +43,8 @@ def apply_speed(t, speed_gbps):
         link.speed_gbps = speed_gbps
     for h in t.hosts.values():
         h.speed_gbps = speed_gbps
+        for hp in h.ports:
+            hp.speed_gbps = speed_gbps
 
 
 class SimPlan(launch.Plan):
@@ -57,8 +60,9 @@ class SimPlan(launch.Plan):
         self.sockets = []
         import nic
         self.oob = {name: SIM_OOB_PORT_BASE + i for i, name in enumerate(nic.oob_names(self.t))}  # flows, probes
-        for proc, members in nic.nic_processes(self.t).items():
-            cfg = nic.build_nic_config(self.t, proc, lambda h: self.host_devargs(h, members.index(h.name)),
+        for proc in nic.active_processes(self.t):  # a process without workloads is not simulated
+            vdev = nic.vdev_indices(self.t, proc)
+            cfg = nic.build_nic_config(self.t, proc, lambda h, k=0: self.host_devargs(h, vdev[(h.name, k)], k),
                                        lambda f: self.oob[f.name])
             path = os.path.join(self.run_dir, f"nic-{proc}.json")
             with open(path, "w") as f:
@@ -103,11 +107,19 @@ class SimLab(launch.Lab):
         t, p = self.t, self.plan
         nic_of = {h.name: h.process for h in t.nic_hosts()}
         links = []
+        active = set(p.nic_cfgs)
         for link in t.links:
+            if any(not port and nic_of.get(node) not in active for node, port in (link.a, link.b)):
+                continue  # the host of a process without workloads: no node, no link
             ends = []
             for node, port in (link.a, link.b):
-                ends.append({"switch": node, "port": port} if port else {"nic": nic_of[node], "host": node})
-            links.append({"a": ends[0], "b": ends[1], "speed_gbps": link.speed_gbps, "delay_ns": SIM_DELAY_NS})
+                if port:
+                    ends.append({"switch": node, "port": port})
+                else:  # a multi-port host's end names its port (1-based)
+                    ends.append(dict({"nic": nic_of[node], "host": node},
+                                     **({"port": link.host_port + 1} if t.hosts[node].multi else {})))
+            links.append({"a": ends[0], "b": ends[1], "speed_gbps": link.speed_gbps,
+                          "delay_ns": SIM_DELAY_NS if link.delay_ns is None else link.delay_ns})
         return {"seed": self.seed, "run_limit_s": self.run_limit_s, "ts_period_us": self.ts_period_us,
                 "switches": {n: self._switch_entry(n, os.path.relpath(path, p.run_dir))
                              for n, (path, _) in p.switch_cfgs.items()},

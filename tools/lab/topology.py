@@ -21,6 +21,7 @@ NIC_CCS = ("none", "dcqcn-paper", "dcqcn-nvidia")
 WORKLOAD_TYPES = ("incast", "background", "victim", "probe")
 PROBE_TESTS = ("write_lat", "read_lat", "send_lat")  # sf-nic's latency tests (docs/nic-app.md)
 PROBE_SIZE_BYTES = 64
+MAX_HOST_PORTS = 64         # a nic host's "ports" (multi-port defaults: second IPv4 octet 128 + port)
 
 
 class TopologyError(ValueError):
@@ -38,6 +39,20 @@ class Switch:
     shaper_burst_us: float = 2000.0
     index: int = 0
     shard_map: list = None    # shard of each port (config order); None = one shard
+
+
+@dataclass
+class HostPort:
+    """One port of a host: its own MAC and IPv4, the switch port it hangs off
+    and, on a routed switch (a config with STATIC_ROUTE), that switch port's
+    MAC as its gateway."""
+    index: int                # 0-based; link end "host:p<index>", workload / nic.json "port" index + 1
+    mac: str
+    ip: str
+    switch: str = ""
+    port: str = ""
+    speed_gbps: int = 0
+    gateway_mac: str = ""     # "" = L2 (frames to the destination's MAC)
 
 
 @dataclass
@@ -60,9 +75,15 @@ class Host:
     pfc_generate: str = ""      # nic: priorities it pauses its switch port for from that backlog
     pfc_xoff: int = 0           # nic: backlog bytes asserting / releasing the pause (0 = sf-nic's default)
     pfc_xon: int = 0
-    switch: str = ""          # filled from links: the switch and port it hangs off
+    switch: str = ""          # filled from links: the switch and port it hangs off (port 0's)
     port: str = ""
     speed_gbps: int = 0
+    ports: list = field(default_factory=list)  # HostPort per port (one for a plain host); ports[0] mirrors the above
+    multi: bool = False       # declared with "ports" (nic.json "ports" list, link ends "host:p<k>")
+
+    @property
+    def gateway_mac(self):
+        return self.ports[0].gateway_mac if self.ports else ""
 
 
 @dataclass
@@ -71,6 +92,8 @@ class Link:
     a: tuple                  # (node, port or None)
     b: tuple
     speed_gbps: int
+    delay_ns: int = None      # propagation delay in virtual time (sf-sim); None = sim.SIM_DELAY_NS
+    host_port: int = 0        # the host end's port index (0 for a switch-switch link)
 
 
 @dataclass
@@ -90,6 +113,7 @@ class Flow:
     message_bytes: int = 65536  # nic: RDMA WRITE message size
     qps: int = 1
     path: str = ""            # JSON path of the workload (errors)
+    port: int = 1             # 1-based port of src and dst the flow runs on (multi-port hosts)
 
     @property
     def sport(self):
@@ -110,6 +134,7 @@ class Probe:
     duration_s: float = 0.0   # 0 = as long as the other clients of the src's sf-nic process run
     dscp: int = 26            # its QPs' DSCP (default: the src host's, as its flows)
     path: str = ""
+    port: int = 1             # 1-based port of src and dst
 
 
 @dataclass
@@ -277,16 +302,18 @@ SWITCH_KEYS = {"kind", "config", "shaper_burst_us", "shards", "shard_map"}
 MAX_SHARDS = 8  # sf-switch --shards (switch/pipeline/shard_ring.h kMaxShards)
 PKTIO_KEYS = {"kind", "mac", "ip", "ib_mtu", "rate_gbps", "nice"}
 NIC_KEYS = {"kind", "process", "mac", "ip", "mtu", "dscp", "pfc_enable", "cnp_dscp", "cc", "rx_drain_gbps",
-            "pfc_generate", "pfc_xoff", "pfc_xon"}
-LINK_KEYS = {"a", "b", "speed_gbps"}
+            "pfc_generate", "pfc_xoff", "pfc_xon", "ports", "port_macs", "port_ips"}
+LINK_KEYS = {"a", "b", "speed_gbps", "delay_ns"}
+MAX_DELAY_NS = 1_000_000_000
 WL_KEYS = {
     "incast": {"name", "type", "senders", "receiver", "size_bytes", "start_ms", "dscp", "rate_gbps",
-               "message_bytes", "qps"},
+               "message_bytes", "qps", "port"},
     "background": {"name", "type", "src", "dst", "size_bytes", "duration_s", "rate_gbps", "start_ms", "dscp",
-                   "message_bytes", "qps"},
+                   "message_bytes", "qps", "port"},
 }
 WL_KEYS["victim"] = WL_KEYS["background"]
-WL_KEYS["probe"] = {"name", "type", "src", "dst", "test", "size_bytes", "interval_us", "start_ms", "duration_s", "dscp"}
+WL_KEYS["probe"] = {"name", "type", "src", "dst", "test", "size_bytes", "interval_us", "start_ms", "duration_s", "dscp",
+                    "port"}
 
 
 def load(path, *, duration_override=None, memory_bytes=None):
@@ -419,15 +446,61 @@ def _load_nodes(t, nodes, topo_dir):
                 raise TopologyError(f"{p}.mtu", f"{h.mtu}: an IB MTU is 256, 512, 1024, 2048 or 4096")
             if not re.fullmatch(r"[0-7](,[0-7])*", h.pfc_enable):
                 raise TopologyError(f"{p}.pfc_enable", f"'{h.pfc_enable}': priorities like \"3\" or \"3,4\"")
+            _host_ports(h, obj, p)
+        if not h.ports:
+            h.ports = [HostPort(0, h.mac, h.ip)]
         t.hosts[name] = h
     if not t.switches:
         raise TopologyError("nodes", "no switch (kind \"switch\")")
     seen = {}
     for h in t.hosts.values():
-        for what, v in (("mac", h.mac), ("ip", h.ip)):
-            if (what, v) in seen:
-                raise TopologyError(f"nodes.{h.name}.{what}", f"{v} is also {seen[(what, v)]}'s")
-            seen[(what, v)] = h.name
+        for hp in h.ports:
+            for what, v in (("mac", hp.mac), ("ip", hp.ip)):
+                where = f"nodes.{h.name}.{what}" if not h.multi else f"nodes.{h.name}.port_{what}s[{hp.index}]"
+                label = h.name if not h.multi else f"{h.name}:p{hp.index}"
+                if (what, v) in seen:
+                    raise TopologyError(where, f"{v} is also {seen[(what, v)]}'s")
+                seen[(what, v)] = label
+
+
+def port_mac_default(i, k):
+    """MAC of port k (0-based) of the i-th host (1-based) declared with
+    "ports" > 1: 02:1b:KK:II:II:II (plain hosts are 02:1a:00:00:II:II)."""
+    return f"02:1b:{k:02x}:{(i >> 16) & 0xff:02x}:{(i >> 8) & 0xff:02x}:{i & 0xff:02x}"
+
+
+def port_ip_default(i, k):
+    """IPv4 of port k of the i-th host declared with "ports" > 1:
+    10.(128 + k).I.I (plain hosts are 10.0.I.I below 65,536 hosts)."""
+    return f"10.{128 + k}.{(i >> 8) & 0xff}.{i & 0xff}"
+
+
+def _host_ports(h, obj, p):
+    """A nic host's "ports": P (default 1) and optional "port_macs" /
+    "port_ips" (one per port). A host with P > 1 takes its addresses from
+    these or the defaults above, never from "mac" / "ip"."""
+    n = _num(obj, "ports", p, default=1, lo=1, hi=MAX_HOST_PORTS, integer=True)
+    lists = {}
+    for key, check in (("port_macs", _mac), ("port_ips", _ip)):
+        if key not in obj:
+            continue
+        v = obj[key]
+        if not isinstance(v, list) or len(v) != n:
+            raise TopologyError(f"{p}.{key}", f"want an array of {n} address(es), one per port (\"ports\": {n})")
+        lists[key] = [check(x, f"{p}.{key}[{k}]") for k, x in enumerate(v)]
+    if n == 1 and not lists:
+        return
+    for key in ("mac", "ip"):
+        if key in obj:
+            raise TopologyError(f"{p}.{key}", f"a host with \"ports\" gives its addresses per port: use port_{key}s "
+                                              f"(an array of {n})")
+    h.multi = n > 1
+    dmac = (lambda k: port_mac_default(h.index, k)) if h.multi else (lambda k: h.mac)
+    dip = (lambda k: port_ip_default(h.index, k)) if h.multi else (lambda k: h.ip)
+    h.ports = [HostPort(k, lists["port_macs"][k] if "port_macs" in lists else dmac(k),
+                        lists["port_ips"][k] if "port_ips" in lists else dip(k))
+               for k in range(n)]
+    h.mac, h.ip = h.ports[0].mac, h.ports[0].ip
 
 
 def _endpoint(t, v, path):
@@ -444,9 +517,18 @@ def _endpoint(t, v, path):
             raise TopologyError(path, f"switch {node} has no port '{port}' ({os.path.relpath(sw.config_path, ROOT)} "
                                       f"has {', '.join(sw.ports)})")
         return node, port
-    if port:
-        raise TopologyError(path, f"'{node}' is a host (one port): write \"{node}\", not \"{v}\"")
-    return node, None
+    h = t.hosts[node]
+    if not port:
+        if h.multi:
+            raise TopologyError(path, f"'{node}' has {len(h.ports)} ports: name one, \"{node}:p0\" .. "
+                                      f"\"{node}:p{len(h.ports) - 1}\"")
+        return node, None, 0
+    m = re.fullmatch(r"p(0|[1-9][0-9]*)", port)
+    if not m or int(m.group(1)) >= len(h.ports):
+        if len(h.ports) == 1:
+            raise TopologyError(path, f"'{node}' is a host (one port): write \"{node}\", not \"{v}\"")
+        raise TopologyError(path, f"host {node} has ports p0 .. p{len(h.ports) - 1}, not '{port}'")
+    return node, None, int(m.group(1))
 
 
 def _load_links(t, links):
@@ -461,10 +543,13 @@ def _load_links(t, links):
                 raise TopologyError(p, f"missing required field '{k}'")
         a = _endpoint(t, obj["a"], f"{p}.a")
         b = _endpoint(t, obj["b"], f"{p}.b")
+        host_port = (a[2] if len(a) == 3 else b[2] if len(b) == 3 else 0)
+        a, b = a[:2], b[:2]
         for end, ep in (("a", a), ("b", b)):
-            key = ep if ep[1] else (ep[0], None)
+            key = ep if ep[1] else (ep[0], host_port)
             if key in used:
-                what = f"{ep[0]}:{ep[1]}" if ep[1] else f"host {ep[0]}"
+                what = f"{ep[0]}:{ep[1]}" if ep[1] else (f"host {ep[0]}" if not t.hosts[ep[0]].multi
+                                                         else f"{ep[0]}:p{host_port}")
                 raise TopologyError(f"{p}.{end}", f"{what} is used twice (already by {used[key]})")
             used[key] = f"{p}.{end}"
         if a[1] is None and b[1] is None:
@@ -486,18 +571,43 @@ def _load_links(t, links):
                 speed = int(cfg_speed)
             except (TypeError, ValueError):
                 raise TopologyError(sp, f"missing, and {sw}:{port} has no usable speed in its config") from None
-        link = Link(i, a, b, speed)
+        delay = _num(obj, "delay_ns", p, default=None, lo=0, hi=MAX_DELAY_NS, integer=True)
+        link = Link(i, a, b, speed, delay, host_port)
         t.links.append(link)
         for host_ep, sw_ep in ((a, b), (b, a)):
             if host_ep[1] is None:
                 h = t.hosts[host_ep[0]]
-                h.switch, h.port, h.speed_gbps = sw_ep[0], sw_ep[1], speed
+                hp = h.ports[host_port]
+                hp.switch, hp.port, hp.speed_gbps = sw_ep[0], sw_ep[1], speed
+                hp.gateway_mac = _gateway_mac(t, sw_ep, p)
+                if host_port == 0:
+                    h.switch, h.port, h.speed_gbps = sw_ep[0], sw_ep[1], speed
     for h in t.hosts.values():
-        if not h.switch:
-            raise TopologyError(f"nodes.{h.name}", "not connected: no link names this host")
+        for hp in h.ports:
+            if not hp.switch:
+                what = "this host" if not h.multi else f"{h.name}:p{hp.index}"
+                raise TopologyError(f"nodes.{h.name}", f"not connected: no link names {what}")
         if h.kind == "pktio" and h.rate_gbps > h.speed_gbps:
             raise TopologyError(f"nodes.{h.name}.rate_gbps",
                                 f"{h.rate_gbps:g} Gb/s exceeds its link speed {h.speed_gbps} Gb/s")
+
+
+def is_routed(sw):
+    """A switch routes (IPv4 by STATIC_ROUTE) when its config has routes;
+    the lab then writes no FDB entries into it and its hosts send to the
+    switch port's MAC (their gateway)."""
+    return bool(sw.config.get("STATIC_ROUTE"))
+
+
+def _gateway_mac(t, sw_ep, path):
+    sw = t.switches[sw_ep[0]]
+    if not is_routed(sw):
+        return ""
+    mac = sw.config["PORT"][sw_ep[1]].get("mac")
+    if not mac:
+        raise TopologyError(path, f"{sw_ep[0]} routes (its config has STATIC_ROUTE) but PORT.{sw_ep[1]} has no mac: "
+                                  "a host needs its switch port's MAC as gateway")
+    return _mac(mac, f"{path} ({sw_ep[0]} PORT.{sw_ep[1]}.mac)")
 
 
 def _host_ref(t, v, path):
@@ -531,6 +641,7 @@ def _load_workloads(t, wls):
         rate = _num(obj, "rate_gbps", p, default=0.0, lo=0)
         msg = parse_bytes(obj["message_bytes"], f"{p}.message_bytes") if "message_bytes" in obj else 65536
         qps = _num(obj, "qps", p, default=1, lo=1, hi=1024, integer=True)
+        port = _num(obj, "port", p, default=1, lo=1, hi=MAX_HOST_PORTS, integer=True)
         if typ == "incast":
             for k in ("senders", "receiver", "size_bytes"):
                 if k not in obj:
@@ -564,20 +675,22 @@ def _load_workloads(t, wls):
             pairs = [(src, f"{p}.src")]
         for src, sp in pairs:
             hs, hd = t.hosts[src], t.hosts[dst]
+            _check_port(t, port, (src, dst), p)
             if hs.kind != hd.kind:
                 raise TopologyError(sp, f"{src} is a {hs.kind} host and {dst} a {hd.kind} host: a flow runs "
                                         "between two hosts of one kind")
             if hs.kind == "nic" and qps > 64:
                 raise TopologyError(f"{p}.qps", f"{qps}: sf-nic runs at most 64 QPs per workload")
-            if rate > hs.speed_gbps:
-                raise TopologyError(f"{p}.rate_gbps", f"{rate:g} Gb/s exceeds {src}'s link speed {hs.speed_gbps} Gb/s")
+            if rate > hs.ports[port - 1].speed_gbps:
+                raise TopologyError(f"{p}.rate_gbps", f"{rate:g} Gb/s exceeds {src}'s link speed "
+                                                      f"{hs.ports[port - 1].speed_gbps} Gb/s")
             if len(t.flows) >= MAX_FLOWS:
                 raise TopologyError(p, f"more than {MAX_FLOWS} flows")
             fname = name if len(pairs) == 1 else f"{name}/{src}"
             # An sf-nic flow without its own dscp sends with its host's, as sf-nic does.
             fdscp = dscp if ("dscp" in obj or hs.kind != "nic") else hs.dscp
             t.flows.append(Flow(fname, name, typ, src, dst, len(t.flows), fdscp, size, dur, rate, start_ms,
-                                msg, qps, p))
+                                msg, qps, p, port))
         t.workloads.append(dict(obj, name=name))
     for pr in t.probes:
         proc = t.hosts[pr.src].process
@@ -600,6 +713,16 @@ def _load_workloads(t, wls):
             raise TopologyError(out[-1].path, f"pktio host {h.name}: all its flows start together (start_ms differs)")
         if out and len({f.rate_gbps for f in out}) > 1:
             raise TopologyError(out[-1].path, f"pktio host {h.name}: its flows share one shaper (rate_gbps differs)")
+
+
+def _check_port(t, port, hosts, p):
+    """A workload's "port" (1-based) must exist on both of its hosts; a
+    pktio host has one port."""
+    for h in hosts:
+        n = len(t.hosts[h].ports)
+        if port > n:
+            raise TopologyError(f"{p}.port", f"{port}: {h} has {n} port(s) (a workload's port is 1-based, "
+                                             "on its source and destination)")
 
 
 def _load_probe(t, obj, name, p):
@@ -625,10 +748,12 @@ def _load_probe(t, obj, name, p):
     if size > mtu * 1024:
         raise TopologyError(f"{p}.size_bytes", f"{size} bytes: a latency test takes at most 1024 MTUs ({mtu * 1024} B)")
     interval = _num(obj, "interval_us", p, default=None, lo=0, hi=10_000_000, integer=True)
+    port = _num(obj, "port", p, default=1, lo=1, hi=MAX_HOST_PORTS, integer=True)
+    _check_port(t, port, (src, dst), p)
     return Probe(name, src, dst, test, size, interval,
                  _num(obj, "start_ms", p, default=0, lo=0, hi=3_600_000, integer=True),
                  _num(obj, "duration_s", p, default=0.0, lo=0.01, hi=3600),
-                 _num(obj, "dscp", p, default=t.hosts[src].dscp, lo=0, hi=63, integer=True), p)
+                 _num(obj, "dscp", p, default=t.hosts[src].dscp, lo=0, hi=63, integer=True), p, port)
 
 
 def probe_interval_us(t, pr):
@@ -637,7 +762,8 @@ def probe_interval_us(t, pr):
     the speeds at the time of asking (sf-lab run --sim --speed-gbps sets them)."""
     if pr.interval_us is not None:
         return pr.interval_us
-    return max(1, round(1000 / min(t.hosts[pr.src].speed_gbps, t.hosts[pr.dst].speed_gbps)))
+    return max(1, round(1000 / min(t.hosts[pr.src].ports[pr.port - 1].speed_gbps,
+                                   t.hosts[pr.dst].ports[pr.port - 1].speed_gbps)))
 
 
 def switch_graph(t):
@@ -651,30 +777,125 @@ def switch_graph(t):
 
 
 def fdb_routes(t):
-    """{switch: {host mac: port}}: every switch's port toward every host (BFS)."""
+    """{switch: {host port mac: port}}: every switch's port toward every
+    host port (BFS over the switch-switch links)."""
     g = switch_graph(t)
     routes = {s: {} for s in t.switches}
     for h in t.hosts.values():
-        routes[h.switch][h.mac] = h.port
-        seen = {h.switch}
-        frontier = [h.switch]
-        while frontier:
-            nxt = []
-            for s in frontier:
-                for port, peer, peer_port in g[s]:
-                    if peer not in seen:
-                        seen.add(peer)
-                        routes[peer][h.mac] = peer_port
-                        nxt.append(peer)
-            frontier = nxt
+        for hp in h.ports:
+            routes[hp.switch][hp.mac] = hp.port
+            seen = {hp.switch}
+            frontier = [hp.switch]
+            while frontier:
+                nxt = []
+                for s in frontier:
+                    for port, peer, peer_port in g[s]:
+                        if peer not in seen:
+                            seen.add(peer)
+                            routes[peer][hp.mac] = peer_port
+                            nxt.append(peer)
+                frontier = nxt
     return routes
+
+
+def _ip_int(ip):
+    a, b, c, d = (int(x) for x in ip.split("."))
+    return a << 24 | b << 16 | c << 8 | d
+
+
+class Router:
+    """The IPv4 forwarding of a topology's routed switches, from their
+    configs (STATIC_ROUTE longest prefix match, NEIGH, ECMP groups), for the
+    reachability check: route(src host port, dst host port) follows every
+    ECMP member and says where a packet ends (or why it does not arrive)."""
+
+    def __init__(self, t):
+        self.t = t
+        self.peer = {}  # (switch, port) -> ("switch", sw, port) | ("host", host, port index)
+        for link in t.links:
+            for ep, other in ((link.a, link.b), (link.b, link.a)):
+                if ep[1]:
+                    self.peer[ep] = ("switch", other[0], other[1]) if other[1] else ("host", other[0], link.host_port)
+        self.tables = {}
+        self.memo = {}
+
+    def _table(self, sw):
+        if sw not in self.tables:
+            cfg = self.t.switches[sw].config
+            neigh = {}
+            for key, v in (cfg.get("NEIGH") or {}).items():
+                port, _, ip = key.partition("|")
+                if isinstance(v, dict):
+                    neigh[(port, ip)] = str(v.get("neigh", "")).lower()
+            rows = []
+            for key, v in (cfg.get("STATIC_ROUTE") or {}).items():
+                pfx = key.split("|")[-1]
+                net, _, depth = pfx.partition("/")
+                if ":" in net or not isinstance(v, dict):
+                    continue  # IPv6 routes: not what hosts send
+                try:
+                    d = int(depth)
+                    n = _ip_int(net) & (((1 << d) - 1) << (32 - d))
+                except ValueError:
+                    continue  # sf-switch refuses the config itself
+                hops = list(zip(str(v.get("nexthop", "")).split(","), str(v.get("ifname", "")).split(",")))
+                rows.append((d, n, pfx, hops))
+            rows.sort(key=lambda r: -r[0])
+            self.tables[sw] = (rows, neigh)
+        return self.tables[sw]
+
+    def route(self, sw, dst):
+        """None when every path from switch sw reaches host port dst (a
+        HostPort), else why not (the first failing path)."""
+        key = (sw, dst.ip)
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = f"a routing loop through {sw}"
+        self.memo[key] = why = self._route(sw, dst)
+        return why
+
+    def _route(self, sw, dst):
+        if not is_routed(self.t.switches[sw]):
+            return f"{sw} does not route (no STATIC_ROUTE) and the path needs it to"
+        rows, neigh = self._table(sw)
+        a = _ip_int(dst.ip)
+        row = next((r for r in rows if a >> (32 - r[0]) == r[1] >> (32 - r[0])), None)
+        if row is None:
+            return f"{sw} has no route to {dst.ip}"
+        for hop, ifname in row[3]:
+            where = f"{sw} route {row[2]} via {ifname}"
+            p = self.peer.get((sw, ifname))
+            if p is None:
+                return f"{where}: no link on that port"
+            mac = neigh.get((ifname, hop))
+            if p[0] == "host":
+                hp = self.t.hosts[p[1]].ports[p[2]]
+                if hp is not dst:
+                    return f"{where} reaches {p[1]} ({hp.ip}), not {dst.ip}"
+                if mac != hp.mac:
+                    return f"{where}: NEIGH {ifname}|{hop} is {mac or 'missing'}, the host port's MAC is {hp.mac}"
+                continue
+            peer_mac = str(self.t.switches[p[1]].config["PORT"][p[2]].get("mac", "")).lower()
+            if not peer_mac or mac != peer_mac:
+                return f"{where}: NEIGH {ifname}|{hop} is {mac or 'missing'}, {p[1]}:{p[2]} has MAC {peer_mac or 'none'}"
+            why = self.route(p[1], dst)
+            if why:
+                return why
+        return None
 
 
 def _check_reachability(t):
     routes = fdb_routes(t)
+    router = None
     for f in list(t.flows) + list(t.probes):
-        s = t.hosts[f.src].switch
-        if t.hosts[f.dst].mac not in routes[s]:
+        sp = t.hosts[f.src].ports[f.port - 1]
+        dp = t.hosts[f.dst].ports[f.port - 1]
+        if sp.gateway_mac:
+            router = router or Router(t)
+            why = router.route(sp.switch, dp)
+            if why:
+                raise TopologyError(f.path, f"{f.dst} cannot be reached from {f.src} (port {f.port}): {why}")
+        elif dp.mac not in routes[sp.switch]:
             raise TopologyError(f.path, f"{f.dst} cannot be reached from {f.src}: no switch path")
 
 

@@ -190,11 +190,19 @@ void SimLab::connect_link(config::ConfigNode link) {
     }
     const auto name = e.req<std::string>("nic");
     const auto host = e.req<std::string>("host");
+    // A multi-port host has one link per port (one per plane): port k (1-based).
+    const auto port = e.opt<uint32_t>("port", 1, config::in_range<uint32_t>(1, 255));
     e.finish();
     for (const auto& n : nics_) {
       if (n->name != name) continue;
       for (size_t h = 0; h < n->cfg.hosts.size(); ++h) {
-        if (n->cfg.hosts[h].name == host) return {n->id, static_cast<PortId>(h)};
+        if (n->cfg.hosts[h].name != host) continue;
+        const nic::Host& nh = n->node->host(h);
+        if (port > nh.num_ports()) {
+          e.fail_key("port", "host " + host + " of nic process " + name + " has " + std::to_string(nh.num_ports()) +
+                                 " port" + (nh.num_ports() == 1 ? "" : "s") + " (port is 1-based)");
+        }
+        return {n->id, nh.node_port(static_cast<uint8_t>(port))};
       }
       e.fail_key("host", "nic process " + name + " has no host \"" + host + "\"");
     }

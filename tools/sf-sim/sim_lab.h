@@ -14,6 +14,8 @@
 //     sf-switch --shards / --shard-map runs it, here ShardedSwitchNode)
 //    "links": [{"a": {"nic": "nic", "host": "h0"}, "b": {"switch": "sw0", "port": "Ethernet0"},
 //               "speed_gbps": 400, "delay_ns": 1000}]}
+// A nic end may name the host's port: {"nic": "nic", "host": "h0", "port": 2}
+// (1-based verbs port_num, default 1): a multi-port host has one link per port.
 // Workloads of different nic processes are paired by their "oob" address
 // (a client and the server listening there), as sf-nic's TCP exchange does.
 // Threading: one thread. Errors: config::ConfigError naming the plan path or
