@@ -286,17 +286,24 @@ def run_sim(a, t):
     except sim.SimError as e:
         print(f"sf-lab: {a.topology}: {e}", file=sys.stderr)
         return 2
+    for opt in ("keep_pcaps", "no_console"):
+        if getattr(a, opt):
+            print(f"sf-lab: --{opt.replace('_', '-')} applies to real-time runs only (--sim has no pcaps and no "
+                  "console)", file=sys.stderr)
+            return 2
     speed = a.speed_gbps if a.speed_gbps is not None else t.sim.get("speed_gbps", 0)
-    if speed:
+    if speed or a.speed_gbps is not None:  # an explicit 0 is refused, not read as "unset"
         if not tp.MIN_SPEED_GBPS <= speed <= tp.MAX_SPEED_GBPS:
             print(f"sf-lab: --speed-gbps {speed}: want a whole number of Gb/s in [{tp.MIN_SPEED_GBPS}, "
                   f"{tp.MAX_SPEED_GBPS}]", file=sys.stderr)
             return 2
         sim.apply_speed(t, speed)
     seed = a.seed if a.seed is not None else t.sim.get("seed", 1)
-    period_us = a.ts_period_us or t.sim.get("ts_period_us") or \
-        max(1, t.ts_period_ms * 1000 // (50 * max(l.speed_gbps for l in t.links)))
-    limit_s = a.run_limit_s or t.sim.get("run_limit_s") or t.duration_s
+    # An explicit value (flag, then topology) wins even when it is 0, so that
+    # 0 is refused below instead of silently falling back to the default.
+    period_us = next((v for v in (a.ts_period_us, t.sim.get("ts_period_us")) if v is not None),
+                     max(1, t.ts_period_ms * 1000 // (50 * max(l.speed_gbps for l in t.links))))
+    limit_s = next((v for v in (a.run_limit_s, t.sim.get("run_limit_s")) if v is not None), t.duration_s)
     if seed < 0 or period_us <= 0 or limit_s <= 0:
         print("sf-lab: --seed, --ts-period-us and --run-limit-s must be positive", file=sys.stderr)
         return 2
