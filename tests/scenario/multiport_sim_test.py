@@ -112,6 +112,15 @@ def main():
                     fail(f"h{h} port {k}: only {data} data frames")
             if host["tx_packets"] != sum(x["tx_packets"] for x in host["ports"]):
                 fail(f"h{h}: host tx_packets is not the sum of its ports'")
+        # Time series: a multi-port host's sample lists each port; the host figure is their sum.
+        last = json.loads(open(os.path.join(d, "o", "timeseries-nic-nic.jsonl")).read().strip().splitlines()[-1])
+        for h in (0, 1):
+            th = last["hosts"][f"h{h}"]
+            if [x["port"] for x in th.get("ports", [])] != [1, 2]:
+                fail(f"time series h{h}: {th}")
+            if th["tx_bytes"] != sum(x["tx_bytes"] for x in th["ports"]) or \
+                    [x["tx_bytes"] for x in th["ports"]] != [x["tx_bytes"] for x in hosts[f"h{h}"]["ports"]]:
+                fail(f"time series h{h}: per-port tx_bytes {th['ports']} vs the report's")
         # Bad plan: a port the host does not have.
         plan["links"][1]["a"]["port"] = 3
         json.dump(plan, open(p, "w"))

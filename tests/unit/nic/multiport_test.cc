@@ -10,6 +10,7 @@
 //    destination the peer's (the tap routes it, as a router would).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <optional>
 
@@ -339,6 +340,39 @@ TEST(NicMultiPort, GatewayMacOnTheWire) {
   EXPECT_EQ(qa.port_num, 2);
   EXPECT_EQ(qa.ah_attr.dmac[5], 2);
   for (PortId p = 0; p < 2; ++p) EXPECT_EQ(rig.b.counters(p).dropped(), 0u);
+}
+
+// 5. A paced QP on port 1 is reset while its next departure is filed in
+//    port 1's wheel, then bound to port 2 (to b's port-2 QP) and paced again.
+//    Expect: nothing more leaves on port 1 (the old filing is skipped when
+//    it comes due), the new WRITE goes out on port 2 and arrives intact.
+TEST(NicMultiPort, QpRebindSendsOnlyOnItsNewPort) {
+  Rig rig;
+  Endpoint a = make_endpoint(rig.a, 0, 1 << 16);
+  Endpoint b1 = make_endpoint(rig.b, 0, 1 << 16);
+  Endpoint b2 = make_endpoint(rig.b, 0, 1 << 16);
+  connect_ports(rig, a, 1, b1, 1);
+  ASSERT_EQ(set_rate_limit(a.qp, 1'000'000), 0);  // 1 Gb/s: a 1 KiB frame every ~8.6 us
+  fill_pattern(a.buf, 5);
+  ASSERT_EQ(post_write(a, 1, 0, 1 << 16, b1.addr(), b1.mr->rkey), 0);
+  rig.sim.run_for(TimeNs::from_us(20));
+  const uint64_t on_port1 = rig.a.counters(0).tx_pkts;
+  ASSERT_GE(on_port1, 1u);
+  ASSERT_LT(on_port1, 64u);
+  v::QpAttr r;
+  r.qp_state = v::QpState::kReset;
+  ASSERT_EQ(v::modify_qp(a.qp, &r, v::kQpState), 0);
+  ASSERT_EQ(connect_on_port(a, 2, *b2.qp, mac(2, 2), ip(2, 2), 0x300, 0x400), 0);
+  ASSERT_EQ(connect_on_port(b2, 2, *a.qp, mac(1, 2), ip(1, 2), 0x400, 0x300), 0);
+  ASSERT_EQ(set_rate_limit(a.qp, 1'000'000), 0);
+  ASSERT_EQ(post_write(a, 2, 0, 1 << 14, b2.addr(), b2.mr->rkey), 0);
+  rig.sim.run_for(TimeNs::from_ms(1));
+  EXPECT_EQ(rig.a.counters(0).tx_pkts, on_port1);
+  EXPECT_EQ(rig.a.counters(1).tx_pkts, 16u);
+  EXPECT_TRUE(std::equal(a.buf.begin(), a.buf.begin() + (1 << 14), b2.buf.begin()));
+  bool done = false;
+  for (const v::Wc& wc : drain(a.scq)) done = done || (wc.wr_id == 2 && wc.status == v::WcStatus::kSuccess);
+  EXPECT_TRUE(done);
 }
 
 }  // namespace
