@@ -205,6 +205,11 @@ int run(int argc, char** argv) {
       return 0;
     }
     po::notify(vm);
+  } catch (const po::multiple_occurrences& e) {
+    // A second --port / --mac / --ip: the flags are one single-port host.
+    std::cerr << "sf-nic: " << e.what() << ": the flags describe one host with one port; a host with several "
+              << "ports needs --config nic.json (\"ports\", docs/nic-app.md \"Multi-port hosts\")\n";
+    return 2;
   } catch (const po::error& e) {
     std::cerr << "sf-nic: " << e.what() << " (sf-nic -- --help)\n";
     return 2;

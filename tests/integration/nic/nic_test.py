@@ -225,7 +225,8 @@ def bad_input(h):
     # Multi-port hosts: a second --port (the flags are one single-port host), host-level
     # addresses next to "ports", a workload on a port the host does not have.
     run(["write_bw", "--port", "x", "--port", "y", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1"],
-        "'--port' cannot be specified more than once")
+        "'--port' cannot be specified more than once: the flags describe one host with one port; a host with "
+        "several ports needs --config nic.json")
     two = [{"devargs": "x", "mac": "02:00:00:00:00:01", "ip": "10.1.0.1"},
            {"devargs": "y", "mac": "02:00:00:00:00:02", "ip": "10.2.0.1"}]
     cfg = h.write_json("mp1.json", {"hosts": {"a": {"ports": two, "mac": "02:00:00:00:00:03"}},
