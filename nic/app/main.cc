@@ -205,6 +205,17 @@ int run(int argc, char** argv) {
       return 0;
     }
     po::notify(vm);
+  } catch (const po::multiple_occurrences& e) {
+    const std::string opt = e.get_option_name();
+    std::cerr << "sf-nic: " << e.what();
+    if (opt == "--port" || opt == "--mac" || opt == "--ip") {
+      // The flags are one single-port host.
+      std::cerr << ": the flags describe one host with one port; a host with several ports needs --config "
+                << "nic.json (\"ports\", docs/nic-app.md \"Multi-port hosts\")\n";
+    } else {
+      std::cerr << " (sf-nic -- --help)\n";
+    }
+    return 2;
   } catch (const po::error& e) {
     std::cerr << "sf-nic: " << e.what() << " (sf-nic -- --help)\n";
     return 2;

@@ -37,9 +37,9 @@ config::MacAddr parse_unicast_mac(config::ConfigNode& n, std::string_view key) {
 }
 
 // One port's device, addresses, speed and gateway: the host-level keys of
-// the single-port form (speed key "speed") or a "ports" entry ("speed_gbps",
-// or "speed" as at host level).
-AppPort parse_port(config::ConfigNode& n, bool entry) {
+// the single-port form or a "ports" entry (the line rate as "speed" or
+// "speed_gbps", not both).
+AppPort parse_port(config::ConfigNode& n) {
   AppPort p;
   p.devargs = n.req<std::string>("devargs");
   if (p.devargs.empty()) n.fail_key("devargs", "must not be empty");
@@ -58,8 +58,8 @@ AppPort parse_port(config::ConfigNode& n, bool entry) {
   }
   if (!any_ip) n.fail("needs \"ip\" (IPv4 or IPv6) or \"ipv6\"");
   constexpr config::Range<uint32_t> kSpeed = config::in_range<uint32_t>(1, 800);
-  if (entry && n.has("speed_gbps") && n.has("speed")) n.fail("give \"speed_gbps\" or \"speed\", not both");
-  p.speed_gbps = entry && n.has("speed_gbps") ? n.req<uint32_t>("speed_gbps", kSpeed) : n.opt<uint32_t>("speed", 100, kSpeed);
+  if (n.has("speed_gbps") && n.has("speed")) n.fail("give \"speed_gbps\" or \"speed\", not both");
+  p.speed_gbps = n.has("speed_gbps") ? n.req<uint32_t>("speed_gbps", kSpeed) : n.opt<uint32_t>("speed", 100, kSpeed);
   if (n.has("gateway_mac")) p.gateway_mac = parse_unicast_mac(n, "gateway_mac");
   return p;
 }
@@ -81,7 +81,7 @@ AppHost parse_host(const std::string& name, config::ConfigNode n) {
     if (entries.size() > kMaxAppPorts) ports.fail("at most " + std::to_string(kMaxAppPorts) + " ports per host");
     for (size_t i = 0; i < entries.size(); ++i) {
       entries[i].expect_object();
-      AppPort p = parse_port(entries[i], true);
+      AppPort p = parse_port(entries[i]);
       entries[i].finish();
       if (i == 0) {
         h.devargs = p.devargs;
@@ -95,7 +95,7 @@ AppHost parse_host(const std::string& name, config::ConfigNode n) {
       }
     }
   } else {
-    const AppPort p = parse_port(n, false);
+    const AppPort p = parse_port(n);
     h.devargs = p.devargs;
     h.mac = p.mac;
     h.ipv4 = p.ipv4;

@@ -330,6 +330,15 @@ nlohmann::json timeseries_sample(const NicNode& node, double t_s) {
                                  {"pace_idle_ns", q.pace_idle_ns},
                                  {"pace_burst_bytes", q.pace_burst_bytes},
                                  {"rate_gbps", first_qp_rate_gbps(node, h)}};
+    if (host.num_ports() > 1) {
+      // A multi-port host: each port's (plane's) own traffic too.
+      nlohmann::json ports = nlohmann::json::array();
+      for (uint8_t k = 1; k <= host.num_ports(); ++k) {
+        const NicPortCounters& c = node.counters(host.node_port(k));
+        ports.push_back({{"port", k}, {"tx_packets", c.tx_pkts}, {"tx_bytes", c.tx_bytes}, {"rx_bytes", c.rx_bytes}});
+      }
+      hosts[host.config().name]["ports"] = ports;
+    }
   }
   return {{"t_s", t_s}, {"hosts", hosts}};
 }

@@ -336,7 +336,8 @@ uint16_t NicNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
     --p.ctrl_count;
     p.in_ctrl[slot] &= static_cast<uint8_t>(~kInCtrl);
     rc::Qp& qp = h.qp_slot(slot);
-    if (!qp.in_use()) continue;
+    // A QP reset and bound to another port since it was filed here sends there.
+    if (!qp.in_use() || qp.port_num() != p.port_num) continue;
     if (((paused >> qp.priority()) & 1u) != 0) {
       schedule(p.host, slot, now);
       continue;
@@ -359,7 +360,8 @@ uint16_t NicNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
     if (!again) {
       if (!p.wheel.pop_due(now, &slot)) break;
       rc::Qp& qp = h.qp_slot(slot);
-      if (!qp.in_use() || !qp.has_data(now)) continue;  // re-filed by schedule() when it has data again
+      // Re-filed by schedule() when it has data again, on the port it is bound to.
+      if (!qp.in_use() || qp.port_num() != p.port_num || !qp.has_data(now)) continue;
       if (((paused >> qp.priority()) & 1u) != 0) {
         p.paused.push_back(slot);
         p.in_ctrl[slot] |= kInPaused;

@@ -1,11 +1,14 @@
 // NicNode: the softfabric NIC as an sf::Node. One node carries many hosts
 // (DESIGN section 4: one sf-nic process can be 8 incast senders); each host
-// has its own MAC, IPv4/IPv6 address, ports, QP table (a preallocated array
-// indexed by QPN), MRs and CQs. The node
+// has its ports (verbs port_num 1..N, each with its own MAC, IPv4/IPv6
+// address and gateway when configured so: seed 002's planes), QP table (a
+// preallocated array indexed by QPN), MRs and CQs. A QP sends on the port it
+// is bound to (its INIT port_num). The node
 //  * receives: PFC/PAUSE -> the port's PfcReceiver; RoCEv2 -> parse, check
-//    MAC/IP/UDP 4791, verify the ICRC over the (possibly chained) mbuf,
-//    demultiplex by destination QPN, hand to the Qp; every rejected frame is
-//    freed and counted by RxDrop reason;
+//    the arriving port's MAC/IP and UDP 4791, verify the ICRC over the
+//    (possibly chained) mbuf, demultiplex by destination QPN within the
+//    port's host, hand to the Qp; every rejected frame is freed and counted
+//    by RxDrop reason on the port it arrived at;
 //  * transmits, per port: a due PFC frame first, then ACK/NAK/CNP control
 //    frames, then data from the port's timing wheel (per-QP pacing rate,
 //    Carousel: departure = max(now, previous departure + wire size / rate)),

@@ -6,7 +6,7 @@ their --report JSON and exit status; and bad command lines / configs.
 
 Usage: nic_test.py --build BUILD_DIR CASE
 CASE: memif_write_bw, memif_write_bw_mbuf_size, memif_read_lat, memif_send_bw_4qp, switch_write_bw,
-switch_read_lat, bad_input. Exit 0 = pass, 77 = skipped, else fail.
+switch_read_lat, bad_input, memif_multiport, switch_routed_multiport. Exit 0 = pass, 77 = skipped, else fail.
 
 Same rules as the switch tests (harness.py): --no-pci, own --file-prefix,
 --backoff, only our PIDs signalled, bounded waits on processes and files.
@@ -222,6 +222,21 @@ def bad_input(h):
                                                    "oob": "127.0.0.1:1"}]})
     run(["--config", cfg], "workloads[0].host: unknown host \"b\"")
     run(["--config", h.path("missing.json")], "missing.json")
+    # Multi-port hosts: a second --port (the flags are one single-port host), host-level
+    # addresses next to "ports", a workload on a port the host does not have.
+    run(["write_bw", "--port", "x", "--port", "y", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1"],
+        "'--port' cannot be specified more than once: the flags describe one host with one port; a host with "
+        "several ports needs --config nic.json")
+    two = [{"devargs": "x", "mac": "02:00:00:00:00:01", "ip": "10.1.0.1"},
+           {"devargs": "y", "mac": "02:00:00:00:00:02", "ip": "10.2.0.1"}]
+    cfg = h.write_json("mp1.json", {"hosts": {"a": {"ports": two, "mac": "02:00:00:00:00:03"}},
+                                    "workloads": [{"name": "w", "host": "a", "type": "write_bw", "role": "client",
+                                                   "oob": "127.0.0.1:1"}]})
+    run(["--config", cfg], "hosts.a.mac: not with \"ports\"")
+    cfg = h.write_json("mp2.json", {"hosts": {"a": {"ports": two}},
+                                    "workloads": [{"name": "w", "host": "a", "type": "write_bw", "role": "client",
+                                                   "oob": "127.0.0.1:1", "port": 3}]})
+    run(["--config", cfg], "workloads[0].port: host \"a\" has 2 ports")
     # More workloads on one host than it has PDs (64): a setup error, exit 1, and no crash
     # while the workloads already made are torn down (they once outlived their NIC node).
     sock = h.path("pds.sock")
@@ -237,6 +252,125 @@ def bad_input(h):
           f"65 workloads: the output lacks the alloc_pd error:\n{r.stdout}{r.stderr}")
 
 
+def start_nic_config(h, name, cfg):
+    """One sf-nic process on a nic.json (--config); waits for its ready file."""
+    prefix = h.prefix("nic")
+    report = h.path(f"{prefix}.report.json")
+    ready = h.path(f"{prefix}.ready")
+    path = h.write_json(f"{prefix}.nic.json", cfg)
+    cmd = [sf_nic(h)] + harness.EAL_COMMON + [f"--file-prefix={prefix}", "--no-telemetry"]
+    cmd += ["--", "--config", path, "--backoff", "--report", report, "--ready-file", ready, "--log-level", "warn"]
+    p = h.start(name, cmd)
+    p.report = report
+    wait_until(lambda: os.path.exists(ready), 30, f"{name} ready file", procs=[p])
+    return p
+
+
+def multiport_cfg(h, side, oob_port):
+    """A host with two ports (planes), each its own memif link, MAC and IP;
+    one verified write_bw bound to port 2."""
+    role = "server" if side == 1 else "client"
+    ports = [{"devargs": f"net_memif{k - 1},role={role},socket={h.path(f'plane{k}.sock')}",
+              "mac": f"02:4e:00:00:{k:02x}:{side:02x}", "ip": f"10.{k}.0.{side}", "speed_gbps": 10} for k in (1, 2)]
+    return {"hosts": {"h": {"ports": ports}},
+            "workloads": [{"name": "w", "host": "h", "type": "write_bw", "role": role,
+                           "oob": f"127.0.0.1:{oob_port}", "size": 65536, "iterations": 200, "verify": True,
+                           "port": 2}]}
+
+
+def memif_multiport(h):
+    """Two sf-nic processes, each a 2-port host (two memif links, one per
+    plane, each port its own MAC and IP); write_bw 64 KiB x 200 --verify bound
+    to port 2: every message lands and is checked on port 2, port 1 carries
+    no frame at all, and the report names each port's address."""
+    oob = free_port()
+    srv = start_nic_config(h, "server", multiport_cfg(h, 1, oob))
+    cli = start_nic_config(h, "client", multiport_cfg(h, 2, oob))
+    rc_cli = finish_nic(cli, 60)
+    rc_srv = finish_nic(srv, 20)
+    check_clean(rc_srv, "server")
+    check_clean(rc_cli, "client")
+    sw, cw = rc_srv["workloads"][0], rc_cli["workloads"][0]
+    check(sw["messages"] == 200 and cw["bytes"] == 200 * 65536, f"server {sw}, client {cw}")
+    check(sw["port"] == 2 and cw["port"] == 2, f"workload ports {sw['port']}, {cw['port']}")
+    for rep, side in ((rc_srv, 1), (rc_cli, 2)):
+        ports = rep["hosts"][0]["ports"]
+        check([p["port"] for p in ports] == [1, 2], f"side {side}: ports {ports}")
+        for k in (1, 2):
+            check(ports[k - 1]["mac"] == f"02:4e:00:00:{k:02x}:{side:02x}" and ports[k - 1]["ip"] == f"10.{k}.0.{side}",
+                  f"side {side} port {k}: address {ports[k - 1]}")
+        check(ports[0]["tx_packets"] == 0 and ports[0]["rx_packets"] == 0, f"side {side}: port 1 carried {ports[0]}")
+        loop = rep["loop"]["ports"]
+        check([(p["host"], p["port"]) for p in loop] == [("h", 1), ("h", 2)], f"side {side}: loop ports {loop}")
+        check(loop[0]["tx_packets"] == 0 and loop[0]["rx_packets"] == 0, f"side {side}: loop port 1 {loop[0]}")
+    check(rc_cli["hosts"][0]["ports"][1]["tx_packets"] >= 200 * 16, f"client port 2 {rc_cli['hosts'][0]['ports'][1]}")
+    check(rc_srv["hosts"][0]["ports"][1]["rx_packets"] >= 200 * 16, f"server port 2 {rc_srv['hosts'][0]['ports'][1]}")
+
+
+def switch_routed_multiport(h):
+    """Two 2-port hosts through one sf-switch (four memif ports): plane 1
+    bridged (static FDB), plane 2 routed: each host's port 2 is on its own
+    subnet with gateway_mac = its switch port's router MAC, the switch routes
+    by the destination IP (STATIC_ROUTE + NEIGH) and rewrites the MACs. A
+    verified write_bw on each plane at once: every message lands and is
+    checked, nothing is dropped anywhere; plane 2's frames left each host to
+    the gateway (the switch forwarded them only by routing: a frame to the
+    router MAC is never bridged)."""
+    names = ["Ethernet0", "Ethernet4", "Ethernet8", "Ethernet12"]  # (server, client) x (plane 1, plane 2)
+    router = {"Ethernet8": "02:53:00:00:00:08", "Ethernet12": "02:53:00:00:00:0c"}
+    host_mac = {(side, k): f"02:4e:00:00:{k:02x}:{side:02x}" for side in (1, 2) for k in (1, 2)}
+    ip = {(1, 1): "10.7.0.1", (2, 1): "10.7.0.2", (1, 2): "10.8.1.1", (2, 2): "10.8.2.2"}
+    ports = {}
+    for n in names:
+        ports[n] = {"devargs": f"net_memif{names.index(n)},role=server,socket={h.path(n + '.sock')}", "speed": 10,
+                    "mtu": 9100}
+        if n in router:
+            ports[n]["mac"] = router[n]
+    cfg = {"DEVICE_METADATA": {"localhost": {"mmu_size": "64MiB"}}, "PORT": ports,
+           "FDB": {host_mac[(1, 1)]: {"port": "Ethernet0"}, host_mac[(2, 1)]: {"port": "Ethernet4"}},
+           "NEIGH": {f"Ethernet8|{ip[(1, 2)]}": {"neigh": host_mac[(1, 2)], "family": "IPv4"},
+                     f"Ethernet12|{ip[(2, 2)]}": {"neigh": host_mac[(2, 2)], "family": "IPv4"}},
+           "STATIC_ROUTE": {"10.8.1.0/24": {"nexthop": ip[(1, 2)], "ifname": "Ethernet8"},
+                            "10.8.2.0/24": {"nexthop": ip[(2, 2)], "ifname": "Ethernet12"}}}
+    sw = h.start_switch(cfg)
+    oob = [free_port(), free_port()]
+
+    def nic_cfg(side):
+        role = "server" if side == 1 else "client"
+        ps = []
+        for k in (1, 2):
+            sw_port = names[2 * (k - 1) + side - 1]
+            p = {"devargs": f"net_memif{k - 1},role=client,socket={h.path(sw_port + '.sock')}",
+                 "mac": host_mac[(side, k)], "ip": ip[(side, k)], "speed_gbps": 10}
+            if k == 2:
+                p["gateway_mac"] = router[sw_port]
+            ps.append(p)
+        wl = [{"name": f"w{k}", "host": "h", "type": "write_bw", "role": role, "oob": f"127.0.0.1:{oob[k - 1]}",
+               "size": 65536, "iterations": 100, "verify": True, "port": k} for k in (1, 2)]
+        return {"hosts": {"h": {"ports": ps}}, "workloads": wl}
+
+    srv = start_nic_config(h, "server", nic_cfg(1))
+    cli = start_nic_config(h, "client", nic_cfg(2))
+    rc_cli = finish_nic(cli, 60)
+    rc_srv = finish_nic(srv, 20)
+    rep = h.stop_switch(sw)
+    check_clean(rc_srv, "server")
+    check_clean(rc_cli, "client")
+    for w in rc_srv["workloads"]:
+        check(w["messages"] == 100, f"server {w}")
+    for side, r in ((1, rc_srv), (2, rc_cli)):
+        hp = r["hosts"][0]["ports"]
+        check(hp[1].get("gateway_mac") == router[names[2 + side - 1]], f"side {side} port 2: {hp[1]}")
+        check("gateway_mac" not in hp[0], f"side {side} port 1: {hp[0]}")
+        for k in (1, 2):
+            s = port_by_name(rep, names[2 * (k - 1) + side - 1])
+            check(s["rx_packets"] == hp[k - 1]["tx_packets"] and s["tx_packets"] == hp[k - 1]["rx_packets"],
+                  f"side {side} port {k}: switch rx/tx {s['rx_packets']}/{s['tx_packets']}, "
+                  f"host tx/rx {hp[k - 1]['tx_packets']}/{hp[k - 1]['rx_packets']}")
+            check(s["dropped"] == 0, f"switch {names[2 * (k - 1) + side - 1]} dropped {s}")
+    check(rc_cli["hosts"][0]["ports"][1]["tx_packets"] >= 100 * 16, "client port 2 sent too little")
+
+
 CASES = {
     "memif_write_bw": memif_write_bw,
     "memif_write_bw_mbuf_size": memif_write_bw_mbuf_size,
@@ -245,6 +379,8 @@ CASES = {
     "switch_write_bw": switch_write_bw,
     "switch_read_lat": switch_read_lat,
     "bad_input": bad_input,
+    "memif_multiport": memif_multiport,
+    "switch_routed_multiport": switch_routed_multiport,
 }
 
 

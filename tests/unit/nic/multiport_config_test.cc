@@ -67,6 +67,10 @@ TEST(MultiPortConfig, PortsParse) {
   EXPECT_EQ(b.port(1).devargs, "net_memif2");
   ASSERT_TRUE(b.port(1).ipv6.has_value());
   EXPECT_EQ(b.port(1).gateway_mac->to_string(), "02:aa:00:00:00:09");
+  // The line rate under either spelling, at host level too.
+  EXPECT_EQ(parse(with("\"ip\": \"fd00::2\",", "\"ip\": \"fd00::2\", \"speed_gbps\": 25,")).hosts[1].port(1).speed_gbps,
+            25u);
+  EXPECT_EQ(parse(with("\"speed_gbps\": 50", "\"speed\": 40")).hosts[0].port(2).speed_gbps, 40u);
   // Workloads: port 2 given, port 1 by default.
   EXPECT_EQ(c.workloads[0].port, 2);
   EXPECT_EQ(c.workloads[1].port, 1);
@@ -123,6 +127,8 @@ TEST(MultiPortConfig, ErrorsNameThePath) {
             "hosts.a.ports[1]: give \"speed_gbps\" or \"speed\", not both");
   EXPECT_EQ(error_of(with("\"speed_gbps\": 50", "\"sped\": 50")).rfind("hosts.a.ports[1]: unknown key \"sped\"", 0),
             0u);
+  EXPECT_EQ(error_of(with("\"ip\": \"fd00::2\",", "\"ip\": \"fd00::2\", \"speed_gbps\": 25, \"speed\": 25,")),
+            "hosts.b: give \"speed_gbps\" or \"speed\", not both");
   EXPECT_EQ(error_of(with("\"devargs\": \"net_memif1\"", "\"devargs\": \"net_memif0\"")),
             "hosts.a.ports[1].devargs: \"net_memif0\" is used by another port of this host");
   EXPECT_EQ(error_of(with("\"mac\": \"02:00:00:00:02:01\"", "\"mac\": \"02:00:00:00:01:02\"")),
