@@ -188,6 +188,53 @@ AppConfig config_from_flags(const Options& o) {
   return parse_app_config(doc);
 }
 
+// TEST-mode flags and the nic.json path config_from_flags() writes each
+// into: with --config they would be ignored, so they are refused (naming
+// where they go in the file); in TEST mode a config error at a path is
+// reported as the flag's.
+struct FlagPath {
+  const char* flag;       // long name
+  const char* shown;      // as the user may have typed it
+  const char* json_path;  // in config_from_flags()'s document
+};
+constexpr FlagPath kFlagPaths[] = {
+    {"port", "--port", "hosts.h0.devargs"},       {"mac", "--mac", "hosts.h0.mac"},
+    {"ip", "--ip", "hosts.h0.ip"},                {"speed", "--speed", "hosts.h0.speed"},
+    {"mtu", "-m/--mtu", "hosts.h0.mtu"},          {"dscp", "--dscp", "hosts.h0.dscp"},
+    {"pfc-enable", "--pfc-enable", "hosts.h0.pfc_enable"},
+    {"size", "-s/--size", "workloads[0].size"},   {"iters", "-n/--iters", "workloads[0].iterations"},
+    {"duration", "-D/--duration", "workloads[0].duration_s"},
+    {"qp", "-q/--qp", "workloads[0].qps"},        {"tx-depth", "-t/--tx-depth", "workloads[0].tx_depth"},
+    {"cc", "--cc", "workloads[0].cc"},            {"server", "SERVER or -p/--oob-port", "workloads[0].oob"},
+    {"oob-port", "-p/--oob-port", "workloads[0].oob"}, {"verify", "--verify", "workloads[0].verify"},
+    {"rate-limit", "--rate-limit", "workloads[0].rate_limit"},
+    {"burst-size", "--burst-size", "workloads[0].burst_size"},
+};
+
+std::optional<int> refuse_flags_with_config(const po::variables_map& vm) {
+  for (const FlagPath& f : kFlagPaths) {
+    if (app::first_given(vm, {f.flag}).empty()) continue;
+    std::string where = f.json_path;  // hosts.h0.x -> hosts.NAME.x, workloads[0].x -> workloads[i].x
+    if (where.rfind("hosts.h0.", 0) == 0) where = "hosts.NAME." + where.substr(9);
+    if (where.rfind("workloads[0].", 0) == 0) where = "workloads[i]." + where.substr(13);
+    std::cerr << "sf-nic: " << f.shown << " describes the TEST-mode host or workload; with --config give it in "
+              << "the file (" << where << ", docs/nic-app.md)\n";
+    return 2;
+  }
+  return std::nullopt;
+}
+
+// "hosts.h0.mtu: 1500 is not ..." -> "-m/--mtu: 1500 is not ...".
+std::string flag_named(std::string_view what) {
+  for (const FlagPath& f : kFlagPaths) {
+    const std::string_view path = f.json_path;
+    if (what.substr(0, path.size()) == path && (what.size() == path.size() || what[path.size()] == ':')) {
+      return std::string(f.shown) + std::string(what.substr(path.size()));
+    }
+  }
+  return std::string(what);
+}
+
 int run(int argc, char** argv) {
   // 1. Arguments and config, validated before anything starts.
   const dpdk::SplitArgs args = dpdk::split_args(argc, argv);
@@ -197,8 +244,8 @@ int run(int argc, char** argv) {
   pos.add("test", 1).add("server", 1);
   std::vector<const char*> av;
   for (const auto& a : args.app) av.push_back(a.c_str());
+  po::variables_map vm;
   try {
-    po::variables_map vm;
     po::store(po::command_line_parser(static_cast<int>(av.size()), av.data()).options(desc).positional(pos).run(), vm);
     if (vm.count("help")) {
       std::cout << desc << "\n";
@@ -276,6 +323,7 @@ int run(int argc, char** argv) {
                   << "workloads[i].burst_size), not --rate-limit / --burst-size\n";
         return 2;
       }
+      if (auto rc = refuse_flags_with_config(vm)) return *rc;
       cfg = load_app_config(o.config);
     } else {
       if (o.test.empty() || o.port.empty() || o.mac.empty() || o.ip.empty()) {
@@ -286,14 +334,20 @@ int run(int argc, char** argv) {
         std::cerr << "sf-nic: --burst-size needs --rate-limit (a burst bucket of an unpaced QP)\n";
         return 2;
       }
+      if (!app::first_given(vm, {"iters"}).empty() && !app::first_given(vm, {"duration"}).empty()) {
+        std::cerr << "sf-nic: give -n (messages) or -D (seconds), not both\n";
+        return 2;
+      }
       cfg = config_from_flags(o);
     }
+    if (o.timeseries.empty() && !app::first_given(vm, {"ts-period-ms"}).empty()) {
+      std::cerr << "sf-nic: --ts-period-ms needs --timeseries\n";
+      return 2;
+    }
   } catch (const config::ConfigError& e) {
-    std::string what = e.what();
     // A flag's value checked by the config: name the flag, not the JSON path.
-    constexpr std::string_view kBurstPath = "workloads[0].burst_size";
-    if (o.config.empty() && what.rfind(kBurstPath, 0) == 0) what = "--burst-size" + what.substr(kBurstPath.size());
-    std::cerr << "sf-nic: " << (o.config.empty() ? "" : o.config + ": ") << what << "\n";
+    const std::string what = o.config.empty() ? flag_named(e.what()) : o.config + ": " + e.what();
+    std::cerr << "sf-nic: " << what << "\n";
     return 2;
   }
 

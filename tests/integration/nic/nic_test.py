@@ -203,10 +203,15 @@ def bad_input(h):
     run(["write_bw"], "need TEST, --port, --mac and --ip")
     run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "-s", "1", "--bogus"],
         "unrecognised option")
+    # A flag's bad value is named as the flag the user typed, not the JSON path it becomes.
     run(["write", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1"], "workloads[0].type")
-    run(["write_bw", "--port", "x", "--mac", "zz", "--ip", "10.0.0.1"], "hosts.h0.mac")
-    run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "-m", "1500"], "hosts.h0.mtu")
-    run(["write_lat", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "-q", "2"], "workloads[0].qps")
+    run(["write_bw", "--port", "x", "--mac", "zz", "--ip", "10.0.0.1"], "sf-nic: --mac:")
+    run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "-m", "1500"], "sf-nic: -m/--mtu:")
+    run(["write_lat", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "-q", "2"], "sf-nic: -q/--qp:")
+    run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "-n", "5", "-D", "2"],
+        "give -n (messages) or -D (seconds), not both")
+    run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--ts-period-ms", "5"],
+        "--ts-period-ms needs --timeseries")
     run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--burst-size", "64KiB"],
         "--burst-size needs --rate-limit")
     run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--rate-limit", "1",
@@ -217,6 +222,16 @@ def bad_input(h):
         "--mbuf-size must be")
     run(["--config", h.path("any.json"), "--rate-limit", "1"], "with --config, pacing is per workload")
     run(["--config", h.path("any.json"), "--burst-size", "64KiB"], "with --config, pacing is per workload")
+    # Every TEST-mode flag is refused with --config (it used to be silently dropped), naming where it goes.
+    for args, want in ((["--port", "x"], "--port describes"), (["--mac", "02:00:00:00:00:09"], "hosts.NAME.mac"),
+                       (["--ip", "10.0.0.9"], "--ip describes"), (["--speed", "40"], "hosts.NAME.speed"),
+                       (["-m", "1024"], "-m/--mtu describes"), (["--dscp", "24"], "--dscp describes"),
+                       (["--pfc-enable", "3"], "--pfc-enable describes"), (["-s", "4096"], "workloads[i].size"),
+                       (["-n", "5"], "-n/--iters describes"), (["-D", "2"], "-D/--duration describes"),
+                       (["-q", "2"], "-q/--qp describes"), (["-t", "16"], "-t/--tx-depth describes"),
+                       (["--cc", "dcqcn"], "--cc describes"), (["-p", "19000"], "-p/--oob-port describes"),
+                       (["--verify"], "--verify describes")):
+        run(["--config", h.path("any.json")] + args, want)
     cfg = h.write_json("bad.json", {"hosts": {"a": {"devargs": "x", "mac": "02:00:00:00:00:01", "ip": "10.0.0.1"}},
                                     "workloads": [{"name": "w", "host": "b", "type": "write_bw", "role": "client",
                                                    "oob": "127.0.0.1:1"}]})
