@@ -206,7 +206,10 @@ nlohmann::json host_json(const NicNode& node, size_t h) {
                       {"go_back", q.go_back},
                       {"naks_sent", q.tx_naks + q.tx_rnr_naks},
                       {"rx_pfc_frames", pc.rx_pfc_frames},
-                      {"tx_pfc_frames", pc.tx_pfc_frames}};
+                      {"tx_pfc_frames", pc.tx_pfc_frames},
+                      // Frames for a QP from another source address / partition: dropped.
+                      {"rx_bad_src", q.rx[static_cast<int>(rc::RxAction::kBadSrc)]},
+                      {"rx_bad_pkey", q.rx[static_cast<int>(rc::RxAction::kBadPkey)]}};
   const PfcRxCounters& rx = node.pfc_rx(port).counters();
   const PfcTxCounters& tx = node.pfc_tx(port).counters();
   for (int p = 0; p < kPfcPrios; ++p) {
