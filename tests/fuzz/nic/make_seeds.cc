@@ -209,13 +209,18 @@ int main(int argc, char** argv) {
     seeds.push_back({"rx_ring_pfc", b});
   }
   {
-    Bytes b;  // MRs deregistered mid-message: host 1's under a 6-packet WRITE, host 0's
-              // under a READ's responses and a SEND's payload; then registered again
+    Bytes b;  // host 1's MR deregistered under a 6-packet WRITE, then registered again
     post(b, 0, kNicPostWrite, 1500, 0);
     wire(b, 0, 1);
     remr(b, 1, false);
     pingpong(b, 3);
     remr(b, 1, true);
+    crafted(b, 1, 0x0A, 0, 1, 0, 64, 64);
+    poll(b);
+    seeds.push_back({"dereg_mid_write", b});
+  }
+  {
+    Bytes b;  // host 0's MR deregistered under a READ's responses, a SEND posted from it
     post(b, 0, kNicPostRead, 1200, 100);
     wire(b, 0, 0);
     wire(b, 1, 1);
@@ -224,10 +229,8 @@ int main(int argc, char** argv) {
     post(b, 0, kNicPostSend, 300, 0);
     pingpong(b, 2);
     remr(b, 0, true);
-    remr(b, 1, true);
-    crafted(b, 1, 0x0A, 0, 1, 0, 64, 64);
     poll(b);
-    seeds.push_back({"dereg_mid_message", b});
+    seeds.push_back({"dereg_mid_read", b});
   }
   for (const auto& [name, bytes] : seeds) {
     std::ofstream out(dir + "/" + name, std::ios::binary);
