@@ -4,7 +4,8 @@
 //   qp.cc        create, modify_qp (state machine and attribute checks), query, flush
 //   qp_post.cc   post_send / post_recv
 //   qp_tx.cc     requester packets (segmentation, AckReq), read responses, ACK/NAK/CNP frames
-//   qp_rx.cc     responder: PSN check, duplicates, SEND/WRITE/READ execution, access checks
+//   qp_rx.cc     source address / P_Key checks; responder: PSN check, duplicates,
+//                SEND/WRITE/READ execution, access checks on every packet
 //   qp_ack.cc    requester: ACK / NAK / RNR NAK / read-response handling, completions
 //   qp_retx.cc   go-back-N rewind, retransmit timer, RNR wait, retry exhaustion
 //   qp_cc.cc     the congestion-control seams (cc_seam.h)

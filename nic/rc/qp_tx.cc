@@ -4,7 +4,10 @@
 // mbufs from the pool, chained when a frame exceeds one mbuf's data room,
 // payload copied from MR memory, or with HostConfig::tx_zero_copy attached as
 // external segments pointing into it; ICRC computed over the bytes as they
-// are copied / attached (one pass).
+// are copied / attached (one pass). Every payload piece is checked by
+// MrTable::check in the packet that reads it (request SGEs against their
+// lkeys, READ responses against the READ's rkey): an MR deregistered after
+// post_send or after the READ request was accepted is never read.
 #include <algorithm>
 #include <cstring>
 

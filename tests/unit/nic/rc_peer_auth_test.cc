@@ -3,13 +3,15 @@
 // the QP's partition (IBA 10.9.3: same low 15 bits, one side a full member),
 // is dropped and counted (RxAction kBadSrc / kBadPkey, "rx_bad_src" /
 // "rx_bad_pkey"), never executed: no byte written, no ACK, no completion, no
-// CNP reaction. Crafted frames (common/wire, ICRC included) into a NicNode.
+// CNP reaction; the counts are in sf-nic's report (host_json). Crafted
+// frames (common/wire, ICRC included) into a NicNode.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
+#include "nic/app/sf_nic_report.h"
 #include "tests/support/eal_env.h"
 #include "tests/unit/nic/crafted_frames.h"
 #include "tests/unit/nic/nic_harness.h"
@@ -123,6 +125,7 @@ TEST(RcPeerAuth, WrongSourceAddressDroppedAndCounted) {
   feed(c.b, sf::test::make_mbuf(buf));
   EXPECT_EQ(rx(c.eb.qp, rc::RxAction::kBadSrc), 3u);
   EXPECT_STREQ(rc::to_string(rc::RxAction::kBadSrc), "rx_bad_src");
+  EXPECT_EQ(app::host_json(c.b, 0)["rx_bad_src"], 3u);  // sf-nic's --report
   EXPECT_EQ(c.eb.qp->counters().rx_cnps, 0u);
   EXPECT_EQ(std::vector<uint8_t>(1 << 12, 0), c.eb.buf);
   EXPECT_TRUE(pull(c.b).empty());
@@ -190,6 +193,7 @@ TEST(RcPeerAuth, WrongPkeyDroppedAndCounted) {
   feed(c.b, c.write(0, 0x8000, 0x100, 0xAB));
   EXPECT_EQ(rx(c.eb.qp, rc::RxAction::kBadPkey), 3u);
   EXPECT_STREQ(rc::to_string(rc::RxAction::kBadPkey), "rx_bad_pkey");
+  EXPECT_EQ(app::host_json(c.b, 0)["rx_bad_pkey"], 3u);
   EXPECT_EQ(std::vector<uint8_t>(1 << 12, 0), c.eb.buf);
   EXPECT_TRUE(pull(c.b).empty());
   EXPECT_EQ(c.eb.qp->state(), v::QpState::kRts);
