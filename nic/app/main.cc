@@ -19,6 +19,7 @@
 #include <thread>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <unistd.h>
 #include <vector>
 
@@ -48,6 +49,19 @@ std::atomic<bool> g_stop{false};
 // --max-unacked-psns bound: far inside the 2^23 PSN space's half window.
 constexpr uint32_t kMaxUnackedPsns = 65536;
 extern "C" void on_signal(int) { g_stop.store(true, std::memory_order_relaxed); }
+
+// A per-process seed for host `i`'s identifiers (rc::RcConfig::seed): from
+// getrandom(), falling back to the clock and PID if it fails. Never 0 (0
+// is the deterministic layout of tests and sf-sim).
+uint64_t random_seed(size_t i) {
+  uint64_t s = 0;
+  if (getrandom(&s, sizeof s, 0) != static_cast<ssize_t>(sizeof s)) {
+    s = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+        (static_cast<uint64_t>(getpid()) << 32);
+  }
+  s = nic::rc::mix64(s + i);
+  return s == 0 ? 1 : s;
+}
 
 constexpr const char* kUsage = R"(sf-nic: the softfabric RoCEv2 NIC on DPDK ports, with perftest's workloads.
 
@@ -417,6 +431,8 @@ int run(int argc, char** argv) {
         }
         nc.hosts[i].tx_zero_copy = cpu_copy;
         nc.hosts[i].rc.max_unacked_psns = o.max_unacked_psns;
+        // Unpredictable QPNs, PSNs and MR keys per process (docs/nic.md).
+        nc.hosts[i].rc.seed = random_seed(i);
       }
       std::unique_ptr<nic::NicNode> node;
       std::vector<std::unique_ptr<Workload>> workloads;

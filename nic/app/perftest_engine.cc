@@ -167,7 +167,7 @@ Workload::Workload(const AppWorkload& cfg, const AppHost& host, NicNode& node, s
     }
     QpConnInfo info;
     info.qpn = q.qp->qp_num();
-    info.psn = (info.qpn * 2654435761u) & 0xFFFFFF;
+    info.psn = rc::initial_psn(node.host(host_index).config().rc.seed, info.qpn);  // docs/nic.md identifiers
     info.rkey = mr_->rkey;
     info.va = reinterpret_cast<uint64_t>(q.region);
     // The address of the port the QP is bound to (cfg_.port): what the peer

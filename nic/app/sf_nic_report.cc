@@ -267,7 +267,10 @@ nlohmann::json host_json(const NicNode& node, size_t h) {
                       {"go_back", q.go_back},
                       {"naks_sent", q.tx_naks + q.tx_rnr_naks},
                       {"rx_pfc_frames", pc.rx_pfc_frames},
-                      {"tx_pfc_frames", pc.tx_pfc_frames}};
+                      {"tx_pfc_frames", pc.tx_pfc_frames},
+                      // Frames for a QP from another source address / partition: dropped.
+                      {"rx_bad_src", q.rx[static_cast<int>(rc::RxAction::kBadSrc)]},
+                      {"rx_bad_pkey", q.rx[static_cast<int>(rc::RxAction::kBadPkey)]}};
   for (int p = 0; p < kPfcPrios; ++p) {
     j["rx_prio" + std::to_string(p) + "_pause"] = ps.rx.pause_frames[p];
     j["tx_prio" + std::to_string(p) + "_pause"] = ps.tx.pause_frames[p];

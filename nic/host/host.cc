@@ -10,7 +10,7 @@ Host::Host(const HostConfig& cfg, rte_mempool* pool, std::vector<PortId> ports)
     : cfg_(cfg),
       ports_(std::move(ports)),
       pool_(pool),
-      mrs_(cfg.max_mrs),
+      mrs_(cfg.max_mrs, cfg.rc.seed),
       mr_shinfo_(cfg.tx_zero_copy ? cfg.max_mrs : 0),
       qps_(cfg.max_qps) {
   auto addr_of = [](const HostPortAddr& a) {
@@ -28,6 +28,7 @@ Host::Host(const HostConfig& cfg, rte_mempool* pool, std::vector<PortId> ports)
   for (size_t k = 0; k < std::max<size_t>(ports_.size(), 1); ++k) {
     locals_.push_back(addr_of(k < cfg.port_addrs.size() ? cfg.port_addrs[k] : shared));
   }
+  first_qpn_ = rc::first_qpn(cfg.rc.seed, cfg.max_qps);
 }
 
 verbs::Pd* Host::alloc_pd(verbs::Context* ctx) {
@@ -113,7 +114,7 @@ rc::Qp* Host::create_qp(verbs::Pd* pd, const verbs::QpInitAttr& init, int* err) 
   for (uint32_t i = 0; i < qps_.size(); ++i) {
     if (qps_[i].in_use()) continue;
     rc::QpEnv env{pool_, &mrs_, locals_.data(), &cfg_.rc, num_ports(), mr_shinfo_.empty() ? nullptr : mr_shinfo_.data()};
-    *err = qps_[i].create(env, kFirstQpn + i, pd, init);
+    *err = qps_[i].create(env, first_qpn_ + i, pd, init);
     return *err == 0 ? &qps_[i] : nullptr;
   }
   *err = ENOMEM;

@@ -253,7 +253,7 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
   if (qp == nullptr) return drop(RxDrop::kUnknownQp);
   qp->on_rx(fi, m, now);
   done.add(m);
-  return qp->qp_num() - Host::kFirstQpn;
+  return qp->qp_num() - h.first_qpn();
 }
 
 void NicNode::schedule(uint32_t host, uint32_t slot, TimeNs now) {
@@ -298,7 +298,9 @@ void NicNode::file_timer_and_ctrl(uint32_t host, uint32_t slot) {
   }
 }
 
-void NicNode::kick(size_t host, rc::Qp& qp) { schedule(static_cast<uint32_t>(host), qp.qp_num() - Host::kFirstQpn, now_); }
+void NicNode::kick(size_t host, rc::Qp& qp) {
+  schedule(static_cast<uint32_t>(host), qp.qp_num() - hosts_[host]->first_qpn(), now_);
+}
 
 uint16_t NicNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
   now_ = now;

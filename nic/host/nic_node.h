@@ -98,11 +98,13 @@ class Host {
   uint8_t num_ports() const { return static_cast<uint8_t>(ports_.size()); }
   PortId node_port(uint8_t port_num) const { return ports_[port_num - 1]; }
 
-  // QPNs are kFirstQpn + slot (QPN 0 and 1 are special in IB).
+  // QPNs are first_qpn() + slot, first_qpn() >= kFirstQpn (QPN 0 and 1 are
+  // special in IB): kFirstQpn with RcConfig::seed 0, else drawn from the seed.
   static constexpr uint32_t kFirstQpn = 0x11;
+  uint32_t first_qpn() const { return first_qpn_; }
   rc::Qp* qp_by_qpn(uint32_t qpn) {
-    const uint32_t i = qpn - kFirstQpn;
-    return qpn >= kFirstQpn && i < qps_.size() && qps_[i].in_use() ? &qps_[i] : nullptr;
+    const uint32_t i = qpn - first_qpn_;
+    return qpn >= first_qpn_ && i < qps_.size() && qps_[i].in_use() ? &qps_[i] : nullptr;
   }
   rc::Qp& qp_slot(uint32_t i) { return qps_[i]; }
   const rc::Qp& qp_slot(uint32_t i) const { return qps_[i]; }
@@ -134,6 +136,7 @@ class Host {
   std::vector<std::unique_ptr<verbs::Cq>> cqs_;
   std::vector<std::unique_ptr<verbs::Pd>> pds_;
   uint32_t next_pd_ = 1;
+  uint32_t first_qpn_ = kFirstQpn;
 };
 
 class NicNode final : public Node {

@@ -27,6 +27,9 @@ const char* to_string(RxAction a) {
     case RxAction::kBadResponse: return "bad_response";
     case RxAction::kCnp: return "cnp";
     case RxAction::kWrongState: return "wrong_state";
+    case RxAction::kBadSrc: return "rx_bad_src";
+    case RxAction::kBadPkey: return "rx_bad_pkey";
+    case RxAction::kLocProtErr: return "loc_prot_err";
     case RxAction::kCount: break;
   }
   return "?";
@@ -62,6 +65,8 @@ int Qp::create(const QpEnv& env, uint32_t qpn, verbs::Pd* pd, const verbs::QpIni
   pace_next_ = TimeNs(0);
   pace_filed_ = TimeNs(0);
   ctr_ = QpCounters{};
+  av_set_ = false;
+  pkey_ = env.cfg->pkey_table.empty() ? wire::Bth::kDefaultPkey : env.cfg->pkey_table[0];
   cnp_gate_ = CnpGate(env.cfg->cnp_interval);
   reset_queues();
   in_use_ = true;
@@ -89,6 +94,7 @@ void Qp::reset_queues() {
   recv_claimed_ = false;
   recv_offset_ = 0;
   write_va_ = 0;
+  write_rkey_ = 0;
   write_left_ = write_total_ = 0;
   read_head_ = read_count_ = 0;
   ack_pending_ = nak_pending_ = cnp_pending_ = false;
@@ -153,7 +159,12 @@ int Qp::modify(const verbs::QpAttr& a, int mask, TimeNs now) {
 
   // Values (all checked before anything changes).
   if ((mask & kQpPort) && (a.port_num < 1 || a.port_num > env_.num_ports)) return EINVAL;
-  if ((mask & kQpPkeyIndex) && a.pkey_index != 0) return EINVAL;
+  // pkey_index: an entry of the P_Key table, and a valid P_Key (IBA 10.9.1).
+  const std::vector<uint16_t>& pkeys = env_.cfg->pkey_table;
+  if ((mask & kQpPkeyIndex) &&
+      (a.pkey_index >= pkeys.size() || a.pkey_index >= kMaxPkeys || (pkeys[a.pkey_index] & 0x7FFFu) == 0)) {
+    return EINVAL;
+  }
   if ((mask & kQpAccessFlags) &&
       (a.qp_access_flags & ~(kAccessLocalWrite | kAccessRemoteWrite | kAccessRemoteRead | kAccessRemoteAtomic)) != 0) {
     return EINVAL;
@@ -179,7 +190,11 @@ int Qp::modify(const verbs::QpAttr& a, int mask, TimeNs now) {
 
   // Apply.
   if (mask & kQpPort) attr_.port_num = a.port_num;
-  if (mask & kQpPkeyIndex) attr_.pkey_index = a.pkey_index;
+  if (mask & kQpPkeyIndex) {
+    attr_.pkey_index = a.pkey_index;
+    pkey_ = pkeys[a.pkey_index];
+    if (av_set_) build_spec();  // sent with the new P_Key
+  }
   if (mask & kQpAccessFlags) attr_.qp_access_flags = a.qp_access_flags;
   if (mask & kQpAv) attr_.ah_attr = a.ah_attr;
   if (mask & kQpPathMtu) attr_.path_mtu = a.path_mtu;
@@ -203,6 +218,7 @@ int Qp::modify(const verbs::QpAttr& a, int mask, TimeNs now) {
   switch (next) {
     case QpState::kReset:
       reset_queues();
+      av_set_ = false;
       break;
     case QpState::kInit:
       break;
@@ -284,6 +300,8 @@ void Qp::build_spec() {
   low ^= high >> 14;
   spec_.udp_src_port = static_cast<uint16_t>(low | 0xC000);
   spec_.bth.dest_qp = attr_.dest_qp_num;
+  spec_.bth.pkey = pkey_;
+  av_set_ = true;
 }
 
 bool Qp::push_cqe(verbs::Cq* cq, const verbs::Wc& wc) {

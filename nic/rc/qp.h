@@ -4,7 +4,8 @@
 //   qp.cc        create, modify_qp (state machine and attribute checks), query, flush
 //   qp_post.cc   post_send / post_recv
 //   qp_tx.cc     requester packets (segmentation, AckReq), read responses, ACK/NAK/CNP frames
-//   qp_rx.cc     responder: PSN check, duplicates, SEND/WRITE/READ execution, access checks
+//   qp_rx.cc     source address / P_Key checks; responder: PSN check, duplicates,
+//                SEND/WRITE/READ execution, access checks on every packet
 //   qp_ack.cc    requester: ACK / NAK / RNR NAK / read-response handling, completions
 //   qp_retx.cc   go-back-N rewind, retransmit timer, RNR wait, retry exhaustion
 //   qp_cc.cc     the congestion-control seams (cc_seam.h)
@@ -30,6 +31,7 @@
 #include "common/wire/frame_parser.h"
 #include "common/wire/psn.h"
 #include "nic/rc/cc_seam.h"
+#include "nic/rc/identifiers.h"
 #include "nic/rc/tx_header_cache.h"
 #include "nic/verbs/cq.h"
 #include "nic/verbs/mr.h"
@@ -67,7 +69,23 @@ struct RcConfig {
   TimeNs cnp_interval = TimeNs::from_us(50);
   uint8_t cnp_dscp = 48;
   bool ecn_capable = true;          // data frames carry ECT(0)
+  // The P_Key table of the host's ports (ibv_query_pkey; a QP's pkey_index
+  // indexes it). Entry 0 is the default partition, full member. At most
+  // kMaxPkeys entries; an entry whose low 15 bits are 0 is invalid (unusable).
+  std::vector<uint16_t> pkey_table = {wire::Bth::kDefaultPkey};
+  // Seed of the host's unpredictable identifiers (MR key tags, QPN base,
+  // initial PSNs an app draws with it): 0 in tests and sf-sim (their runs
+  // stay deterministic by their own seed); sf-nic draws it from getrandom()
+  // at start. Read at setup only, never on the data path (STYLE G2).
+  uint64_t seed = 0;
 };
+inline constexpr size_t kMaxPkeys = 128;
+
+// IBA 10.9.3 P_Key match (rxe pkey_match): the same partition (low 15 bits,
+// not 0) and at least one of the two a full member (bit 15).
+constexpr bool pkey_match(uint16_t a, uint16_t b) {
+  return (a & 0x7FFFu) != 0 && (a & 0x7FFFu) == (b & 0x7FFFu) && ((a | b) & 0x8000u) != 0;
+}
 
 // Everything a QP needs from its host; outlives the QP.
 struct QpEnv {
@@ -97,6 +115,9 @@ enum class RxAction : uint8_t {
   kBadResponse,      // malformed response (length, opcode where none expected)
   kCnp,              // CNP received
   kWrongState,       // the QP state does not accept this frame
+  kBadSrc,           // source IP / GID is not the QP's remote address (ah_attr dgid): dropped
+  kBadPkey,          // BTH P_Key does not match the QP's partition: dropped
+  kLocProtErr,       // requester: a READ response's destination failed its lkey check: QP to ERR
   kCount
 };
 const char* to_string(RxAction a);
@@ -179,6 +200,8 @@ class Qp {
   bool has_data(TimeNs now) const;
   // The next data frame. Precondition: has_data(now), checked by the caller
   // with nothing changed since (the host's transmit loop; not re-checked here).
+  // A READ response whose MR check fails yields the remote access error NAK
+  // instead (the QP goes to ERR); nullptr when nothing could be built.
   rte_mbuf* make_data(TimeNs now);
   // Earliest timer (retransmit, RNR wait end, CC); TimeNs::max() if none.
   // Inline: the host asks after every frame and every post.
@@ -290,12 +313,12 @@ class Qp {
     uint32_t length;
   };
   struct ReadCtx {
-    uint64_t va;
+    uint64_t va;     // RETH VA (an offset for a ZERO_BASED MR), checked again per response
     uint32_t rkey;
     uint32_t length;
     uint32_t sent_bytes;
     Psn psn;  // PSN of the next response packet
-    uint32_t left_pkts;
+    Psn end;  // one past the PSN of the last response
   };
   enum class InMsg : uint8_t { kNone, kSend, kWrite };
 
@@ -312,6 +335,9 @@ class Qp {
   rte_mbuf* build(const TxFields& f, const uint8_t* payload_contig, const SendWqe* wqe, uint32_t offset,
                   uint32_t payload_bytes);
   rte_mbuf* make_request(TimeNs now);
+  // The payload bytes [off, off + n) of `w` lie in live MRs of the QP's PD
+  // (checked again per packet; post_send checked them first).
+  bool sges_readable(const SendWqe& w, uint32_t off, uint32_t n) const;
   rte_mbuf* make_read_response(TimeNs now);
   uint32_t reads_in_flight() const;
   // qp_rx.cc
@@ -320,6 +346,9 @@ class Qp {
   RxAction execute(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now);
   RxAction nak(wire::NakCode code, Psn psn, bool to_err, verbs::WcStatus rq_status, TimeNs now);
   bool scatter_recv(const rte_mbuf* m, uint32_t off, uint32_t n);
+  // The remote address vector and partition (IBA 9.6.1.5 / 10.9.3): the
+  // source IP of `fi` is the QP's dgid, its BTH P_Key matches the QP's.
+  RxAction check_peer(const wire::FrameInfo& fi) const;
   void complete_recv(verbs::WcStatus st, uint32_t byte_len, bool imm, uint32_t imm_v, bool write_imm);
   // qp_ack.cc
   RxAction on_response(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now);
@@ -353,6 +382,8 @@ class Qp {
   uint32_t mtu_ = 1024;
   uint32_t mtu_shift_ = 10;  // mtu_ = 1 << mtu_shift_
   wire::RoceFrameSpec spec_;  // peer addressing, built at RTR
+  bool av_set_ = false;       // spec_ holds a remote address (RTR reached)
+  uint16_t pkey_ = wire::Bth::kDefaultPkey;  // cfg pkey_table[attr_.pkey_index]
 
   // requester
   std::vector<SendWqe> sq_;
@@ -382,7 +413,10 @@ class Qp {
   InMsg in_msg_ = InMsg::kNone;
   bool recv_claimed_ = false;
   uint32_t recv_offset_ = 0;
+  // The open WRITE: its RETH VA (an offset for a ZERO_BASED MR) and rkey,
+  // checked again (MrTable::check) for every packet before it is placed.
   uint64_t write_va_ = 0;
+  uint32_t write_rkey_ = 0;
   uint32_t write_left_ = 0;
   uint32_t write_total_ = 0;
   std::array<ReadCtx, kMaxRdAtomic> reads_{};

@@ -4,7 +4,10 @@
 // REM_ACCESS_ERR / REM_OP_ERR and the QP goes to ERR), RNR NAKs (wait the
 // timer, rnr_retry) and READ responses (placed in order; a gap asks again
 // from the missing PSN). rxe rxe_comp.c check_psn / check_ack / do_read.
+// Every response byte goes through MrTable::check (the READ's local SGEs,
+// checked again per response) before it is written.
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "nic/rc/chain_copy.h"
@@ -163,9 +166,17 @@ RxAction Qp::on_read_response(const wire::FrameInfo& fi, const rte_mbuf* m, Time
     fail_oldest(WcStatus::kBadRespErr, now);
     return RxAction::kBadResponse;
   }
-  // Scatter into the local SGEs (checked for LOCAL_WRITE at post time).
+  // Scatter into the local SGEs. Each piece is checked again (lkey, bounds,
+  // LOCAL_WRITE, PD) before any byte of this response is written: the MR may
+  // have been deregistered since post_send checked it. A failed check writes
+  // nothing; the READ completes with LOC_PROT_ERR and the QP goes to ERR.
+  struct Piece {
+    uint8_t* dst;
+    uint32_t n;
+  };
+  std::array<Piece, kMaxSge> pieces;
+  uint32_t np = 0;
   uint32_t skip = w.read_done_bytes;
-  uint32_t off = fi.payload_offset;
   uint32_t left_bytes = n;
   for (uint32_t i = 0; i < w.num_sge && left_bytes > 0; ++i) {
     const verbs::Sge& s = w.sge[i];
@@ -174,14 +185,23 @@ RxAction Qp::on_read_response(const wire::FrameInfo& fi, const rte_mbuf* m, Time
       continue;
     }
     const uint32_t k = std::min(s.length - skip, left_bytes);
-    auto* dst = reinterpret_cast<uint8_t*>(s.addr + skip);
-    if (!copy_from_chain(m, off, k, dst)) {
+    uint64_t local = 0;
+    if (env_.mrs->check(s.lkey, false, pd_, s.addr + skip, k, verbs::kAccessLocalWrite, nullptr, &local) !=
+        verbs::MrCheck::kOk) {
+      fail_oldest(WcStatus::kLocProtErr, now);
+      return RxAction::kLocProtErr;
+    }
+    pieces[np++] = Piece{reinterpret_cast<uint8_t*>(local), k};
+    left_bytes -= k;
+    skip = 0;
+  }
+  uint32_t off = fi.payload_offset;
+  for (uint32_t i = 0; i < np; ++i) {
+    if (!copy_from_chain(m, off, pieces[i].n, pieces[i].dst)) {
       fail_oldest(WcStatus::kBadRespErr, now);
       return RxAction::kBadResponse;
     }
-    off += k;
-    left_bytes -= k;
-    skip = 0;
+    off += pieces[i].n;
   }
   w.read_done_bytes += n;
   ++w.read_done_pkts;

@@ -1,13 +1,22 @@
 // Qp responder: the receive side of RC requests (rxe rxe_resp.c check_psn /
 // check_op_seq / check_rkey / execute, IBA 9.7). Demultiplexes every arrival
-// by opcode (requests here, responses in qp_ack.cc, CNPs to the CC seam).
+// by opcode (requests here, responses in qp_ack.cc, CNPs to the CC seam),
+// after checking who sent it: the source IP must be the QP's remote address
+// (ah_attr dgid) and the BTH P_Key must match the QP's partition, or the
+// frame is dropped and counted (kBadSrc, kBadPkey), never executed.
 //
 // PSN rules (endpoint.md 1.9, 1.10): PSN == ePSN is executed; a PSN in
-// [ePSN - 2^23, ePSN) is a duplicate (SEND/WRITE re-ACKed, READ re-executed);
-// a PSN in (ePSN, ePSN + 2^23) gets one PSN-sequence-error NAK, and every
-// further out-of-order packet is dropped until ePSN arrives (commodity RoCE
-// go-back-N). Access checks happen before any byte is written, and every byte
-// goes through MrTable::check: nothing outside a registered region is touched.
+// [ePSN - 2^23, ePSN) is a duplicate (SEND/WRITE re-ACKed; a READ re-executed
+// alone, queued READs kept, IBA 9.7.5.1.2); a PSN in (ePSN, ePSN + 2^23)
+// gets one PSN-sequence-error NAK, and every further out-of-order packet is
+// dropped until ePSN arrives (commodity RoCE go-back-N).
+//
+// Memory: every packet that writes memory is checked by MrTable::check
+// before its first byte is written: each WRITE packet against the message's
+// rkey (the MR may have been deregistered since the FIRST), each SEND piece
+// against its receive SGE's lkey. A failed check writes nothing of that
+// packet: WRITE -> remote access error NAK, SEND -> remote operational error
+// NAK (local protection error on the receive WQE); the QP goes to ERR.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -72,9 +81,25 @@ bool is_ce(const wire::FrameInfo& fi) {
 
 }  // namespace
 
+RxAction Qp::check_peer(const wire::FrameInfo& fi) const {
+  if (!pkey_match(fi.bth->pkey.value(), pkey_)) return RxAction::kBadPkey;
+  if (!av_set_) return RxAction::kAccepted;  // no remote address yet: the state check refuses it
+  const verbs::Gid& dgid = attr_.ah_attr.grh.dgid;
+  if (fi.ipv4 != nullptr) {
+    if (!verbs::gid_is_ipv4(dgid) || !(fi.ipv4->src == verbs::gid_to_ipv4(dgid))) return RxAction::kBadSrc;
+  } else if (fi.ipv6 == nullptr || verbs::gid_is_ipv4(dgid) || !(fi.ipv6->src == dgid)) {
+    return RxAction::kBadSrc;
+  }
+  return RxAction::kAccepted;
+}
+
 RxAction Qp::on_rx(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now) {
   const uint8_t op = fi.bth->opcode;
-  RxAction a;
+  RxAction a = check_peer(fi);
+  if (a != RxAction::kAccepted) {
+    ++ctr_.rx[static_cast<int>(a)];
+    return a;
+  }
   if (op == static_cast<uint8_t>(Opcode::kCnp)) {
     ++ctr_.rx_cnps;
     cc_on_cnp(now);
@@ -125,18 +150,39 @@ RxAction Qp::on_request(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now
 RxAction Qp::on_duplicate(const wire::FrameInfo& fi, TimeNs) {
   const ReqInfo r = classify(fi.bth->opcode);
   if (r.kind == ReqKind::kRead) {
-    // Re-execute: the requester asks again from this PSN (possibly for the
-    // tail of the original read). Responses queued after it are superseded.
+    // IBA 9.7.5.1.2 (rxe duplicate_request): re-execute this READ alone,
+    // from its PSN with its RETH (the requester may ask for the tail of the
+    // original), after the same checks as a new READ. READs still queued are
+    // kept: a queued READ whose PSN range holds this PSN is re-executed in
+    // place (from this PSN); otherwise the READ goes in front of the queue
+    // when its PSN precedes every queued one (responses stay in PSN order).
+    // Anything else (beyond the size cap, rights, a PSN between queued
+    // READs, no room) is dropped: the original was NAKed or is still queued.
+    const Psn psn = fi.bth->get_psn();
     const uint64_t va = fi.reth->va.value();
     const uint32_t len = fi.reth->dma_length.value();
     const uint32_t rkey = fi.reth->rkey.value();
-    if ((attr_.qp_access_flags & verbs::kAccessRemoteRead) == 0 ||
+    if (len > kMaxMessageBytes || (attr_.qp_access_flags & verbs::kAccessRemoteRead) == 0 ||
         (len > 0 && env_.mrs->check(rkey, true, pd_, va, len, verbs::kAccessRemoteRead) != verbs::MrCheck::kOk)) {
-      return RxAction::kDuplicate;  // its original was NAKed (and the QP is in ERR) or never valid
+      return RxAction::kDuplicate;
     }
-    read_head_ = 0;
-    read_count_ = 1;
-    reads_[0] = ReadCtx{va, rkey, len, 0, fi.bth->get_psn(), 0};
+    const uint32_t npkts = len == 0 ? 1 : (len + mtu_ - 1) / mtu_;
+    const ReadCtx ctx{va, rkey, len, 0, psn, psn + npkts};
+    for (uint32_t k = 0; k < read_count_; ++k) {
+      ReadCtx& q = reads_[(read_head_ + k) % kMaxRdAtomic];
+      // q covers [q.end - its packets, q.end): the PSN is inside when it is
+      // before q.end and not before q's first PSN (q.psn - sent packets).
+      const Psn q_first = q.psn - ((q.sent_bytes + mtu_ - 1) / mtu_);
+      if (!psn.before(q_first) && psn.before(q.end)) {
+        q = ctx;
+        return RxAction::kDuplicate;
+      }
+    }
+    if (read_count_ >= kMaxRdAtomic) return RxAction::kDuplicate;
+    if (read_count_ > 0 && !psn.before(reads_[read_head_].psn)) return RxAction::kDuplicate;
+    read_head_ = (read_head_ + kMaxRdAtomic - 1) % kMaxRdAtomic;
+    reads_[read_head_] = ctx;
+    ++read_count_;
     return RxAction::kDuplicate;
   }
   // Duplicate SEND / WRITE: acknowledge again (C9-105), do not re-execute.
@@ -146,24 +192,38 @@ RxAction Qp::on_duplicate(const wire::FrameInfo& fi, TimeNs) {
 
 bool Qp::scatter_recv(const rte_mbuf* m, uint32_t off, uint32_t n) {
   const RecvWqe& r = rq_[rq_head_];
+  // Pass 1: every piece of this packet checked (key, bounds, LOCAL_WRITE,
+  // PD) before any byte is written; pass 2 copies.
+  struct Piece {
+    uint8_t* dst;
+    uint32_t n;
+  };
+  std::array<Piece, kMaxSge> pieces;
+  uint32_t np = 0;
   uint32_t skip = recv_offset_;
-  for (uint32_t i = 0; i < r.num_sge && n > 0; ++i) {
+  uint32_t left = n;
+  for (uint32_t i = 0; i < r.num_sge && left > 0; ++i) {
     const verbs::Sge& s = r.sge[i];
     if (skip >= s.length) {
       skip -= s.length;
       continue;
     }
-    const uint32_t k = std::min(s.length - skip, n);
-    if (env_.mrs->check(s.lkey, false, pd_, s.addr + skip, k, verbs::kAccessLocalWrite) != verbs::MrCheck::kOk) {
+    const uint32_t k = std::min(s.length - skip, left);
+    uint64_t local = 0;
+    if (env_.mrs->check(s.lkey, false, pd_, s.addr + skip, k, verbs::kAccessLocalWrite, nullptr, &local) !=
+        verbs::MrCheck::kOk) {
       return false;
     }
-    auto* dst = reinterpret_cast<uint8_t*>(s.addr + skip);
-    if (!copy_from_chain(m, off, k, dst)) return false;
-    off += k;
-    n -= k;
+    pieces[np++] = Piece{reinterpret_cast<uint8_t*>(local), k};
+    left -= k;
     skip = 0;
   }
-  return n == 0;
+  if (left != 0) return false;
+  for (uint32_t i = 0; i < np; ++i) {
+    if (!copy_from_chain(m, off, pieces[i].n, pieces[i].dst)) return false;
+    off += pieces[i].n;
+  }
+  return true;
 }
 
 void Qp::complete_recv(WcStatus st, uint32_t byte_len, bool imm, uint32_t imm_v, bool write_imm) {
@@ -217,7 +277,7 @@ RxAction Qp::execute(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now) {
     const uint32_t limit = std::max<uint32_t>(1, attr_.max_dest_rd_atomic);
     if (read_count_ >= limit) return nak(wire::NakCode::kInvalidRequest, psn, true, WcStatus::kWrFlushErr, now);
     const uint32_t npkts = len == 0 ? 1 : (len + mtu_ - 1) / mtu_;
-    reads_[(read_head_ + read_count_) % kMaxRdAtomic] = ReadCtx{va, rkey, len, 0, psn, npkts};
+    reads_[(read_head_ + read_count_) % kMaxRdAtomic] = ReadCtx{va, rkey, len, 0, psn, psn + npkts};
     ++read_count_;
     epsn_ += npkts;
     msn_ = (msn_ + 1) & Psn::kMask;
@@ -229,13 +289,12 @@ RxAction Qp::execute(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now) {
       const uint64_t va = fi.reth->va.value();
       const uint32_t len = fi.reth->dma_length.value();
       const uint32_t rkey = fi.reth->rkey.value();
-      uint64_t local = va;
       if ((attr_.qp_access_flags & verbs::kAccessRemoteWrite) == 0 ||
-          (len > 0 && env_.mrs->check(rkey, true, pd_, va, len, verbs::kAccessRemoteWrite, nullptr, &local) !=
-                          verbs::MrCheck::kOk)) {
+          (len > 0 && env_.mrs->check(rkey, true, pd_, va, len, verbs::kAccessRemoteWrite) != verbs::MrCheck::kOk)) {
         return nak(wire::NakCode::kRemoteAccessError, psn, true, WcStatus::kWrFlushErr, now);
       }
-      write_va_ = local;  // the process address (ZERO_BASED MRs take offsets)
+      write_va_ = va;  // the RETH address (ZERO_BASED MRs take offsets), resolved per packet
+      write_rkey_ = rkey;
       write_left_ = len;
       write_total_ = len;
     }
@@ -253,8 +312,15 @@ RxAction Qp::execute(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now) {
       return RxAction::kRnrNakSent;
     }
     if (n > 0) {
-      auto* dst = reinterpret_cast<uint8_t*>(write_va_);
-      if (!copy_from_chain(m, fi.payload_offset, n, dst)) {
+      // Checked again for this packet: the MR may have been deregistered (or
+      // the QP's rights changed) since the FIRST packet's check.
+      uint64_t local = 0;
+      if ((attr_.qp_access_flags & verbs::kAccessRemoteWrite) == 0 ||
+          env_.mrs->check(write_rkey_, true, pd_, write_va_, n, verbs::kAccessRemoteWrite, nullptr, &local) !=
+              verbs::MrCheck::kOk) {
+        return nak(wire::NakCode::kRemoteAccessError, psn, true, WcStatus::kWrFlushErr, now);
+      }
+      if (!copy_from_chain(m, fi.payload_offset, n, reinterpret_cast<uint8_t*>(local))) {
         return nak(wire::NakCode::kInvalidRequest, psn, true, WcStatus::kWrFlushErr, now);
       }
       write_va_ += n;

@@ -4,7 +4,10 @@
 // mbufs from the pool, chained when a frame exceeds one mbuf's data room,
 // payload copied from MR memory, or with HostConfig::tx_zero_copy attached as
 // external segments pointing into it; ICRC computed over the bytes as they
-// are copied / attached (one pass).
+// are copied / attached (one pass). Every payload piece is checked by
+// MrTable::check in the packet that reads it (request SGEs against their
+// lkeys, READ responses against the READ's rkey): an MR deregistered after
+// post_send or after the READ request was accepted is never read.
 #include <algorithm>
 #include <cstring>
 
@@ -256,6 +259,22 @@ rte_mbuf* Qp::make_data(TimeNs now) {
   return m;
 }
 
+bool Qp::sges_readable(const SendWqe& w, uint32_t off, uint32_t n) const {
+  uint32_t skip = off;
+  for (uint32_t i = 0; i < w.num_sge && n > 0; ++i) {
+    const verbs::Sge& s = w.sge[i];
+    if (skip >= s.length) {
+      skip -= s.length;
+      continue;
+    }
+    const uint32_t k = std::min(s.length - skip, n);
+    if (env_.mrs->check(s.lkey, false, pd_, s.addr + skip, k, 0) != verbs::MrCheck::kOk) return false;
+    n -= k;
+    skip = 0;
+  }
+  return true;
+}
+
 rte_mbuf* Qp::make_request(TimeNs now) {
   SendWqe& w = sq_at(sq_next_);
   if (w.local_err != WcStatus::kSuccess) {
@@ -297,6 +316,12 @@ rte_mbuf* Qp::make_request(TimeNs now) {
       f.reth_dma_length = w.length;
     }
     f.imm = w.imm;
+    // The payload's SGE pieces checked again before a byte is read: the MR
+    // may have been deregistered (its buffer freed) since post_send.
+    if (!sges_readable(w, off, n)) {
+      to_error(WcStatus::kLocProtErr, sq_next_, WcStatus::kWrFlushErr, now);
+      return nullptr;
+    }
     m = build(f, nullptr, &w, off, n);
     if (m == nullptr) return nullptr;
     end = psn + 1;
@@ -317,19 +342,23 @@ rte_mbuf* Qp::make_request(TimeNs now) {
   return m;
 }
 
-rte_mbuf* Qp::make_read_response(TimeNs) {
+rte_mbuf* Qp::make_read_response(TimeNs now) {
   ReadCtx& c = reads_[read_head_];
   const uint32_t off = c.sent_bytes;
   const uint32_t n = std::min(mtu_, c.length - off);
   const bool first = off == 0;
   const bool last = off + n == c.length;
-  // The MR may have been deregistered since the request was checked.
+  // Checked again per response: the MR may have been deregistered (or the
+  // QP's rights changed) since the request was checked. The requester gets a
+  // remote access error NAK for this response's PSN; the QP goes to ERR.
   uint64_t local = 0;
-  if (n > 0 && env_.mrs->check(c.rkey, true, pd_, c.va + off, n, verbs::kAccessRemoteRead, nullptr, &local) !=
-                   verbs::MrCheck::kOk) {
-    read_head_ = (read_head_ + 1) % kMaxRdAtomic;
-    --read_count_;
-    return nullptr;
+  if (n > 0 && ((attr_.qp_access_flags & verbs::kAccessRemoteRead) == 0 ||
+                env_.mrs->check(c.rkey, true, pd_, c.va + off, n, verbs::kAccessRemoteRead, nullptr, &local) !=
+                    verbs::MrCheck::kOk)) {
+    // Sent in this data slot: the host asked for a frame now and has already
+    // served the control frames of this call.
+    nak(wire::NakCode::kRemoteAccessError, c.psn, true, WcStatus::kWrFlushErr, now);
+    return make_ctrl(now);
   }
   TxFields f;
   f.psn = c.psn;

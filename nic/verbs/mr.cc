@@ -1,7 +1,10 @@
 // Memory-region table. See mr.h.
 #include "nic/verbs/mr.h"
 
+#include <bit>
 #include <cerrno>
+#include <stdexcept>
+#include <string>
 
 #include "nic/verbs/verbs.h"
 
@@ -18,7 +21,46 @@ const char* to_string(MrCheck c) {
   return "?";
 }
 
-MrTable::MrTable(uint32_t capacity) : slots_(capacity) {}
+namespace {
+
+// splitmix64: seeds the permutation's keys (setup only).
+uint64_t splitmix64(uint64_t& x) {
+  uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+MrTable::MrTable(uint32_t capacity, uint64_t seed) : slots_(capacity) {
+  if (capacity == 0 || capacity > (1u << 16)) {
+    throw std::invalid_argument("nic.mr_table: capacity " + std::to_string(capacity) + " not in 1..65536");
+  }
+  index_bits_ = static_cast<uint32_t>(std::bit_width(capacity - 1));
+  if (index_bits_ == 0) index_bits_ = 1;
+  index_mask_ = (1u << index_bits_) - 1;
+  tag_mask_ = (1u << (32 - index_bits_)) - 1;
+  uint64_t x = seed;
+  for (uint32_t& k : mix_) k = static_cast<uint32_t>(splitmix64(x));
+  mix_[0] |= 1;  // odd multipliers: bijective modulo 2^w
+  mix_[2] |= 1;
+}
+
+// A bijection on the w = 32 - index_bits() bit tag space, keyed by mix_:
+// distinct registration counts of a slot give distinct tags, so a key of the
+// slot repeats only after 2^w registrations. Each step (add, odd multiply,
+// xor-shift right, all modulo 2^w) is invertible. Not cryptographic: it
+// keeps a peer from predicting keys, as rdma-core providers' key tags do.
+uint32_t MrTable::tag_of(uint32_t slot, uint32_t gen) const {
+  const uint32_t w = 32 - index_bits_;
+  uint32_t x = (gen + slot * 0x9E3779B9u + mix_[1]) & tag_mask_;
+  x = (x * mix_[0]) & tag_mask_;
+  x ^= x >> (w / 2 + 1);
+  x = (x * mix_[2] + mix_[3]) & tag_mask_;
+  x ^= x >> (w / 2);
+  return x;
+}
 
 Mr* MrTable::add(Pd* pd, void* addr, uint64_t length, int access, int* err) {
   *err = EINVAL;
@@ -31,8 +73,7 @@ Mr* MrTable::add(Pd* pd, void* addr, uint64_t length, int access, int* err) {
     Slot& s = slots_[i];
     if (s.used) continue;
     s.used = true;
-    s.tag = static_cast<uint8_t>(s.tag + 1);
-    const uint32_t key = (i << 8) | s.tag;
+    const uint32_t key = (tag_of(i, s.gen++) << index_bits_) | i;
     s.mr = Mr{pd->context, pd, addr, length, i, key, key, access};
     ++used_;
     *err = 0;

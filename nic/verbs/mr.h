@@ -1,10 +1,14 @@
 // Protection domains and memory regions (ibv_pd, ibv_mr) and the table that
 // resolves lkeys/rkeys with access and bounds checks. Every byte the NIC
 // reads or writes on behalf of a work request or a remote request goes
-// through MrTable::check(), so nothing outside a registered region is touched.
+// through MrTable::check() in the packet that moves it (nic/rc: each WRITE /
+// SEND / READ-response packet at both ends, each request payload piece), so
+// nothing outside a registered region is touched, also when an MR is
+// deregistered while a message is in flight (docs/invariants.md).
 // Threading: the node's thread (docs/nic.md). Allocation: at construction.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -37,11 +41,17 @@ struct Mr {
 enum class MrCheck : uint8_t { kOk, kBadKey, kWrongPd, kOutOfRange, kNoAccess };
 const char* to_string(MrCheck c);
 
-// Fixed-capacity table of MRs. Keys are (slot << 8) | tag, so a stale key of
-// a deregistered and reused slot does not match (the tag changes).
+// Fixed-capacity table of MRs. A key (lkey = rkey) is (tag << b) | slot,
+// b = index_bits() bits of slot index, and a (32 - b)-bit tag that is a keyed
+// permutation of the slot's registration count: unpredictable without the
+// table's seed (a peer cannot guess the next key from one it saw), and a
+// stale key of a deregistered slot matches again only after 2^(32 - b)
+// registrations of that slot (docs/nic.md "Memory keys").
 class MrTable {
  public:
-  explicit MrTable(uint32_t capacity);
+  // capacity: 1..65536 MRs (std::invalid_argument otherwise). seed: from the
+  // host's RcConfig::seed (getrandom() in sf-nic, fixed in tests / sf-sim).
+  explicit MrTable(uint32_t capacity, uint64_t seed = 0);
 
   // Registers [addr, addr+length) with `access`; nullptr when full or the
   // arguments are invalid (sets *err to an errno value).
@@ -59,20 +69,29 @@ class MrTable {
                 const Mr** out = nullptr, uint64_t* local = nullptr) const;
 
   uint32_t size() const { return used_; }
+  // Bits of slot index in a key (the rest is the tag).
+  uint32_t index_bits() const { return index_bits_; }
+  // Registrations of one slot before a key of that slot repeats.
+  uint64_t key_period() const { return uint64_t{1} << (32 - index_bits_); }
 
  private:
   struct Slot {
     Mr mr;
     bool used = false;
-    uint8_t tag = 0;
+    uint32_t gen = 0;  // registrations of this slot so far
   };
+  uint32_t tag_of(uint32_t slot, uint32_t gen) const;
   std::vector<Slot> slots_;
   uint32_t used_ = 0;
+  uint32_t index_bits_ = 1;
+  uint32_t index_mask_ = 1;
+  uint32_t tag_mask_ = 0;
+  std::array<uint32_t, 4> mix_{};  // the permutation's keys, from the seed
 };
 
 inline MrCheck MrTable::check(uint32_t key, bool remote, const Pd* pd, uint64_t addr, uint64_t length,
                               int need_access, const Mr** out, uint64_t* local) const {
-  const uint32_t i = key >> 8;
+  const uint32_t i = key & index_mask_;
   if (i >= slots_.size() || !slots_[i].used) return MrCheck::kBadKey;
   const Slot& s = slots_[i];
   if ((remote ? s.mr.rkey : s.mr.lkey) != key) return MrCheck::kBadKey;

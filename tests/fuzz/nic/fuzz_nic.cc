@@ -4,10 +4,12 @@
 // frames the harness builds from header fields with a correct ICRC (so the
 // fuzzer gets past the ICRC check to the QP engine) or a corrupted one, verbs
 // posts, the node's own frames wired to the other host (possibly with a bit
-// flipped), CQ polls and time steps, all at increasing virtual times.
+// flipped), CQ polls, time steps and MRs deregistered and registered again
+// between frames (mid-message), all at increasing virtual times.
 // Must never crash or touch memory it does not own (ASan/UBSan); after every
 // input: no byte outside the registered regions changed (4 KiB guards around
-// each host's MR, an MR of another PD never addressable by the QPs); every
+// each host's MR, an MR of another PD never addressable by the QPs, an MR's
+// bytes while it is deregistered); every
 // frame the node sends parses and carries a correct ICRC; and once the node
 // is destroyed every mbuf is back in the pool.
 //
@@ -101,7 +103,8 @@ struct Side {
   v::Qp* idle_qp = nullptr;  // created, left in RESET
   std::vector<uint8_t> region = std::vector<uint8_t>(kGuardBytes + kMrBytes + kGuardBytes, kGuardByte);
   std::vector<uint8_t> other_buf = std::vector<uint8_t>(kOtherBytes, kOtherByte);
-  v::Mr* mr = nullptr;
+  v::Mr* mr = nullptr;     // nullptr while deregistered (remr)
+  uint32_t key = 0;        // mr's lkey = rkey, or its last one while deregistered
   v::Mr* mr_ro = nullptr;
   v::Mr* other = nullptr;
   uint8_t* mr_base() { return region.data() + kGuardBytes; }
@@ -137,6 +140,7 @@ void setup_side(NicNode& node, size_t host, Side& s) {
   s.mr_ro = v::reg_mr(s.pd, s.mr_base(), kMrBytes, v::kAccessLocalWrite);
   s.other = v::reg_mr(s.other_pd, s.other_buf.data(), kOtherBytes, kAllAccess);
   if (s.mr == nullptr || s.mr_ro == nullptr || s.other == nullptr) fail("reg_mr");
+  s.key = s.mr->rkey;
 }
 
 void connect(Side& self, const Side& peer, uint32_t sq_psn, uint32_t rq_psn) {
@@ -221,6 +225,9 @@ class Replay {
           i += 2;
         } else if (kind == sf::fuzz::kNicCtrlPoll) {
           poll_all();
+        } else if (kind == sf::fuzz::kNicCtrlRemr) {
+          if (i >= size) break;
+          remr(side_[port], (data[i++] & 1) != 0);
         }
       }
       now_ += kRecordStep;
@@ -248,6 +255,7 @@ class Replay {
 
   void check_memory() {
     for (const Side& s : side_) {
+      if (s.mr == nullptr) check_freed(s);
       for (size_t k = 0; k < kGuardBytes; ++k) {
         if (s.region[k] != kGuardByte) fail("a guard byte before an MR changed");
         if (s.region[kGuardBytes + kMrBytes + k] != kGuardByte) fail("a guard byte after an MR changed");
@@ -326,7 +334,7 @@ class Replay {
     s.ext.reth_rkey = rsel == 1   ? dst.mr_ro->rkey
                       : rsel == 2 ? dst.other->rkey
                       : rsel == 3 ? uint32_t{r[1]} << 24 | uint32_t{r[11]} << 8 | r[0]
-                                  : dst.mr->rkey;
+                                  : dst.key;
     if (rsel == 2) s.ext.reth_va = reinterpret_cast<uint64_t>(dst.other_buf.data()) + static_cast<uint16_t>(va_off) % 2048;
     s.ext.reth_dma_length = be16(r + 7);
     s.ext.aeth_syndrome = r[11];
@@ -349,7 +357,7 @@ class Replay {
     const uint32_t l = len % (kMrBytes + 512);
     const uint64_t lo = off % kMrBytes;
     const uint32_t local_len = static_cast<uint32_t>(std::min<uint64_t>(l, kMrBytes - lo));
-    v::Sge sge{self.va() + lo, local_len, self.mr->lkey};
+    v::Sge sge{self.va() + lo, local_len, self.key};
     if (kind == sf::fuzz::kNicPostRecv) {
       v::RecvWr wr;
       wr.wr_id = next_wr_id_++;
@@ -377,7 +385,7 @@ class Replay {
     wr.imm_data = off;
     // The remote range starts inside the peer's MR but may run past its end.
     wr.rdma.remote_addr = peer.va() + (off * 3u) % kMrBytes;
-    wr.rdma.rkey = peer.mr->rkey;
+    wr.rdma.rkey = peer.key;
     v::SendWr* bad = nullptr;
     (void)v::post_send(self.qp, &wr, &bad);
   }
@@ -415,6 +423,30 @@ class Replay {
       if (seg != nullptr) rte_pktmbuf_mtod(seg, uint8_t*)[off] ^= static_cast<uint8_t>(1u << (b % 8));
     }
     node_.receive(port ^ 1, {&m, 1}, now_);
+  }
+
+  // The MR's bytes while it is deregistered: nothing may write them.
+  static void check_freed(const Side& s) {
+    for (size_t k = 0; k < kMrBytes; ++k) {
+      if (s.region[kGuardBytes + k] != sf::fuzz::kFreedByte) fail("a deregistered MR's byte changed");
+    }
+  }
+
+  void remr(Side& s, bool reg) {
+    if (s.mr != nullptr) {
+      if (v::dereg_mr(s.mr) != 0) fail("dereg_mr");
+      s.mr = nullptr;
+      if (!reg) {
+        std::memset(s.mr_base(), sf::fuzz::kFreedByte, kMrBytes);
+        return;
+      }
+    } else {
+      if (!reg) return;
+      check_freed(s);
+    }
+    s.mr = v::reg_mr(s.pd, s.mr_base(), kMrBytes, kAllAccess);
+    if (s.mr == nullptr) fail("reg_mr again");
+    s.key = s.mr->rkey;
   }
 
   void poll_all() {

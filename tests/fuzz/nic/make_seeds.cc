@@ -2,7 +2,8 @@
 // of nic_fuzz_input.h: verbs traffic wired between the two hosts (WRITE,
 // SEND, READ, WRITE_WITH_IMM, with loss, corruption and retransmission),
 // crafted requests and responses (valid, bad rkey, bad ICRC, PSNs out of
-// window, IPv6, multi-packet), and raw frames (truncated, malformed).
+// window, IPv6, multi-packet), raw frames (truncated, malformed), and MRs
+// deregistered and registered again mid-message.
 // usage: fuzz_nic_make_seeds OUT_DIR
 #include <cstdint>
 #include <cstdio>
@@ -47,6 +48,11 @@ void pingpong(Bytes& b, int rounds) {
   }
 }
 void poll(Bytes& b) { b.push_back(nic_ctrl_op(kNicCtrlPoll, 0)); }
+// Deregister host h's MR (reg = false) or register it again (reg = true).
+void remr(Bytes& b, uint8_t host, bool reg) {
+  b.push_back(nic_ctrl_op(kNicCtrlRemr, host));
+  b.push_back(reg ? 1 : 0);
+}
 void crafted(Bytes& b, uint8_t port, uint8_t opcode, int16_t psn_delta, uint8_t flags, int16_t va_off,
              uint16_t dma_len, uint16_t payload, uint8_t seed = 1, bool v6 = false, bool bad_icrc = false,
              uint8_t rkey_sel = 0, uint8_t qp = 0) {
@@ -201,6 +207,30 @@ int main(int argc, char** argv) {
     time_us(b, 200);
     wire(b, 1);
     seeds.push_back({"rx_ring_pfc", b});
+  }
+  {
+    Bytes b;  // host 1's MR deregistered under a 6-packet WRITE, then registered again
+    post(b, 0, kNicPostWrite, 1500, 0);
+    wire(b, 0, 1);
+    remr(b, 1, false);
+    pingpong(b, 3);
+    remr(b, 1, true);
+    crafted(b, 1, 0x0A, 0, 1, 0, 64, 64);
+    poll(b);
+    seeds.push_back({"dereg_mid_write", b});
+  }
+  {
+    Bytes b;  // host 0's MR deregistered under a READ's responses, a SEND posted from it
+    post(b, 0, kNicPostRead, 1200, 100);
+    wire(b, 0, 0);
+    wire(b, 1, 1);
+    remr(b, 0, false);
+    pingpong(b, 3);
+    post(b, 0, kNicPostSend, 300, 0);
+    pingpong(b, 2);
+    remr(b, 0, true);
+    poll(b);
+    seeds.push_back({"dereg_mid_read", b});
   }
   for (const auto& [name, bytes] : seeds) {
     std::ofstream out(dir + "/" + name, std::ios::binary);

@@ -28,7 +28,9 @@
 //                      op bits: 1 IPv6, 2 corrupt the ICRC, 3..5 the rkey:
 //                      0 the MR's, 1 the local-write-only MR's, 2 the other
 //                      PD's MR's, 3 random (from the record), 4..7 the MR's.
-//                      The source addresses are the other host's.
+//                      The source addresses are the other host's (the
+//                      QPs' AVs are IPv4: an IPv6 frame to a connected QP
+//                      is dropped as rx_bad_src; P_Key 0xFFFF).
 //   0x80 <= op < 0xC0  POST on host (op & 1)'s connected QP, kind (op >> 1) & 7:
 //                      0 SEND, 1 WRITE, 2 WRITE_WITH_IMM, 3 READ, 4 RECV,
 //                      5..7 SEND with solicited + fence; then BE u16 length
@@ -42,7 +44,16 @@
 //                      3 corrupt: transmit one frame, flip the bit at BE u16
 //                                 index (mod its length x 8), deliver it
 //                      4 poll:    drain every CQ
-//                      5..31:     no-op
+//                      5 remr:    on host (op & 1), next byte b: b bit 0 = 0
+//                                 deregisters the 8 KiB MR (its keys go
+//                                 stale: posts and crafted frames keep using
+//                                 them) and fills its bytes with kFreedByte,
+//                                 which must stay until it is registered
+//                                 again (no write through a dead MR); bit 0 =
+//                                 1 registers it again over the same bytes
+//                                 (new keys), deregistering it first if live
+//                                 (a key change mid-message)
+//                      6..31:     no-op
 // Virtual time advances 50 ns per record; after each record the node is
 // advanced if a wakeup is due. After the input, time moves on in 10 ms steps
 // with every port transmitting (frames freed) until the node is idle; then
@@ -62,6 +73,8 @@ inline constexpr uint8_t kNicCtrlWire = 1;
 inline constexpr uint8_t kNicCtrlTime = 2;
 inline constexpr uint8_t kNicCtrlCorrupt = 3;
 inline constexpr uint8_t kNicCtrlPoll = 4;
+inline constexpr uint8_t kNicCtrlRemr = 5;
+inline constexpr uint8_t kFreedByte = 0x5F;
 inline constexpr uint8_t kNicPostSend = 0;
 inline constexpr uint8_t kNicPostWrite = 1;
 inline constexpr uint8_t kNicPostWriteImm = 2;

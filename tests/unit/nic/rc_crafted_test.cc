@@ -285,6 +285,60 @@ TEST(RcCrafted, DuplicateReadReExecuted) {
   EXPECT_EQ(c.eb.qp->counters().rx[static_cast<int>(rc::RxAction::kDuplicate)], 1u);
 }
 
+// 7b. Duplicate READ with other READs queued (IBA 9.7.5.1.2: re-execute the
+//     duplicate only). READ A (600 B, PSNs 0x100-0x102) and READ B (256 B,
+//     0x103) arrive; A's three responses leave, B's is still queued when A
+//     arrives again. Expect: A's three responses again, then B's (B kept,
+//     in PSN order); a duplicate of A's tail (PSN 0x101, VA + 256, 344 B):
+//     responses 0x101 (FIRST) and 0x102 (LAST) with those bytes; a duplicate
+//     of A while A is still queued re-executes it in place (no extra
+//     responses); a duplicate beyond the READ size cap: nothing. ePSN stays
+//     0x104, the QP RTS.
+TEST(RcCrafted, DuplicateReadKeepsQueuedReads) {
+  ConnParams p;
+  p.mtu = v::Mtu::k256;
+  Crafted c(p);
+  fill_pattern(c.eb.buf, 12);
+  const auto a = with_reth(c.to_b(Opcode::kRcReadRequest, 0x100), c.eb.addr() + 8, c.eb.mr->rkey, 600);
+  const auto b = with_reth(c.to_b(Opcode::kRcReadRequest, 0x103), c.eb.addr() + 4000, c.eb.mr->rkey, 256);
+  feed(c.b, craft(a, {}));
+  feed(c.b, craft(b, {}));
+  for (int i = 0; i < 3; ++i) {
+    rte_mbuf* m = nullptr;
+    ASSERT_EQ(c.b.transmit(0, {&m, 1}, TimeNs(0)), 1u);
+    rte_pktmbuf_free(m);
+  }
+  feed(c.b, craft(a, {}));  // A again while B waits
+  auto out = pull(c.b, TimeNs(0));
+  ASSERT_EQ(out.size(), 4u);
+  for (uint32_t i = 0; i < 4; ++i) EXPECT_EQ(out[i].psn, 0x100u + i) << i;
+  EXPECT_EQ(out[0].opcode, static_cast<uint8_t>(Opcode::kRcReadResponseFirst));
+  EXPECT_EQ(out[2].opcode, static_cast<uint8_t>(Opcode::kRcReadResponseLast));
+  EXPECT_EQ(out[3].opcode, static_cast<uint8_t>(Opcode::kRcReadResponseOnly));
+  EXPECT_EQ(0, std::memcmp(out[0].payload.data(), c.eb.buf.data() + 8, 256));
+  EXPECT_EQ(0, std::memcmp(out[3].payload.data(), c.eb.buf.data() + 4000, 256));
+  // The tail of A only.
+  feed(c.b, craft(with_reth(c.to_b(Opcode::kRcReadRequest, 0x101), c.eb.addr() + 8 + 256, c.eb.mr->rkey, 344), {}));
+  out = pull(c.b, TimeNs(0));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].psn, 0x101u);
+  EXPECT_EQ(out[0].opcode, static_cast<uint8_t>(Opcode::kRcReadResponseFirst));
+  EXPECT_EQ(out[1].psn, 0x102u);
+  EXPECT_EQ(out[1].payload_bytes, 88u);
+  EXPECT_EQ(0, std::memcmp(out[0].payload.data(), c.eb.buf.data() + 8 + 256, 256));
+  // A queued twice: one set of responses.
+  feed(c.b, craft(a, {}));
+  feed(c.b, craft(a, {}));
+  EXPECT_EQ(pull(c.b, TimeNs(0)).size(), 3u);
+  // Beyond the size cap of a new READ: dropped.
+  feed(c.b, craft(with_reth(c.to_b(Opcode::kRcReadRequest, 0x100), c.eb.addr(), c.eb.mr->rkey,
+                            rc::kMaxMessageBytes + 1), {}));
+  EXPECT_TRUE(pull(c.b, TimeNs(0)).empty());
+  EXPECT_EQ(c.eb.qp->expected_psn(), Psn(0x104));
+  EXPECT_EQ(c.eb.qp->state(), v::QpState::kRts);
+  EXPECT_EQ(c.eb.qp->counters().rx[static_cast<int>(rc::RxAction::kDuplicate)], 5u);
+}
+
 // 8. Requester: 4 WRITE_ONLY WRs (1 packet each) leave with AckReq; one
 //    coalesced ACK for the 4th PSN completes all four in order.
 TEST(RcCrafted, RequesterOneAckCompletesAll) {

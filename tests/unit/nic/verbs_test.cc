@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -93,6 +95,65 @@ TEST(Verbs, MrTableChecks) {
   EXPECT_NE(t.add(&pd, buf.data(), 16, 0, &err), nullptr);
   EXPECT_EQ(t.add(&pd, buf.data(), 16, 0, &err), nullptr);  // full
   EXPECT_EQ(err, ENOMEM);
+}
+
+// 3b. Memory keys: a key is (tag << b) | slot, the tag a keyed permutation
+//     of the slot's registration count. Expect: tables with different seeds
+//     give different keys, the same seed the same keys (deterministic in
+//     tests and sf-sim); successive keys of one slot are not a progression;
+//     a stale key of a slot matches again only after key_period()
+//     registrations of that slot (2^(32 - b): 2^16 with 65536 slots, 2^26
+//     with the default 64), never before.
+TEST(Verbs, MrKeysUnpredictableAndStaleKeyBound) {
+  v::Pd pd{nullptr, 1};
+  std::vector<uint8_t> buf(64);
+  int err = 0;
+  auto keys = [&](uint64_t seed, int n) {
+    v::MrTable t(64, seed);
+    std::vector<uint32_t> k;
+    for (int i = 0; i < n; ++i) {
+      v::Mr* mr = t.add(&pd, buf.data(), buf.size(), v::kAccessLocalWrite, &err);
+      EXPECT_NE(mr, nullptr);
+      k.push_back(mr->rkey);
+      EXPECT_EQ(mr->lkey, mr->rkey);
+      EXPECT_EQ(t.remove(mr), 0);
+    }
+    return k;
+  };
+  const auto k1 = keys(1, 64);
+  const auto k2 = keys(2, 64);
+  EXPECT_EQ(k1, keys(1, 64));
+  EXPECT_NE(k1[0], k2[0]);
+  size_t same = 0;
+  for (size_t i = 0; i < k1.size(); ++i) same += k1[i] == k2[i] ? 1 : 0;
+  EXPECT_EQ(same, 0u);
+  // One slot (0) reused: distinct tags, differences not constant.
+  std::set<uint32_t> seen(k1.begin(), k1.end());
+  EXPECT_EQ(seen.size(), k1.size());
+  std::set<uint32_t> diffs;
+  for (size_t i = 1; i < k1.size(); ++i) diffs.insert(k1[i] - k1[i - 1]);
+  EXPECT_GT(diffs.size(), k1.size() / 2);
+  EXPECT_EQ(v::MrTable(64).index_bits(), 6u);
+  EXPECT_EQ(v::MrTable(64).key_period(), uint64_t{1} << 26);
+  EXPECT_THROW(v::MrTable(0), std::invalid_argument);
+  EXPECT_THROW(v::MrTable(65537), std::invalid_argument);
+  // The bound, exactly: 65536 slots leave a 16-bit tag.
+  v::MrTable big(65536, 7);
+  ASSERT_EQ(big.key_period(), 65536u);
+  v::Mr* first = big.add(&pd, buf.data(), buf.size(), v::kAccessLocalWrite, &err);
+  const uint32_t stale = first->rkey;
+  ASSERT_EQ(big.remove(first), 0);
+  for (uint64_t i = 1; i <= big.key_period(); ++i) {
+    v::Mr* mr = big.add(&pd, buf.data(), buf.size(), v::kAccessLocalWrite, &err);
+    ASSERT_NE(mr, nullptr);
+    ASSERT_EQ(mr->handle, 0u);
+    if (i < big.key_period()) {
+      ASSERT_EQ(big.check(stale, false, &pd, reinterpret_cast<uint64_t>(buf.data()), 1, 0), v::MrCheck::kBadKey) << i;
+    } else {
+      EXPECT_EQ(mr->rkey, stale);  // the period: only now
+    }
+    ASSERT_EQ(big.remove(mr), 0);
+  }
 }
 
 // 4. CQ overrun: the completion that does not fit is lost and counted, the
