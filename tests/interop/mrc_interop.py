@@ -199,6 +199,14 @@ for j, i in enumerate(alt):
     check_decode(manifest[i], dec_alt[j], frames[i], "sf-decode --mrc-port 4792")
     check(dec[i].get("error") == "not_roce", f"{manifest[i]['name']}: default sf-decode error {dec[i].get('error')}")
 
+# Invalid MRC options are refused (exit 2), never ignored.
+for bad in (["--mrc-opcode-base", "0x20"], ["--mrc-port", "0"], ["--mrc-port", "70000"], ["--mrc-trim-dscp", "64"],
+            ["--mrc-port"]):
+    r = subprocess.run([SF_DECODE, *bad, ours], capture_output=True, text=True)
+    check(r.returncode == 2 and "sf-decode:" in r.stderr, f"sf-decode {bad}: rc={r.returncode} {r.stderr[:80]}")
+dec_off = sf_decode(ours, "--no-mrc")
+check(all(d.get("error") in ("unknown_opcode", "not_roce") for d in dec_off), "sf-decode --no-mrc still decodes MRC")
+
 # ------------------------------------------------- 3. ours -> scapy
 SC_LAYER = {"meth": METH, "reth": RETH, "seth": SETH, "cc_state": MrcCcState, "neth": NETH, "peth": PETH,
             "erth": ERTH, "eeth": EETH, "aeth": AETH}
