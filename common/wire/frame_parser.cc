@@ -22,6 +22,11 @@ const char* to_string(ParseReason r) {
     case ParseReason::kUnknownOpcode: return "unknown_opcode";
     case ParseReason::kBadPad: return "bad_pad";
     case ParseReason::kUnknownMacControlOpcode: return "unknown_mac_control_opcode";
+    case ParseReason::kMrcBadMeth: return "mrc_bad_meth";
+    case ParseReason::kMrcBadReth: return "mrc_bad_reth";
+    case ParseReason::kMrcBadSack: return "mrc_bad_sack";
+    case ParseReason::kMrcBadNack: return "mrc_bad_nack";
+    case ParseReason::kMrcBadEndpoint: return "mrc_bad_endpoint";
   }
   return "?";
 }
@@ -31,6 +36,7 @@ const char* to_string(FrameKind k) {
     case FrameKind::kUnknown: return "unknown";
     case FrameKind::kRoce: return "roce";
     case FrameKind::kMacControl: return "mac_control";
+    case FrameKind::kMrc: return "mrc";
   }
   return "?";
 }
@@ -86,8 +92,94 @@ ParseReason parse_mac_control(const Bounds& b, uint32_t off, FrameInfo& fi) {
   }
 }
 
-// Decodes BTH + ext headers + payload inside UDP payload [off, udp_end).
-ParseReason parse_roce(const Bounds& b, uint32_t off, FrameInfo& fi) {
+// DSCP of the header a switch marks when it trims: the outer one for SRv6
+// (trim.h rewrites both).
+uint8_t trim_dscp(const FrameInfo& fi) {
+  if (fi.outer_ipv6 != nullptr) return fi.outer_ipv6->dscp();
+  return fi.ipv4 != nullptr ? fi.ipv4->dscp() : fi.ipv6->dscp();
+}
+
+// MRC: BTH at `off` (viewed, TVer 0), opcode in the MRC range.
+ParseReason parse_mrc(const Bounds& b, uint32_t off, FrameInfo& fi, const ParseOptions& opt) {
+  ParseReason why = ParseReason::kOk;
+  const auto op = mrc_op_of(fi.bth->opcode, opt.mrc.opcode_base);
+  if (!op) return ParseReason::kUnknownOpcode;
+  MrcInfo& m = fi.mrc;
+  m.op = *op;
+  const MrcLayout ml = mrc_layout(*op);
+  fi.layout = OpcodeLayout{};
+  fi.layout.reth = ml.reth;
+  fi.layout.immdt = ml.immdt;
+  fi.layout.aeth = ml.aeth;
+  fi.layout.payload = ml.payload;
+  const uint64_t hdr_end = off + Bth::kSize + ml.ext_bytes();
+  if (hdr_end > fi.udp_end) return ParseReason::kBadLength;
+  // A data frame with its headers but no room for the ICRC was cut to its
+  // headers by a trimming switch; one whose DSCP is a trim code point was
+  // trimmed to a size past them.
+  const bool cut = hdr_end + kIcrcBytes > fi.udp_end;
+  const uint64_t dscp_bit = uint64_t{1} << trim_dscp(fi);
+  m.trimmed = ml.payload && (cut || (opt.mrc.trimmed_dscp_mask & dscp_bit) != 0);
+  if (cut && !m.trimmed) return ParseReason::kBadLength;
+  uint64_t p = off + Bth::kSize;
+  auto take = [&](auto*& dst, bool present) {
+    if (!present || why != ParseReason::kOk) return;
+    using T = std::remove_const_t<std::remove_pointer_t<std::remove_reference_t<decltype(dst)>>>;
+    dst = b.view<T>(p, why);
+    p += sizeof(T);
+  };
+  take(m.meth, ml.meth);
+  take(fi.reth, ml.reth);
+  take(fi.immdt, ml.immdt);
+  take(fi.aeth, ml.aeth);
+  take(m.seth, ml.seth);
+  take(m.cc, ml.cc_state);
+  take(m.neth, ml.neth);
+  take(m.peth, ml.peth);
+  take(m.erth, ml.erth);
+  take(m.eeth, ml.eeth);
+  if (why != ParseReason::kOk) return why;
+  fi.payload_offset = static_cast<uint32_t>(p);
+  if (m.trimmed) {
+    fi.icrc_offset = 0;  // gone with the payload
+  } else {
+    const uint64_t rest = fi.icrc_offset - p;
+    if (!ml.payload) {
+      if (rest != 0) return ParseReason::kBadLength;
+    } else {
+      fi.pad_bytes = fi.bth->pad_count();
+      if (fi.pad_bytes > rest) return ParseReason::kBadPad;
+    }
+    fi.payload_bytes = static_cast<uint32_t>(rest - fi.pad_bytes);
+  }
+  if (m.meth != nullptr) {
+    const uint64_t msg_off = m.meth->msg_offset.value();
+    const uint64_t dma_len = fi.reth->dma_length.value();
+    if (m.meth->last() != mrc_is_last(*op) || (mrc_is_first(*op) && msg_off != 0)) return ParseReason::kMrcBadMeth;
+    const uint64_t end = msg_off + fi.payload_bytes;
+    if (end > dma_len || (!m.trimmed && mrc_is_last(*op) && end != dma_len)) return ParseReason::kMrcBadReth;
+  }
+  if (m.seth != nullptr &&
+      (m.seth->skip_raw() == 3 || m.cc->rcv_cwnd_pen > MrcCcState::kMaxRcvCwndPen)) {
+    return ParseReason::kMrcBadSack;
+  }
+  if (m.neth != nullptr && m.neth->reason == 0) return ParseReason::kMrcBadNack;
+  if (m.erth != nullptr || m.eeth != nullptr) {
+    const uint8_t ep_op = m.erth != nullptr ? m.erth->op : m.eeth->op;
+    if (fi.bth->dest_qp.value() != kMrcEndpointQpn || ep_op > static_cast<uint8_t>(MrcEndpointOp::kEvProbe) ||
+        (m.erth != nullptr && m.erth->num_ports > kMrcMaxPorts)) {
+      return ParseReason::kMrcBadEndpoint;
+    }
+  }
+  fi.kind = FrameKind::kMrc;
+  return ParseReason::kOk;
+}
+
+// Decodes BTH + ext headers + payload inside UDP payload [off, udp_end):
+// RoCEv2 when the UDP port is RoCE's, MRC (parse_mrc) when it is MRC's and
+// the opcode's transport bits are the MRC opcode base.
+ParseReason parse_roce(const Bounds& b, uint32_t off, FrameInfo& fi, const ParseOptions& opt, bool roce_port,
+                       bool mrc_port) {
   ParseReason why = ParseReason::kOk;
   const uint64_t udp_payload = fi.udp_end - off;
   if (udp_payload < Bth::kSize + kIcrcBytes) return ParseReason::kBadLength;
@@ -96,6 +188,8 @@ ParseReason parse_roce(const Bounds& b, uint32_t off, FrameInfo& fi) {
   fi.bth_offset = off;
   fi.icrc_offset = fi.udp_end - static_cast<uint32_t>(kIcrcBytes);
   if (fi.bth->tver() != 0) return ParseReason::kBadTver;
+  if (mrc_port && (fi.bth->opcode & 0xE0u) == opt.mrc.opcode_base) return parse_mrc(b, off, fi, opt);
+  if (!roce_port) return ParseReason::kUnknownOpcode;  // the MRC port carries MRC opcodes only
   const auto layout = opcode_layout(fi.bth->opcode);
   if (!layout) return ParseReason::kUnknownOpcode;
   fi.layout = *layout;
@@ -145,8 +239,11 @@ ParseReason parse_udp(const Bounds& b, uint64_t off, uint64_t ip_end, FrameInfo&
   if (len < UdpHeader::kSize || off + len > ip_end) return ParseReason::kBadLength;
   fi.udp_end = static_cast<uint32_t>(off + len);
   if (opt.stop_at_udp) return ParseReason::kOk;
-  if (fi.udp->dst_port.value() != kRoceUdpPort) return ParseReason::kNotRoce;
-  return parse_roce(b, static_cast<uint32_t>(off + UdpHeader::kSize), fi);
+  const uint16_t port = fi.udp->dst_port.value();
+  const bool roce_port = port == kRoceUdpPort;
+  const bool mrc_port = opt.mrc.enabled && port == opt.mrc.udp_port && mrc_wire_config_error(opt.mrc) == nullptr;
+  if (!roce_port && !mrc_port) return ParseReason::kNotRoce;
+  return parse_roce(b, static_cast<uint32_t>(off + UdpHeader::kSize), fi, opt, roce_port, mrc_port);
 }
 
 ParseReason parse_ipv6(const Bounds& b, uint64_t off, uint64_t limit, bool outer, FrameInfo& fi,

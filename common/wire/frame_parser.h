@@ -1,6 +1,6 @@
 // One-call frame decoder: Eth[/802.1Q] / IPv4 | IPv6 [/ inner IPv6 for SRv6] /
-// UDP / BTH / ext headers per opcode / payload / pad / ICRC, or MAC Control
-// (PAUSE, PFC). Never reads past the given bytes, never allocates; every
+// UDP / BTH / ext headers per opcode / payload / pad / ICRC (RoCEv2, or MRC:
+// mrc.h), or MAC Control (PAUSE, PFC). Never reads past the given bytes, never allocates; every
 // rejection carries a ParseReason. The ICRC is checked separately (icrc.h).
 #pragma once
 
@@ -12,6 +12,7 @@
 #include "common/wire/ipv4.h"
 #include "common/wire/ipv6.h"
 #include "common/wire/mac_control.h"
+#include "common/wire/mrc.h"
 #include "common/wire/roce.h"
 #include "common/wire/udp.h"
 
@@ -33,10 +34,16 @@ enum class ParseReason : uint8_t {
   kUnknownOpcode,          // BTH opcode without a known header layout
   kBadPad,                 // BTH PadCnt larger than the payload
   kUnknownMacControlOpcode,
+  // MRC (mrc.h): the frame has an MRC opcode and a sound BTH, but
+  kMrcBadMeth,             // METH LAST flag != opcode LAST/ONLY, or FIRST/ONLY with msg_offset != 0
+  kMrcBadReth,             // msg_offset + payload past the RETH DMA length (or short of it on LAST/ONLY)
+  kMrcBadSack,             // SETH M = 3 (reserved) or rcv_cwnd_pen > 127
+  kMrcBadNack,             // NETH reason 0
+  kMrcBadEndpoint,         // endpoint request/response not on QPN 2, unknown op, or num_ports > 32
 };
 const char* to_string(ParseReason r);
 
-enum class FrameKind : uint8_t { kUnknown, kRoce, kMacControl };
+enum class FrameKind : uint8_t { kUnknown, kRoce, kMacControl, kMrc };
 const char* to_string(FrameKind k);
 
 enum class IpVersion : uint8_t { kNone = 0, kV4 = 4, kV6 = 6 };
@@ -46,6 +53,9 @@ struct ParseOptions {
   // Stop once UDP is sound (reason kOk, kind kUnknown, no RoCE fields): for
   // forwarders, to which BTH and what follows are payload.
   bool stop_at_udp = false;
+  // MRC recognition (port, opcode range, trim code points); see mrc.h. A
+  // config with mrc_wire_config_error() != null disables MRC parsing.
+  MrcWireConfig mrc{};
 };
 
 // Result of parse_frame(). Pointers point into the parsed bytes (valid while
@@ -89,6 +99,10 @@ struct FrameInfo {
   uint32_t payload_bytes = 0;         // data bytes, pad excluded
   uint32_t pad_bytes = 0;
   uint32_t icrc_offset = 0;           // 0 when no ICRC position is known
+
+  // kind kMrc: the MRC headers (bth/reth/immdt/aeth above as for RoCE).
+  // `layout` then holds the RoCE-shaped part (reth, immdt, aeth, payload).
+  MrcInfo mrc;
 
   MacControlOpcode mac_opcode = MacControlOpcode::kPause;
   const PauseBody* pause = nullptr;

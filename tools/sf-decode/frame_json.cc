@@ -57,10 +57,94 @@ json ipv6_json(const Ipv6Header& h) {
           {"dst", ip6_str(h.dst)}};
 }
 
-void add_roce(json& j, const FrameInfo& fi) {
+// The MRC headers (mrc.h); field names as in docs/mrc.md.
+void add_mrc(json& j, const FrameInfo& fi) {
+  const MrcInfo& m = fi.mrc;
+  if (fi.kind == FrameKind::kMrc) j["mrc"] = {{"op", to_string(m.op)}, {"trimmed", m.trimmed}};
+  if (m.meth) {
+    j["meth"] = {{"rtx", m.meth->rtx()},
+                 {"last", m.meth->last()},
+                 {"ts_valid", m.meth->ts_valid()},
+                 {"rqmsn", m.meth->rqmsn.value()},
+                 {"msn", m.meth->msn.value()},
+                 {"msg_offset", m.meth->msg_offset.value()},
+                 {"ev", hex(m.meth->ev.value())},
+                 {"tx_ts", m.meth->tx_ts.value()}};
+  }
+  if (m.seth) {
+    const Seth& s = *m.seth;
+    const Psn cack = fi.bth->get_psn();
+    j["seth"] = {{"skip", to_string(s.skip())},
+                 {"probe_response", s.probe_response()},
+                 {"ce", s.ce()},
+                 {"cack_psn", cack.value()},
+                 {"ack_psn_offset", s.ack_offset()},
+                 {"ev", hex(s.ev.value())},
+                 {"sack_offset", s.base_offset()},
+                 {"sack_base_psn", mrc_sack_base(cack, s.base_offset()).value()},
+                 {"mpr", s.mpr.value()},
+                 {"bitmap", hex(s.bitmap.value())}};
+    if (!s.probe_response()) {
+      j["seth"]["ack_psn"] = (cack + static_cast<uint32_t>(static_cast<int32_t>(s.ack_offset()))).value();
+    }
+  }
+  if (m.cc) {
+    j["cc_state"] = {{"ts_echo", m.cc->ts_echo.value()},
+                     {"rcvd_bytes", m.cc->rcvd_bytes.value()},
+                     {"ecn_count", m.cc->ecn_count.value()},
+                     {"ooo_count", m.cc->ooo_count.value()},
+                     {"rcv_cwnd_pen", m.cc->rcv_cwnd_pen},
+                     {"cc_type", m.cc->cc_type},
+                     {"service_time", m.cc->service_time.value()}};
+  }
+  if (m.neth) {
+    j["neth"] = {{"reason", m.neth->reason},
+                 {"reason_name", to_string(m.neth->get_reason())},
+                 {"ce", m.neth->ce()},
+                 {"rtx", m.neth->rtx()},
+                 {"vendor_code", m.neth->vendor_code},
+                 {"ev", hex(m.neth->ev.value())},
+                 {"nack_psn", m.neth->nack_psn.value()},
+                 {"ts_echo", m.neth->ts_echo.value()}};
+  }
+  if (m.peth) {
+    j["peth"] = {{"probe_id", m.peth->probe_id.value()},
+                 {"ev", hex(m.peth->ev.value())},
+                 {"tx_ts", m.peth->tx_ts.value()}};
+  }
+  if (m.erth) {
+    j["erth"] = {{"op", m.erth->op},
+                 {"op_name", to_string(m.erth->get_op())},
+                 {"num_ports", m.erth->num_ports},
+                 {"request_id", m.erth->request_id.value()},
+                 {"ev", hex(m.erth->ev.value())},
+                 {"port_status_mask", hex(m.erth->port_status_mask.value())},
+                 {"tx_ts", m.erth->tx_ts.value()}};
+  }
+  if (m.eeth) {
+    j["eeth"] = {{"op", m.eeth->op},
+                 {"op_name", to_string(m.eeth->get_op())},
+                 {"status", m.eeth->status},
+                 {"status_name", to_string(m.eeth->get_status())},
+                 {"request_id", m.eeth->request_id.value()},
+                 {"ev", hex(m.eeth->ev.value())},
+                 {"port_status_mask", hex(m.eeth->port_status_mask.value())},
+                 {"ts_echo", m.eeth->ts_echo.value()}};
+  }
+}
+
+// The opcode's name: MRC's when it is an MRC opcode (also on a rejected frame).
+const char* opcode_name(uint8_t opcode, const ParseOptions& opt) {
+  if (opt.mrc.enabled) {
+    if (const auto op = mrc_op_of(opcode, opt.mrc.opcode_base)) return to_string(*op);
+  }
+  return to_string(static_cast<Opcode>(opcode));
+}
+
+void add_roce(json& j, const FrameInfo& fi, const ParseOptions& opt) {
   const Bth& b = *fi.bth;
   j["bth"] = {{"opcode", b.opcode},
-              {"opcode_name", to_string(static_cast<Opcode>(b.opcode))},
+              {"opcode_name", opcode_name(b.opcode, opt)},
               {"se", b.se()},
               {"mig_req", b.mig_req()},
               {"pad_count", b.pad_count()},
@@ -92,6 +176,7 @@ void add_roce(json& j, const FrameInfo& fi) {
   if (fi.atomic_ack_eth) j["atomic_ack_eth"] = {{"orig", hex(fi.atomic_ack_eth->orig.value())}};
   if (fi.immdt) j["immdt"] = hex(fi.immdt->imm.value());
   if (fi.ieth) j["ieth"] = {{"rkey", fi.ieth->rkey.value()}};
+  add_mrc(j, fi);
   if (fi.ok()) {
     j["payload_bytes"] = fi.payload_bytes;
     j["pad_bytes"] = fi.pad_bytes;
@@ -100,8 +185,8 @@ void add_roce(json& j, const FrameInfo& fi) {
 
 }  // namespace
 
-json frame_to_json(std::span<const uint8_t> frame) {
-  const FrameInfo fi = parse_frame(frame);
+json frame_to_json(std::span<const uint8_t> frame, const ParseOptions& opt) {
+  const FrameInfo fi = parse_frame(frame, opt);
   json j;
   j["len"] = frame.size();
   j["kind"] = to_string(fi.kind);
@@ -135,7 +220,7 @@ json frame_to_json(std::span<const uint8_t> frame) {
                 {"length", fi.udp->length.value()},
                 {"checksum", hex(fi.udp->checksum.value())}};
   }
-  if (fi.bth) add_roce(j, fi);
+  if (fi.bth) add_roce(j, fi, opt);
   if (fi.pause) {
     j["mac_control"] = {{"opcode", "pause"}, {"pause_quanta", fi.pause->pause_quanta.value()},
                         {"dst_ok", fi.mac_control_dst_ok}};

@@ -1,4 +1,5 @@
-// libFuzzer target: parse_frame over arbitrary bytes (every header family),
+// libFuzzer target: parse_frame over arbitrary bytes (every header family,
+// MRC included, also with a non-default MRC port / opcode base / trim DSCP),
 // then ICRC verify and a read of every decoded field. Must never crash or read
 // out of bounds (ASan), whatever the input. Also fuzzes the head/frame split,
 // and asserts parse_roce_fast() == parse_frame() whenever the fast path accepts.
@@ -31,6 +32,19 @@ void touch(const sf::wire::FrameInfo& fi) {
   if (fi.atomic_ack_eth) s += fi.atomic_ack_eth->orig.value();
   if (fi.pfc) s += fi.pfc->time_quanta[7].value();
   if (fi.pause) s += fi.pause->pause_quanta.value();
+  const sf::wire::MrcInfo& m = fi.mrc;
+  if (m.meth) s += m.meth->msg_offset.value() + m.meth->tx_ts.value();
+  if (m.seth) s += m.seth->bitmap.value() + m.seth->mpr.value();
+  if (m.cc) s += m.cc->service_time.value();
+  if (m.neth) s += m.neth->nack_psn.value() + m.neth->ts_echo.value();
+  if (m.peth) s += m.peth->tx_ts.value();
+  if (m.erth) s += m.erth->tx_ts.value();
+  if (m.eeth) s += m.eeth->ts_echo.value();
+  // A parsed frame's payload, pad and ICRC lie inside it.
+  if (fi.ok() && fi.bth != nullptr &&
+      uint64_t{fi.payload_offset} + fi.payload_bytes + fi.pad_bytes > fi.frame_bytes) {
+    std::abort();
+  }
   g_sink = s;
 }
 
@@ -58,5 +72,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const auto nock = sf::wire::parse_frame(frame, sf::wire::ParseOptions{.verify_ipv4_checksum = false});
   touch(nock);
+  sf::wire::ParseOptions alt;
+  alt.mrc.udp_port = 4792;
+  alt.mrc.opcode_base = 0xE0;
+  alt.mrc.trimmed_dscp_mask = uint64_t{1} << 46;
+  const auto mrc_alt = sf::wire::parse_frame(frame, alt);
+  touch(mrc_alt);
+  g_sink = static_cast<uint64_t>(sf::wire::icrc_verify(frame, mrc_alt));
   return 0;
 }
