@@ -1,0 +1,185 @@
+// EvSet: one MRC QP's EV profile and the per-EV path state machine
+// (docs/mrc.md "Transport building blocks", endpoint.md 3.2 and 3.5).
+//
+// The profile holds `num_evs` entropy values (EV value = ev_base + index),
+// spread evenly over `num_planes` planes (plane = index % num_planes). Of the
+// num_evs / num_planes EVs of a plane, `backup_per_plane` start as backups;
+// the others are active. pick_next() draws a pseudo-random usable EV per
+// packet: active, GOOD, plane up. Feedback moves EVs between states:
+//   ECN echo (SACK M=SKIP_ONCE, CE) or NACK TRIMMED -> SKIP for one rotation
+//     (the next `active EV count` picks), then GOOD again;
+//   loss with neither trim nor SACK, or SACK M=ALWAYS_SKIP -> ASSUMED_BAD at
+//     once: the EV leaves the active set and a GOOD backup of the same plane
+//     takes its slot (planes stay balanced); the retired EV is probed and
+//     becomes GOOD again after `probes_to_readmit` successful probes in a row
+//     (active if its plane lacks an active EV, else a backup);
+//   port-status update: every EV of a down plane is unused at once (its state
+//     kept), and usable again when the plane is up;
+//   DENIED: by the controller only (deny()/allow()).
+//
+// Fixed capacity (kMaxEvs), no allocation at all: every table is a member
+// array. Deterministic: randomness comes only from the Rng& passed in (G2).
+// Owned by one lcore (the QP's), not thread-safe.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+#include "common/rng.h"
+
+namespace sf::nic::mrc {
+
+inline constexpr uint16_t kMaxEvs = 256;
+inline constexpr uint16_t kMaxPlanes = 32;  // = wire::kMrcMaxPorts
+
+enum class EvState : uint8_t { kGood, kSkip, kAssumedBad, kDenied };
+const char* to_string(EvState s);
+
+// Feedback about one EV, as the transport classifies it.
+enum class EvSignal : uint8_t {
+  kEcnEcho,         // SACK M=SKIP_ONCE or CE echo: skip for a rotation
+  kTrimmed,         // NACK TRIMMED: congestion mid-fabric, skip for a rotation
+  kTrimmedLastHop,  // NACK TRIMMED_LASTHOP: incast, the path is not to blame
+  kAlwaysSkip,      // SACK M=ALWAYS_SKIP: retire
+  kLoss,            // a packet timed out with neither trim nor SACK: retire
+};
+const char* to_string(EvSignal s);
+
+// What a signal did to the EV.
+enum class EvOutcome : uint8_t {
+  kNone,     // no change (last-hop trim, already skipped/retired, denied)
+  kSkipped,  // GOOD -> SKIP
+  kRetired,  // -> ASSUMED_BAD; a backup took its slot when one was free
+  kReadmitted,  // a probe success made it GOOD again
+};
+const char* to_string(EvOutcome o);
+
+struct EvSetConfig {
+  uint16_t num_evs = 128;          // 1..kMaxEvs, a multiple of num_planes
+  uint16_t num_planes = 1;         // 1..kMaxPlanes
+  uint16_t backup_per_plane = 0;   // < num_evs / num_planes
+  uint32_t ev_base = 0;            // EV value of index 0
+  uint16_t probes_to_readmit = 3;  // >= 1: successful probes in a row to re-admit
+
+  // nullptr when valid, else why not (for a path-qualified error at setup).
+  const char* error() const;
+};
+
+struct EvCounters {
+  uint64_t sent = 0;            // packets picked onto this EV (first transmissions)
+  uint64_t retransmitted = 0;   // retransmissions picked onto it
+  uint64_t skipped = 0;         // times it entered SKIP
+  uint64_t retired = 0;         // times it entered ASSUMED_BAD
+  uint64_t probes = 0;          // probes sent on it
+  uint64_t probe_ok = 0;        // successful probes
+  uint64_t readmitted = 0;      // times a probe streak made it GOOD again
+};
+
+struct EvPick {
+  uint16_t index;
+  uint32_t ev;
+  uint8_t plane;
+};
+
+class EvSet {
+ public:
+  // `cfg` must be valid (cfg.error() == nullptr; checked at setup, aborts otherwise).
+  explicit EvSet(const EvSetConfig& cfg);
+
+  // A pseudo-random usable EV for the next packet, counting it as sent (or
+  // retransmitted). `avoid` (an index) is not chosen when another is usable
+  // (a retransmission goes on another EV). When no GOOD EV is usable but a
+  // SKIP one is, the oldest skip ends early and that EV is used (skips never
+  // stall a QP). nullopt when nothing is usable (every plane down or every EV
+  // retired/denied): the transport waits and counts it.
+  std::optional<EvPick> pick_next(Rng& rng, bool retransmission = false,
+                                  std::optional<uint16_t> avoid = std::nullopt);
+
+  EvOutcome on_signal(uint16_t index, EvSignal s);
+
+  // Probing of retired EVs: the next ASSUMED_BAD EV to probe (round robin),
+  // or nullopt. The transport sends the probe and reports the result.
+  std::optional<uint16_t> next_probe();
+  void on_probe_sent(uint16_t index);
+  EvOutcome on_probe_result(uint16_t index, bool ok);
+
+  // Port-status update: bit p of `up_mask` set = plane p up.
+  void set_planes_up(uint32_t up_mask);
+  void set_plane_up(uint8_t plane, bool up);
+  bool plane_up(uint8_t plane) const { return (up_mask_ >> plane) & 1u; }
+
+  // Controller: deny (never used, never probed) and allow (GOOD again).
+  void deny(uint16_t index);
+  void allow(uint16_t index);
+
+  // EV value -> index, nullopt when the value is not in the profile.
+  std::optional<uint16_t> index_of(uint32_t ev) const;
+
+  uint16_t size() const { return cfg_.num_evs; }
+  uint8_t num_planes() const { return static_cast<uint8_t>(cfg_.num_planes); }
+  uint32_t ev(uint16_t index) const { return cfg_.ev_base + index; }
+  uint8_t plane(uint16_t index) const { return static_cast<uint8_t>(index % cfg_.num_planes); }
+  EvState state(uint16_t index) const { return evs_[index].state; }
+  bool active(uint16_t index) const { return evs_[index].active; }
+  const EvCounters& counters(uint16_t index) const { return evs_[index].counters; }
+  // EVs pick_next() may choose now (GOOD, active, plane up).
+  uint16_t usable() const { return n_usable_; }
+  // Active EVs of `plane` (whatever their state).
+  uint16_t active_in_plane(uint8_t plane) const { return active_per_plane_[plane]; }
+  // Retirements that found no GOOD backup in their plane.
+  uint64_t no_backup() const { return no_backup_; }
+  // Picks that found nothing usable.
+  uint64_t no_usable() const { return no_usable_; }
+  // Picks so far; one rotation = rotation() picks.
+  uint64_t picks() const { return picks_; }
+  uint16_t rotation() const { return rotation_; }
+
+ private:
+  static constexpr uint16_t kNotUsable = 0xFFFF;
+  struct Ev {
+    EvState state = EvState::kGood;
+    bool active = false;
+    uint16_t pos = kNotUsable;   // index in usable_ or kNotUsable
+    uint16_t probe_streak = 0;
+    uint64_t skip_until = 0;     // picks_ value at which a SKIP ends
+    EvCounters counters;
+  };
+
+  bool is_usable(const Ev& e, uint16_t index) const {
+    return e.state == EvState::kGood && e.active && plane_up(plane(index));
+  }
+  void refresh(uint16_t index);
+  void set_active(uint16_t index, bool a);
+  void leave_active(uint16_t index);   // frees the slot, swaps in a backup
+  void become_good(uint16_t index);    // GOOD, active if its plane lacks one
+  // Ends the skips due by picks_; with force_one, also the oldest live one
+  // (returns whether it ended one).
+  bool expire_skips(bool force_one);
+  void pop_skip();  // ends the head entry's skip when it is live
+
+  EvSetConfig cfg_;
+  uint16_t rotation_ = 1;
+  uint16_t target_active_ = 0;  // per plane
+  uint32_t up_mask_ = 0;
+  uint16_t n_usable_ = 0;
+  uint16_t probe_cursor_ = 0;
+  uint64_t picks_ = 0;
+  uint64_t no_backup_ = 0;
+  uint64_t no_usable_ = 0;
+  std::array<Ev, kMaxEvs> evs_{};
+  std::array<uint16_t, kMaxEvs> usable_{};
+  std::array<uint16_t, kMaxPlanes> active_per_plane_{};
+  // SKIP entries in order of `until` (FIFO: a rotation is a constant). An
+  // entry is stale when its EV left SKIP or re-entered it later (until differs).
+  struct SkipEntry {
+    uint16_t index;
+    uint64_t until;
+  };
+  static constexpr uint16_t kSkipRing = 2 * kMaxEvs;
+  std::array<SkipEntry, kSkipRing> skip_ring_{};
+  uint16_t skip_head_ = 0;
+  uint16_t skip_count_ = 0;
+};
+
+}  // namespace sf::nic::mrc
