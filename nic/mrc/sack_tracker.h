@@ -1,0 +1,182 @@
+// MRC PSN tracking, both ends of a SACK (docs/mrc.md "Transport building
+// blocks", endpoint.md 3.4):
+//   SackTracker    the responder: cumulative PSN (CACK) + a 64-PSN window
+//                  bitmap, duplicate / out-of-window detection, and the SACK
+//                  fields to send (SETH: CACK, sack_offset 1, bitmap, mpr).
+//   SackScoreboard the requester: which PSNs a SACK newly acknowledges and
+//                  which it shows missing (holes before a received PSN), so
+//                  exactly those are retransmitted.
+// PSNs are 24-bit (wire::Psn, modulo 2^24); windows straddle the wrap.
+// No clock, no RNG, no allocation after construction. One lcore (the QP's).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "common/wire/mrc.h"
+#include "common/wire/psn.h"
+
+namespace sf::nic::mrc {
+
+using wire::Psn;
+
+// What the responder makes of a data packet's PSN.
+enum class PsnVerdict : uint8_t {
+  kNew,          // first arrival: place it
+  kDuplicate,    // at or before CACK, or its bit already set: ignore (re-SACK)
+  kOutOfWindow,  // beyond CACK + mpr: NACK PSN_OOR_WINDOW
+};
+const char* to_string(PsnVerdict v);
+
+// The SETH fields of a SACK (CACK travels in the BTH PSN).
+struct SackFields {
+  Psn cack;                  // every PSN up to and including it received
+  int16_t sack_offset = 1;   // bitmap base = CACK + 1
+  uint64_t bitmap = 0;       // bit i: PSN cack + 1 + i received
+  uint16_t mpr = 0;          // PSNs past CACK the responder tracks
+  int16_t ack_psn_offset = 0;  // triggering PSN - CACK
+  uint16_t ooo_count = 0;    // PSNs held beyond CACK (popcount of the bitmap)
+};
+
+class SackTracker {
+ public:
+  static constexpr uint16_t kMaxWindow = wire::Seth::kBitmapBits;
+
+  // `first` is the first PSN expected (CACK starts at first - 1); `mpr` in
+  // 1..64 is the tracking window (larger values are clamped to 64).
+  explicit SackTracker(Psn first, uint16_t mpr = kMaxWindow);
+
+  PsnVerdict on_packet(Psn psn);
+  // The SACK to send now, for a triggering packet `trigger`.
+  SackFields sack(Psn trigger) const;
+
+  Psn cack() const { return cack_; }
+  uint64_t bitmap() const { return bitmap_; }
+  uint16_t mpr() const { return mpr_; }
+  bool received(Psn psn) const;
+
+  uint64_t rx_new() const { return rx_new_; }
+  uint64_t rx_duplicate() const { return rx_dup_; }
+  uint64_t rx_out_of_window() const { return rx_oow_; }
+
+ private:
+  Psn cack_;
+  uint64_t bitmap_ = 0;  // bit i: PSN cack_ + 1 + i
+  uint16_t mpr_;
+  uint64_t rx_new_ = 0;
+  uint64_t rx_dup_ = 0;
+  uint64_t rx_oow_ = 0;
+};
+
+enum class SackVerdict : uint8_t {
+  kOk,
+  kStale,    // CACK older than what is already acknowledged (reordered SACK); bitmap still applied
+  kInvalid,  // acknowledges a PSN never sent: ignored entirely (counted by the caller)
+};
+const char* to_string(SackVerdict v);
+
+struct SackResult {
+  SackVerdict verdict = SackVerdict::kOk;
+  uint32_t newly_acked = 0;   // PSNs this SACK acknowledged for the first time
+  uint16_t missing = 0;       // PSNs written to the caller's span
+};
+
+class SackScoreboard {
+ public:
+  // `first`: the first PSN to send; `capacity`: PSNs in flight at most, a
+  // power of two in [64, 2^22]. Allocates its two bitsets here, never later.
+  SackScoreboard(Psn first, uint32_t capacity);
+
+  bool can_send() const { return in_flight() < capacity_; }
+  // Assigns the next PSN (the caller checked can_send()).
+  Psn on_send();
+
+  // Applies a SACK. `on_acked(Psn)` runs once per newly acknowledged PSN (in
+  // no particular order); the PSNs shown missing (a clear bit below the
+  // highest set bit, sent, not yet reported) go to `missing_out`, each
+  // reported once until rearm(); if the span fills, the rest are reported by
+  // a later SACK.
+  template <class OnAcked>
+  SackResult on_sack(Psn cack, int16_t sack_offset, uint64_t bitmap, std::span<Psn> missing_out,
+                     OnAcked&& on_acked);
+
+  // Lets a missing PSN be reported again (its retransmission was lost too).
+  void rearm(Psn psn);
+
+  Psn una() const { return una_; }   // oldest PSN not cumulatively acknowledged
+  Psn next() const { return next_; }
+  uint32_t in_flight() const { return static_cast<uint32_t>(Psn::diff(next_, una_)); }
+  uint32_t capacity() const { return capacity_; }
+  // Sent and acknowledged (cumulatively or selectively).
+  bool acked(Psn psn) const;
+
+ private:
+  bool in_flight_psn(Psn psn) const {
+    const int32_t d = Psn::diff(psn, una_);
+    return d >= 0 && d < static_cast<int32_t>(in_flight());
+  }
+  uint32_t slot(Psn psn) const { return psn.value() & (capacity_ - 1); }
+  bool get(const std::vector<uint64_t>& b, Psn psn) const { return (b[slot(psn) >> 6] >> (slot(psn) & 63)) & 1u; }
+  void put(std::vector<uint64_t>& b, Psn psn, bool v) {
+    const uint64_t m = uint64_t{1} << (slot(psn) & 63);
+    b[slot(psn) >> 6] = v ? (b[slot(psn) >> 6] | m) : (b[slot(psn) >> 6] & ~m);
+  }
+  // Validation shared by on_sack: kInvalid when the SACK covers unsent PSNs.
+  SackVerdict check(Psn cack, int16_t sack_offset, uint64_t bitmap) const;
+
+  uint32_t capacity_;
+  Psn una_;
+  Psn next_;
+  std::vector<uint64_t> acked_;     // selectively acked, PSNs in [una_, next_)
+  std::vector<uint64_t> reported_;  // reported missing, PSNs in [una_, next_)
+};
+
+template <class OnAcked>
+SackResult SackScoreboard::on_sack(Psn cack, int16_t sack_offset, uint64_t bitmap,
+                                   std::span<Psn> missing_out, OnAcked&& on_acked) {
+  SackResult r;
+  r.verdict = check(cack, sack_offset, bitmap);
+  if (r.verdict == SackVerdict::kInvalid) return r;
+  // Cumulative part: [una_, cack].
+  while (in_flight() > 0 && !una_.after(cack)) {
+    if (!get(acked_, una_)) {
+      on_acked(una_);
+      ++r.newly_acked;
+    }
+    put(acked_, una_, false);
+    put(reported_, una_, false);
+    ++una_;
+  }
+  // Selective part.
+  const Psn base = wire::mrc_sack_base(cack, sack_offset);
+  int highest = -1;
+  for (uint64_t bits = bitmap; bits != 0; bits &= bits - 1) {
+    const int i = __builtin_ctzll(bits);
+    highest = i;
+    const Psn p = base + static_cast<uint32_t>(i);
+    if (in_flight_psn(p) && !get(acked_, p)) {
+      put(acked_, p, true);
+      on_acked(p);
+      ++r.newly_acked;
+    }
+  }
+  // A bitmap may fill the hole at una_ (sack_offset <= 0).
+  while (in_flight() > 0 && get(acked_, una_)) {
+    put(acked_, una_, false);
+    put(reported_, una_, false);
+    ++una_;
+  }
+  // Holes: clear bits below the highest set one.
+  for (int i = 0; i < highest; ++i) {
+    if ((bitmap >> i) & 1u) continue;
+    const Psn p = base + static_cast<uint32_t>(i);
+    if (!in_flight_psn(p) || get(acked_, p) || get(reported_, p)) continue;
+    if (r.missing == missing_out.size()) break;
+    put(reported_, p, true);
+    missing_out[r.missing++] = p;
+  }
+  return r;
+}
+
+}  // namespace sf::nic::mrc
