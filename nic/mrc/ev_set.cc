@@ -122,8 +122,7 @@ void EvSet::pop_skip() {
   --skip_count_;
   Ev& e = evs_[entry.index];
   if (e.state == EvState::kSkip && e.skip_until == entry.until) {
-    e.state = EvState::kGood;
-    refresh(entry.index);
+    become_good(entry.index);  // a backup refills its plane if it runs short
   }
 }
 

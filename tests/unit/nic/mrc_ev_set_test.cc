@@ -243,3 +243,71 @@ TEST(MrcEvSet, StaleSkipEntries) {
 
 }  // namespace
 }  // namespace sf::nic::mrc
+
+namespace sf::nic::mrc {
+namespace {
+
+// 12. A backup that was skipped when its plane lost an EV fills the slot as
+//     soon as its skip ends.
+TEST(MrcEvSet, SkippedBackupRefillsPlane) {
+  EvSet s(cfg(8, 2, 1));  // plane 0: 0, 2, 4 active, 6 backup
+  Rng r(4);
+  EXPECT_EQ(s.on_signal(6, EvSignal::kEcnEcho), EvOutcome::kSkipped);
+  EXPECT_EQ(s.on_signal(0, EvSignal::kLoss), EvOutcome::kRetired);
+  EXPECT_EQ(s.no_backup(), 1u);
+  EXPECT_EQ(s.active_in_plane(0), 2);
+  for (int i = 0; i < s.rotation() + 1; ++i) s.pick_next(r);
+  EXPECT_EQ(s.state(6), EvState::kGood);
+  EXPECT_TRUE(s.active(6));
+  EXPECT_EQ(s.active_in_plane(0), 3);
+}
+
+// 13. Random operations (seeded): after each, the usable set is exactly the
+//     GOOD active EVs of up planes, no plane has more active EVs than its
+//     share, and a plane short of active EVs has no GOOD backup left idle.
+TEST(MrcEvSet, RandomOperationsKeepInvariants) {
+  EvSet s(cfg(64, 4, 4));  // 16 per plane: 12 active + 4 backups
+  Rng r(2024);
+  for (int step = 0; step < 20000; ++step) {
+    const uint16_t i = static_cast<uint16_t>(r.below(64));
+    switch (r.below(9)) {
+      case 0: s.on_signal(i, EvSignal::kEcnEcho); break;
+      case 1: s.on_signal(i, EvSignal::kTrimmed); break;
+      case 2: s.on_signal(i, EvSignal::kLoss); break;
+      case 3: s.on_signal(i, EvSignal::kAlwaysSkip); break;
+      case 4:
+        if (const auto pr = s.next_probe()) s.on_probe_result(*pr, r.chance(0.8));
+        break;
+      case 5:
+        if (r.chance(0.05)) s.set_plane_up(static_cast<uint8_t>(r.below(4)), r.chance(0.6));
+        break;
+      case 6:
+        if (r.chance(0.1)) {
+          s.deny(i);
+        } else {
+          s.allow(i);
+        }
+        break;
+      default: s.pick_next(r, r.chance(0.1)); break;
+    }
+    uint16_t usable = 0;
+    for (uint8_t p = 0; p < 4; ++p) {
+      uint16_t active = 0;
+      bool idle_good_backup = false;
+      for (uint16_t j = p; j < 64; j = static_cast<uint16_t>(j + 4)) {
+        if (s.active(j)) ++active;
+        if (s.active(j) && s.state(j) == EvState::kGood && s.plane_up(p)) ++usable;
+        if (!s.active(j) && s.state(j) == EvState::kGood) idle_good_backup = true;
+      }
+      ASSERT_EQ(active, s.active_in_plane(p)) << "step " << step;
+      ASSERT_LE(active, 12) << "step " << step;
+      if (active < 12) {
+        ASSERT_FALSE(idle_good_backup) << "plane " << int(p) << " step " << step;
+      }
+    }
+    ASSERT_EQ(usable, s.usable()) << "step " << step;
+  }
+}
+
+}  // namespace
+}  // namespace sf::nic::mrc
