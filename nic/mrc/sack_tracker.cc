@@ -24,8 +24,12 @@ const char* to_string(SackVerdict v) {
   return "?";
 }
 
-SackTracker::SackTracker(Psn first, uint16_t mpr)
-    : cack_(first - 1), mpr_(mpr == 0 ? uint16_t{1} : (mpr > kMaxWindow ? kMaxWindow : mpr)) {}
+SackTracker::SackTracker(Psn first, uint16_t mpr) : cack_(first - 1), mpr_(mpr > kMaxWindow ? kMaxWindow : mpr) {
+  if (mpr == 0) {
+    std::fprintf(stderr, "nic/mrc/sack_tracker: mpr must be >= 1\n");
+    std::abort();
+  }
+}
 
 PsnVerdict SackTracker::on_packet(Psn psn) {
   const int32_t d = Psn::diff(psn, cack_);

@@ -10,6 +10,7 @@
 // No clock, no RNG, no allocation after construction. One lcore (the QP's).
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -43,8 +44,9 @@ class SackTracker {
  public:
   static constexpr uint16_t kMaxWindow = wire::Seth::kBitmapBits;
 
-  // `first` is the first PSN expected (CACK starts at first - 1); `mpr` in
-  // 1..64 is the tracking window (larger values are clamped to 64).
+  // `first` is the first PSN expected (CACK starts at first - 1); `mpr` is the
+  // tracking window: 0 is refused (abort at setup), more than 64 (the
+  // bitmap's reach) is clamped to 64 and mpr() says so.
   explicit SackTracker(Psn first, uint16_t mpr = kMaxWindow);
 
   PsnVerdict on_packet(Psn psn);
@@ -152,7 +154,7 @@ SackResult SackScoreboard::on_sack(Psn cack, int16_t sack_offset, uint64_t bitma
   const Psn base = wire::mrc_sack_base(cack, sack_offset);
   int highest = -1;
   for (uint64_t bits = bitmap; bits != 0; bits &= bits - 1) {
-    const int i = __builtin_ctzll(bits);
+    const int i = std::countr_zero(bits);
     highest = i;
     const Psn p = base + static_cast<uint32_t>(i);
     if (in_flight_psn(p) && !get(acked_, p)) {

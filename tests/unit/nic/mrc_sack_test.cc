@@ -67,6 +67,7 @@ TEST(MrcSackTracker, Window) {
   EXPECT_EQ(small.on_packet(Psn(17)), PsnVerdict::kNew);
   EXPECT_EQ(small.rx_out_of_window(), 1u);
   EXPECT_EQ(small.sack(Psn(17)).mpr, 8);
+  EXPECT_EQ(SackTracker(Psn(0), 1000).mpr(), 64);  // clamped to the bitmap's reach
   // A full window in reverse order ends with CACK past all 64.
   SackTracker r(Psn(0));
   for (int i = 63; i >= 0; --i) EXPECT_EQ(r.on_packet(Psn(static_cast<uint32_t>(i))), PsnVerdict::kNew);
