@@ -20,6 +20,15 @@ nlohmann::json port_snapshot(const SwitchView& v, const SwitchConfig& cfg, PortI
   j["routed"] = c.routed;
   j["held_at_ingress"] = c.held;
   j["tx_pfc_frames"] = c.tx_pfc_frames;
+  {
+    const PortStates& st = node.port_states();
+    const uint8_t b = st.bits(p);
+    j["admin_status"] = (b & kPortAdminUp) ? "up" : "down";
+    j["oper_status"] = st.oper_up(p) ? "up" : "down";
+    j["down_events"] = c.down_events;
+    if (b & kPortBlackhole) j["blackhole"] = true;
+    if (b & kPortLossy) j["loss_rate"] = st.loss(p);
+  }
   if (node.credit(p) != nullptr) j["credit"] = credit_snapshot(node, p);  // CREDIT_FC ports
   if (c.rx_credit_ignored != 0) j["rx_credit_ignored"] = c.rx_credit_ignored;
   // PFC per priority under mlx5's names (ethtool -S).
@@ -233,6 +242,7 @@ nlohmann::json timeseries_sample(const SwitchView& v, const SwitchConfig& cfg, d
           {"tx_pfc_frames", c.tx_pfc_frames}};
     // Ports the PFC watchdog guards: the queues it holds stormed now (bit = queue).
     if (const PfcWatchdog* wd = node.pfc_wd(p)) pj["pfc_wd_stormed"] = wd->stormed();
+    if (node.port_states().bits(p) != kPortPlainUp) pj["state"] = node.port_states().bits(p);  // port_state.h bits
   }
   j["buffer_used_bytes"] = uint64_t{v.shard(0).mmu().total_used()} * v.shard(0).mmu().cell_bytes();
   return j;
