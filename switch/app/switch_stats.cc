@@ -242,7 +242,6 @@ nlohmann::json timeseries_sample(const SwitchView& v, const SwitchConfig& cfg, d
           {"tx_pfc_frames", c.tx_pfc_frames}};
     // Ports the PFC watchdog guards: the queues it holds stormed now (bit = queue).
     if (const PfcWatchdog* wd = node.pfc_wd(p)) pj["pfc_wd_stormed"] = wd->stormed();
-    if (node.port_states().bits(p) != kPortPlainUp) pj["state"] = node.port_states().bits(p);  // port_state.h bits
   }
   j["buffer_used_bytes"] = uint64_t{v.shard(0).mmu().total_used()} * v.shard(0).mmu().cell_bytes();
   return j;

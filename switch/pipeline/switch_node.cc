@@ -170,6 +170,7 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
     }
   }
   st_ = states_.get();
+  flood_to_.assign(ports_.size(), 0);
   req_seen_ = st_->seq();
   reset_seen_ = st_->reset_seq();
   next_age_ = kAgeingPeriod;
@@ -566,7 +567,10 @@ void SwitchNode::forward_l2(uint16_t in, QueuedPkt& pkt, std::optional<uint16_t>
   uint16_t copies = static_cast<uint16_t>(n - 1);
   if (st_->faulty() != 0) {
     copies = 0;
-    for (uint16_t p = 0; p < n; ++p) copies = static_cast<uint16_t>(copies + (p != in && usable(p) ? 1 : 0));
+    for (uint16_t p = 0; p < n; ++p) {
+      flood_to_[p] = p != in && usable(p) ? 1 : 0;
+      copies = static_cast<uint16_t>(copies + flood_to_[p]);
+    }
     if (copies == 0) return drop(in, pkt.mbuf, DropCause::kPortDown);
   }
   // One mbuf, one reference per copy; flooded copies are never ECN-marked
@@ -575,7 +579,7 @@ void SwitchNode::forward_l2(uint16_t in, QueuedPkt& pkt, std::optional<uint16_t>
   pkt.ip_version = 0;
   const bool all = copies == n - 1;
   for (uint16_t p = 0; p < n; ++p) {
-    if (p == in || (!all && !st_->oper_up(p))) continue;
+    if (p == in || (!all && flood_to_[p] == 0)) continue;
     pkt.out_port = p;
     enqueue(pkt);
   }

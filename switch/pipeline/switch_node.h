@@ -352,6 +352,7 @@ class SwitchNode final : public Node {
   LinkProbe link_probe_ = nullptr;
   void* link_probe_ctx_ = nullptr;
   std::vector<TimeNs> next_probe_;  // per port: no probe before
+  std::vector<uint8_t> flood_to_;   // forward_l2 with a port down: the ports that get a copy
   std::shared_ptr<PortStates> states_;  // shared by the shards
   PortStates* st_ = nullptr;            // states_.get()
   uint64_t req_seen_ = 0;

@@ -74,17 +74,21 @@ bool SwitchNode::probe_link(uint16_t p) {
   next_probe_[p] = now_ + kLinkProbeInterval;
   if (!link_probe_(link_probe_ctx_, p)) return false;
   if (shard_ != nullptr && !shard_owns(p)) {
-    st_->request(p, PortStates::Field::kLink, true);  // its shard applies it
-    return false;
+    // Its shard applies it, at the latest when this packet reaches it
+    // (shard_accept probes too).
+    st_->request(p, PortStates::Field::kLink, true);
+    return true;
   }
   apply_port_bits(p, static_cast<uint8_t>(b | kPortLinkUp), now_);
   return true;
 }
 
 bool SwitchNode::egress_fault(const QueuedPkt& p) {
-  const uint8_t b = st_->bits(p.out_port);
+  uint8_t b = st_->bits(p.out_port);
+  // A port believed link-down whose link came up (the probe) is up from now
+  // on (its shard applies it when another shard owns it).
+  if (!oper(b) && (b & kPortAdminUp) && probe_link(p.out_port)) b = static_cast<uint8_t>(b | kPortLinkUp);
   DropCause cause;
-  if (!oper(b) && probe_link(p.out_port)) return egress_fault(p);  // its link just came up
   if (!oper(b)) {
     cause = DropCause::kPortDown;
   } else if (b & kPortBlackhole) {

@@ -15,6 +15,12 @@ Cases:
                port of n1 saw down_events, the plan carries the events, the
                plots are written; the same seed twice gives identical
                results.json.
+  realtime  4. sf-lab run (real processes, root) of the two-switch pktio incast with the
+               switch-switch link down at 20 ms and up at 200 ms, a blackhole, a loss
+               rate and a reboot of leaf1. Expect: exit 0, every telemetry command
+               answered (results.json events.sent), frames dropped under the fault
+               causes (port_down / link_down), the byte conservation holding with
+               them, down_events on both ends of the link, the plots written.
 
 Usage: lab_events_test.py --build BUILD_DIR --source SOURCE_DIR CASE
 """
@@ -129,14 +135,55 @@ def case_sim(a):
     print("PASS sim")
 
 
+def case_realtime(a):
+    if os.geteuid() != 0:
+        print("SKIP: needs root")
+        return 77
+    with open(os.path.join(a.source, "config", "topologies", "two-switch-incast.json")) as f:
+        t = json.load(f)
+    t["duration_s"] = 4
+    t["events"] = [{"kind": "link_down", "link": "leaf0:Ethernet12", "at_ms": 20},
+                   {"kind": "link_up", "link": "leaf0:Ethernet12", "at_ms": 200},
+                   {"kind": "blackhole", "port": "leaf1:Ethernet0", "at_ms": 250, "until_ms": 300},
+                   {"kind": "loss", "link": "h0", "rate": 0.01, "at_ms": 300},
+                   {"kind": "reboot", "switch": "leaf1", "at_ms": 350, "down_ms": 50}]
+    with tempfile.TemporaryDirectory() as d:
+        topo = os.path.join(d, "two-switch-events.json")
+        with open(topo, "w") as f:
+            json.dump(t, f)
+        out = os.path.join(d, "out")
+        r = subprocess.run([os.path.join(a.source, "tools", "sf-lab"), "run", topo, "--out", out, "--build", a.build,
+                            "--no-console"], capture_output=True, text=True, timeout=200)
+        check(r.returncode == 0, f"sf-lab run exit {r.returncode}:\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
+        with open(os.path.join(out, "results.json")) as f:
+            res = json.load(f)
+        sent = res["events"]["sent"]
+        print("events sent:", json.dumps(sent))
+        # link down/up: 2 ends each; blackhole on/off; loss; reboot: leaf1's links (to leaf0: both
+        # ends; to r0: its own end) down, reset, up.
+        check(len(sent) == 4 + 2 + 1 + (3 + 1 + 3) and all(c["ok"] for c in sent), f"commands {sent}")
+        check(not res["events"]["virtual_time"], "events.virtual_time")
+        fault = sum(p["drops"].get(k, 0) for p in res["ports"] for k in ("port_down", "link_down"))
+        check(fault > 0, f"no frame dropped by the link down: {[(p['switch'], p['port'], p['drops']) for p in res['ports']]}")
+        check(res["conservation"]["ok"], f"conservation {res['conservation'].get('equation')}")
+        for sw in ("leaf0", "leaf1"):
+            with open(os.path.join(out, f"switch-{sw}-report.json")) as f:
+                rep = json.load(f)
+            e12 = [p for p in rep["ports"] if p["name"] == "Ethernet12"][0]
+            check(e12["down_events"] >= 2 and e12["admin_status"] == "up", f"{sw} Ethernet12 {e12['down_events']}")
+        for p in ("queue_depth.png", "marks_pauses.png", "flow_throughput.png"):
+            check(os.path.getsize(os.path.join(out, p)) > 0, f"no {p}")
+    print("PASS realtime")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
     ap.add_argument("--source", required=True)
-    ap.add_argument("case", choices=["validate", "sim"])
+    ap.add_argument("case", choices=["validate", "sim", "realtime"])
     a = ap.parse_args()
-    {"validate": case_validate, "sim": case_sim}[a.case](a)
-    return 0
+    return {"validate": case_validate, "sim": case_sim, "realtime": case_realtime}[a.case](a) or 0
 
 
 if __name__ == "__main__":

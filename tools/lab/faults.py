@@ -55,7 +55,7 @@ class FaultDriver(threading.Thread):
         self.say = log
         self.actions = evmod.actions(topo, topo.events)
         self.sent = []  # {"t_ms", "at_ms", "switch", "cmd", "ok"}
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def run(self):
         for a in self.actions:
@@ -64,7 +64,7 @@ class FaultDriver(threading.Thread):
                 left = (due_ns - time.monotonic_ns()) / 1e9
                 if left <= 0:
                     break
-                if self._stop.wait(min(left, 0.05)):
+                if self._halt.wait(min(left, 0.05)):
                     return
             for sw, cmd in commands(self.t, a):
                 r = self.send(self.prefix_of(sw), cmd)
@@ -75,7 +75,7 @@ class FaultDriver(threading.Thread):
                     self.say(f"events: {sw} did not answer {cmd} at {at_ms:.1f} ms")
 
     def stop(self):
-        self._stop.set()
+        self._halt.set()
         if self.is_alive():
             self.join(timeout=2)
 
