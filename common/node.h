@@ -49,6 +49,15 @@ class Node {
 
   // Run timers due at or before `now`.
   virtual void advance(TimeNs now) = 0;
+
+  // The link of `port` went down or came up (the driver saw it: a memif peer
+  // left or connected, a NIC link changed, a simulated link event). Default:
+  // ignored.
+  virtual void set_port_link(PortId /*port*/, bool /*up*/, TimeNs /*now*/) {}
+
+  // A reboot (fault injection): the node drops what it buffers and forgets
+  // what it learned, as after a restart. Default: nothing.
+  virtual void reset(TimeNs /*now*/) {}
 };
 
 }  // namespace sf

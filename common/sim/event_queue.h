@@ -19,6 +19,7 @@ enum class EventKind : uint8_t {
   kDeliver,    // target = channel: `pkt` arrives at the channel's receiver
   kWakeup,     // target = node: a next_wakeup() deadline
   kLinkState,  // target = link: aux = 1 up, 0 down
+  kFault,      // target = index into the simulator's fault actions (blackhole, loss, reboot)
 };
 
 struct Event {

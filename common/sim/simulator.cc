@@ -21,6 +21,7 @@ LinkStats& LinkStats::operator+=(const LinkStats& o) {
   lost_pkts += o.lost_pkts;
   corrupted_pkts += o.corrupted_pkts;
   down_dropped_pkts += o.down_dropped_pkts;
+  blackholed_pkts += o.blackholed_pkts;
   return *this;
 }
 
@@ -80,6 +81,114 @@ void Simulator::set_link_state_at(LinkId link, TimeNs at, bool up) {
   if (link >= links_.size()) throw std::invalid_argument("sim: unknown link");
   if (at.ns() < now_ns_) throw std::invalid_argument("sim: link event in the past");
   queue_.push(at.ns(), EventKind::kLinkState, link, nullptr, up ? 1 : 0);
+}
+
+void Simulator::set_link(uint32_t l, bool up) {
+  Link& link = links_[l];
+  if (link.up == up) return;
+  if (!up) ++link.epoch;  // frames in flight are lost
+  link.up = up;
+  for (const uint32_t c : link.channel) {
+    const Channel& ch = channels_[c];
+    nodes_[ch.src_node].node->set_port_link(ch.src_port, up, now());
+  }
+  if (!started_) return;
+  for (const uint32_t c : link.channel) after_node_call(channels_[c].src_node);
+}
+
+std::optional<LinkId> Simulator::link_of(NodeId node, PortId port) const {
+  if (node >= nodes_.size() || port >= nodes_[node].num_ports) return std::nullopt;
+  const uint32_t c = port_channel_[nodes_[node].first_port + port];
+  if (c == kNone) return std::nullopt;
+  return channels_[c].link;
+}
+
+uint32_t Simulator::checked_link_of(NodeId node, PortId port) const {
+  const auto l = link_of(node, port);
+  if (!l) {
+    throw std::invalid_argument("sim: " + (node < nodes_.size() ? nodes_[node].name : std::string("?")) + ":" +
+                                std::to_string(port) + " is not connected");
+  }
+  return *l;
+}
+
+void Simulator::schedule_fault(TimeNs at, const Fault& f) {
+  if (at.ns() < now_ns_) throw std::invalid_argument("sim: fault event in the past");
+  queue_.push(at.ns(), EventKind::kFault, static_cast<uint32_t>(faults_.size()));
+  faults_.push_back(f);
+}
+
+void Simulator::flap_link(LinkId link, TimeNs from, TimeNs until, TimeNs period, TimeNs down_for) {
+  if (link >= links_.size()) throw std::invalid_argument("sim: unknown link");
+  if (period <= TimeNs(0) || down_for <= TimeNs(0) || down_for >= period) {
+    throw std::invalid_argument("sim: flap: want 0 < down time < period");
+  }
+  if (until <= from) throw std::invalid_argument("sim: flap: until must be after from");
+  if ((until - from).ns() / period.ns() > 1'000'000) throw std::invalid_argument("sim: flap: more than a million periods");
+  for (TimeNs t = from; t < until; t = t + period) {
+    set_link_state_at(link, t, false);
+    set_link_state_at(link, std::min(t + down_for, until), true);
+  }
+}
+
+void Simulator::blackhole_port(NodeId node, PortId port, TimeNs at, TimeNs until) {
+  const uint32_t l = checked_link_of(node, port);
+  if (until <= at) throw std::invalid_argument("sim: blackhole: until must be after at");
+  schedule_fault(at, {FaultKind::kBlackholeOn, l});
+  if (until != TimeNs::max()) schedule_fault(until, {FaultKind::kBlackholeOff, l});
+}
+
+void Simulator::blackhole_node(NodeId node, TimeNs at, TimeNs until) {
+  if (node >= nodes_.size()) throw std::invalid_argument("sim: blackhole: unknown node");
+  for (PortId p = 0; p < nodes_[node].num_ports; ++p) {
+    if (link_of(node, p)) blackhole_port(node, p, at, until);
+  }
+}
+
+void Simulator::set_link_loss_at(LinkId link, TimeNs at, double loss) {
+  if (link >= links_.size()) throw std::invalid_argument("sim: unknown link");
+  if (!(loss >= 0 && loss <= 1)) throw std::invalid_argument("sim: loss must be a probability in [0, 1]");
+  schedule_fault(at, {FaultKind::kLoss, link, loss});
+}
+
+void Simulator::reboot_node(NodeId node, TimeNs at, TimeNs down_for) {
+  if (node >= nodes_.size()) throw std::invalid_argument("sim: reboot: unknown node");
+  if (down_for <= TimeNs(0)) throw std::invalid_argument("sim: reboot: the down time must be > 0");
+  schedule_fault(at, {FaultKind::kRebootDown, node});
+  schedule_fault(at + down_for, {FaultKind::kRebootUp, node});
+}
+
+void Simulator::apply_fault(const Fault& f) {
+  switch (f.kind) {
+    case FaultKind::kBlackholeOn:
+    case FaultKind::kBlackholeOff:
+      for (const uint32_t c : links_[f.target].channel) {
+        Channel& ch = channels_[c];
+        if (f.kind == FaultKind::kBlackholeOn) {
+          ++ch.blackhole;
+        } else if (ch.blackhole > 0) {
+          --ch.blackhole;
+        }
+      }
+      break;
+    case FaultKind::kLoss:
+      for (const uint32_t c : links_[f.target].channel) channels_[c].loss = f.value;
+      break;
+    case FaultKind::kRebootDown:
+    case FaultKind::kRebootUp: {
+      const NodeSlot& slot = nodes_[f.target];
+      const bool up = f.kind == FaultKind::kRebootUp;
+      for (PortId p = 0; p < slot.num_ports; ++p) {
+        const uint32_t c = port_channel_[slot.first_port + p];
+        if (c != kNone) set_link(channels_[c].link, up);
+      }
+      if (!up) {
+        slot.node->reset(now());
+        after_node_call(f.target);
+      }
+      break;
+    }
+  }
 }
 
 std::optional<NodeId> Simulator::find_node(std::string_view name) const {
@@ -152,13 +261,12 @@ void Simulator::dispatch(const Event& ev) {
       after_node_call(ev.target);
       break;
     }
-    case EventKind::kLinkState: {
-      Link& link = links_[ev.target];
-      const bool up = ev.aux != 0;
-      if (link.up && !up) ++link.epoch;  // frames in flight are lost
-      link.up = up;
+    case EventKind::kLinkState:
+      set_link(ev.target, ev.aux != 0);
       break;
-    }
+    case EventKind::kFault:
+      apply_fault(faults_[ev.target]);
+      break;
   }
 }
 
@@ -180,6 +288,11 @@ void Simulator::try_transmit(uint32_t channel) {
   const Link& link = links_[ch.link];
   if (!link.up) {
     ++ch.stats.down_dropped_pkts;
+    rte_pktmbuf_free(pkt);
+    return;
+  }
+  if (ch.blackhole != 0) {
+    ++ch.stats.blackholed_pkts;
     rte_pktmbuf_free(pkt);
     return;
   }

@@ -20,11 +20,19 @@
 //    [corrupt_skip_bytes, pkt_len) is flipped and the frame is delivered, so an
 //    ICRC/CRC check at the receiver catches it. Draws come from a per-channel
 //    Rng stream derived from the seed.
-//  * Link down behaves like a cable pull that the endpoints do not see: ports
-//    keep being offered transmit at line rate (as the real-time driver keeps
-//    calling tx_burst), but nothing is delivered. Frames sent while down and
-//    frames in flight when the link goes down are freed and counted as
-//    down_dropped. Links start up.
+//  * Link down is a cable pull: both endpoints are told (Node::set_port_link,
+//    as a real driver reports a link change; a switch then flushes the
+//    port's queues and stops using it). Ports keep being offered transmit
+//    (as the real-time driver keeps calling tx_burst), but nothing is
+//    delivered. Frames sent while down and frames in flight when the link
+//    goes down are freed and counted as down_dropped. Links start up.
+//  * Fault injection (docs/sf-sim.md "Events"), all scheduled at setup or
+//    any time before they happen, deterministic for a seed: flapping
+//    (flap_link: down/up pairs), a silent blackhole of a port or a whole node
+//    (frames sent by it or to it are freed and counted as blackholed, the
+//    link stays up and nobody is told), a link's loss rate changed at t, and
+//    a reboot (every link of the node down, Node::reset(), links up after
+//    the down time).
 //  * Events at the same time run in scheduling order (time, seq): identical
 //    inputs and seed give identical runs (trace_hash() proves it).
 //
@@ -65,7 +73,7 @@ struct LinkParams {
 };
 
 // Counters of one link direction. Frames and bytes are mbuf pkt_len (no FCS,
-// no preamble); tx = lost + down_dropped + delivered + (in flight).
+// no preamble); tx = lost + down_dropped + blackholed + delivered + (in flight).
 struct LinkStats {
   uint64_t tx_pkts = 0;
   uint64_t tx_bytes = 0;
@@ -74,6 +82,7 @@ struct LinkStats {
   uint64_t lost_pkts = 0;
   uint64_t corrupted_pkts = 0;     // flipped (then delivered, unless the link went down)
   uint64_t down_dropped_pkts = 0;  // sent while down, or in flight when it went down
+  uint64_t blackholed_pkts = 0;    // dropped by a blackhole of either end (link up)
 
   bool operator==(const LinkStats&) const = default;
   LinkStats& operator+=(const LinkStats& o);
@@ -97,6 +106,21 @@ class Simulator {
   // Schedules the link to go up or down at `at` (>= now()); any time.
   void set_link_state_at(LinkId link, TimeNs at, bool up);
 
+  // ---- fault injection (throw std::invalid_argument on bad arguments or a time in the past)
+  // From `from` until `until`, every `period` the link goes down for
+  // `down_for` (0 < down_for < period), then up; it is up at `until`.
+  void flap_link(LinkId link, TimeNs from, TimeNs until, TimeNs period, TimeNs down_for);
+  // Silent blackhole of `port` of `node` (both directions of its link) from
+  // `at` until `until` (TimeNs::max(): for good). The port must be connected.
+  void blackhole_port(NodeId node, PortId port, TimeNs at, TimeNs until);
+  // Every connected port of `node`.
+  void blackhole_node(NodeId node, TimeNs at, TimeNs until);
+  // The link's loss probability (both directions) from `at` on.
+  void set_link_loss_at(LinkId link, TimeNs at, double loss);
+  // Reboot: at `at` every link of `node` goes down (both ends told) and the
+  // node's reset() runs; at `at + down_for` the links come up again.
+  void reboot_node(NodeId node, TimeNs at, TimeNs down_for);
+
   // ---- running
   // Runs every event with time <= end, then sets now() to end (if later).
   void run_until(TimeNs end);
@@ -109,6 +133,13 @@ class Simulator {
   std::optional<NodeId> find_node(std::string_view name) const;
   const std::string& node_name(NodeId id) const { return nodes_.at(id).name; }
   bool link_up(LinkId link) const { return links_.at(link).up; }
+  double link_loss(LinkId link) const { return channels_[links_.at(link).channel[0]].loss; }
+  // Whether frames on this direction of the link are blackholed now.
+  bool blackholed(LinkId link, LinkDir dir) const {
+    return channels_[links_.at(link).channel[static_cast<size_t>(dir)]].blackhole != 0;
+  }
+  // The link on `port` of `node`, if connected.
+  std::optional<LinkId> link_of(NodeId node, PortId port) const;
   const LinkStats& stats(LinkId link, LinkDir dir) const;
   LinkStats total_stats(LinkId link) const;  // both directions summed
   uint64_t events_processed() const { return events_processed_; }
@@ -144,12 +175,26 @@ class Simulator {
     int64_t last_ser_ns;  // 128-bit division per frame for same-size frames
     Rng rng;
     LinkStats stats;
+    uint16_t blackhole = 0;  // blackholes covering this direction (port and node ones may overlap)
   };
   struct Link {
     uint32_t channel[2];  // [LinkDir]
     bool up;
     uint16_t epoch;  // incremented on every down transition
   };
+
+  // A scheduled fault action (EventKind::kFault, target = index).
+  enum class FaultKind : uint8_t { kBlackholeOn, kBlackholeOff, kLoss, kRebootDown, kRebootUp };
+  struct Fault {
+    FaultKind kind;
+    uint32_t target;  // link (blackhole, loss) or node (reboot)
+    double value = 0;  // kLoss: the rate
+  };
+  void schedule_fault(TimeNs at, const Fault& f);
+  void apply_fault(const Fault& f);
+  // Link state change; both endpoints are told.
+  void set_link(uint32_t link, bool up);
+  uint32_t checked_link_of(NodeId node, PortId port) const;
 
   void start();
   void dispatch(const Event& ev);
@@ -169,6 +214,7 @@ class Simulator {
   std::vector<uint32_t> port_channel_;  // node.first_port + port -> outgoing channel, kNone
   std::vector<Channel> channels_;
   std::vector<Link> links_;
+  std::vector<Fault> faults_;
   uint64_t events_processed_ = 0;
   uint64_t trace_hash_ = 0xCBF29CE484222325ull;
 };

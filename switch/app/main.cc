@@ -69,7 +69,13 @@ lcores (-l 0-1 for 2). Only the buffer pool counters and the FDB are shared.
 While it runs:
   dpdk-telemetry.py -f PREFIX   then /softfabric/switch/ports, /softfabric/switch/port,0,
                                 /softfabric/switch/buffer, /softfabric/switch/fdb,
-                                /softfabric/switch/credit,0 (CREDIT_FC ports)
+                                /softfabric/switch/credit,0 (CREDIT_FC ports),
+                                /softfabric/switch/port_admin,Ethernet0,down (or up),
+                                /softfabric/switch/port_blackhole,Ethernet0,on (or off),
+                                /softfabric/switch/port_loss,Ethernet0,0.01, /softfabric/switch/reset
+Port state: PORT.admin_status "down" starts a port down; a port whose link is
+down (memif peer not connected) or admin down gets no flooded or ECMP copies
+and its queues are flushed (drop cause link_down) when it goes down.
   dpdk-dumpcap --file-prefix PREFIX -i 0 -w cap.pcapng   (start sf-switch with --capture;
                                 needs huge pages)
 
@@ -331,9 +337,25 @@ int run(int argc, char** argv) {
                        nshards > 1 ? fmt::format(", shard {} (lcore {})", s, lcore_of_shard[s]) : "");
         }
 
-        // 7. Control thread: console and time series (reads counters only).
+        // Link state as the driver reports it now (PORT admin_status is the
+        // node's from its config); afterwards the control thread polls it.
+        std::vector<uint8_t> link_seen(nports);
+        for (uint16_t s = 0; s < nshards; ++s) {
+          node->shard(s).set_link_probe(
+              [](void* ctx, PortId p) { return (*static_cast<std::vector<dpdk::Port>*>(ctx))[p].link_up(); }, &ports);
+        }
+        for (uint32_t i = 0; i < nports; ++i) {
+          link_seen[i] = ports[i].link_up() ? 1 : 0;
+          node->shard(shard_of_port[i]).set_port_link(static_cast<PortId>(i), link_seen[i] != 0, clock.now());
+          if (!cfg.ports.ports[i].admin_up) spdlog::info("{}: admin_status down", cfg.ports.ports[i].name);
+        }
+
+        // 7. Control thread: console and time series (reads counters only),
+        // link state every kLinkPoll (rte_eth_link_get_nowait) posted to the
+        // port's shard as a request (applied on its lcore).
         std::atomic<bool> ctl_stop{false};
         std::thread ctl([&] {
+          constexpr uint32_t kLinkPollMs = 10;
           std::ofstream ts;
           if (!o.timeseries.empty()) ts.open(o.timeseries, std::ios::app);
           std::vector<sw::PortCounters> last(nports);
@@ -343,8 +365,16 @@ int run(int argc, char** argv) {
           auto last_stats = start;
           uint64_t wd_seen = 0;
           while (!ctl_stop.load()) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(std::min<uint32_t>(o.ts_period_ms, 50)));
+            std::this_thread::sleep_for(std::chrono::milliseconds(std::min<uint32_t>(o.ts_period_ms, kLinkPollMs)));
             const auto now = std::chrono::steady_clock::now();
+            for (uint32_t i = 0; i < nports; ++i) {
+              const uint8_t up = ports[i].link_up() ? 1 : 0;
+              if (up == link_seen[i]) continue;
+              link_seen[i] = up;
+              spdlog::info("{}: link {}", cfg.ports.ports[i].name, up != 0 ? "up" : "down");
+              node->owner(static_cast<PortId>(i)).port_requests().request(static_cast<PortId>(i),
+                                                                         sw::PortStates::Field::kLink, up != 0);
+            }
             const double t = std::chrono::duration<double>(now - start).count();
             if (ts.is_open() && now >= next_ts) {
               ts << sw::timeseries_sample(view, cfg, t).dump() << "\n";

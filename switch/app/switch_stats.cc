@@ -20,6 +20,15 @@ nlohmann::json port_snapshot(const SwitchView& v, const SwitchConfig& cfg, PortI
   j["routed"] = c.routed;
   j["held_at_ingress"] = c.held;
   j["tx_pfc_frames"] = c.tx_pfc_frames;
+  {
+    const PortStates& st = node.port_states();
+    const uint8_t b = st.bits(p);
+    j["admin_status"] = (b & kPortAdminUp) ? "up" : "down";
+    j["oper_status"] = st.oper_up(p) ? "up" : "down";
+    j["down_events"] = c.down_events;
+    if (b & kPortBlackhole) j["blackhole"] = true;
+    if (b & kPortLossy) j["loss_rate"] = st.loss(p);
+  }
   if (node.credit(p) != nullptr) j["credit"] = credit_snapshot(node, p);  // CREDIT_FC ports
   if (c.rx_credit_ignored != 0) j["rx_credit_ignored"] = c.rx_credit_ignored;
   // PFC per priority under mlx5's names (ethtool -S).

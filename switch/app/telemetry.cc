@@ -23,6 +23,65 @@ int find_port(const char* params) {
   return static_cast<int>(v);
 }
 
+// "NAME_OR_INDEX,VALUE" -> port index and VALUE (-1: bad port or no value).
+int split_port_value(const char* params, std::string* value) {
+  if (params == nullptr) return -1;
+  const std::string text(params);
+  const size_t comma = text.find(',');
+  if (comma == std::string::npos) return -1;
+  *value = text.substr(comma + 1);
+  return find_port(text.substr(0, comma).c_str());
+}
+
+// The port's state as the datapath applied it (requests land within a loop iteration).
+void add_port_state(rte_tel_data* d, PortId p) {
+  const PortStates& st = g_view->owner(p).port_states();
+  const uint8_t b = st.bits(p);
+  rte_tel_data_add_dict_string(d, "admin_status", (b & kPortAdminUp) ? "up" : "down");
+  rte_tel_data_add_dict_string(d, "link_status", (b & kPortLinkUp) ? "up" : "down");
+  rte_tel_data_add_dict_string(d, "oper_status", st.oper_up(p) ? "up" : "down");
+  rte_tel_data_add_dict_string(d, "blackhole", (b & kPortBlackhole) ? "on" : "off");
+  rte_tel_data_add_dict_string(d, "loss_rate", std::to_string((b & kPortLossy) ? st.loss(p) : 0.0).c_str());
+}
+
+// Port state changes: "PORT,VALUE". The request is applied by the port's
+// datapath lcore; the answer is the state requested and the state so far.
+int cmd_set_port(const char* cmd, const char* params, rte_tel_data* d) {
+  std::string v;
+  const int pi = split_port_value(params, &v);
+  if (pi < 0) return -1;
+  const auto p = static_cast<PortId>(pi);
+  PortStates& req = g_view->owner(p).port_requests();
+  const std::string c(cmd);
+  if (c.ends_with("port_admin")) {
+    if (v != "up" && v != "down") return -1;
+    req.request(p, PortStates::Field::kAdmin, v == "up");
+  } else if (c.ends_with("port_blackhole")) {
+    if (v != "on" && v != "off") return -1;
+    req.request(p, PortStates::Field::kBlackhole, v == "on");
+  } else if (c.ends_with("port_loss")) {
+    char* end = nullptr;
+    const double rate = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !(rate >= 0 && rate <= 1)) return -1;
+    req.request_loss(p, rate);
+  } else {
+    return -1;
+  }
+  rte_tel_data_start_dict(d);
+  rte_tel_data_add_dict_string(d, "name", g_cfg->ports.ports[p].name.c_str());
+  rte_tel_data_add_dict_string(d, "requested", v.c_str());
+  add_port_state(d, p);
+  return 0;
+}
+
+// Reboot: every shard flushes its queues and the FDB forgets what it learned.
+int cmd_reset(const char*, const char*, rte_tel_data* d) {
+  g_view->shard(0).port_requests().request_reset();
+  rte_tel_data_start_dict(d);
+  rte_tel_data_add_dict_string(d, "reset", "requested");
+  return 0;
+}
+
 int cmd_ports(const char*, const char*, rte_tel_data* d) {
   rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
   for (const auto& p : g_cfg->ports.ports) rte_tel_data_add_array_string(d, p.name.c_str());
@@ -49,6 +108,8 @@ int cmd_port(const char*, const char* params, rte_tel_data* d) {
   const uint64_t cell = mmu.cell_bytes();
   rte_tel_data_start_dict(d);
   rte_tel_data_add_dict_string(d, "name", g_cfg->ports.ports[p].name.c_str());
+  add_port_state(d, p);
+  rte_tel_data_add_dict_u64(d, "down_events", c.down_events);
   rte_tel_data_add_dict_u64(d, "rx_packets", c.rx_packets);
   rte_tel_data_add_dict_u64(d, "rx_bytes", c.rx_bytes);
   rte_tel_data_add_dict_u64(d, "tx_packets", c.tx_packets);
@@ -165,6 +226,14 @@ bool register_switch_telemetry(const SwitchView& v, const SwitchConfig& cfg) {
   ok &= rte_telemetry_register_cmd("/softfabric/switch/fdb", cmd_fdb, "FDB counters. Takes no parameters") == 0;
   ok &= rte_telemetry_register_cmd("/softfabric/switch/credit", cmd_credit,
                                    "Credit FC stalls, stall histogram, update frames. Parameter: port index or name") == 0;
+  ok &= rte_telemetry_register_cmd("/softfabric/switch/port_admin", cmd_set_port,
+                                   "Set a port's admin status. Parameters: port index or name, up|down") == 0;
+  ok &= rte_telemetry_register_cmd("/softfabric/switch/port_blackhole", cmd_set_port,
+                                   "Drop everything to and from a port, link up. Parameters: port, on|off") == 0;
+  ok &= rte_telemetry_register_cmd("/softfabric/switch/port_loss", cmd_set_port,
+                                   "Random loss rate in [0, 1] on a port, both directions. Parameters: port, rate") == 0;
+  ok &= rte_telemetry_register_cmd("/softfabric/switch/reset", cmd_reset,
+                                   "Reboot: flush every queue, forget learned FDB entries. Takes no parameters") == 0;
   return ok;
 }
 

@@ -63,11 +63,38 @@ class RouteTable {
   void lookup_v4_bulk(const uint32_t* ips, uint32_t n, std::optional<RouteTarget>* out) const;
   // The next hop for a target and a flow hash (ignored for a plain next hop).
   const NextHop& resolve(RouteTarget t, uint32_t flow_hash) const;
+  // resolve() among the members whose port is up (`up(port)`): the member
+  // resolve() picks when it is up (flows on live members stay put), else
+  // the flow hash picks among the live ones. nullptr when none is up.
+  template <class Up>
+  const NextHop* resolve_live(RouteTarget t, uint32_t flow_hash, Up&& up) const {
+    const NextHop& first = resolve(t, flow_hash);
+    if (!t.is_group || up(first.port)) return up(first.port) ? &first : nullptr;
+    const std::vector<uint32_t>& g = groups_[t.id];
+    uint32_t live = 0;
+    for (const uint32_t id : g) live += up(next_hops_[id].port) ? 1u : 0u;
+    if (live == 0) return nullptr;
+    uint32_t k = static_cast<uint32_t>((uint64_t{fmix(flow_hash)} * live) >> 32);
+    for (const uint32_t id : g) {
+      if (!up(next_hops_[id].port)) continue;
+      if (k-- == 0) return &next_hops_[id];
+    }
+    return nullptr;  // (unreachable)
+  }
 
   const NextHop& next_hop(uint32_t id) const { return next_hops_[id]; }
   size_t group_size(uint32_t id) const { return groups_[id].size(); }
 
  private:
+  // A second hash for the choice among live members (not correlated with
+  // the first choice, so the flows of a dead member spread evenly).
+  static uint32_t fmix(uint32_t h) {
+    h ^= h >> 16;
+    h *= 0x7feb352du;
+    h ^= h >> 15;
+    h *= 0x846ca68bu;
+    return h ^ (h >> 16);
+  }
   static uint32_t encode(RouteTarget t) { return (t.is_group ? kGroupBit : 0u) | t.id; }
   static RouteTarget decode(uint32_t v) { return {(v & kGroupBit) != 0, v & ~kGroupBit}; }
   static constexpr uint32_t kGroupBit = 1u << 23;  // rte_lpm next hops are 24 bits

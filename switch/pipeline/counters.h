@@ -26,6 +26,10 @@ enum class DropCause : uint8_t {
   kWred,              // WRED early drop of a non-ECT packet
   kQueueFull,         // egress queue descriptor ring full
   kPfcWatchdog,       // flushed / refused by the PFC watchdog (action drop on a stormed queue)
+  kPortDown,          // arrived on an admin-down port, or its egress port (every ECMP member) is down
+  kLinkDown,          // queued on a port when it went down (or the switch was reset): flushed
+  kBlackhole,         // to or from a blackholed port (link up, everything dropped)
+  kRandomLoss,        // lost by the port's random loss knob (either direction)
   kCount,
 };
 std::string_view to_string(DropCause c);
@@ -61,6 +65,7 @@ struct PortCounters {
   uint64_t trimmed = 0;          // packets cut to headers instead of dropped
   uint64_t trimmed_tx = 0;       // trimmed packets transmitted
   uint64_t trimmed_dropped = 0;  // trimmed packets lost anyway (trim queue full) or not trimmable
+  uint64_t down_events = 0;      // operational up -> down transitions (admin or link)
   uint64_t rx_credit_ignored = 0;  // credit frames on a port not in credit mode (consumed); credit ports: credit(p)
   uint64_t dropped = 0;          // all causes, charged to the ingress port
   std::array<uint64_t, kNumDropCauses> drops{};  // by cause, ingress port

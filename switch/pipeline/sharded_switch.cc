@@ -256,4 +256,14 @@ void ShardedSwitchNode::advance(TimeNs now) {
   sw_.pump_all(now);
 }
 
+void ShardedSwitchNode::set_port_link(PortId port, bool up, TimeNs now) {
+  sw_.shard(sw_.shard_of(port)).set_port_link(port, up, now);
+  sw_.pump_all(now);
+}
+
+void ShardedSwitchNode::reset(TimeNs now) {
+  for (uint16_t s = 0; s < sw_.num_shards(); ++s) sw_.shard(s).reset(now);
+  sw_.pump_all(now);
+}
+
 }  // namespace sf::sw

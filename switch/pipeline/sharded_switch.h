@@ -107,6 +107,9 @@ class ShardedSwitchNode final : public Node {
   uint16_t transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) override;
   TimeNs next_wakeup(TimeNs now) const override;
   void advance(TimeNs now) override;
+  // To the port's shard / every shard (SwitchNode's port state entry points).
+  void set_port_link(PortId port, bool up, TimeNs now) override;
+  void reset(TimeNs now) override;
 
  private:
   ShardedSwitch& sw_;

@@ -29,6 +29,10 @@ std::string_view to_string(DropCause c) {
     case DropCause::kWred: return "wred";
     case DropCause::kQueueFull: return "queue_full";
     case DropCause::kPfcWatchdog: return "pfcwd_drop";
+    case DropCause::kPortDown: return "port_down";
+    case DropCause::kLinkDown: return "link_down";
+    case DropCause::kBlackhole: return "blackhole";
+    case DropCause::kRandomLoss: return "random_loss";
     case DropCause::kCount: break;
   }
   return "unknown";
@@ -132,8 +136,14 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
   if (shard.tables_from != nullptr) {  // shard: the first shard's tables
     fdb_ = shard.tables_from->fdb_;
     routes_ = shard.tables_from->routes_;
+    states_ = shard.tables_from->states_;
     ages_fdb_ = false;
   } else {
+    // Port state: PORT.admin_status; links start up (the driver reports otherwise).
+    states_ = std::make_shared<PortStates>(ports_.size());
+    for (size_t p = 0; p < ports_.size(); ++p) {
+      if (!cfg.ports.ports[p].admin_up) states_->set_bits(static_cast<PortId>(p), kPortLinkUp);
+    }
     fdb_ = std::make_shared<Fdb>(cfg.fdb_capacity, shard.concurrent_fdb);
     for (const StaticFdbEntry& e : cfg.fdb) {
       if (!fdb_->add_static(e.mac, e.vlan, e.port)) throw std::runtime_error("fdb: static entries exceed capacity");
@@ -159,6 +169,10 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
       srv6_next_.push_back({e.next_hop.port, e.next_hop.mac, ports_[e.next_hop.port].mac});
     }
   }
+  st_ = states_.get();
+  flood_to_.assign(ports_.size(), 0);
+  req_seen_ = st_->seq();
+  reset_seen_ = st_->reset_seq();
   next_age_ = kAgeingPeriod;
   init_credit();  // switch_node_credit.cc
 }
@@ -176,6 +190,9 @@ SwitchNode::~SwitchNode() {
 
 void SwitchNode::receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) {
   now_ = now;
+  if (st_->faulty() != 0 && st_->bits(port) != kPortPlainUp) [[unlikely]] {
+    pkts = pkts.first(ingress_faults(port, pkts));  // admin down, blackhole, loss
+  }
   l2_cache_ = {};  // valid for one burst (one `now`, no ageing in between)
   if (!staged_rx_ || ports_[port].credit) {
     // CREDIT_FC ingress: every frame holds VL slots from arrival on.
@@ -483,9 +500,17 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
 void SwitchNode::forward_v4(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, wire::Ipv4Header* v4, uint16_t sp,
                             uint16_t dp, std::optional<RouteTarget> t) {
   if (!t) return drop(in, pkt.mbuf, DropCause::kNoRoute);
-  // The flow hash picks a member of an ECMP group only (one next hop: unused).
-  const NextHop& nh = t->is_group ? routes_->resolve(*t, flow_hash_v4(v4->src.bytes.data(), v4->dst.bytes.data(), v4->protocol, sp, dp))
-                                  : routes_->next_hop(t->id);
+  // The flow hash picks a member of an ECMP group only (one next hop: unused);
+  // with a port down, a live member (none: port_down).
+  const NextHop* nhp = nullptr;
+  if (!t->is_group) {
+    nhp = &routes_->next_hop(t->id);
+  } else {
+    const uint32_t h = flow_hash_v4(v4->src.bytes.data(), v4->dst.bytes.data(), v4->protocol, sp, dp);
+    nhp = st_->faulty() == 0 ? &routes_->resolve(*t, h) : routes_->resolve_live(*t, h, [this](uint16_t p) { return st_->oper_up(p); });
+    if (nhp == nullptr) return drop(in, pkt.mbuf, DropCause::kPortDown);
+  }
+  const NextHop& nh = *nhp;
   decrement_ttl(*v4);
   eth->dst.bytes = nh.dst_mac;
   eth->src.bytes = nh.src_mac;
@@ -512,8 +537,13 @@ void SwitchNode::forward_v6(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, w
   } else {
     const auto t = routes_->lookup_v6(da.bytes.data());
     if (!t) return drop(in, m, DropCause::kNoRoute);
-    nh = t->is_group ? &routes_->resolve(*t, flow_hash(v6->src.bytes, da.bytes, v6->next_header, sp, dp) ^ v6->flow_label())
-                     : &routes_->next_hop(t->id);
+    if (!t->is_group) {
+      nh = &routes_->next_hop(t->id);
+    } else {
+      const uint32_t h = flow_hash(v6->src.bytes, da.bytes, v6->next_header, sp, dp) ^ v6->flow_label();
+      nh = st_->faulty() == 0 ? &routes_->resolve(*t, h) : routes_->resolve_live(*t, h, [this](uint16_t p) { return st_->oper_up(p); });
+      if (nh == nullptr) return drop(in, m, DropCause::kPortDown);
+    }
   }
   v6->hop_limit--;
   eth->dst.bytes = nh->dst_mac;
@@ -533,12 +563,23 @@ void SwitchNode::forward_l2(uint16_t in, QueuedPkt& pkt, std::optional<uint16_t>
   credit_release_flooded(in, pkt);  // credit
   const uint16_t n = num_ports();
   if (n <= 1) return drop(in, pkt.mbuf, DropCause::kHairpin);
+  // Operationally down ports get no copy.
+  uint16_t copies = static_cast<uint16_t>(n - 1);
+  if (st_->faulty() != 0) {
+    copies = 0;
+    for (uint16_t p = 0; p < n; ++p) {
+      flood_to_[p] = p != in && usable(p) ? 1 : 0;
+      copies = static_cast<uint16_t>(copies + flood_to_[p]);
+    }
+    if (copies == 0) return drop(in, pkt.mbuf, DropCause::kPortDown);
+  }
   // One mbuf, one reference per copy; flooded copies are never ECN-marked
   // because they share their bytes.
-  rte_pktmbuf_refcnt_update(pkt.mbuf, static_cast<int16_t>(n - 2));  // every segment
+  rte_pktmbuf_refcnt_update(pkt.mbuf, static_cast<int16_t>(copies - 1));  // every segment
   pkt.ip_version = 0;
+  const bool all = copies == n - 1;
   for (uint16_t p = 0; p < n; ++p) {
-    if (p == in) continue;
+    if (p == in || (!all && flood_to_[p] == 0)) continue;
     pkt.out_port = p;
     enqueue(pkt);
   }
@@ -701,6 +742,7 @@ void SwitchNode::to_egress(const QueuedPkt& p, const Ticket& t) {
     op.wd.count_dropped(p.queue);
     return refuse(DropCause::kPfcWatchdog);  // e.g. held at ingress before the storm
   }
+  if (st_->faulty() != 0 && !st_->oper_up(p.out_port)) return refuse(DropCause::kPortDown);  // held before it went down
   if (q.full()) return refuse(DropCause::kQueueFull);
 
   // WRED/ECN on the instantaneous queue depth (bytes queued before this packet).
@@ -760,6 +802,7 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
   now_ = now;
   Port& p = ports_[port];
   credit_drop_vl_ = kNoCreditVl;  // credit: no received packet in hand
+  if (st_->faulty() != 0 && !st_->oper_up(port)) return 0;  // down: sends nothing (queues flushed)
   uint16_t n = 0;
   // Control first: a PFC frame goes ahead of data (802.1Qbb).
   if (!out.empty()) {
@@ -902,6 +945,7 @@ rte_mbuf* SwitchNode::pfc_frame(Port& port, TimeNs now) {
 TimeNs SwitchNode::next_wakeup(TimeNs now) const {
   // Pause expiries and PFC refreshes; a frame already owed goes out at the
   // next transmit offer, which the drivers make after every call.
+  if (st_->seq() != req_seen_) return now;  // a port state request to apply (advance)
   TimeNs t = next_age_;
   for (const Port& p : ports_) {
     t = std::min(t, p.pfc_rx.next_expiry());
@@ -916,6 +960,7 @@ void SwitchNode::advance(TimeNs now) {
   now_ = now;
   credit_kick_ = false;  // credit: the driver offers every idle port a transmit after this call
   credit_drop_vl_ = kNoCreditVl;  // credit: no received packet in hand
+  if (st_->seq() != req_seen_) apply_requests(now);  // switch_node_ports.cc
   if (now >= next_age_) {
     if (ages_fdb_) fdb_->age(now, cfg_.fdb_ageing);  // shard: the first shard ages the shared FDB
     next_age_ = now + kAgeingPeriod;

@@ -31,6 +31,7 @@
 #include "switch/pipeline/counters.h"
 #include "switch/pipeline/credit_link.h"
 #include "switch/pipeline/egress_queue.h"
+#include "switch/pipeline/port_state.h"
 #include "switch/qos/scheduler.h"
 #include "switch/qos/wred.h"
 
@@ -117,6 +118,42 @@ class SwitchNode final : public Node {
   // path also transmits packet by packet (scheduler pick() and cell release
   // per packet, no batching).
   void set_staged_receive(bool on) { staged_rx_ = on; }
+
+  // ---- port state (switch_node_ports.cc, port_state.h, docs/switch.md "Port state")
+  // Operationally up = admin up AND link up. A port going down has its egress
+  // queues flushed (counted drops, cause link_down, cells back to the pool) and
+  // leaves flooding and ECMP; what still arrives on an admin-down port, or is
+  // forwarded to a down port, is a counted port_down drop. Called on the
+  // lcore that owns the port (its shard); the simulator calls set_port_link.
+  void set_port_admin(PortId port, bool up, TimeNs now);
+  void set_port_link(PortId port, bool up, TimeNs now) override;
+  // Blackhole: the link stays up and the port stays in flooding and ECMP,
+  // but every frame received on it or forwarded to it is dropped (blackhole).
+  void set_port_blackhole(PortId port, bool on);
+  // Random loss: each frame received on the port or forwarded to it is
+  // dropped (random_loss) with probability `rate` (0 = off). Throws
+  // std::invalid_argument when rate is not in [0, 1].
+  void set_port_loss(PortId port, double rate);
+  // Reboot: every egress queue and hold FIFO of the ports this node owns is
+  // flushed (link_down), learned FDB entries are removed (static ones stay),
+  // PFC XOFF is withdrawn as the buffer empties. Counters and port state stay.
+  void reset(TimeNs now) override;
+  bool port_oper_up(PortId port) const { return states_->oper_up(port); }
+  // The driver's link state of a port, asked by the datapath when it is
+  // about to leave out a port it believes link-down (a flood copy, a unicast
+  // packet): a link that came up since the control thread's last poll
+  // counts at once (at most one probe per port per kLinkProbeInterval).
+  // None (the simulator): link changes come only through set_port_link.
+  using LinkProbe = bool (*)(void* ctx, PortId port);
+  void set_link_probe(LinkProbe probe, void* ctx) {
+    link_probe_ = probe;
+    link_probe_ctx_ = ctx;
+    next_probe_.assign(ports_.size(), TimeNs(0));
+  }
+  static constexpr TimeNs kLinkProbeInterval = TimeNs::from_us(100);
+  const PortStates& port_states() const { return *states_; }
+  // Requests from other threads (telemetry, link poller); see PortStates.
+  PortStates& port_requests() const { return *states_; }
 
   // Receive stages: frames per stage pass and how far ahead stage A
   // prefetches frame data (chosen with bench/switch/switch_node_bench).
@@ -248,6 +285,7 @@ class SwitchNode final : public Node {
   // and at the end of the stage pass, with the outcome of enqueue_one() copy
   // by copy (nothing else in stage C reads or changes what admission does).
   void enqueue(const QueuedPkt& p) {
+    if (st_->faulty() != 0 && egress_fault(p)) [[unlikely]] return;  // port state: dropped
     if (!run_defer_) return enqueue_one(p);
     const uint32_t key = run_key(p);
     if (run_n_ != 0 && (key != run_key_ || run_n_ == kStageBurst)) flush_run();
@@ -292,7 +330,33 @@ class SwitchNode final : public Node {
   void shard_credit_remote(uint16_t in, uint8_t vl, uint8_t slots);
   void shard_credit_freed(uint16_t in, uint8_t vl, uint8_t slots);
   ShardLink* shard_ = nullptr;
-  bool ages_fdb_ = true;  // false: a shard that shares another's FDB
+  bool ages_fdb_ = true;
+
+  // ---- port state (switch_node_ports.cc)
+  // The packet's egress port is down, blackholed or (by a draw) lossy:
+  // drops it counted and returns true.
+  bool egress_fault(const QueuedPkt& p);
+  // Drops the frames of a burst arriving on a faulty port (admin down,
+  // blackhole, loss draws); returns how many are left, compacted in place.
+  uint16_t ingress_faults(uint16_t in, std::span<rte_mbuf*> pkts);
+  void apply_port_bits(uint16_t port, uint8_t bits, TimeNs now);
+  // Every egress queue of `port` emptied: counted drops of `cause`.
+  void flush_port(uint16_t port, DropCause cause);
+  // Requests from PortStates (other threads), applied by advance().
+  void apply_requests(TimeNs now);
+  // Port `p` is admin up with its link believed down: asks the driver
+  // (set_link_probe); true when the link is up and the port now is too.
+  bool probe_link(uint16_t p);
+  // Whether `p` is operationally up, probing a port believed link-down.
+  bool usable(uint16_t p) { return st_->oper_up(p) || probe_link(p); }
+  LinkProbe link_probe_ = nullptr;
+  void* link_probe_ctx_ = nullptr;
+  std::vector<TimeNs> next_probe_;  // per port: no probe before
+  std::vector<uint8_t> flood_to_;   // forward_l2 with a port down: the ports that get a copy
+  std::shared_ptr<PortStates> states_;  // shared by the shards
+  PortStates* st_ = nullptr;            // states_.get()
+  uint64_t req_seen_ = 0;
+  uint64_t reset_seen_ = 0;  // false: a shard that shares another's FDB
 
   // ---- credit-based link FC (switch_node_credit.cc) ----
   void init_credit();

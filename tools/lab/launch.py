@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "demo"))
 import procs  # noqa: E402  (tools/demo/procs.py)
 import series  # noqa: E402  (tools/demo/series.py)
 
+import faults  # noqa: E402  (topology events in real time)
 import frames  # noqa: E402
 import nic  # noqa: E402
 import topology as tp  # noqa: E402
@@ -235,6 +236,7 @@ class Lab:
         self.started_utc = None
         self.drained = False
         self.error = None
+        self.faults = None   # faults.FaultDriver while the events run
 
     # ---- start ----------------------------------------------------------------
     def _child(self, name, argv, prefix, nice=0):
@@ -364,6 +366,7 @@ class Lab:
         self.poll_telemetry(0.0)  # the baseline of the PFC counters
         self.align_switch_clocks()  # the switches' time of the start, just below
         self.t0_ns = time.monotonic_ns()
+        self.faults = faults.start(t, lambda sw: self.switches[sw].prefix, self.t0_ns, telemetry, self.log)
         last_tel = time.monotonic()
         for ms in list(pending):
             if ms == 0:
@@ -488,6 +491,8 @@ class Lab:
 
     def stop_all(self):
         """Senders (traffic off), switches (final reports), then receivers."""
+        if self.faults:
+            self.faults.stop()
         self.stop_senders()
         # One at a time, the last started first: a switch is the memif client
         # of the switches started before it, and a memif server that goes away

@@ -9,6 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+import events  # noqa: E402  (tools/lab/events.py)
 import series  # noqa: E402
 
 COLORS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -18,6 +19,21 @@ def _t0(lab, ts):
     """Switch time of the lab's start: the switch's clock began at its own
     start, a little before; align by the last sample before traffic."""
     return lab.switch_t0.get(ts, 0.0)
+
+
+def mark_events(lab, axes):
+    """A labelled vertical line at every topology event (start and end) on
+    each time axis; the label on the first axis only."""
+    t = getattr(lab, "t", None)
+    if not t or not getattr(t, "events", None):
+        return
+    for k, ax in enumerate(axes):
+        for x, label in events.markers(t, t.events):
+            ax.axvline(x, color="#d62728", ls="-.", lw=0.9, alpha=0.8)
+            if k == 0:
+                ax.annotate(label, xy=(x, 1), xycoords=("data", "axes fraction"), xytext=(2, -2),
+                            textcoords="offset points", rotation=90, va="top", ha="left", fontsize=7,
+                            color="#d62728")
 
 
 def _save(fig, path):
@@ -55,6 +71,7 @@ def queue_depth(lab, res, path):
     for k, (lo, hi) in enumerate(lab.wred_lines()):
         ax.axhline(lo / 1024, color="#ff7f0e", ls="--", lw=0.9, label="Kmin" if k == 0 else None)
         ax.axhline(hi / 1024, color="#b8860b", ls=":", lw=0.9, label="Kmax" if k == 0 else None)
+    mark_events(lab, [ax])
     ax.set_xlabel("seconds since the start")
     ax.set_ylabel("queue depth (KiB)")
     ax.set_title("egress queue depth per queue (time-series samples)" +
@@ -120,6 +137,7 @@ def marks_pauses(lab, res, path):
     if k == 0:
         ax_p.text(0.5, 0.5, "no PFC pause frames", transform=ax_p.transAxes, ha="center")
     ax_p.set_xlabel("seconds since the start")
+    mark_events(lab, [ax_e, ax_c, ax_p])
     for ax in (ax_e, ax_c, ax_p):
         ax.grid(True, alpha=0.3)
         ax.set_ylim(bottom=0)
@@ -206,6 +224,7 @@ def flow_throughput(lab, res, path, win_s=None, rseries=None):
         n += 1
     if last_busy > 0:
         ax.set_xlim(right=last_busy + max(0.3, 0.1 * last_busy))
+    mark_events(lab, [ax])
     ax.set_xlabel("seconds since the start")
     ax.set_ylabel("Gb/s")
     ax.set_title(f"throughput per flow ({win_s:g} s windows): at the receiver or the sf-nic sender (solid), "

@@ -168,6 +168,12 @@ def build_results(lab, raw, clean):
                      "cnp_sent": sum(h.get("cnp_sent", 0) for h in hosts.values()),
                      "cnp_received": sum(h.get("cnp_received", 0) for h in hosts.values())}
     res["conservation"] = conservation(lab, raw, port_rep)
+    # ---- events (failure injection, tools/lab/events.py) -----------------------------
+    if t.events:
+        fd = getattr(lab, "faults", None)
+        res["events"] = {"planned": [ev.to_json(t) for ev in t.events],
+                         "sent": fd.sent if fd else [],  # real time: telemetry commands, as sent
+                         "virtual_time": getattr(lab, "sim", None) is not None}
     res["processes"] = clean
     return res
 

@@ -120,11 +120,14 @@ class SimLab(launch.Lab):
                                      **({"port": link.host_port + 1} if t.hosts[node].multi else {})))
             links.append({"a": ends[0], "b": ends[1], "speed_gbps": link.speed_gbps,
                           "delay_ns": SIM_DELAY_NS if link.delay_ns is None else link.delay_ns})
-        return {"seed": self.seed, "run_limit_s": self.run_limit_s, "ts_period_us": self.ts_period_us,
+        plan = {"seed": self.seed, "run_limit_s": self.run_limit_s, "ts_period_us": self.ts_period_us,
                 "switches": {n: self._switch_entry(n, os.path.relpath(path, p.run_dir))
                              for n, (path, _) in p.switch_cfgs.items()},
                 "nics": {proc: os.path.relpath(path, p.run_dir) for proc, path in p.nic_cfgs.items()},
                 "links": links}
+        if t.events:  # failure injection (tools/lab/events.py; sf-sim's plan "events")
+            plan["events"] = [{k: v for k, v in ev.to_json(t).items() if k != "label"} for ev in t.events]
+        return plan
 
     def run(self):
         """Returns (rc, raw results or None, process record)."""

@@ -11,6 +11,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
+import events  # tools/lab/events.py (same directory, as the other lab modules)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 MIN_SPEED_GBPS, MAX_SPEED_GBPS = 1, 800  # sf-switch PORT.speed: whole Gb/s
@@ -152,6 +154,7 @@ class Topology:
     workloads: list = field(default_factory=list)   # the raw objects, for the report
     probes: list = field(default_factory=list)      # Probe, in topology order
     sim: dict = field(default_factory=dict)         # "sim" section: defaults of sf-lab run --sim
+    events: list = field(default_factory=list)      # events.Event (failure injection), file order
 
     def pktio_hosts(self):
         return [h for h in self.hosts.values() if h.kind == "pktio"]
@@ -296,7 +299,8 @@ def mem_available_bytes():
 
 # ---- the loader -----------------------------------------------------------------------
 
-TOP_KEYS = {"name", "description", "duration_s", "drain_s", "ts_period_ms", "nodes", "links", "workloads", "sim"}
+TOP_KEYS = {"name", "description", "duration_s", "drain_s", "ts_period_ms", "nodes", "links", "workloads", "sim",
+            "events"}
 SIM_KEYS = {"seed", "speed_gbps", "ts_period_us", "run_limit_s"}
 SWITCH_KEYS = {"kind", "config", "shaper_burst_us", "shards", "shard_map"}
 MAX_SHARDS = 8  # sf-switch --shards (switch/pipeline/shard_ring.h kMaxShards)
@@ -350,6 +354,10 @@ def load(path, *, duration_override=None, memory_bytes=None):
     _load_nodes(t, raw["nodes"], topo_dir)
     _load_links(t, raw["links"])
     _load_workloads(t, raw["workloads"])
+    try:
+        t.events = events.load(t, raw.get("events", []))  # tools/lab/events.py
+    except events.EventError as e:
+        raise TopologyError(e.path, str(e)[len(e.path) + 2:]) from None
     _check_reachability(t)
     _check_memory(t, memory_bytes if memory_bytes is not None else mem_available_bytes())
     return t

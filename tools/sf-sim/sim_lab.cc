@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <nlohmann/json.hpp>
 
@@ -107,6 +108,7 @@ void SimLab::load(const std::string& plan_path) {
   config::ConfigNode links = root.child("links");
   links.expect_array();
   for (config::ConfigNode& l : links.elements()) connect_link(l);
+  if (auto ev = root.opt_child("events")) load_events(*ev);
   root.finish();
   pair_workloads();
 }
@@ -219,6 +221,97 @@ void SimLab::connect_link(config::ConfigNode link) {
                   {BitRate::gbps(gbps), TimeNs(static_cast<int64_t>(delay_ns))});
   } catch (const std::exception& e) {
     link.fail(e.what());  // a port used twice
+  }
+}
+
+sim::LinkId SimLab::event_link(config::ConfigNode& ev, const std::string& end) {
+  const size_t colon = end.find(':');
+  std::optional<sim::LinkId> l;
+  if (colon != std::string::npos) {
+    const std::string name = end.substr(0, colon);
+    for (const auto& s : switches_) {
+      if (s->name != name) continue;
+      const int p = s->cfg.ports.find(end.substr(colon + 1));
+      if (p >= 0) l = sim_->link_of(s->id, static_cast<PortId>(p));
+    }
+  } else {
+    for (const auto& n : nics_) {
+      for (size_t h = 0; h < n->cfg.hosts.size(); ++h) {
+        if (n->cfg.hosts[h].name == end) l = sim_->link_of(n->id, static_cast<PortId>(h));
+      }
+    }
+  }
+  if (!l) ev.fail_key("link", "no link has the end \"" + end + "\"");
+  return *l;
+}
+
+void SimLab::load_events(config::ConfigNode events) {
+  events.expect_array();
+  for (config::ConfigNode& ev : events.elements()) {
+    ev.expect_object();
+    const auto kind = ev.req<std::string>("kind");
+    auto ms = [&](const char* key) {
+      const auto v = ev.req<double>(key);
+      if (!(v >= 0 && v <= 3.6e6)) ev.fail_key(key, "must be within [0, 3600000] ms");
+      return TimeNs(static_cast<int64_t>(v * 1e6));
+    };
+    auto switch_id = [&]() {
+      const auto name = ev.req<std::string>("switch");
+      for (const auto& s : switches_) {
+        if (s->name == name) return s->id;
+      }
+      ev.fail_key("switch", "unknown switch \"" + name + "\"");
+    };
+    auto link = [&]() {
+      // [a, b]: both ends of one link (either names it; both must agree).
+      config::ConfigNode ends = ev.child("link");
+      ends.expect_array();
+      std::optional<sim::LinkId> l;
+      for (config::ConfigNode& e : ends.elements()) {
+        const sim::LinkId x = event_link(ev, e.as<std::string>());
+        if (l && *l != x) ev.fail_key("link", "the two ends are not one link");
+        l = x;
+      }
+      if (!l) ev.fail_key("link", "want [end_a, end_b]");
+      return *l;
+    };
+    try {
+      if (kind == "link_down" || kind == "link_up") {
+        sim_->set_link_state_at(link(), ms("at_ms"), kind == "link_up");
+      } else if (kind == "flap") {
+        const sim::LinkId l = link();
+        sim_->flap_link(l, ms("at_ms"), ms("until_ms"), ms("period_ms"), ms("down_ms"));
+      } else if (kind == "blackhole") {
+        const TimeNs at = ms("at_ms");
+        const TimeNs until = ev.has("until_ms") ? ms("until_ms") : TimeNs::max();
+        if (ev.has("port")) {
+          const auto port = ev.req<std::string>("port");
+          const size_t colon = port.find(':');
+          std::optional<std::pair<sim::NodeId, PortId>> where;
+          for (const auto& s : switches_) {
+            if (colon == std::string::npos || s->name != port.substr(0, colon)) continue;
+            const int p = s->cfg.ports.find(port.substr(colon + 1));
+            if (p >= 0) where = std::pair{s->id, static_cast<PortId>(p)};
+          }
+          if (!where) ev.fail_key("port", "no switch port \"" + port + "\"");
+          sim_->blackhole_port(where->first, where->second, at, until);
+        } else {
+          sim_->blackhole_node(switch_id(), at, until);
+        }
+      } else if (kind == "loss") {
+        const sim::LinkId l = link();
+        const auto rate = ev.req<double>("rate");
+        sim_->set_link_loss_at(l, ev.has("at_ms") ? ms("at_ms") : TimeNs(0), rate);
+      } else if (kind == "reboot") {
+        const sim::NodeId n = switch_id();
+        sim_->reboot_node(n, ms("at_ms"), ms("down_ms"));
+      } else {
+        ev.fail_key("kind", "\"" + kind + "\" is not one of link_down, link_up, flap, blackhole, loss, reboot");
+      }
+    } catch (const std::invalid_argument& e) {
+      ev.fail(e.what());  // the simulator's refusal (bad period, rate...)
+    }
+    ev.finish();
   }
 }
 

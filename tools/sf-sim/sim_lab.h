@@ -91,6 +91,11 @@ class SimLab {
 
   void load(const std::string& plan_path);
   void connect_link(config::ConfigNode link);
+  // Plan "events" (failure injection, docs/sf-sim.md "Events"): scheduled on
+  // the simulator's links and nodes before the run.
+  void load_events(config::ConfigNode events);
+  // A link named by one of its ends ("switch:port" or a host name).
+  sim::LinkId event_link(config::ConfigNode& ev, const std::string& end);
   void pair_workloads();
 
   rte_mempool* pool_;
