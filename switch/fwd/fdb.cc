@@ -25,6 +25,26 @@ Key make_key(const MacAddr& mac, uint16_t vlan) {
   return k;
 }
 
+uint64_t key_bits(const Key& k) {
+  uint64_t b = 0;
+  std::memcpy(&b, &k, sizeof(k));
+  return b;
+}
+
+Key key_of(uint64_t b) {
+  Key k{};
+  std::memcpy(&k, &b, sizeof(k));
+  return k;
+}
+
+// The hash's data word of an entry: the port, and a flag for static entries.
+constexpr uintptr_t kStaticBit = uintptr_t{1} << 16;
+void* data_of(uint16_t port, bool is_static) {
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(port) | (is_static ? kStaticBit : 0));
+}
+uint16_t port_of(const void* d) { return static_cast<uint16_t>(reinterpret_cast<uintptr_t>(d)); }
+bool static_of(const void* d) { return (reinterpret_cast<uintptr_t>(d) & kStaticBit) != 0; }
+
 std::atomic<uint32_t> g_instance{0};
 
 }  // namespace
@@ -36,6 +56,20 @@ void Fdb::count(uint64_t& c) {
   } else {
     ++c;
   }
+}
+
+FdbStats Fdb::stats() const {
+  if (!concurrent_) return stats_;
+  auto load = [](const uint64_t& c) {
+    return std::atomic_ref<uint64_t>(const_cast<uint64_t&>(c)).load(std::memory_order_relaxed);
+  };
+  FdbStats s;
+  s.learned = load(stats_.learned);
+  s.moved = load(stats_.moved);
+  s.aged = load(stats_.aged);
+  s.table_full = load(stats_.table_full);
+  s.static_conflict = load(stats_.static_conflict);
+  return s;
 }
 
 Fdb::Fdb(uint32_t capacity, bool concurrent) : concurrent_(concurrent) {
@@ -50,8 +84,9 @@ Fdb::Fdb(uint32_t capacity, bool concurrent) : concurrent_(concurrent) {
   if (concurrent) p.extra_flag |= RTE_HASH_EXTRA_FLAGS_MULTI_WRITER_ADD | RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF;
   hash_ = rte_hash_create(&p);
   if (hash_ == nullptr) throw std::runtime_error("fdb: rte_hash_create: " + std::string(rte_strerror(rte_errno)));
-  entries_.resize(static_cast<size_t>(rte_hash_max_key_id(hash_)) + 1);
-  if (concurrent_) deferred_free_.reserve(entries_.size());
+  n_entries_ = static_cast<size_t>(rte_hash_max_key_id(hash_)) + 1;
+  entries_ = std::make_unique<Entry[]>(n_entries_);
+  if (concurrent_) deferred_free_.reserve(n_entries_);
 }
 
 void Fdb::free_deferred() {
@@ -64,68 +99,86 @@ Fdb::~Fdb() { rte_hash_free(hash_); }
 
 std::optional<uint16_t> Fdb::lookup(const MacAddr& mac, uint16_t vlan) const {
   const Key k = make_key(mac, vlan);
-  const int32_t pos = rte_hash_lookup(hash_, &k);
-  if (pos < 0) return std::nullopt;
-  return entries_[static_cast<size_t>(pos)].port;
+  void* d = nullptr;
+  if (rte_hash_lookup_data(hash_, &k, &d) < 0) return std::nullopt;
+  return port_of(d);
 }
 
 void Fdb::lookup_bulk(const MacAddr* const* macs, const uint16_t* vlans, uint32_t n, int32_t* ports) const {
+  static_assert(kBulkMax <= RTE_HASH_LOOKUP_BULK_MAX);
   Key keys[kBulkMax];
   const void* ptrs[kBulkMax];
-  int32_t pos[kBulkMax];
+  void* data[kBulkMax];
   for (uint32_t done = 0; done < n; done += kBulkMax) {
     const uint32_t k = n - done < kBulkMax ? n - done : kBulkMax;
     for (uint32_t i = 0; i < k; ++i) {
       keys[i] = make_key(*macs[done + i], vlans[done + i]);
       ptrs[i] = &keys[i];
     }
-    rte_hash_lookup_bulk(hash_, ptrs, k, pos);
-    for (uint32_t i = 0; i < k; ++i) ports[done + i] = pos[i] < 0 ? -1 : entries_[static_cast<size_t>(pos[i])].port;
+    uint64_t hits = 0;
+    rte_hash_lookup_bulk_data(hash_, ptrs, k, &hits, data);
+    for (uint32_t i = 0; i < k; ++i) ports[done + i] = (hits >> i & 1) != 0 ? port_of(data[i]) : -1;
   }
+}
+
+bool Fdb::publish(const void* key, uint64_t bits, uint16_t port, bool is_static, TimeNs now) {
+  if (rte_hash_add_key_data(hash_, key, data_of(port, is_static)) < 0) return false;
+  // rte_hash_add_key_data does not say where the key went; a lookup does. The
+  // key may be gone already (the ager, or remove()): then nothing to record.
+  const int32_t pos = rte_hash_lookup(hash_, key);
+  if (pos < 0) return true;
+  Entry& e = entries_[static_cast<size_t>(pos)];
+  e.key.store(bits, std::memory_order_relaxed);
+  e.last_seen_ns.store(now.ns(), std::memory_order_relaxed);
+  e.state.store(is_static ? Slot::kStatic : Slot::kLearned, std::memory_order_release);
+  return true;
 }
 
 LearnOutcome Fdb::learn(const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now) {
   const Key k = make_key(mac, vlan);
-  int32_t pos = rte_hash_lookup(hash_, &k);
+  void* d = nullptr;
+  const int32_t pos = rte_hash_lookup_data(hash_, &k, &d);
   if (pos >= 0) {
-    Entry& e = entries_[static_cast<size_t>(pos)];
-    if (e.is_static) {
-      if (e.port != port) count(stats_.static_conflict);
+    if (static_of(d)) {
+      if (port_of(d) != port) count(stats_.static_conflict);
       return LearnOutcome::kStatic;
     }
-    e.last_seen = now;
-    if (e.port == port) return LearnOutcome::kRefreshed;
-    e.port = port;
+    entries_[static_cast<size_t>(pos)].last_seen_ns.store(now.ns(), std::memory_order_relaxed);
+    if (port_of(d) == port) return LearnOutcome::kRefreshed;
+    // A move: the new port replaces the data word in one store.
+    if (!publish(&k, key_bits(k), port, false, now)) {
+      count(stats_.table_full);  // the key was aged meanwhile and the table filled up
+      return LearnOutcome::kTableFull;
+    }
     count(stats_.moved);
     return LearnOutcome::kMoved;
   }
-  pos = rte_hash_add_key(hash_, &k);
-  if (pos < 0) {
+  if (!publish(&k, key_bits(k), port, false, now)) {
     count(stats_.table_full);
     return LearnOutcome::kTableFull;
   }
-  entries_[static_cast<size_t>(pos)] = Entry{port, false, true, now, mac, vlan};
   count(stats_.learned);
   return LearnOutcome::kLearned;
 }
 
 bool Fdb::add_static(const MacAddr& mac, uint16_t vlan, uint16_t port) {
   const Key k = make_key(mac, vlan);
-  const int32_t pos = rte_hash_add_key(hash_, &k);
-  if (pos < 0) return false;
-  entries_[static_cast<size_t>(pos)] = Entry{port, true, true, TimeNs(0), mac, vlan};
-  return true;
+  return publish(&k, key_bits(k), port, true, TimeNs(0));
+}
+
+void Fdb::release(int32_t pos) {
+  entries_[static_cast<size_t>(pos)].state.store(Slot::kFree, std::memory_order_relaxed);
+  if (concurrent_) {
+    deferred_free_.push_back(pos);
+    deferred_n_.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 bool Fdb::remove(const MacAddr& mac, uint16_t vlan) {
   const Key k = make_key(mac, vlan);
   const int32_t pos = rte_hash_del_key(hash_, &k);
   if (pos < 0) return false;
-  entries_[static_cast<size_t>(pos)].in_use = false;
-  if (concurrent_) {
-    deferred_free_.push_back(pos);
-    deferred_n_.fetch_add(1, std::memory_order_relaxed);
-  }
+  release(pos);
   return true;
 }
 
@@ -133,18 +186,24 @@ uint32_t Fdb::age(TimeNs now, TimeNs ageing) {
   uint32_t n = 0;
   // Slots deleted a sweep ago (a second: no lookup still reads them) may now be reused.
   if (concurrent_) free_deferred();
-  for (Entry& e : entries_) {
-    if (!e.in_use || e.is_static || now - e.last_seen < ageing) continue;
-    const Key k = make_key(e.mac, e.vlan);
+  for (size_t i = 0; i < n_entries_; ++i) {
+    Entry& e = entries_[i];
+    if (e.state.load(std::memory_order_acquire) != Slot::kLearned) continue;
+    if (now - TimeNs(e.last_seen_ns.load(std::memory_order_relaxed)) < ageing) continue;
+    const Key k = key_of(e.key.load(std::memory_order_relaxed));
     const int32_t pos = rte_hash_del_key(hash_, &k);
-    e.in_use = false;
-    if (concurrent_ && pos >= 0) {
-      deferred_free_.push_back(pos);
-      deferred_n_.fetch_add(1, std::memory_order_relaxed);
+    if (pos < 0) {
+      e.state.store(Slot::kFree, std::memory_order_relaxed);  // removed meanwhile
+      continue;
     }
+    release(pos);
     ++n;
   }
-  stats_.aged += n;
+  if (concurrent_) {
+    std::atomic_ref<uint64_t>(stats_.aged).fetch_add(n, std::memory_order_relaxed);
+  } else {
+    stats_.aged += n;
+  }
   return n;
 }
 

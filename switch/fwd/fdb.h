@@ -1,16 +1,26 @@
 // L2 forwarding database: static and learned (MAC, VLAN) -> port entries in an
-// rte_hash, with ageing of learned entries. Entries live in an array indexed by
-// the hash's key position, so lookups and learning never allocate.
+// rte_hash, with ageing of learned entries. The port (and the static flag)
+// is the key's data in the hash, so a lookup reads the port the writer
+// published with the key, never a slot's older port. The ageing metadata
+// (key, last seen, learned/static) lives in an array indexed by the hash's
+// key position, so lookups and learning never allocate.
 // One Fdb per switch. `concurrent` (a sharded switch: every shard learns and
 // looks up, one ages): lock-free readers and locked writers
-// (RW_CONCURRENCY_LF + MULTI_WRITER_ADD); a deleted key's slot is reused only
-// after the next ageing sweep, when no lookup can still be reading it.
+// (RW_CONCURRENCY_LF + MULTI_WRITER_ADD). A new key is published with its
+// port by rte_hash_add_key_data, a move rewrites the data atomically (the
+// hash's release store; lookups load it with acquire), and the metadata
+// fields are atomics, so any shard may learn, look up and refresh while the
+// first ages (tests/unit/switch/fdb_race_test.cc, also under TSan). A deleted
+// key's slot is reused only after the next ageing sweep, when no lookup can
+// still be reading it. remove() and add_static() are control-plane calls,
+// not made while shards learn the same key.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <optional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,23 +64,31 @@ class Fdb {
 
   // Entries in use (deleted ones whose slot is not yet free not counted).
   uint32_t size() const;
-  const FdbStats& stats() const { return stats_; }
+  // A snapshot (the counters are atomic in concurrent mode: any thread may read it).
+  FdbStats stats() const;
 
  private:
+  enum class Slot : uint8_t { kFree, kLearned, kStatic };
+  // Ageing metadata of the key at one hash position. Written by the writer
+  // that added the key (key and last_seen, then state with release), read by
+  // the ager (state with acquire); last_seen is refreshed by any learner.
   struct Entry {
-    uint16_t port = 0;
-    bool is_static = false;
-    bool in_use = false;
-    TimeNs last_seen;
-    MacAddr mac{};
-    uint16_t vlan = 0;
+    std::atomic<uint64_t> key{0};  // the hash key's 8 bytes (MAC, VLAN), to delete it when aged
+    std::atomic<int64_t> last_seen_ns{0};
+    std::atomic<Slot> state{Slot::kFree};
   };
   // Concurrent mode: frees the key slots deleted before the previous sweep.
   void free_deferred();
   void count(uint64_t& c);
+  // Publishes (key, port) with rte_hash_add_key_data (a move when the key is
+  // there) and records the metadata at the key's position. Returns false when the table is full.
+  bool publish(const void* key, uint64_t key_bits, uint16_t port, bool is_static, TimeNs now);
+  // The deleted key at `pos`: its slot is free (concurrent: at the next sweep).
+  void release(int32_t pos);
 
   rte_hash* hash_ = nullptr;
-  std::vector<Entry> entries_;  // indexed by rte_hash key position
+  std::unique_ptr<Entry[]> entries_;  // indexed by rte_hash key position
+  size_t n_entries_ = 0;
   bool concurrent_ = false;
   std::vector<int32_t> deferred_free_;  // concurrent: slots deleted since the last sweep (capacity reserved)
   std::atomic<uint32_t> deferred_n_{0};  // its size, for size() from other threads

@@ -13,6 +13,9 @@
 
 #include "common/dpdk/eal.h"
 #include "common/dpdk/mempool.h"
+#ifdef SF_TSAN_MEMPOOL
+#include "tests/sanitizers/tsan_mempool.h"
+#endif
 
 namespace sf::test {
 namespace {
@@ -38,12 +41,27 @@ int main(int argc, char** argv) {
   if (const char* mb = std::getenv("SF_TEST_EAL_MB"); mb != nullptr && std::atoi(mb) > 0) {
     opts.no_huge_mem_mb = static_cast<uint32_t>(std::atoi(mb));
   }
-  auto eal = sf::dpdk::init_eal({argv[0], "--no-huge", "--no-pci", "--log-level", "*:warning"}, opts);
+  std::vector<std::string> args{argv[0], "--no-huge", "--no-pci", "--log-level", "*:warning"};
+#ifdef SF_TSAN_MEMPOOL
+  // build-tsan: mbufs handed between lcores through a pool ring TSan sees.
+  const char* ops = sf::test::tsan_mempool_ops_name();
+  if (ops == nullptr) {
+    std::fprintf(stderr, "tests/sanitizers/tsan_mempool.cc: rte_mempool_register_ops failed\n");
+    return 1;
+  }
+  args.insert(args.end(), {"--mbuf-pool-ops-name", ops});
+#endif
+  auto eal = sf::dpdk::init_eal(args, opts);
   if (!eal) {
     std::fprintf(stderr, "%s\n", eal.error().c_str());
     return 1;
   }
-  auto mp = sf::dpdk::create_pktmbuf_pool("sf_test_pool", 8191, 256);
+#ifdef SF_TSAN_MEMPOOL
+  constexpr uint32_t kPoolCache = 0;  // every free reaches the pool's handler (tsan_mempool.cc)
+#else
+  constexpr uint32_t kPoolCache = 256;
+#endif
+  auto mp = sf::dpdk::create_pktmbuf_pool("sf_test_pool", 8191, kPoolCache);
   if (!mp) {
     std::fprintf(stderr, "%s\n", mp.error().c_str());
     return 1;

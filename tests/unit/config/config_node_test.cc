@@ -144,7 +144,7 @@ TEST(ConfigNode, IterationCarriesPaths) {
   std::string err;
   for (auto& [key, node] : tbl.members()) {
     keys.push_back(key);
-    err = error_of([&] { node.req<int>("x"); });
+    err = error_of([&n = node] { n.req<int>("x"); });  // clang 14 cannot capture a structured binding
   }
   EXPECT_EQ(keys, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(err, "tbl.b.x: expected integer, got string");

@@ -81,9 +81,12 @@ TEST(Mmu, DynamicThresholdPerFormula) {
 
 // 4. Special alpha encodings: -8 means no shared buffer, 7 means unlimited.
 TEST(Mmu, DynamicThresholdEncodingsAtTheEnds) {
-  Mmu zero(base_config(ThresholdMode::kDynamic, -8, 0));
+  // The Mmu points into its config's profiles: the configs outlive it.
+  const MmuConfig zero_cfg = base_config(ThresholdMode::kDynamic, -8, 0);
+  Mmu zero(zero_cfg);
   EXPECT_EQ(zero.admit(0, 0, 1, 0, kCell).reason, DropReason::kIngressLimit);
-  Mmu unlimited(base_config(ThresholdMode::kDynamic, 7, 0));
+  const MmuConfig unlimited_cfg = base_config(ThresholdMode::kDynamic, 7, 0);
+  Mmu unlimited(unlimited_cfg);
   int n = 0;
   while (unlimited.admit(0, 0, 1, 0, kCell).verdict == Verdict::kAccept) ++n;
   EXPECT_EQ(n, (1 << 20) / static_cast<int>(kCell));  // the whole pool
