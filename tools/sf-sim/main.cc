@@ -5,6 +5,7 @@
 // the same report. Exit 0: every workload finished; 1: a workload failed or
 // the run limit came first; 2: a bad plan or config (the message names it).
 #include <rte_errno.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
@@ -21,6 +22,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/config/config_error.h"
 #include "common/dpdk/eal.h"
@@ -155,18 +157,63 @@ PoolPlan plan_pool(const std::string& plan) {
 // The pool's backend: DPDK's single-producer/consumer ring (one thread)
 // with its allocations counted: the peak in use and the failures (a dry
 // pool). The pool has no per-lcore cache, so every get reaches dequeue.
+// It grows as it is used: created for the planned size but populated
+// (memory touched, mbufs initialised) a chunk at a time, a new chunk (a
+// quarter of what it has, at least kGrowMbufs) when the mbufs it has run
+// out, so a run pays in memory and setup for the frames it really holds.
+constexpr uint64_t kGrowMbufs = 4096;
+
 struct PoolUse {
+  rte_mempool* mp = nullptr;
   uint64_t in_use = 0;
   uint64_t peak = 0;
   uint64_t failures = 0;
+  bool populating = false;
+  std::vector<void*> chunks;  // rte_malloc'd memory behind the mbufs
 };
 PoolUse g_use;
 rte_mempool_ops g_counting_ops;
 rte_mempool_dequeue_t g_ring_dequeue = nullptr;
 rte_mempool_enqueue_t g_ring_enqueue = nullptr;
 
+// Populates up to `n` more mbufs; false when the pool is full or memory ran out.
+bool grow(uint64_t n) {
+  rte_mempool* mp = g_use.mp;
+  if (mp->populated_size >= mp->size) return false;
+  n = std::min<uint64_t>(n, mp->size - mp->populated_size);
+  const uint64_t obj = rte_mempool_calc_obj_size(mp->elt_size, mp->flags, nullptr);  // header, element, trailer, padding
+  const size_t len = n * obj + RTE_CACHE_LINE_SIZE;
+  void* mem = rte_malloc("sf_sim_mbufs", len, RTE_CACHE_LINE_SIZE);
+  if (mem == nullptr) return false;
+  const unsigned before = mp->populated_size;
+  g_use.populating = true;
+  const int rc = rte_mempool_populate_iova(mp, static_cast<char*>(mem), RTE_BAD_IOVA, len, nullptr, nullptr);
+  g_use.populating = false;
+  if (rc <= 0) {
+    rte_free(mem);
+    return false;
+  }
+  g_use.chunks.push_back(mem);
+  // rte_pktmbuf_init for the new mbufs only (those in this chunk).
+  struct Range {
+    const char* lo;
+    const char* hi;
+  } range{static_cast<const char*>(mem), static_cast<const char*>(mem) + len};
+  rte_mempool_obj_iter(
+      mp,
+      [](rte_mempool* m, void* arg, void* o, unsigned idx) {
+        const auto* r = static_cast<const Range*>(arg);
+        if (static_cast<const char*>(o) >= r->lo && static_cast<const char*>(o) < r->hi) rte_pktmbuf_init(m, nullptr, o, idx);
+      },
+      &range);
+  return mp->populated_size > before;
+}
+
 int counting_dequeue(rte_mempool* mp, void** objs, unsigned n) {
-  const int rc = g_ring_dequeue(mp, objs, n);
+  int rc = g_ring_dequeue(mp, objs, n);
+  while (rc < 0 && g_use.mp == mp && grow(std::max<uint64_t>(kGrowMbufs, mp->populated_size / 4))) {
+    rc = g_ring_dequeue(mp, objs, n);
+  }
   if (rc < 0) {
     ++g_use.failures;
   } else {
@@ -177,7 +224,7 @@ int counting_dequeue(rte_mempool* mp, void** objs, unsigned n) {
 }
 
 int counting_enqueue(rte_mempool* mp, void* const* objs, unsigned n) {
-  g_use.in_use -= std::min<uint64_t>(n, g_use.in_use);  // populate enqueues every object once
+  if (!g_use.populating) g_use.in_use -= std::min<uint64_t>(n, g_use.in_use);
   return g_ring_enqueue(mp, objs, n);
 }
 
@@ -194,6 +241,39 @@ const char* register_counting_ops() {
     return g_counting_ops.name;
   }
   return nullptr;
+}
+
+// An empty pktmbuf pool of `n` mbufs at most (2 KiB data room) on the
+// counting ops, with its first chunk populated; nullptr on failure (rte_errno).
+rte_mempool* create_pool(uint64_t n, const char* ops) {
+  rte_mempool* mp = rte_mempool_create_empty("sf_sim", static_cast<unsigned>(n),
+                                             sizeof(rte_mbuf) + RTE_MBUF_DEFAULT_BUF_SIZE, 0,
+                                             sizeof(rte_pktmbuf_pool_private), SOCKET_ID_ANY, 0);
+  if (mp == nullptr) return nullptr;
+  if (rte_mempool_set_ops_byname(mp, ops, nullptr) != 0) {
+    rte_mempool_free(mp);
+    return nullptr;
+  }
+  rte_pktmbuf_pool_private priv{};
+  priv.mbuf_data_room_size = RTE_MBUF_DEFAULT_BUF_SIZE;
+  priv.mbuf_priv_size = 0;
+  rte_pktmbuf_pool_init(mp, &priv);
+  g_use = PoolUse{};
+  g_use.mp = mp;
+  if (!grow(std::min<uint64_t>(n, kGrowMbufs))) {
+    rte_mempool_free(mp);
+    g_use.mp = nullptr;
+    rte_errno = ENOMEM;
+    return nullptr;
+  }
+  return mp;
+}
+
+void free_pool(rte_mempool* mp) {
+  g_use.mp = nullptr;
+  rte_mempool_free(mp);
+  for (void* c : g_use.chunks) rte_free(c);
+  g_use.chunks.clear();
 }
 
 }  // namespace
@@ -253,14 +333,12 @@ int main(int argc, char** argv) {
     std::cerr << "sf-sim: cannot register the mbuf pool's ops (DPDK has no ring_sp_sc mempool driver)\n";
     return 1;
   }
-  rte_mempool* pool = rte_pktmbuf_pool_create_by_ops("sf_sim", static_cast<unsigned>(pp.mbufs), 0, 0,
-                                                     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY, ops);
+  rte_mempool* pool = create_pool(pp.mbufs, ops);
   if (pool == nullptr) {
     std::cerr << "sf-sim: cannot create the mbuf pool (" << pp.mbufs << " mbufs in " << eo.no_huge_mem_mb
               << " MiB): " << rte_strerror(rte_errno) << "\n";
     return 1;
   }
-  g_use = PoolUse{};
   int rc = 0;
   try {
     sf::simlab::SimLab lab(plan, pool);
@@ -277,7 +355,7 @@ int main(int argc, char** argv) {
     nlohmann::json j = {{"finished", r.finished},      {"end_s", r.end.sec()},
                         {"events", r.events},          {"trace_hash", r.trace_hash},
                         {"failed_workloads", r.failed_workloads}, {"seed", lab.seed()},
-                        {"mbufs", {{"pool", pp.mbufs}, {"peak_in_use", g_use.peak},
+                        {"mbufs", {{"pool", pp.mbufs}, {"populated", pool->populated_size}, {"peak_in_use", g_use.peak},
                                    {"alloc_failures", g_use.failures}, {"from_plan", pp.from_plan},
                                    {"traffic_bound", pp.traffic}, {"fabric_bound", pp.fabric}}},
                         {"eal_mb", eo.no_huge_mem_mb}};
@@ -296,7 +374,7 @@ int main(int argc, char** argv) {
     std::cerr << "sf-sim: " << e.what() << "\n";
     rc = 1;
   }
-  rte_mempool_free(pool);
+  free_pool(pool);
   sf::dpdk::cleanup_eal();
   return rc;
 }
