@@ -248,7 +248,8 @@ const char* register_counting_ops() {
 rte_mempool* create_pool(uint64_t n, const char* ops) {
   rte_mempool* mp = rte_mempool_create_empty("sf_sim", static_cast<unsigned>(n),
                                              sizeof(rte_mbuf) + RTE_MBUF_DEFAULT_BUF_SIZE, 0,
-                                             sizeof(rte_pktmbuf_pool_private), SOCKET_ID_ANY, 0);
+                                             sizeof(rte_pktmbuf_pool_private), SOCKET_ID_ANY,
+                                             RTE_MEMPOOL_F_NO_IOVA_CONTIG);  // no DMA: objects may cross pages
   if (mp == nullptr) return nullptr;
   if (rte_mempool_set_ops_byname(mp, ops, nullptr) != 0) {
     rte_mempool_free(mp);
