@@ -33,6 +33,7 @@ void PfcReceiver::on_pfc(uint8_t enable, const std::array<uint16_t, kPfcPrios>& 
     }
     set_until(p, now + quanta_time(q[p]), now);
   }
+  update_expiry();
 }
 
 void PfcReceiver::on_pause(uint16_t quanta, TimeNs now) {
@@ -43,22 +44,24 @@ void PfcReceiver::on_pause(uint16_t quanta, TimeNs now) {
     if ((ignore_ >> p) & 1u) continue;
     set_until(p, until, now);
   }
+  update_expiry();
 }
 
 uint8_t PfcReceiver::paused_mask(TimeNs now) {
-  if (paused_ == 0) return 0;
+  if (paused_ == 0 || expiry_ > now) return paused_;
   for (int p = 0; p < kPfcPrios; ++p) {
     if (((paused_ >> p) & 1u) && until_[p] <= now) resume(p, until_[p]);
   }
+  update_expiry();
   return paused_;
 }
 
-TimeNs PfcReceiver::next_expiry() const {
+void PfcReceiver::update_expiry() {
   TimeNs t = TimeNs::max();
   for (int p = 0; p < kPfcPrios; ++p) {
     if (((paused_ >> p) & 1u) && until_[p] < t) t = until_[p];
   }
-  return t;
+  expiry_ = t;
 }
 
 void PfcReceiver::set_ignore(uint8_t mask, TimeNs now) {
@@ -66,6 +69,7 @@ void PfcReceiver::set_ignore(uint8_t mask, TimeNs now) {
   for (int p = 0; p < kPfcPrios; ++p) {
     if (((ignore_ >> p) & 1u) && ((paused_ >> p) & 1u)) resume(p, now);
   }
+  update_expiry();
 }
 
 }  // namespace sf

@@ -44,8 +44,9 @@ class PfcReceiver {
   // Priorities still paused at `now` (bit p); expires timers first.
   uint8_t paused_mask(TimeNs now);
   uint8_t paused_mask_no_update() const { return paused_; }
-  // Earliest pause expiry; TimeNs::max() when nothing is paused.
-  TimeNs next_expiry() const;
+  // Earliest pause expiry; TimeNs::max() when nothing is paused. O(1): kept
+  // up to date by every call that changes a pause (asked after every event).
+  TimeNs next_expiry() const { return expiry_; }
   // Priorities to honour nothing for (PFC watchdog action drop/forward).
   void set_ignore(uint8_t mask, TimeNs now);
   // Time the last frame for priority p arrived (watchdog restoration).
@@ -63,10 +64,12 @@ class PfcReceiver {
  private:
   void set_until(int prio, TimeNs until, TimeNs now);
   void resume(int prio, TimeNs at);
+  void update_expiry();
 
   BitRate speed_{0};
   uint8_t paused_ = 0;
   uint8_t ignore_ = 0;
+  TimeNs expiry_ = TimeNs::max();
   std::array<TimeNs, kPfcPrios> until_{};
   std::array<TimeNs, kPfcPrios> since_{};
   std::array<TimeNs, kPfcPrios> last_frame_{};

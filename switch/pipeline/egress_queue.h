@@ -2,10 +2,16 @@
 // ingress for one lossless PG), with what the MMU charged for each (returned
 // on dequeue). Capacity is set once at setup;
 // push/pop never allocate. Owned by the lcore that runs the switch node.
+// The ring comes from calloc: a large one is mapped zero pages that take
+// memory only once packets reach them (a 65-port switch has 16 rings per port
+// of up to 16384 entries, most never more than a few deep).
 #pragma once
 
 #include <cstdint>
-#include <vector>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <type_traits>
 
 #include "switch/mmu/mmu.h"
 
@@ -28,13 +34,17 @@ struct QueuedPkt {
   uint8_t credit_slots = 0;  // credits it took there
 };
 
+// Slots are written by push before pop or front() reads them.
+static_assert(std::is_trivially_copyable_v<QueuedPkt> && std::is_trivially_destructible_v<QueuedPkt>);
+
 class EgressQueue {
  public:
   // Capacity rounded up to a power of two.
-  explicit EgressQueue(uint32_t capacity = 1024) {
+  explicit EgressQueue(uint32_t capacity = 1) {
     uint32_t c = 1;
     while (c < capacity) c <<= 1;
-    ring_.resize(c);
+    ring_.reset(static_cast<QueuedPkt*>(std::calloc(c, sizeof(QueuedPkt))));
+    if (!ring_) throw std::bad_alloc();
     mask_ = c - 1;
   }
 
@@ -65,7 +75,10 @@ class EgressQueue {
   }
 
  private:
-  std::vector<QueuedPkt> ring_;
+  struct Free {
+    void operator()(QueuedPkt* p) const { std::free(p); }
+  };
+  std::unique_ptr<QueuedPkt[], Free> ring_;
   uint32_t mask_ = 0;
   uint32_t head_ = 0;  // free-running indices
   uint32_t tail_ = 0;

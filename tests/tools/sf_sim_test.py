@@ -3,7 +3,9 @@
 through the seed-000 switch config at 400G in virtual time. The run finishes,
 every byte of every flow is reported, the switch's counters agree with the
 hosts', and a second run with the same seed writes byte-identical files;
-bad plans exit 2 naming the JSON path.
+bad plans exit 2 naming the JSON path. The mbuf pool is sized from the
+plan, and a pool made too small (--mbufs) runs dry without a crash: the
+failures are counted and sf-sim exits 1 saying so.
 
 Usage: sf_sim_test.py --build BUILD_DIR --source SOURCE_DIR
 """
@@ -47,8 +49,8 @@ def write_configs(src, d):
     return plan
 
 
-def run(binary, plan, out):
-    r = subprocess.run([binary, plan, "--out", out], capture_output=True, text=True, timeout=120)
+def run(binary, plan, out, *extra):
+    r = subprocess.run([binary, plan, "--out", out, *extra], capture_output=True, text=True, timeout=120)
     return r.returncode, r.stdout, r.stderr
 
 
@@ -94,6 +96,21 @@ def main():
         for f in sorted(os.listdir(os.path.join(d, "o1"))):
             if not filecmp.cmp(os.path.join(d, "o1", f), os.path.join(d, "o2", f), shallow=False):
                 fail(f"{f} differs between two runs with the same seed")
+        # The mbuf pool is sized from the plan (docs/sf-sim.md "Cost"): far below the old fixed
+        # 196,607, above what the run used, never dry.
+        mb = summary["mbufs"]
+        if not mb["from_plan"] or mb["alloc_failures"] != 0 or not mb["peak_in_use"] < mb["pool"] < 65536:
+            fail(f"mbuf pool not sized from the plan: {mb}")
+        # A pool too small for the run: every failed allocation counted, the nodes retry, the run
+        # still finishes (no crash), and sf-sim says so and exits 1.
+        rc, out5, err = run(binary, p, os.path.join(d, "o5"), "--mbufs", "256")
+        s5 = json.loads(out5.strip().splitlines()[-1]) if out5.strip() else {}
+        if rc != 1 or "the mbuf pool ran dry" not in err or "--mbufs 512" not in err or \
+                s5.get("mbufs", {}).get("alloc_failures", 0) == 0 or not s5.get("finished"):
+            fail(f"a dry pool: rc {rc}: {out5} {err}")
+        rc, _, err = run(binary, p, os.path.join(d, "o6"), "--mbufs", "12")
+        if rc != 2 or "--mbufs 12: must be an integer within [64, 2^30]" not in err:
+            fail(f"--mbufs 12: rc {rc}: {err}")
         # Bad plans: exit 2, the path named.
         plan["links"][0]["b"]["switch"] = "sw9"
         json.dump(plan, open(p, "w"))

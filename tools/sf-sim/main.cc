@@ -4,45 +4,285 @@
 // scenarios); writes the files the real processes write, so tools/lab makes
 // the same report. Exit 0: every workload finished; 1: a workload failed or
 // the run limit came first; 2: a bad plan or config (the message names it).
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/config/config_error.h"
 #include "common/dpdk/eal.h"
+#include "nic/app/sf_nic_config.h"
+#include "switch/config/switch_config.h"
+#include "switch/fwd/route_table.h"
 #include "tools/sf-sim/sim_lab.h"
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: sf-sim PLAN.json --out DIR\n"
+    "usage: sf-sim PLAN.json --out DIR [--mbufs N] [--timing]\n"
     "  PLAN.json: {\"seed\", \"run_limit_s\", \"ts_period_us\", \"switches\": {name: switch.json},\n"
     "              \"nics\": {process: nic.json}, \"links\": [{\"a\", \"b\", \"speed_gbps\", \"delay_ns\"}]}\n"
+    "  --mbufs N: the mbuf pool's size instead of the one sized from the plan\n"
+    "  --timing: one more JSON line on stderr: setup_s, run_s, peak_rss_mb (wall clock)\n"
     "  (docs/sf-sim.md)\n";
 
-constexpr uint32_t kMbPerSwitch = 256;
+// ---- Memory in proportion to the plan (docs/sf-sim.md "Cost").
+//
+// The mbuf pool holds every frame alive at once: on links, in switch
+// buffers, in NIC receive rings. Its size in mbufs:
+//   fm      = mbufs of one MTU frame = ceil((MTU + 96) / 2048)  (2 KiB data room)
+//   traffic = sum over client workloads of qps x outstanding x pkts x (fm + 2)
+//             (outstanding = min(tx_depth, iterations) for bandwidth tests, 2 for
+//             latency ones; pkts = ceil(size / MTU); + 2: an ACK and a CNP per packet)
+//   fabric  = sum over switches of ceil(buffer bytes / bytes per mbuf of an MTU frame)
+//           + sum over links, both directions, of (ceil(BDP / MTU frame) + 1) x (fm + 2)
+//   fixed   = 1024 + 8 per port (PFC, control frames) + every receive ring (rx_drain hosts)
+//   pool    = min(traffic, fabric) + fixed
+// A frame can only be in flight if a work request is outstanding (traffic),
+// and only where the fabric has room for it (fabric), so the smaller bound
+// holds both. If the pool still runs dry (a plan the bound misses), every
+// failed allocation is counted (the node retries it, as on a real NIC out of
+// buffers), sf-sim says so on stderr and exits 1: --mbufs N sets the size.
+//
+// EAL memory (-m, --no-huge: a mapping only the touched part of which costs
+// RAM): the pool, each switch's tables (FDB hash, the IPv4/IPv6 LPM only where
+// the switch has such routes), sharded switches' rings, and a base.
+constexpr uint64_t kSegBytes = 2048;        // RTE_MBUF_DEFAULT_DATAROOM
+constexpr uint64_t kFrameOverhead = 96;     // Ethernet + IP + UDP + BTH + RETH + ICRC, rounded up
+constexpr uint64_t kObjBytes = 2560;        // one mbuf in the pool: header, headroom, data room, mempool header
+constexpr uint64_t kLpm4Bytes = 66ull << 20;  // rte_lpm: 2^24 tbl24 entries x 4 B + tbl8s + rules
+constexpr uint64_t kLpm6Bytes = 72ull << 20;  // rte_lpm6: tbl24 + 4096 tbl8s + rules
+constexpr uint64_t kFdbEntryBytes = 160;    // rte_hash bucket, key and extendable table share per entry
+constexpr uint64_t kBaseEalMb = 96;         // EAL's own structures, memzones, the pool header
 
-// Switches the plan names (0 when it cannot be read: SimLab reports why).
-uint32_t switches_in(const std::string& plan) {
+struct PoolPlan {
+  uint64_t mbufs = 0;    // the pool
+  uint64_t traffic = 0;  // the bounds above
+  uint64_t fabric = 0;
+  uint64_t fixed = 0;
+  uint64_t table_bytes = 0;
+  bool from_plan = false;  // false: the plan could not be read (SimLab reports why)
+};
+
+std::string resolve(const std::string& base_dir, const std::string& p) {
+  return std::filesystem::path(p).is_absolute() ? p : (std::filesystem::path(base_dir) / p).string();
+}
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+PoolPlan plan_pool(const std::string& plan) {
+  PoolPlan pp;
   try {
     std::ifstream f(plan);
     const nlohmann::json doc = nlohmann::json::parse(f);
-    const auto it = doc.find("switches");
-    return it != doc.end() && it->is_object() ? static_cast<uint32_t>(it->size()) : 0;
+    const std::string dir = std::filesystem::path(plan).parent_path().string();
+    std::vector<sf::nic::app::AppConfig> nics;
+    if (const auto it = doc.find("nics"); it != doc.end() && it->is_object()) {
+      for (const auto& [name, path] : it->items()) nics.push_back(sf::nic::app::load_app_config(resolve(dir, path.get<std::string>())));
+    }
+    uint64_t mtu = 0;
+    uint64_t nic_ports = 0;
+    for (const auto& c : nics) {
+      for (const auto& h : c.hosts) {
+        mtu = std::max<uint64_t>(mtu, h.mtu_bytes);
+        nic_ports += h.num_ports();
+      }
+    }
+    if (mtu == 0) mtu = 4096;
+    const uint64_t fm = ceil_div(mtu + kFrameOverhead, kSegBytes);
+    const uint64_t frame = mtu + kFrameOverhead;
+    for (const auto& c : nics) {
+      for (const auto& w : c.workloads) {
+        const uint64_t pkts = std::max<uint64_t>(1, ceil_div(w.size_bytes, mtu));
+        uint64_t out = 0;
+        if (sf::nic::app::is_latency(w.type)) {
+          out = 2;  // a request and its reply
+        } else if (w.role == sf::nic::app::Role::kClient) {
+          out = w.iterations == 0 ? w.tx_depth : std::min<uint64_t>(w.tx_depth, w.iterations);
+        }
+        pp.traffic += uint64_t{w.qps} * out * pkts * (fm + 2);
+      }
+      const sf::nic::NicConfig nc = sf::nic::app::nic_config_of(c);
+      for (const auto& p : nc.ports) {
+        if (p.rx_drain_rate.bps() > 0) pp.fixed += uint64_t{p.rx_ring_pkts} * fm;
+      }
+    }
+    uint64_t sw_ports = 0;
+    if (const auto it = doc.find("switches"); it != doc.end() && it->is_object()) {
+      for (const auto& [name, v] : it->items()) {
+        const std::string path = v.is_object() ? v.at("config").get<std::string>() : v.get<std::string>();
+        const sf::sw::SwitchConfig cfg = sf::sw::load_switch_config(resolve(dir, path));
+        pp.fabric += ceil_div(cfg.mmu.total_bytes * fm, frame);
+        sw_ports += cfg.ports.ports.size();
+        size_t v6 = 0;
+        for (const auto& r : cfg.routes) v6 += r.v6 ? 1 : 0;
+        const sf::sw::RouteTableLimits lim = sf::sw::route_limits_for(cfg.routes.size() - v6, v6);
+        pp.table_bytes += uint64_t{cfg.fdb_capacity} * kFdbEntryBytes + (lim.max_v4_routes != 0 ? kLpm4Bytes : 0) +
+                          (lim.max_v6_routes != 0 || cfg.srv6 ? kLpm6Bytes : 0);
+      }
+    }
+    if (const auto it = doc.find("links"); it != doc.end() && it->is_array()) {
+      for (const auto& l : *it) {
+        const double gbps = l.value("speed_gbps", 0.0);
+        const double delay_ns = l.value("delay_ns", 1000.0);
+        const auto bdp = static_cast<uint64_t>(gbps * delay_ns / 8.0);  // bytes on the wire
+        pp.fabric += 2 * (ceil_div(bdp, frame + 20) + 1) * (fm + 2);
+      }
+    }
+    pp.fixed += 1024 + 8 * (sw_ports + nic_ports);
+    pp.mbufs = std::min(pp.traffic, pp.fabric) + pp.fixed;
+    pp.from_plan = true;
   } catch (const std::exception&) {
-    return 0;
+    pp = PoolPlan{};
+    pp.mbufs = 8191;  // enough for SimLab to report what is wrong with the plan
   }
+  return pp;
+}
+
+// The pool's backend: DPDK's single-producer/consumer ring (one thread)
+// with its allocations counted: the peak in use and the failures (a dry
+// pool). The pool has no per-lcore cache, so every get reaches dequeue.
+// It grows as it is used: created for the planned size but populated
+// (memory touched, mbufs initialised) a chunk at a time, a new chunk (a
+// quarter of what it has, at least kGrowMbufs) when the mbufs it has run
+// out, so a run pays in memory and setup for the frames it really holds.
+constexpr uint64_t kGrowMbufs = 4096;
+
+struct PoolUse {
+  rte_mempool* mp = nullptr;
+  uint64_t in_use = 0;
+  uint64_t peak = 0;
+  uint64_t failures = 0;
+  bool populating = false;
+  std::vector<void*> chunks;  // rte_malloc'd memory behind the mbufs
+};
+PoolUse g_use;
+rte_mempool_ops g_counting_ops;
+rte_mempool_dequeue_t g_ring_dequeue = nullptr;
+rte_mempool_enqueue_t g_ring_enqueue = nullptr;
+
+// Populates up to `n` more mbufs; false when the pool is full or memory ran out.
+bool grow(uint64_t n) {
+  rte_mempool* mp = g_use.mp;
+  if (mp->populated_size >= mp->size) return false;
+  n = std::min<uint64_t>(n, mp->size - mp->populated_size);
+  const uint64_t obj = rte_mempool_calc_obj_size(mp->elt_size, mp->flags, nullptr);  // header, element, trailer, padding
+  const size_t len = n * obj + RTE_CACHE_LINE_SIZE;
+  void* mem = rte_malloc("sf_sim_mbufs", len, RTE_CACHE_LINE_SIZE);
+  if (mem == nullptr) return false;
+  const unsigned before = mp->populated_size;
+  g_use.populating = true;
+  const int rc = rte_mempool_populate_iova(mp, static_cast<char*>(mem), RTE_BAD_IOVA, len, nullptr, nullptr);
+  g_use.populating = false;
+  if (rc <= 0) {
+    rte_free(mem);
+    return false;
+  }
+  g_use.chunks.push_back(mem);
+  // rte_pktmbuf_init for the new mbufs only (those in this chunk).
+  struct Range {
+    const char* lo;
+    const char* hi;
+  } range{static_cast<const char*>(mem), static_cast<const char*>(mem) + len};
+  rte_mempool_obj_iter(
+      mp,
+      [](rte_mempool* m, void* arg, void* o, unsigned idx) {
+        const auto* r = static_cast<const Range*>(arg);
+        if (static_cast<const char*>(o) >= r->lo && static_cast<const char*>(o) < r->hi) rte_pktmbuf_init(m, nullptr, o, idx);
+      },
+      &range);
+  return mp->populated_size > before;
+}
+
+int counting_dequeue(rte_mempool* mp, void** objs, unsigned n) {
+  int rc = g_ring_dequeue(mp, objs, n);
+  while (rc < 0 && g_use.mp == mp && grow(std::max<uint64_t>(kGrowMbufs, mp->populated_size / 4))) {
+    rc = g_ring_dequeue(mp, objs, n);
+  }
+  if (rc < 0) {
+    ++g_use.failures;
+  } else {
+    g_use.in_use += n;
+    g_use.peak = std::max(g_use.peak, g_use.in_use);
+  }
+  return rc;
+}
+
+int counting_enqueue(rte_mempool* mp, void* const* objs, unsigned n) {
+  if (!g_use.populating) g_use.in_use -= std::min<uint64_t>(n, g_use.in_use);
+  return g_ring_enqueue(mp, objs, n);
+}
+
+const char* register_counting_ops() {
+  for (uint32_t i = 0; i < rte_mempool_ops_table.num_ops; ++i) {
+    if (std::strcmp(rte_mempool_ops_table.ops[i].name, "ring_sp_sc") != 0) continue;
+    g_counting_ops = rte_mempool_ops_table.ops[i];
+    std::snprintf(g_counting_ops.name, sizeof(g_counting_ops.name), "%s", "sf_sim_counted");
+    g_ring_dequeue = g_counting_ops.dequeue;
+    g_ring_enqueue = g_counting_ops.enqueue;
+    g_counting_ops.dequeue = counting_dequeue;
+    g_counting_ops.enqueue = counting_enqueue;
+    if (rte_mempool_register_ops(&g_counting_ops) < 0) return nullptr;
+    return g_counting_ops.name;
+  }
+  return nullptr;
+}
+
+// An empty pktmbuf pool of `n` mbufs at most (2 KiB data room) on the
+// counting ops, with its first chunk populated; nullptr on failure (rte_errno).
+rte_mempool* create_pool(uint64_t n, const char* ops) {
+  rte_mempool* mp = rte_mempool_create_empty("sf_sim", static_cast<unsigned>(n),
+                                             sizeof(rte_mbuf) + RTE_MBUF_DEFAULT_BUF_SIZE, 0,
+                                             sizeof(rte_pktmbuf_pool_private), SOCKET_ID_ANY,
+                                             RTE_MEMPOOL_F_NO_IOVA_CONTIG);  // no DMA: objects may cross pages
+  if (mp == nullptr) return nullptr;
+  if (rte_mempool_set_ops_byname(mp, ops, nullptr) != 0) {
+    rte_mempool_free(mp);
+    return nullptr;
+  }
+  rte_pktmbuf_pool_private priv{};
+  priv.mbuf_data_room_size = RTE_MBUF_DEFAULT_BUF_SIZE;
+  priv.mbuf_priv_size = 0;
+  rte_pktmbuf_pool_init(mp, &priv);
+  g_use = PoolUse{};
+  g_use.mp = mp;
+  if (!grow(std::min<uint64_t>(n, kGrowMbufs))) {
+    rte_mempool_free(mp);
+    g_use.mp = nullptr;
+    rte_errno = ENOMEM;
+    return nullptr;
+  }
+  return mp;
+}
+
+void free_pool(rte_mempool* mp) {
+  g_use.mp = nullptr;
+  rte_mempool_free(mp);
+  for (void* c : g_use.chunks) rte_free(c);
+  g_use.chunks.clear();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string plan, out;
+  uint64_t mbufs_flag = 0;
+  bool timing = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -55,6 +295,17 @@ int main(int argc, char** argv) {
         return 2;
       }
       out = argv[++i];
+    } else if (a == "--timing") {
+      timing = true;
+    } else if (a == "--mbufs" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      char* end = nullptr;
+      const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || v[0] == '-' || n < 64 || n > (1ull << 30)) {
+        std::cerr << "sf-sim: --mbufs " << v << ": must be an integer within [64, 2^30]\n";
+        return 2;
+      }
+      mbufs_flag = n;
     } else if (plan.empty() && a.rfind("--", 0) != 0) {
       plan = a;
     } else {
@@ -66,34 +317,57 @@ int main(int argc, char** argv) {
     std::cerr << kUsage;
     return 2;
   }
+  const auto t0 = std::chrono::steady_clock::now();
+  PoolPlan pp = plan_pool(plan);
+  if (mbufs_flag != 0) pp.mbufs = mbufs_flag;
   sf::dpdk::EalOptions eo;
-  // The mbuf pool (~470 MiB) and every switch's tables (LPM, MMU): 1 GiB
-  // holds two switches; a ring of five needs more. DPDK touches all of -m.
-  // Sharded switches add their rings.
-  const uint32_t switches = switches_in(plan);
-  const auto ring_mb = static_cast<uint32_t>((sf::simlab::SimLab::shard_ring_bytes(plan) + (1u << 20) - 1) >> 20);
-  eo.no_huge_mem_mb = 1024 + kMbPerSwitch * std::max<uint32_t>(switches, 2) - 2 * kMbPerSwitch + ring_mb;
+  const uint64_t ring_bytes = sf::simlab::SimLab::shard_ring_bytes(plan);
+  eo.no_huge_mem_mb = static_cast<uint32_t>(
+      kBaseEalMb + ((pp.mbufs * kObjBytes + pp.table_bytes + ring_bytes + (1u << 20) - 1) >> 20));
   auto eal = sf::dpdk::init_eal({argv[0], "--no-huge", "--no-pci", "--log-level", "*:error", "--no-telemetry"}, eo);
   if (!eal) {
     std::cerr << "sf-sim: " << eal.error() << "\n";
     return 1;
   }
-  // Every frame in flight, queued in switches or waiting in NICs: 4 KiB
-  // frames take two 2 KiB mbufs.
-  rte_mempool* pool = rte_pktmbuf_pool_create("sf_sim", 196607, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+  const char* ops = register_counting_ops();
+  if (ops == nullptr) {
+    std::cerr << "sf-sim: cannot register the mbuf pool's ops (DPDK has no ring_sp_sc mempool driver)\n";
+    return 1;
+  }
+  rte_mempool* pool = create_pool(pp.mbufs, ops);
   if (pool == nullptr) {
-    std::cerr << "sf-sim: cannot create the mbuf pool\n";
+    std::cerr << "sf-sim: cannot create the mbuf pool (" << pp.mbufs << " mbufs in " << eo.no_huge_mem_mb
+              << " MiB): " << rte_strerror(rte_errno) << "\n";
     return 1;
   }
   int rc = 0;
   try {
     sf::simlab::SimLab lab(plan, pool);
+    const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const sf::simlab::SimResult r = lab.run(out);
+    if (timing) {
+      // Wall-clock figures (not deterministic: stderr, not the summary line).
+      const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      rusage ru{};
+      getrusage(RUSAGE_SELF, &ru);
+      std::cerr << nlohmann::json{{"setup_s", setup_s}, {"run_s", total_s - setup_s},
+                                  {"peak_rss_mb", static_cast<double>(ru.ru_maxrss) / 1024.0}}.dump() << std::endl;
+    }
     nlohmann::json j = {{"finished", r.finished},      {"end_s", r.end.sec()},
                         {"events", r.events},          {"trace_hash", r.trace_hash},
-                        {"failed_workloads", r.failed_workloads}, {"seed", lab.seed()}};
+                        {"failed_workloads", r.failed_workloads}, {"seed", lab.seed()},
+                        {"mbufs", {{"pool", pp.mbufs}, {"populated", pool->populated_size}, {"peak_in_use", g_use.peak},
+                                   {"alloc_failures", g_use.failures}, {"from_plan", pp.from_plan},
+                                   {"traffic_bound", pp.traffic}, {"fabric_bound", pp.fabric}}},
+                        {"eal_mb", eo.no_huge_mem_mb}};
     std::cout << j.dump() << std::endl;
     rc = r.finished && r.failed_workloads == 0 ? 0 : 1;
+    if (g_use.failures != 0) {
+      std::cerr << "sf-sim: the mbuf pool ran dry: " << g_use.failures << " allocations failed (pool of " << pp.mbufs
+                << " mbufs sized from the plan, docs/sf-sim.md \"Cost\"); the nodes retried them, so timings differ "
+                << "from a run with enough buffers: rerun with --mbufs " << 2 * pp.mbufs << "\n";
+      rc = 1;
+    }
   } catch (const sf::config::ConfigError& e) {
     std::cerr << "sf-sim: " << plan << ": " << e.what() << "\n";
     rc = 2;
@@ -101,7 +375,7 @@ int main(int argc, char** argv) {
     std::cerr << "sf-sim: " << e.what() << "\n";
     rc = 1;
   }
-  rte_mempool_free(pool);
+  free_pool(pool);
   sf::dpdk::cleanup_eal();
   return rc;
 }

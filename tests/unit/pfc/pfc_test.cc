@@ -43,6 +43,27 @@ TEST(PfcReceiver, PauseExpiresAtQuantaTime) {
   EXPECT_EQ(rx.next_expiry(), TimeNs::max());
 }
 
+// 2b. next_expiry() is kept, not recomputed per call: with priorities 3 and 5
+// paused until different times it is the earlier one, then the later one once
+// the first expired (paused_mask), then never once the watchdog's ignore mask
+// resumes the last. A frame for nothing (enable 0) leaves it as it was.
+TEST(PfcReceiver, NextExpiryFollowsEveryChange) {
+  PfcReceiver rx(BitRate::gbps(100));
+  std::array<uint16_t, kPfcPrios> q{};
+  q[3] = 1000;  // 5120 ns
+  q[5] = 2000;  // 10240 ns
+  rx.on_pfc((1u << 3) | (1u << 5), q, TimeNs(0));
+  EXPECT_EQ(rx.next_expiry(), TimeNs(5120));
+  rx.on_pfc(0, q, TimeNs(10));
+  EXPECT_EQ(rx.next_expiry(), TimeNs(5120));
+  EXPECT_EQ(rx.paused_mask(TimeNs(5119)), (1u << 3) | (1u << 5));
+  EXPECT_EQ(rx.paused_mask(TimeNs(5120)), 1u << 5);
+  EXPECT_EQ(rx.next_expiry(), TimeNs(10240));
+  rx.set_ignore(1u << 5, TimeNs(6000));
+  EXPECT_EQ(rx.paused_mask(TimeNs(6000)), 0u);
+  EXPECT_EQ(rx.next_expiry(), TimeNs::max());
+}
+
 // 3. Time 0 resumes at once; a refresh replaces the timer; a priority whose
 // enable bit is clear is not touched even if its time field is set.
 TEST(PfcReceiver, XonRefreshAndEnableVector) {
