@@ -299,11 +299,12 @@ def run_sim(a, t):
             return 2
         sim.apply_speed(t, speed)
     seed = a.seed if a.seed is not None else t.sim.get("seed", 1)
-    # An explicit value (flag, then topology) wins even when it is 0, so that
-    # 0 is refused below instead of silently falling back to the default.
-    period_us = next((v for v in (a.ts_period_us, t.sim.get("ts_period_us")) if v is not None),
+    # A flag given wins even when it is 0, so that 0 is refused below instead
+    # of silently falling back to the default. (The topology's sim.* keys are
+    # 0 when absent: the loader's "unset".)
+    period_us = next((v for v in (a.ts_period_us, t.sim.get("ts_period_us") or None) if v is not None),
                      max(1, t.ts_period_ms * 1000 // (50 * max(l.speed_gbps for l in t.links))))
-    limit_s = next((v for v in (a.run_limit_s, t.sim.get("run_limit_s")) if v is not None), t.duration_s)
+    limit_s = next((v for v in (a.run_limit_s, t.sim.get("run_limit_s") or None) if v is not None), t.duration_s)
     if seed < 0 or period_us <= 0 or limit_s <= 0:
         print("sf-lab: --seed, --ts-period-us and --run-limit-s must be positive", file=sys.stderr)
         return 2
