@@ -64,7 +64,6 @@ class OobSession {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   Phase phase_ = Phase::kExchanging;
-  bool connect_ok_ = false;
   std::string error_;
   std::atomic<bool> ended_{false};
   std::thread thread_;
