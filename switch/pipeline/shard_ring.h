@@ -15,8 +15,10 @@
 // right after the cell note of the same packet (nothing in between): of the
 // notes not yet applied, every credit note but the oldest has its packet's
 // cell note behind it, so with CREDIT_FC ports a ring of 2 x total_cells + 1
-// never fills either (ShardedSwitch sizes them so). Data rings are capped and
-// count ring_full drops.
+// never fills either (ShardedSwitch sizes them so). Every packet on a data
+// ring was ingress-admitted and holds at least one cell of the shared buffer,
+// so a data ring of total_cells packets never fills either; ring_full counts
+// (as a queue_full drop) a packet a data ring refused, and must stay 0.
 #pragma once
 
 #include <array>
@@ -54,7 +56,7 @@ struct ShardCounters {
   uint64_t releases_received = 0;
   uint64_t credit_notes_sent = 0;  // of them, notes that carried credit slots
   uint64_t credit_notes_received = 0;
-  uint64_t ring_full = 0;      // packets dropped (queue_full): the data ring to their shard was full
+  uint64_t ring_full = 0;      // packets dropped (queue_full): a data ring refused them; must stay 0 (above)
   uint64_t release_ring_full = 0;  // notes a release ring refused: must stay 0 (the ring bound, above)
 };
 

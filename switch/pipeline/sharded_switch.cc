@@ -100,8 +100,9 @@ ShardedSwitch::RingSizes ShardedSwitch::ring_sizes(const SwitchConfig& cfg) {
   const bool credit = std::any_of(cfg.credit_fc.begin(), cfg.credit_fc.end(), [](const auto& c) { return c.has_value(); });
   RingSizes rs;
   rs.release_notes = credit ? 2 * cells + 1 : cells;
-  rs.data_pkts = 1;
-  while (rs.data_pkts < cells && rs.data_pkts < kMaxDataRing) rs.data_pkts <<= 1;
+  // Data ring: every packet in it was ingress-admitted, so holds at least one
+  // cell of the shared buffer; total_cells packets never fill it (shard_ring.h).
+  rs.data_pkts = cells;
   // RING_F_EXACT_SZ: the ring holds count elements in a power of two > count.
   const auto bytes = [](size_t esize, uint32_t count) {
     const ssize_t b = rte_ring_get_memsize_elem(static_cast<unsigned>(esize), rte_align32pow2(count + 1));

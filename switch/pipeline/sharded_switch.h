@@ -52,10 +52,10 @@ class ShardedSwitch {
   static std::vector<uint16_t> parse_map(const std::string& text, uint16_t ports, std::string* error);
 
   static constexpr uint32_t kMaxRingCells = 1u << 22;   // buffer cells a sharded switch may have
-  static constexpr uint32_t kMaxDataRing = 16384;       // data ring capacity cap (packets)
 
-  // The rings of one ordered pair of shards for `cfg`: a data ring and a
-  // release ring (one note per cell; two per cell + 1 with CREDIT_FC ports).
+  // The rings of one ordered pair of shards for `cfg`: a data ring (one
+  // packet per cell) and a release ring (one note per cell; two per cell + 1
+  // with CREDIT_FC ports).
   struct RingSizes {
     uint32_t data_pkts = 0;
     uint32_t release_notes = 0;
