@@ -4,11 +4,12 @@ FAILURE (./dev setup installs them; never a skip), the two ICRC references
 (scapy's RoCE layer for IPv4, an independent zlib one for IPv4 or IPv6) and
 the final verdict. Imported by the scripts from their own folder.
 """
+import json
 import shutil
 import sys
 import zlib
 
-__all__ = ["FAILURES", "CHECKS", "check", "die", "args", "TSHARK", "ref_icrc", "scapy_icrc", "finish",
+__all__ = ["FAILURES", "CHECKS", "check", "die", "args", "TSHARK", "tshark_fields", "ref_icrc", "scapy_icrc", "finish",
            # scapy, for the scripts
            "Ether", "IP", "IPv6", "UDP", "Raw", "wrpcap", "rdpcap", "raw", "BTH", "AETH", "cnp"]
 
@@ -45,6 +46,28 @@ try:
     from scapy.contrib.roce import BTH, AETH, cnp
 except ImportError as e:
     die(f"/usr/bin/python3 cannot import scapy with scapy.contrib.roce ({e}); install it with ./dev setup")
+
+
+def tshark_fields(json_text):
+    """tshark -T json output -> one dict per packet: every leaf field name ->
+    the list of its values, in the order tshark printed them."""
+    pkts = []
+    for p in json.loads(json_text):
+        fields = {}
+
+        def walk(o):
+            if isinstance(o, dict):
+                for k, v in o.items():
+                    if isinstance(v, dict) or (isinstance(v, list) and v and not isinstance(v[0], str)):
+                        walk(v)
+                    else:
+                        fields.setdefault(k, []).extend(v if isinstance(v, list) else [v])
+            elif isinstance(o, list):
+                for v in o:
+                    walk(v)
+        walk(p["_source"]["layers"])
+        pkts.append(fields)
+    return pkts
 
 
 def ref_icrc(frame, ip_off, v6):

@@ -27,7 +27,7 @@ import struct
 import subprocess
 import tempfile
 
-from interop_common import (TSHARK, Ether, IP, IPv6, UDP, Raw, wrpcap, rdpcap, raw, BTH, AETH,
+from interop_common import (TSHARK, tshark_fields, Ether, IP, IPv6, UDP, Raw, wrpcap, rdpcap, raw, BTH, AETH,
                             check, die, args, scapy_icrc, finish)
 from mrc_scapy import (bind_mrc, with_icrc, ref_icrc_v6, METH, RETH, ImmDt, SETH, MrcCcState, NETH, PETH,
                        ERTH, EETH, DATA_OPS, IMM_OPS, LAST_OPS, ENDPOINT_QPN)
@@ -48,23 +48,7 @@ def tshark_packets(pcap, *opts):
         die(f"tshark with {LUA} failed ({r.returncode}): {r.stderr}")
     if "Lua: Error" in r.stderr or "lua_script" in r.stderr:
         die(f"tshark reported a Lua error: {r.stderr}")
-    pkts = []
-    for p in json.loads(r.stdout):
-        fields = {}
-
-        def walk(o):
-            if isinstance(o, dict):
-                for k, v in o.items():
-                    if isinstance(v, dict) or (isinstance(v, list) and v and not isinstance(v[0], str)):
-                        walk(v)
-                    else:
-                        fields.setdefault(k, []).extend(v if isinstance(v, list) else [v])
-            elif isinstance(o, list):
-                for v in o:
-                    walk(v)
-        walk(p["_source"]["layers"])
-        pkts.append(fields)
-    return pkts
+    return tshark_fields(r.stdout)
 
 
 def sf_decode(pcap, *opts):

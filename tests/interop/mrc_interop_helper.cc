@@ -16,6 +16,7 @@
 #include "common/wire/frame_parser.h"
 #include "common/wire/mrc_builder.h"
 #include "common/wire/trim.h"
+#include "tests/interop/pcap_writer.h"
 #include "tests/unit/wire/mrc_test_util.h"
 
 namespace {
@@ -23,25 +24,6 @@ namespace {
 using nlohmann::json;
 using namespace sf::wire;
 using namespace sf::wire::test;
-
-class PcapWriter {
- public:
-  explicit PcapWriter(const std::string& path) : out_(path, std::ios::binary) {
-    const uint32_t hdr[6] = {0xA1B2C3D4, 0x00040002, 0, 0, 65535, 1};  // v2.4, snaplen, Ethernet
-    out_.write(reinterpret_cast<const char*>(hdr), sizeof(hdr));
-  }
-  void write(const std::vector<uint8_t>& f) {
-    const uint32_t rec[4] = {n_, 0, static_cast<uint32_t>(f.size()), static_cast<uint32_t>(f.size())};
-    ++n_;
-    out_.write(reinterpret_cast<const char*>(rec), sizeof(rec));
-    out_.write(reinterpret_cast<const char*>(f.data()), static_cast<std::streamsize>(f.size()));
-  }
-  bool ok() const { return out_.good(); }
-
- private:
-  std::ofstream out_;
-  uint32_t n_ = 0;
-};
 
 json manifest(const std::string& name, const MrcFrameSpec& s, std::size_t payload_bytes, bool trimmed) {
   const MrcLayout l = mrc_layout(s.op);

@@ -37,12 +37,15 @@
 #include "common/wire/icrc.h"
 #include "nic/host/nic_node.h"
 #include "nic/verbs/device.h"
+#include "tests/interop/pcap_writer.h"
 #include "tests/support/mbuf_chain.h"
 #include "tests/support/nic_connect.h"
 #include "tests/support/nic_hosts.h"
 #include "tools/sf-decode/pcap_reader.h"
 
 namespace {
+
+using sf::wire::test::PcapWriter;
 
 using nlohmann::json;
 using sf::TimeNs;
@@ -59,24 +62,6 @@ constexpr size_t kRecvBytes = 16 * 1024;
 constexpr uint8_t kGuardByte = 0xA5;
 
 rte_mempool* g_pool = nullptr;
-
-class PcapWriter {
- public:
-  explicit PcapWriter(const std::string& path) : out_(path, std::ios::binary) {
-    const uint32_t hdr[6] = {0xA1B2C3D4, 0x00040002, 0, 0, 65535, 1};
-    out_.write(reinterpret_cast<const char*>(hdr), sizeof(hdr));
-  }
-  void write(const std::vector<uint8_t>& f, uint32_t ts_us) {
-    const uint32_t rec[4] = {ts_us / 1000000, ts_us % 1000000, static_cast<uint32_t>(f.size()),
-                             static_cast<uint32_t>(f.size())};
-    out_.write(reinterpret_cast<const char*>(rec), sizeof(rec));
-    out_.write(reinterpret_cast<const char*>(f.data()), static_cast<std::streamsize>(f.size()));
-  }
-  bool ok() const { return out_.good(); }
-
- private:
-  std::ofstream out_;
-};
 
 std::string mac_str(const w::MacAddr& m) {
   char b[18];

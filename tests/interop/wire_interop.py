@@ -19,7 +19,7 @@ import struct
 import subprocess
 import tempfile
 
-from interop_common import (TSHARK, AETH, BTH, Ether, IP, IPv6, UDP, Raw, cnp, wrpcap, rdpcap,
+from interop_common import (TSHARK, tshark_fields, AETH, BTH, Ether, IP, IPv6, UDP, Raw, cnp, wrpcap, rdpcap,
                             raw, check, die, args, ref_icrc, scapy_icrc, finish)
 
 HELPER, SF_DECODE = args("wire_interop.py WIRE_INTEROP_HELPER SF_DECODE", 2)
@@ -29,23 +29,7 @@ def tshark_packets(pcap):
     out = subprocess.run([TSHARK, "-r", pcap, "-T", "json", "--no-duplicate-keys",
                           "-d", "udp.port==4791,infiniband"],
                          check=True, capture_output=True, text=True).stdout
-    pkts = []
-    for p in json.loads(out):
-        fields = {}
-
-        def walk(o):
-            if isinstance(o, dict):
-                for k, v in o.items():
-                    if isinstance(v, dict) or (isinstance(v, list) and v and not isinstance(v[0], str)):
-                        walk(v)
-                    else:
-                        fields.setdefault(k, []).extend(v if isinstance(v, list) else [v])
-            elif isinstance(o, list):
-                for v in o:
-                    walk(v)
-        walk(p["_source"]["layers"])
-        pkts.append(fields)
-    return pkts
+    return tshark_fields(out)
 
 
 def num(s):

@@ -18,6 +18,7 @@
 #include "common/wire/mac_control.h"
 #include "common/wire/srv6.h"
 #include "tests/unit/wire/wire_test_util.h"
+#include "tests/interop/pcap_writer.h"
 #include "tools/sf-decode/pcap_reader.h"
 
 namespace {
@@ -26,25 +27,7 @@ using nlohmann::json;
 using namespace sf::wire;
 using sf::wire::test::ip6;
 using sf::wire::test::mac;
-
-class PcapWriter {
- public:
-  explicit PcapWriter(const std::string& path) : out_(path, std::ios::binary) {
-    const uint32_t hdr[6] = {0xA1B2C3D4, 0x00040002, 0, 0, 65535, 1};  // v2.4, snaplen, Ethernet
-    out_.write(reinterpret_cast<const char*>(hdr), sizeof(hdr));
-  }
-  void write(const std::vector<uint8_t>& f) {
-    const uint32_t rec[4] = {n_, 0, static_cast<uint32_t>(f.size()), static_cast<uint32_t>(f.size())};
-    ++n_;
-    out_.write(reinterpret_cast<const char*>(rec), sizeof(rec));
-    out_.write(reinterpret_cast<const char*>(f.data()), static_cast<std::streamsize>(f.size()));
-  }
-  bool ok() const { return out_.good(); }
-
- private:
-  std::ofstream out_;
-  uint32_t n_ = 0;
-};
+using sf::wire::test::PcapWriter;
 
 RoceFrameSpec base(Opcode op, L3Spec l3) {
   RoceFrameSpec s;

@@ -13,9 +13,11 @@ Usage: multiport_sim_test.py --build BUILD_DIR --source SOURCE_DIR
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from sim_run import fail, run, run_finished  # noqa: E402
 
 MSG, ITERS = 65536, 64
 NAMES = ["Ethernet0", "Ethernet4", "Ethernet8", "Ethernet12"]
@@ -55,15 +57,6 @@ def write_configs(src, d):
     return plan
 
 
-def run(binary, plan, out):
-    r = subprocess.run([binary, plan, "--out", out], capture_output=True, text=True, timeout=120)
-    return r.returncode, r.stdout, r.stderr
-
-
-def fail(msg):
-    print("FAIL:", msg)
-    sys.exit(1)
-
 
 def main():
     ap = argparse.ArgumentParser()
@@ -74,12 +67,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="sf-multiport-") as d:
         plan = write_configs(a.source, d)
         p = os.path.join(d, "plan.json")
-        rc, out, err = run(binary, p, os.path.join(d, "o"))
-        if rc != 0:
-            fail(f"sf-sim exited {rc}: {err}")
-        summary = json.loads(out.strip().splitlines()[-1])
-        if not summary["finished"] or summary["failed_workloads"]:
-            fail(f"summary {summary}")
+        summary = run_finished(binary, p, os.path.join(d, "o"))
         rep = json.load(open(os.path.join(d, "o", "nic-nic-report.json")))
         for w in rep["workloads"]:
             if w["status"] != "ok" or w["verify_errors"] != 0 or w["port"] != int(w["name"][1]):

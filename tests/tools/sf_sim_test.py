@@ -13,9 +13,11 @@ import argparse
 import filecmp
 import json
 import os
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from sim_run import fail, run, run_finished  # noqa: E402
 
 SENDERS = 2
 MSG, ITERS = 65536, 128
@@ -49,15 +51,6 @@ def write_configs(src, d):
     return plan
 
 
-def run(binary, plan, out, *extra):
-    r = subprocess.run([binary, plan, "--out", out, *extra], capture_output=True, text=True, timeout=120)
-    return r.returncode, r.stdout, r.stderr
-
-
-def fail(msg):
-    print("FAIL:", msg)
-    sys.exit(1)
-
 
 def main():
     ap = argparse.ArgumentParser()
@@ -68,12 +61,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="sf-sim-test-") as d:
         plan = write_configs(a.source, d)
         p = os.path.join(d, "plan.json")
-        rc, out, err = run(binary, p, os.path.join(d, "o1"))
-        if rc != 0:
-            fail(f"sf-sim exited {rc}: {err}")
-        summary = json.loads(out.strip().splitlines()[-1])
-        if not summary["finished"] or summary["failed_workloads"]:
-            fail(f"summary {summary}")
+        summary = run_finished(binary, p, os.path.join(d, "o1"))
         rep = json.load(open(os.path.join(d, "o1", "nic-nic-report.json")))
         clients = [w for w in rep["workloads"] if w["role"] == "client"]
         if len(clients) != SENDERS or any(w["bytes"] != MSG * ITERS or w["status"] != "ok" for w in clients):
@@ -92,7 +80,7 @@ def main():
         # Same seed: identical run, identical files.
         rc, out2, err = run(binary, p, os.path.join(d, "o2"))
         if rc != 0 or json.loads(out2.strip().splitlines()[-1]) != summary:
-            fail(f"second run differs: {out2} vs {out}")
+            fail(f"second run differs: {out2} vs {summary}")
         for f in sorted(os.listdir(os.path.join(d, "o1"))):
             if not filecmp.cmp(os.path.join(d, "o1", f), os.path.join(d, "o2", f), shallow=False):
                 fail(f"{f} differs between two runs with the same seed")
