@@ -41,15 +41,20 @@ Bbr::Bbr(const BbrParams& params, BitRate line_rate)
       pacing_gain_(params.high_gain),
       cwnd_gain_(params.high_gain),
       cwnd_bytes_(uint64_t{params.initial_cwnd_pkts} * params.mtu_bytes),
+      bdp_(uint64_t{params.initial_cwnd_pkts} * params.mtu_bytes),
       rate_bps_(line_rate.bps()) {}
 
-uint64_t Bbr::bdp_bytes() const {
-  if (rtprop_ == TimeNs::max() || max_bw_bps() == 0) return uint64_t{p_.initial_cwnd_pkts} * p_.mtu_bytes;
-  return static_cast<uint64_t>(static_cast<double>(max_bw_bps()) / 8e9 * static_cast<double>(rtprop_.ns()));
+// Called whenever BtlBw or RTprop may have changed (not per target_cwnd()).
+void Bbr::refresh_bdp() {
+  if (rtprop_ == TimeNs::max() || max_bw_bps() == 0) {
+    bdp_ = uint64_t{p_.initial_cwnd_pkts} * p_.mtu_bytes;
+    return;
+  }
+  bdp_ = static_cast<uint64_t>(static_cast<double>(max_bw_bps()) / 8e9 * static_cast<double>(rtprop_.ns()));
 }
 
 uint64_t Bbr::target_cwnd(double gain) const {
-  const uint64_t t = static_cast<uint64_t>(gain * static_cast<double>(bdp_bytes()));
+  const uint64_t t = static_cast<uint64_t>(gain * static_cast<double>(bdp_));
   return std::max<uint64_t>(t, uint64_t{p_.min_cwnd_pkts} * p_.mtu_bytes);
 }
 
@@ -119,7 +124,9 @@ void Bbr::on_ack(const AckEvent& a, TimeNs now) {
     const uint64_t bps = static_cast<uint64_t>(static_cast<double>(a.delivered_bytes) * 8e9 /
                                                static_cast<double>(a.delivery_interval.ns()));
     if (!a.app_limited || bps >= max_bw_bps()) {
+      const uint64_t before = max_bw_bps();
       update_max_bw(round_count_, bps);
+      if (max_bw_bps() != before) refresh_bdp();
       ++ctr_.bw_samples;
     } else {
       ++ctr_.app_limited_ignored;
@@ -151,6 +158,7 @@ void Bbr::on_ack(const AckEvent& a, TimeNs now) {
   if (a.has_rtt() && (a.rtt < rtprop_ || expired)) {
     rtprop_ = a.rtt;
     rtprop_stamp_ = now;
+    refresh_bdp();
   }
   if (expired && phase_ != BbrPhase::kProbeRtt) {
     phase_ = BbrPhase::kProbeRtt;
@@ -189,7 +197,9 @@ void Bbr::on_ack(const AckEvent& a, TimeNs now) {
 
 void Bbr::set_outputs(uint64_t acked, uint64_t /*inflight*/) {
   // Pacing (bbr_set_pacing_rate): in STARTUP the rate only grows.
-  if (max_bw_bps() > 0) {
+  if (max_bw_bps() > 0 && (max_bw_bps() != paced_bw_ || pacing_gain_ != paced_gain_)) {
+    paced_bw_ = max_bw_bps();
+    paced_gain_ = pacing_gain_;
     const double r = pacing_gain_ * static_cast<double>(max_bw_bps()) * (1 - p_.pacing_margin);
     const uint64_t bps = std::clamp<uint64_t>(static_cast<uint64_t>(r), 1, line_bps_);
     if (filled_pipe_ || bps > rate_bps_ || ctr_.bw_samples == 1) rate_bps_ = bps;

@@ -74,7 +74,7 @@ class Bbr {
   BbrPhase phase() const { return phase_; }
   uint64_t btl_bw_bps() const { return max_bw_bps(); }
   TimeNs rtprop() const { return rtprop_; }
-  uint64_t bdp_bytes() const;
+  uint64_t bdp_bytes() const { return bdp_; }
   double pacing_gain() const { return pacing_gain_; }
   double cwnd_gain() const { return cwnd_gain_; }
   uint32_t cycle_index() const { return cycle_idx_; }
@@ -93,6 +93,7 @@ class Bbr {
   void check_full_bw(bool round_start, bool app_limited);
   void enter_probe_bw(TimeNs now);
   void set_outputs(uint64_t acked, uint64_t inflight);
+  void refresh_bdp();
   uint64_t target_cwnd(double gain) const;
 
   BbrParams p_;
@@ -115,6 +116,9 @@ class Bbr {
   std::optional<TimeNs> probe_rtt_done_;
   bool probe_rtt_round_done_ = false;
   uint64_t cwnd_bytes_;
+  uint64_t bdp_;  // BtlBw x RTprop (initial window before both are known)
+  uint64_t paced_bw_ = 0;  // the BtlBw and gain rate_bps_ was computed from
+  double paced_gain_ = 0;
   uint64_t delivered_ = 0;
   uint64_t rate_bps_;
   BbrCounters ctr_;

@@ -17,6 +17,8 @@ std::optional<std::string_view> HpccParams::validate() const {
 Hpcc::Hpcc(const HpccParams& params, BitRate line_rate)
     : p_(params), line_bps_(line_rate.bps()), rate_bps_(line_rate.bps()) {
   t_ns_ = static_cast<double>(p_.base_rtt.ns());
+  inv_t_ = 1.0 / t_ns_;
+  bps_per_window_byte_ = 8e9 / t_ns_;
   w_init_ = static_cast<double>(line_bps_) / 8e9 * t_ns_;
   const double ai_bps = p_.rate_ai.bps() != 0 ? static_cast<double>(p_.rate_ai.bps())
                                               : static_cast<double>(line_bps_) * 0.0004;
@@ -43,7 +45,8 @@ void Hpcc::on_ack(const AckEvent& a, TimeNs /*now*/) {
   }
   const bool commit = a.ack_seq > last_update_seq_;
 
-  // MeasureInflight.
+  // MeasureInflight. Per hop u = (min(q, q') / T + dtx / dts) / B, with B in
+  // bytes/ns = rate_mbps / 8000: one division per hop.
   double u_max = 0;
   double tau = 0;
   bool any = false;
@@ -55,25 +58,25 @@ void Hpcc::on_ack(const AckEvent& a, TimeNs /*now*/) {
       ++ctr_.stale_hops;
       continue;
     }
-    const double b_bytes_per_ns = rate_mbps / 8000.0;
-    const double tx_rate = static_cast<double>(wire::int_tx_delta_bytes(h, last_[i])) / dts;  // bytes/ns
     const double q = std::min(h.qlen_bytes.value(), last_[i].qlen_bytes.value());
-    const double u = q / (b_bytes_per_ns * t_ns_) + tx_rate / b_bytes_per_ns;
+    const double dtx = static_cast<double>(wire::int_tx_delta_bytes(h, last_[i]));
+    const double d = static_cast<double>(dts);
+    const double u = (q * d * inv_t_ + dtx) * 8000.0 / (d * rate_mbps);
     if (!any || u > u_max) {
       u_max = u;
-      tau = dts;
+      tau = d;
     }
     any = true;
   }
   if (any) {
     tau = std::min(tau, t_ns_);
-    u_ = (u_ * (t_ns_ - tau) + u_max * tau) / t_ns_;
+    u_ = (u_ * (t_ns_ - tau) + u_max * tau) * inv_t_;
 
     // ComputeWind.
     double w;
     uint32_t stage;
     if (u_ >= p_.eta || inc_stage_ >= p_.max_stage) {
-      w = wc_ / (u_ / p_.eta) + w_ai_;
+      w = wc_ * p_.eta / u_ + w_ai_;
       stage = 0;
       ++ctr_.md_steps;
     } else {
@@ -89,7 +92,7 @@ void Hpcc::on_ack(const AckEvent& a, TimeNs /*now*/) {
     } else {
       ++ctr_.fast_reacts;
     }
-    rate_bps_ = std::max<uint64_t>(static_cast<uint64_t>(w_ * 8e9 / t_ns_), 1);
+    rate_bps_ = std::max<uint64_t>(static_cast<uint64_t>(w_ * bps_per_window_byte_), 1);
   }
   if (commit || p_.update_hops_every_ack) std::memcpy(last_.data(), a.int_hops.data(), n * sizeof(wire::IntHop));
   if (commit) last_update_seq_ = a.snd_nxt;

@@ -82,6 +82,8 @@ class Hpcc {
   HpccParams p_;
   uint64_t line_bps_;
   double t_ns_;
+  double inv_t_;                // 1 / T
+  double bps_per_window_byte_;  // R = W x this (8e9 / T)
   double w_init_;  // line x T, bytes
   double w_min_;
   double w_ai_;
