@@ -20,7 +20,6 @@ std::string_view to_string(IntStatus s) {
     case IntStatus::kEcho: return "echo";
     case IntStatus::kFull: return "full";
     case IntStatus::kNoRoom: return "no_room";
-    case IntStatus::kAlreadyOpen: return "already_open";
     case IntStatus::kBadArgument: return "bad_argument";
   }
   return "unknown";
@@ -42,6 +41,7 @@ IntFrameRef int_frame_ref(const FrameInfo& f) {
   r.ip_offset = static_cast<uint16_t>(f.ip_offset);
   r.udp_offset = static_cast<uint16_t>(f.udp_offset);
   r.outer_ipv6_offset = f.outer_ipv6 != nullptr ? static_cast<uint16_t>(f.l3_offset) : 0;
+  r.min_shim_offset = static_cast<uint16_t>(f.payload_offset);
   return r;
 }
 
@@ -122,9 +122,6 @@ IntStatus insert_shim(std::span<uint8_t> buf, uint32_t& frame_bytes, const IntFr
   const Bounds b = bounds(buf, frame_bytes, r);
   if (!b.ok) return IntStatus::kNotRoce;
   if (!int_flag_at(buf, b.bth)) return IntStatus::kNoFlag;
-  // A frame with a valid-looking tail before its ICRC already has a shim.
-  const uint32_t tail = b.udp_end - kIcrcBytes - IntTail::kSize;
-  if (tail >= b.bth + Bth::kSize && buf[tail] == IntTail::kMagic) return IntStatus::kAlreadyOpen;
   const uint32_t grow = int_shim_bytes(static_cast<uint32_t>(hops.size()));
   if (!has_room(buf, r, b, grow)) return IntStatus::kNoRoom;
   uint8_t* icrc = buf.data() + b.udp_end - kIcrcBytes;
@@ -154,7 +151,8 @@ IntShim int_read(std::span<const uint8_t> frame, const IntFrameRef& r) {
   std::memcpy(&t, frame.data() + b.udp_end - kIcrcBytes - IntTail::kSize, IntTail::kSize);
   if (t.magic != IntTail::kMagic || t.max_hops == 0 || t.max_hops > kIntMaxHops || t.hop_count > t.max_hops) return s;
   const uint32_t bytes = int_shim_bytes(t.hop_count);
-  if (b.udp_end - kIcrcBytes - (b.bth + Bth::kSize) < bytes) return s;
+  const uint32_t first = std::max<uint32_t>(b.bth + Bth::kSize, r.min_shim_offset);
+  if (b.udp_end - kIcrcBytes < first || b.udp_end - kIcrcBytes - first < bytes) return s;
   s.status = IntStatus::kOk;
   s.flags = t.flags;
   s.max_hops = t.max_hops;

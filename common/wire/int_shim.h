@@ -91,7 +91,6 @@ enum class IntStatus : uint8_t {
   kEcho,         // int_append_hop: the shim is an echo (switches leave it alone)
   kFull,         // int_append_hop: hop_count == max_hops (overflow flag set, nothing appended)
   kNoRoom,       // the buffer cannot hold the grown frame, or the IP length would exceed 65535
-  kAlreadyOpen,  // int_open / int_echo on a frame that already has a shim
   kBadArgument,  // int_open / int_echo: max_hops 0 or > kIntMaxHops, more hops than max_hops
 };
 std::string_view to_string(IntStatus s);
@@ -104,10 +103,16 @@ struct IntFrameRef {
   uint16_t ip_offset = 0;
   uint8_t ip_version = 0;  // 4 or 6
   uint16_t udp_offset = 0;
+  // A shim never starts before this offset (the end of the BTH's extended
+  // headers when known; 0 = right after the BTH), so that a frame whose tail
+  // was cut (trimmed) cannot have its headers taken for records.
+  uint16_t min_shim_offset = 0;
 };
-// From a parsed RoCE / MRC frame (kind kRoce or kMrc); ip_version 0 if it is not one.
+// From a parsed RoCE / MRC frame (kind kRoce or kMrc): min_shim_offset is the
+// payload offset. ip_version 0 if it is not one.
 IntFrameRef int_frame_ref(const FrameInfo& f);
-// From the switch's fast parse (no SRv6); ip_version 0 if not UDP.
+// From the switch's fast parse (no SRv6; the shim may start right after the
+// BTH); ip_version 0 if not UDP.
 IntFrameRef int_frame_ref(const FwdHeaders& h);
 
 // A shim as found in a frame. `hops` points into the frame.
@@ -127,7 +132,9 @@ IntShim int_read(std::span<const uint8_t> frame, const IntFrameRef& r);
 
 // Sender: adds an empty shim (0 hops, `max_hops`) to a frame of `frame_bytes`
 // in `buf` whose BTH INT flag is set and whose ICRC is final. Grows the frame
-// by 4 bytes; updates frame_bytes.
+// by 4 bytes; updates frame_bytes. Call it once per frame: whether a frame
+// already has a shim cannot be told from its bytes (the payload may hold
+// anything).
 IntStatus int_open(std::span<uint8_t> buf, uint32_t& frame_bytes, const IntFrameRef& r,
                    uint8_t max_hops = kIntDefaultMaxHops);
 // Switch egress: appends `hop` to the shim (16 bytes). kEcho / kFull / kNoFlag

@@ -11,6 +11,7 @@
 #include "common/wire/frame_builder.h"
 #include "common/wire/frame_parser.h"
 #include "common/wire/icrc.h"
+#include "common/wire/ipv4.h"
 #include "common/wire/srv6.h"
 
 namespace sf::wire {
@@ -180,8 +181,8 @@ TEST(IntShim, EchoInAck) {
   EXPECT_EQ(icrc_of(ack, alen), IcrcStatus::kOk);
 }
 
-// 5. Refusals: no flag, a bad tail, no room, twice opened, bad arguments, a
-// frame shorter than its UDP length.
+// 5. Refusals: no flag, a bad tail, no room, bad arguments, a frame shorter
+// than its UDP length.
 TEST(IntShim, Refusals) {
   uint32_t len = 0;
   std::vector<uint8_t> buf = int_frame(Ipv4Spec{}, Opcode::kRcWriteOnly, 64, len, 24);
@@ -191,7 +192,6 @@ TEST(IntShim, Refusals) {
   EXPECT_EQ(int_open(buf, len, r, 0), IntStatus::kBadArgument);
   EXPECT_EQ(int_open(buf, len, r, kIntMaxHops + 1), IntStatus::kBadArgument);
   ASSERT_EQ(int_open(buf, len, r, 5), IntStatus::kOk);
-  EXPECT_EQ(int_open(buf, len, r, 5), IntStatus::kAlreadyOpen);
   const IntHop h = make_int_hop(1, 1, 1, 1'000'000);
   ASSERT_EQ(int_append_hop(buf, len, r, h), IntStatus::kOk);  // 4 + 16 of the 24 spare bytes
   const uint32_t before = len;
@@ -215,6 +215,29 @@ TEST(IntShim, Refusals) {
   EXPECT_EQ(int_open(plain, plen, pr), IntStatus::kNoFlag);
   EXPECT_EQ(int_append_hop(plain, plen, pr, h), IntStatus::kNoFlag);
   EXPECT_EQ(int_strip(plain, plen, pr), IntStatus::kNoFlag);
+  // A trimmed frame (cut to its headers, INT flag still set) whose last bytes
+  // happen to look like a tail: its RETH is not taken for records.
+  {
+    uint32_t tlen = 0;
+    std::vector<uint8_t> t = int_frame(Ipv4Spec{}, Opcode::kRcWriteOnly, 64, tlen);
+    const FrameInfo tf = parse_frame(std::span<const uint8_t>(t.data(), tlen));
+    const IntFrameRef tr = int_frame_ref(tf);
+    const uint32_t cut = tf.payload_offset + 4;  // headers + 4 bytes "ICRC"
+    t[tr.udp_offset + 4] = 0;
+    t[tr.udp_offset + 5] = static_cast<uint8_t>(cut - tr.udp_offset);
+    t[tr.ip_offset + 2] = 0;
+    t[tr.ip_offset + 3] = static_cast<uint8_t>(cut - tr.ip_offset);
+    ipv4_set_checksum(*reinterpret_cast<Ipv4Header*>(t.data() + tr.ip_offset));
+    const uint32_t tail = cut - 4 - 4;  // inside the RETH
+    t[tail] = IntTail::kMagic;
+    t[tail + 1] = 0;
+    t[tail + 2] = 0;  // 0 hops: the tail alone would fit after the BTH
+    t[tail + 3] = 5;
+    uint32_t l = cut;
+    EXPECT_EQ(int_read(std::span<const uint8_t>(t.data(), cut), tr).status, IntStatus::kBadShim);
+    EXPECT_EQ(int_append_hop(t, l, tr, h), IntStatus::kBadShim);
+    EXPECT_EQ(l, cut);
+  }
   // A reference that is not a RoCE frame.
   EXPECT_EQ(int_read(std::span<const uint8_t>(buf.data(), len), IntFrameRef{}).status, IntStatus::kNotRoce);
 }
