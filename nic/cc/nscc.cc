@@ -105,7 +105,9 @@ void Nscc::on_ack(const AckEvent& a, TimeNs now) {
       ++ctr_.fair;
     } else if (high) {
       last_q_ = NsccQuadrant::kMultiplicativeDecrease;
-      if (!last_decrease_ || now - *last_decrease_ >= base_rtt_) {
+      // At most once per RTT (this ACK's sample): the ACKs of the next
+      // round trip still carry the queue the cut has not drained yet.
+      if (!last_decrease_ || now - *last_decrease_ >= a.rtt) {
         const double d = std::max(avg_delay_ns_, delay_ns);
         cwnd_ *= std::max(1 - p_.gamma * (d - target) / d, 1 - p_.max_md);
         inc_bytes_ = 0;

@@ -7,7 +7,7 @@
 // acknowledged packet's ECN echo (per packet, i.e. per EV) pick a quadrant:
 //   no ECN, delay <  target: proportional increase (the further below the target, the faster)
 //   no ECN, delay >= target: fair increase (the same bytes per RTT for every flow)
-//   ECN,    delay >= target: multiplicative decrease (at most once per base RTT)
+//   ECN,    delay >= target: multiplicative decrease (at most once per RTT)
 //   ECN,    delay <  target: no window change (the load balancer moves off the EV)
 // Increases are accumulated and applied once per base RTT; decreases at once.
 // Receiver back-pressure: each ACK takes acked_bytes x rcv_cwnd_pen / 128 off
@@ -58,7 +58,7 @@ struct NsccCounters {
   uint64_t proportional = 0;
   uint64_t fair = 0;
   uint64_t decreases = 0;       // MDs applied
-  uint64_t decreases_held = 0;  // MD quadrant within a base RTT of the last MD
+  uint64_t decreases_held = 0;  // MD quadrant within an RTT of the last MD
   uint64_t no_change = 0;
   uint64_t adjustments = 0;     // batched increases applied
   uint64_t penalties = 0;       // ACKs with rcv_cwnd_pen > 0

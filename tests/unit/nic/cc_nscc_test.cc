@@ -5,7 +5,9 @@
 // nscc.h / docs/cc.md.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "nic/cc/nscc.h"
 
@@ -74,19 +76,19 @@ TEST(Nscc, FairIncrease) {
 }
 
 // 5. ECN, delay >= target: multiplicative decrease at once,
-// cwnd x max(1 - gamma (d - t) / d, 1 - max_md), at most once per base RTT.
-TEST(Nscc, MultiplicativeDecreaseOncePerBaseRtt) {
+// cwnd x max(1 - gamma (d - t) / d, 1 - max_md), at most once per RTT.
+TEST(Nscc, MultiplicativeDecreaseOncePerRtt) {
   Nscc n(NsccParams{}, kLine);
-  n.on_ack(ack(us(20), true), us(1));  // delay 10 us
+  n.on_ack(ack(us(20), true), us(1));  // delay 10 us, RTT 20 us
   EXPECT_EQ(n.last_quadrant(), NsccQuadrant::kMultiplicativeDecrease);
   EXPECT_DOUBLE_EQ(n.cwnd(), kBdp * (1 - 0.8 * 5.0 / 10.0));
-  n.on_ack(ack(us(20), true), us(10));
+  n.on_ack(ack(us(20), true), us(20));  // 19 us later: the queue seen is still the old one
   EXPECT_DOUBLE_EQ(n.cwnd(), kBdp * 0.6);
   EXPECT_EQ(n.counters().decreases_held, 1u);
-  n.on_ack(ack(us(20), true), us(11));  // a base RTT later
+  n.on_ack(ack(us(20), true), us(21));  // one RTT later
   EXPECT_DOUBLE_EQ(n.cwnd(), kBdp * 0.6 * 0.6);
   // A larger delay (18 us, below the quick-adapt threshold) cuts by max_md at most.
-  n.on_ack(ack(us(28), true), us(30));
+  n.on_ack(ack(us(28), true), us(50));
   EXPECT_DOUBLE_EQ(n.cwnd(), kBdp * 0.36 * 0.5);
 }
 
@@ -168,6 +170,52 @@ TEST(Nscc, BaseRttLearnsMinimum) {
   EXPECT_EQ(n.base_rtt(), us(8));
   n.on_ack(ack(us(13), true), us(2));  // delay 5 us = target: MD quadrant
   EXPECT_EQ(n.last_quadrant(), NsccQuadrant::kMultiplicativeDecrease);
+}
+
+// 12. Closed loop: 4 flows starting at one BDP each (4x overload) on one
+// 100 G bottleneck, 10 us base RTT; the switch marks ECN when the queue is
+// above one target's worth (5 us = 62.5 KB). Each round trip every flow gets
+// its window back as 4 KiB ACKs spread over the round, each with the delay
+// and mark of the queue then. Expect: quick adapt takes the initial overload
+// out, then the queueing delay tracks the target (mean within 50 %), the
+// link stays busy, and the windows end within 1.5x of each other.
+TEST(Nscc, ClosedLoopTracksTarget) {
+  constexpr int kFlows = 4;
+  const double c = 12.5;  // bytes per ns
+  std::vector<Nscc> flows;
+  for (int i = 0; i < kFlows; ++i) flows.emplace_back(NsccParams{}, kLine);
+  double now = 0, delay_sum = 0;
+  int late = 0, busy = 0;
+  for (int round = 0; round < 600; ++round) {
+    double total = 0;
+    for (const Nscc& f : flows) total += f.cwnd();
+    const double queue = std::max(0.0, total - kBdp);
+    const double qdelay = queue / c;
+    const double rtt = 10'000 + qdelay;
+    for (Nscc& f : flows) {
+      const int acks = static_cast<int>(f.cwnd() / kMtu) + 1;
+      for (int k = 0; k < acks; ++k) {
+        AckEvent a = ack(TimeNs(static_cast<int64_t>(rtt)), queue > 62'500);
+        a.inflight_bytes = static_cast<uint64_t>(f.cwnd());
+        f.on_ack(a, TimeNs(static_cast<int64_t>(now + rtt * k / acks)));
+      }
+    }
+    now += rtt;
+    if (round >= 400) {
+      delay_sum += qdelay;
+      ++late;
+      busy += total >= kBdp ? 1 : 0;
+    }
+  }
+  EXPECT_GT(flows[0].counters().quick_adapts + flows[1].counters().quick_adapts, 0u);
+  EXPECT_NEAR(delay_sum / late, 5'000.0, 2'500.0);
+  EXPECT_GE(busy, late * 9 / 10);
+  double lo = 1e18, hi = 0;
+  for (const Nscc& f : flows) {
+    lo = std::min(lo, f.cwnd());
+    hi = std::max(hi, f.cwnd());
+  }
+  EXPECT_LT(hi / lo, 1.5) << lo << " .. " << hi;
 }
 
 }  // namespace
