@@ -436,6 +436,12 @@ def bad_config(h):
                        (["--config", good_path, "--shards", "3"], "--shards 3: want 1..2"),
                        (["--config", good_path, "--shard-map", "0,x"], "'x' is not a shard number"),
                        (["--config", good_path, "--shard-map", "0,1,1"], "3 entries for 2 ports"),
+                       # A flag another would silently override or make moot is refused.
+                       (["--config", good_path, "--shards", "2", "--shard-map", "0,1"],
+                        "give --shards or --shard-map, not both"),
+                       (["--config", good_path, "--unshaped", "--shaper-burst-us", "50"],
+                        "--shaper-burst-us does not apply with --unshaped"),
+                       (["--config", good_path, "--ts-period-ms", "50"], "--ts-period-ms needs --timeseries"),
                        # One EAL lcore (EAL_COMMON) for two shards: refused after EAL, naming -l.
                        (["--config", good_path, "--shards", "2"], "give EAL -l with 2 lcores"),
                        ([], "config")):
