@@ -112,6 +112,7 @@ void parse_device(ConfigNode& doc, SwitchConfig& c) {
     c.mmu.cell_bytes = static_cast<uint32_t>(opt_int(node, "cell_size", 32, 4096).value_or(256));
     c.fdb_capacity = static_cast<uint32_t>(opt_int(node, "fdb_capacity", 16, 1 << 24).value_or(65536));
     c.fdb_ageing = node.opt_duration("fdb_ageing_time", c.fdb_ageing);
+    c.seed_given = node.has("seed");
     c.seed = static_cast<uint64_t>(opt_int(node, "seed", 0, INT64_MAX).value_or(1));
     node.opt<std::string>("hostname", "");
     static constexpr EnumName<int> kModels[] = {{"traditional", 0}};

@@ -94,6 +94,7 @@ struct SwitchConfig {
   uint32_t fdb_capacity = 65536;
   TimeNs fdb_ageing = TimeNs::from_s(300);
   uint64_t seed = 1;  // WRED draws
+  bool seed_given = false;  // DEVICE_METADATA.localhost.seed was set (sf-sim keeps it instead of plan seed + i)
   // CREDIT_FC (credit_fc_config.h): per port; set = credit-based link FC instead of PFC.
   std::vector<std::optional<CreditFcConfig>> credit_fc;
 };
