@@ -802,7 +802,8 @@ void parse_routes(ConfigNode& doc, SwitchConfig& c) {
         const std::string_view vl = mac.substr(0, bar);
         int vid = -1;
         if (vl.substr(0, 4) == "Vlan") std::from_chars(vl.data() + 4, vl.data() + vl.size(), vid);
-        if (vid < 0 || vid > 4095) n.fail("key must be [Vlan<id>|]<mac>");
+        // 0 (priority tag) and 4095 are not VLANs; untagged frames are Vlan1.
+        if (vid < 1 || vid > 4094) n.fail("key must be [Vlan<id>|]<mac> with id 1..4094 (untagged frames are Vlan1)");
         e.vlan = static_cast<uint16_t>(vid);
         mac = mac.substr(bar + 1);
       }

@@ -58,9 +58,14 @@ struct StaticRoute {
   std::vector<RouteNextHop> next_hops;  // > 1 = ECMP group
 };
 
+// The VLAN of untagged and priority-tagged (VID 0) frames on every port (its
+// PVID, SONiC's and 802.1Q's default VLAN 1; there is no VLAN_MEMBER table to
+// set another), and of an FDB key without a `Vlan<id>|` prefix.
+inline constexpr uint16_t kDefaultVlan = 1;
+
 struct StaticFdbEntry {
   std::array<uint8_t, 6> mac{};
-  uint16_t vlan = 0;
+  uint16_t vlan = kDefaultVlan;  // 1..4094
   uint16_t port = 0;
 };
 

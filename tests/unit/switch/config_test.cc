@@ -144,6 +144,12 @@ TEST(SwitchConfig, RoutesFdbSrv6Resolve) {
   EXPECT_EQ(c.routes[1].depth, 16);
   ASSERT_EQ(c.fdb.size(), 1u);
   EXPECT_EQ(c.fdb[0].vlan, 10);
+  // A bare MAC is VLAN 1 (untagged frames' VLAN); 0 and 4095 are not VLANs.
+  EXPECT_EQ(parse_switch_config(doc_with(R"({"FDB": {"02:00:00:00:00:09": {"port": "Ethernet4"}}})")).fdb[0].vlan,
+            kDefaultVlan);
+  EXPECT_EQ(error_of(doc_with(R"({"FDB": {"Vlan0|02:00:00:00:00:09": {"port": "Ethernet4"}}})")),
+            "FDB.Vlan0|02:00:00:00:00:09: key must be [Vlan<id>|]<mac> with id 1..4094 (untagged frames are Vlan1)");
+  EXPECT_NE(error_of(doc_with(R"({"FDB": {"Vlan4095|02:00:00:00:00:09": {"port": "Ethernet4"}}})")), "");
   ASSERT_TRUE(c.srv6.has_value());
   EXPECT_EQ(c.srv6->my_usid, 0x100);
   EXPECT_EQ(c.srv6->block[0], 0xfc);
