@@ -231,7 +231,8 @@ OobBwReport parse_bw_report(std::string_view line, std::string_view what) {
   r.messages = hex_field(line, kBwRepTmpl, "msgs");
   const uint64_t ns = hex_field(line, kBwRepTmpl, "ns");
   const uint64_t peak = hex_field(line, kBwRepTmpl, "peak");
-  if (ns > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) || peak > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+  constexpr auto kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  if (ns > kMax || peak > kMax) {
     throw OobError(std::string(what) + ": time out of range");
   }
   r.elapsed_ns = static_cast<int64_t>(ns);

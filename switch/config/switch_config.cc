@@ -623,7 +623,9 @@ void parse_pfcwd(ConfigNode& doc, SwitchConfig& c) {
         poll = TimeNs::from_ms(*opt_int(n, "POLL_INTERVAL", 1, 1000));
       } else {
         poll = n.req_duration("POLL_INTERVAL");
-        if (poll < TimeNs::from_us(1) || poll > TimeNs::from_s(1)) pc->fail("must be 1us .. 1s (a number is milliseconds)");
+        if (poll < TimeNs::from_us(1) || poll > TimeNs::from_s(1)) {
+          pc->fail("must be 1us .. 1s (a number is milliseconds)");
+        }
       }
     }
     static constexpr EnumName<int> kBrs[] = {{"disable", 0}};
