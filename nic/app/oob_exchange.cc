@@ -8,9 +8,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <thread>
 
 namespace sf::nic {
@@ -68,6 +71,8 @@ constexpr std::string_view kDoneTmpl = "SFOOB/2 DONE\n";
 static_assert(kHelloTmpl.size() == kOobHelloBytes);
 static_assert(kQpTmpl.size() == kOobQpBytes);
 static_assert(kDoneTmpl.size() == kOobDoneBytes);
+constexpr std::string_view kBwRepTmpl = "SFOOB/2 BWREP msgs=hhhhhhhhhhhhhhhh ns=hhhhhhhhhhhhhhhh peak=hhhhhhhhhhhhhhhh\n";
+static_assert(kBwRepTmpl.size() == kOobBwReportBytes);
 
 // The field ("qpn") whose value or name covers position `pos` of a template.
 std::string field_at(std::string_view tmpl, size_t pos) {
@@ -213,6 +218,27 @@ QpConnInfo parse_qp(std::string_view line, uint32_t expect_idx, std::string_view
 std::string encode_done() { return std::string(kDoneTmpl); }
 
 void parse_done(std::string_view line, std::string_view what) { check_template(line, kDoneTmpl, what); }
+
+std::string encode_bw_report(const OobBwReport& r) {
+  return std::string(kOobVersion) + " BWREP msgs=" + hex(r.messages, 16) +
+         " ns=" + hex(static_cast<uint64_t>(std::max<int64_t>(0, r.elapsed_ns)), 16) +
+         " peak=" + hex(static_cast<uint64_t>(std::max<int64_t>(0, r.best_msg_ns)), 16) + "\n";
+}
+
+OobBwReport parse_bw_report(std::string_view line, std::string_view what) {
+  check_template(line, kBwRepTmpl, what);
+  OobBwReport r;
+  r.messages = hex_field(line, kBwRepTmpl, "msgs");
+  const uint64_t ns = hex_field(line, kBwRepTmpl, "ns");
+  const uint64_t peak = hex_field(line, kBwRepTmpl, "peak");
+  constexpr auto kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  if (ns > kMax || peak > kMax) {
+    throw OobError(std::string(what) + ": time out of range");
+  }
+  r.elapsed_ns = static_cast<int64_t>(ns);
+  r.best_msg_ns = static_cast<int64_t>(peak);
+  return r;
+}
 
 // ---- listener ----
 
@@ -410,6 +436,13 @@ std::vector<QpConnInfo> OobConnection::exchange(std::span<const QpConnInfo> loca
   }
   send_all(mine, "QP info");
   return receive_peer();
+}
+
+void OobConnection::send_bw_report(const OobBwReport& r) { send_all(encode_bw_report(r), "BW report"); }
+
+OobBwReport OobConnection::recv_bw_report() {
+  const std::string what = "BW report from " + peer_;
+  return parse_bw_report(recv_exact(kOobBwReportBytes, what), what);
 }
 
 void OobConnection::barrier() {

@@ -66,6 +66,15 @@ class OobListener {
   OobOptions opts_;
 };
 
+// A bw client's result as the server prints it (perftest's server prints the
+// client's BW table): messages, first post to last completion, and the
+// shortest average time per message (0 = none).
+struct OobBwReport {
+  uint64_t messages = 0;
+  int64_t elapsed_ns = 0;
+  int64_t best_msg_ns = 0;
+};
+
 class OobConnection {
  public:
   // Client side: connect_attempts tries, retry_interval apart.
@@ -82,6 +91,10 @@ class OobConnection {
   std::vector<QpConnInfo> exchange(std::span<const QpConnInfo> local);
   // Both sides send DONE and wait for the peer's.
   void barrier();
+  // After the DONE barrier of a write/read bw test (perftest's
+  // xchg_bw_reports): the client sends its result, the server receives it.
+  void send_bw_report(const OobBwReport& r);
+  OobBwReport recv_bw_report();
 
   bool is_server() const { return server_; }
   const std::string& peer() const { return peer_; }  // "host:port" for messages
@@ -108,8 +121,11 @@ std::string encode_qp(uint32_t idx, const QpConnInfo& qp);
 QpConnInfo parse_qp(std::string_view line, uint32_t expect_idx, std::string_view what);
 std::string encode_done();
 void parse_done(std::string_view line, std::string_view what);
+std::string encode_bw_report(const OobBwReport& r);
+OobBwReport parse_bw_report(std::string_view line, std::string_view what);
 inline constexpr size_t kOobHelloBytes = 23;
 inline constexpr size_t kOobQpBytes = 170;
 inline constexpr size_t kOobDoneBytes = 13;
+inline constexpr size_t kOobBwReportBytes = 78;
 
 }  // namespace sf::nic

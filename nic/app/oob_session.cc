@@ -3,6 +3,8 @@
 
 #include <optional>
 
+#include "nic/app/sf_nic_report.h"
+
 namespace sf::nic::app {
 
 OobSession::OobSession(Workload& w, OobOptions opts, const std::atomic<bool>& stop)
@@ -91,6 +93,18 @@ void OobSession::run() {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     conn->barrier();  // DONE
+    // write_bw / read_bw: the client sends its result, the server prints it
+    // (perftest's xchg_bw_reports; a send_bw server measures its own).
+    const WorkloadType t = w_.config().type;
+    if (!is_latency(t) && !is_send(t)) {
+      if (w_.config().role == Role::kClient) {
+        const Workload::PeerBw b = bw_result(w_);
+        conn->send_bw_report({b.messages, b.elapsed.ns(), b.best_msg_time.ns()});
+      } else {
+        const OobBwReport r = conn->recv_bw_report();
+        w_.set_peer_bw({r.messages, TimeNs(r.elapsed_ns), TimeNs(r.best_msg_ns)});
+      }
+    }
     w_.set_peer_done();
   } catch (const std::exception& e) {
     fail(who + ": " + e.what());

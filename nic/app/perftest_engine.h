@@ -29,6 +29,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -98,6 +99,16 @@ class Workload {
   void set_peer_done() { peer_done_.store(true, std::memory_order_release); }
   bool peer_done() const { return peer_done_.load(std::memory_order_acquire); }
   bool finished() const { return traffic_done() && peer_done(); }
+  // write_bw / read_bw server: the client's result, received over OOB after
+  // DONE (perftest's server prints the client's BW table). Set by the OOB
+  // thread before set_peer_done(); read once peer_done().
+  struct PeerBw {
+    uint64_t messages = 0;
+    TimeNs elapsed;        // first post to last completion
+    TimeNs best_msg_time;  // perftest's peak: shortest average time per message (0 = none)
+  };
+  void set_peer_bw(const PeerBw& r) { peer_bw_ = r; }
+  const std::optional<PeerBw>& peer_bw() const { return peer_bw_; }
   // A latency client posts no new round trip from now on (stop_with_others:
   // the process's other clients are done); done once the last reply is in.
   // Node thread.
@@ -178,6 +189,7 @@ class Workload {
   bool posting_ = true;
   std::atomic<bool> traffic_done_{false};
   std::atomic<bool> peer_done_{false};
+  std::optional<PeerBw> peer_bw_;
   WorkloadResult res_;
 };
 

@@ -110,6 +110,18 @@ std::string perftest_text(const Workload& w) {
     out += " " + c.name + " failed: " + r.status + "\n";
     return out + std::string(result_line());
   }
+  if (c.role == Role::kServer && !is_latency(c.type) && !is_send(c.type)) {
+    // write_bw / read_bw server: perftest prints the client's BW table, which
+    // the client sent after DONE (xchg_bw_reports); none came (the client
+    // failed or was stopped): the banner only.
+    const auto& p = w.peer_bw();
+    if (p && p->messages > 0 && p->elapsed.ns() > 0) {
+      out += bw_header(BwUnits::kGbps) +
+             format_bw_row(compute_bw({c.size_bytes, p->messages, p->elapsed, p->best_msg_time}, BwUnits::kGbps)) +
+             std::string(result_line());
+    }
+    return out;
+  }
   if (c.role == Role::kServer && r.messages == 0) return out;  // passive side: perftest prints the banner only
   if (is_latency(c.type)) {
     const std::vector<int64_t> d = lat_samples(w).ns;
@@ -123,17 +135,26 @@ std::string perftest_text(const Workload& w) {
       const LatReport lr = compute_lat({c.size_bytes, iters, verb_of(c.type), d});
       out += lat_header() + format_lat_row(lr);
     }
-  } else if (r.messages > 0 && r.last_completion > r.first_post) {
-    BwResults br{c.size_bytes, r.messages, r.last_completion - r.first_post, TimeNs(0)};
-    // The peak over the first messages both lists recorded (kMaxPeakMessages).
-    const size_t n = std::min(r.posted.size(), r.completed.size());
-    if (n > 0) {
-      br.best_msg_time = perftest_peak_msg_time(std::span<const TimeNs>(r.posted.data(), n),
-                                                std::span<const TimeNs>(r.completed.data(), n));
-    }
-    out += bw_header(BwUnits::kGbps) + format_bw_row(compute_bw(br, BwUnits::kGbps));
+  } else if (const Workload::PeerBw b = bw_result(w); b.messages > 0) {
+    out += bw_header(BwUnits::kGbps) +
+           format_bw_row(compute_bw({c.size_bytes, b.messages, b.elapsed, b.best_msg_time}, BwUnits::kGbps));
   }
   return out + std::string(result_line());
+}
+
+Workload::PeerBw bw_result(const Workload& w) {
+  const WorkloadResult& r = w.result();
+  Workload::PeerBw b;
+  if (r.failed || r.messages == 0 || !(r.last_completion > r.first_post)) return b;
+  b.messages = r.messages;
+  b.elapsed = r.last_completion - r.first_post;
+  // The peak over the first messages both lists recorded (kMaxPeakMessages).
+  const size_t n = std::min(r.posted.size(), r.completed.size());
+  if (n > 0) {
+    b.best_msg_time = perftest_peak_msg_time(std::span<const TimeNs>(r.posted.data(), n),
+                                             std::span<const TimeNs>(r.completed.data(), n));
+  }
+  return b;
 }
 
 nlohmann::json workload_json(const Workload& w) {

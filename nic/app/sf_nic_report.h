@@ -17,6 +17,10 @@ namespace sf::nic::app {
 
 // perftest's banner, QP address lines and result table for one workload.
 std::string perftest_text(const Workload& w);
+// A bw client's result as perftest's tables take it (messages, first post to
+// last completion, the peak's time per message); what the client sends its
+// write_bw / read_bw server after DONE. messages 0 when nothing completed.
+Workload::PeerBw bw_result(const Workload& w);
 
 // {"name","host","type","role","bytes","messages","seconds","goodput_gbps",
 //  "msg_rate_mpps","completion_s","latency_us","status","verify_errors"}

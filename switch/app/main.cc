@@ -177,7 +177,21 @@ int run(int argc, char** argv) {
   const dpdk::SplitArgs args = dpdk::split_args(argc, argv);
   Options o;
   const po::options_description desc = describe(o);
-  if (auto rc = app::parse_app_args(argc, argv, args.app, desc, "sf-switch")) return *rc;
+  po::variables_map vm;
+  if (auto rc = app::parse_app_args(argc, argv, args.app, desc, "sf-switch", &vm)) return *rc;
+  // A flag the other one would silently override is refused ("honoured or refused").
+  if (!app::first_given(vm, {"shards"}).empty() && !app::first_given(vm, {"shard-map"}).empty()) {
+    std::cerr << "sf-switch: give --shards or --shard-map, not both (--shard-map sets the number of shards)\n";
+    return 2;
+  }
+  if (o.unshaped && !app::first_given(vm, {"shaper-burst-us"}).empty()) {
+    std::cerr << "sf-switch: --shaper-burst-us does not apply with --unshaped (no shaper)\n";
+    return 2;
+  }
+  if (o.timeseries.empty() && !app::first_given(vm, {"ts-period-ms"}).empty()) {
+    std::cerr << "sf-switch: --ts-period-ms needs --timeseries\n";
+    return 2;
+  }
   if (o.ts_period_ms == 0 || o.stats_interval_s < 0 || o.duration_s < 0 || o.shaper_burst_us < 0) {
     std::cerr << "sf-switch: --ts-period-ms must be > 0; --stats-interval, --duration, --shaper-burst-us >= 0\n";
     return 2;

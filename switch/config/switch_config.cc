@@ -112,6 +112,7 @@ void parse_device(ConfigNode& doc, SwitchConfig& c) {
     c.mmu.cell_bytes = static_cast<uint32_t>(opt_int(node, "cell_size", 32, 4096).value_or(256));
     c.fdb_capacity = static_cast<uint32_t>(opt_int(node, "fdb_capacity", 16, 1 << 24).value_or(65536));
     c.fdb_ageing = node.opt_duration("fdb_ageing_time", c.fdb_ageing);
+    c.seed_given = node.has("seed");
     c.seed = static_cast<uint64_t>(opt_int(node, "seed", 0, INT64_MAX).value_or(1));
     node.opt<std::string>("hostname", "");
     static constexpr EnumName<int> kModels[] = {{"traditional", 0}};
@@ -512,14 +513,22 @@ void parse_queues(ConfigNode& doc, SwitchConfig& c) {
                                               std::to_string(w.kmin_bytes));
       }
       w.pmax = static_cast<double>(opt_int(n, "green_drop_probability", 0, 100).value_or(100)) / 100.0;
-      // Packets are not coloured: yellow/red settings are accepted (SONiC files
-      // carry them) and validated, but only green applies.
+      // Packets are not coloured (no policer marks them yellow or red): every
+      // packet is green, so yellow/red thresholds could never apply. They are
+      // refused, not accepted and ignored; `wred_<colour>_enable: false` says
+      // what is true and is accepted.
       for (const char* color : {"yellow", "red"}) {
         const std::string s(color);
-        opt_bool_str(n, "wred_" + s + "_enable", false);
-        n.opt_bytes(s + "_min_threshold", 0);
-        n.opt_bytes(s + "_max_threshold", 0);
-        opt_int(n, s + "_drop_probability", 0, 100);
+        if (opt_bool_str(n, "wred_" + s + "_enable", false)) {
+          n.fail_key("wred_" + s + "_enable", "not supported: packets are not coloured (every packet is green); "
+                                              "use the green_* fields");
+        }
+        for (const char* f : {"_min_threshold", "_max_threshold", "_drop_probability"}) {
+          if (n.has(s + f)) {
+            n.fail_key(s + f, "not supported: packets are not coloured (every packet is green); use green" +
+                                  std::string(f));
+          }
+        }
       }
       n.finish();
       wred[name] = w;
@@ -598,17 +607,34 @@ void parse_pfcwd(ConfigNode& doc, SwitchConfig& c) {
   t->expect_object();
   static constexpr EnumName<PfcWdAction> kActions[] = {
       {"drop", PfcWdAction::kDrop}, {"forward", PfcWdAction::kForward}, {"alert", PfcWdAction::kAlert}};
+  // GLOBAL first (its poll period applies to every port's entry, whatever the key order).
+  TimeNs poll(0);
+  if (t->has("GLOBAL")) {
+    ConfigNode n = t->child("GLOBAL");
+    n.expect_object();
+    // SONiC's poll period: storms and restorations are decided at its
+    // multiples (PfcWdConfig::poll). A number is milliseconds (SONiC's unit),
+    // a string a duration ("50us"). Absent: exact, event-driven.
+    if (auto pc = n.opt_child("POLL_INTERVAL")) {
+      const bool plain = pc->json().is_number() ||
+                         (pc->json().is_string() && !pc->json().get<std::string>().empty() &&
+                          pc->json().get<std::string>().find_first_not_of("0123456789") == std::string::npos);
+      if (plain) {
+        poll = TimeNs::from_ms(*opt_int(n, "POLL_INTERVAL", 1, 1000));
+      } else {
+        poll = n.req_duration("POLL_INTERVAL");
+        if (poll < TimeNs::from_us(1) || poll > TimeNs::from_s(1)) {
+          pc->fail("must be 1us .. 1s (a number is milliseconds)");
+        }
+      }
+    }
+    static constexpr EnumName<int> kBrs[] = {{"disable", 0}};
+    n.opt_enum<int>("BIG_RED_SWITCH", 0, kBrs);
+    n.finish();
+  }
   for (auto& [key, n] : t->members()) {
     n.expect_object();
-    if (key == "GLOBAL") {
-      // Polling is SONiC's implementation; this watchdog is event-driven and
-      // exact, so POLL_INTERVAL is validated and has no effect.
-      opt_int(n, "POLL_INTERVAL", 1, 1000);
-      static constexpr EnumName<int> kBrs[] = {{"disable", 0}};
-      n.opt_enum<int>("BIG_RED_SWITCH", 0, kBrs);
-      n.finish();
-      continue;
-    }
+    if (key == "GLOBAL") continue;
     std::vector<uint16_t> ports;
     for (std::string_view p : split(key, ',')) ports.push_back(port_index(c, n, p));
     PfcWdConfig w;
@@ -616,8 +642,14 @@ void parse_pfcwd(ConfigNode& doc, SwitchConfig& c) {
     w.detection = wd_time(n, "detection_time", TimeNs::from_ms(200));
     // SONiC's `pfcwd start` without a restoration time uses 2 x detection.
     w.restoration = wd_time(n, "restoration_time", TimeNs(2 * w.detection.ns()));
+    w.poll = poll;
+    // SONiC's storm history (estimated pause time per poll) is not kept:
+    // `enable` is refused rather than accepted and ignored.
     static constexpr EnumName<int> kHist[] = {{"enable", 1}, {"disable", 0}};
-    n.opt_enum<int>("pfc_stat_history", 0, kHist);
+    if (n.opt_enum<int>("pfc_stat_history", 0, kHist) != 0) {
+      n.fail_key("pfc_stat_history", "enable is not supported (no storm history is kept; the watchdog's counters are in "
+                                     "the report and telemetry); use disable or leave it out");
+    }
     n.finish();
     for (uint16_t p : ports) {
       const PortQos& q = c.qos[p];
@@ -720,7 +752,15 @@ void parse_routes(ConfigNode& doc, SwitchConfig& c) {
     for (auto& [key, n] : t->members()) {
       n.expect_object();
       std::string_view k = key;
-      if (const size_t bar = k.find('|'); bar != std::string_view::npos) k = k.substr(bar + 1);  // "vrf|prefix"
+      if (const size_t bar = k.find('|'); bar != std::string_view::npos) {  // "vrf|prefix"
+        // One routing table: the default VRF. Another VRF's routes are refused,
+        // not installed in the default table.
+        if (k.substr(0, bar) != "default") {
+          n.fail("VRF \"" + std::string(k.substr(0, bar)) +
+                 "\" is not supported: only the default VRF (key \"PREFIX\" or \"default|PREFIX\")");
+        }
+        k = k.substr(bar + 1);
+      }
       const size_t slash = k.find('/');
       StaticRoute r;
       int depth = -1;
@@ -764,7 +804,8 @@ void parse_routes(ConfigNode& doc, SwitchConfig& c) {
         const std::string_view vl = mac.substr(0, bar);
         int vid = -1;
         if (vl.substr(0, 4) == "Vlan") std::from_chars(vl.data() + 4, vl.data() + vl.size(), vid);
-        if (vid < 0 || vid > 4095) n.fail("key must be [Vlan<id>|]<mac>");
+        // 0 (priority tag) and 4095 are not VLANs; untagged frames are Vlan1.
+        if (vid < 1 || vid > 4094) n.fail("key must be [Vlan<id>|]<mac> with id 1..4094 (untagged frames are Vlan1)");
         e.vlan = static_cast<uint16_t>(vid);
         mac = mac.substr(bar + 1);
       }

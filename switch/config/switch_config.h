@@ -58,9 +58,14 @@ struct StaticRoute {
   std::vector<RouteNextHop> next_hops;  // > 1 = ECMP group
 };
 
+// The VLAN of untagged and priority-tagged (VID 0) frames on every port (its
+// PVID, SONiC's and 802.1Q's default VLAN 1; there is no VLAN_MEMBER table to
+// set another), and of an FDB key without a `Vlan<id>|` prefix.
+inline constexpr uint16_t kDefaultVlan = 1;
+
 struct StaticFdbEntry {
   std::array<uint8_t, 6> mac{};
-  uint16_t vlan = 0;
+  uint16_t vlan = kDefaultVlan;  // 1..4094
   uint16_t port = 0;
 };
 
@@ -94,6 +99,7 @@ struct SwitchConfig {
   uint32_t fdb_capacity = 65536;
   TimeNs fdb_ageing = TimeNs::from_s(300);
   uint64_t seed = 1;  // WRED draws
+  bool seed_given = false;  // DEVICE_METADATA.localhost.seed was set (sf-sim keeps it instead of plan seed + i)
   // CREDIT_FC (credit_fc_config.h): per port; set = credit-based link FC instead of PFC.
   std::vector<std::optional<CreditFcConfig>> credit_fc;
 };

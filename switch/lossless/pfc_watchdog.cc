@@ -35,8 +35,11 @@ void PfcWatchdog::on_pfc_frame(uint8_t q, TimeNs now) {
   if ((stormed_ >> q) & 1u && cfg_.action != PfcWdAction::kAlert) count_ignored(q);
 }
 
-PfcWdEvents PfcWatchdog::advance(TimeNs now) {
+PfcWdEvents PfcWatchdog::advance(TimeNs at) {
   PfcWdEvents ev;
+  // With a poll period, decide as of the last poll instant.
+  const int64_t poll = cfg_.poll.ns();
+  const TimeNs now = poll > 0 ? TimeNs(at.ns() - at.ns() % poll) : at;
   for (uint8_t q = 0; q < 8; ++q) {
     if (!guarded(q)) continue;
     const uint8_t bit = static_cast<uint8_t>(1u << q);
@@ -78,6 +81,9 @@ TimeNs PfcWatchdog::next_deadline() const {
       t = TimeNs(0);  // alert: restored as soon as the pause is gone (due now)
     }
   }
+  // With a poll period: the first poll instant at or after the deadline.
+  const int64_t poll = cfg_.poll.ns();
+  if (poll > 0 && t != TimeNs::max() && t.ns() % poll != 0) t = TimeNs(t.ns() + (poll - t.ns() % poll));
   return t;
 }
 

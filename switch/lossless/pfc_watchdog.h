@@ -6,7 +6,8 @@
 // sending), alert (report only). A stormed queue is restored once no PFC frame
 // has arrived for its priority for `restoration` (counted from the storm or
 // the last frame, whichever is later); under alert, as soon as the pause ends. Event-driven and exact in
-// time (microsecond timers work as well as SONiC's millisecond defaults):
+// time (microsecond timers work as well as SONiC's millisecond defaults), or
+// with a poll period (PfcWdConfig::poll), decided at SONiC's poll instants:
 // the owner reports pause/transmit/frame events and calls advance() at
 // next_deadline(). Pure logic.
 #pragma once
@@ -27,6 +28,10 @@ struct PfcWdConfig {
   TimeNs detection = TimeNs::from_ms(200);
   TimeNs restoration = TimeNs::from_ms(200);
   uint8_t queues = 0;  // queues the watchdog guards (pfcwd_sw_enable, mapped to queues)
+  // 0: exact (decides at the event's nanosecond). Else SONiC's POLL_INTERVAL:
+  // storms and restorations are decided only at multiples of `poll` (from
+  // time 0), so a storm is seen at the first poll at or after `detection`.
+  TimeNs poll = TimeNs(0);
 };
 
 struct PfcWdCounters {

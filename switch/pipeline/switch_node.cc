@@ -264,7 +264,9 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
     r.ip_version = h.ip_version;
     r.l3_offset = h.l3_offset;
     r.udp_offset = h.udp_offset;
-    r.vlan = h.vlan ? static_cast<uint16_t>((d[14] << 8 | d[15]) & 0x0FFFu) : 0;
+    // Untagged and priority-tagged (VID 0) frames belong to the port's PVID.
+    const uint16_t vid = h.vlan ? static_cast<uint16_t>((d[14] << 8 | d[15]) & 0x0FFFu) : 0;
+    r.vlan = vid != 0 ? vid : kDefaultVlan;
     const auto& dst = *reinterpret_cast<const MacAddr*>(d);
     if (h.ip_version != 0 && mac_eq(dst, ip.mac)) {
       r.step = h.ip_version == 4 ? RxStep::kRoute4 : RxStep::kRoute6;
@@ -477,7 +479,8 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
   credit_on_arrival(in, pkt);  // credit
 
   wire::EthHeader* eth = const_cast<wire::EthHeader*>(f.eth);
-  const uint16_t vlan = f.vlan != nullptr ? f.vlan->vid() : 0;
+  const uint16_t vid = f.vlan != nullptr ? f.vlan->vid() : 0;
+  const uint16_t vlan = vid != 0 ? vid : kDefaultVlan;  // untagged / priority-tagged: the port's PVID
   const bool src_unicast = (eth->src.bytes[0] & 1u) == 0;
   if (src_unicast) learn(eth->src.bytes, vlan, in, now);
 

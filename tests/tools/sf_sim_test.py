@@ -111,6 +111,33 @@ def main():
         rc, _, err = run(binary, p, os.path.join(d, "o4"))
         if rc != 2 or "links[1]" not in err:
             fail(f"port used twice: rc {rc}: {err}")
+        plan["links"][1]["b"]["port"] = "Ethernet4"
+        # A link speed that differs from a port's configured speed is refused, naming both
+        # (the link would silently override PORT.speed / the nic host's speed).
+        plan["links"][0]["speed_gbps"] = 100
+        json.dump(plan, open(p, "w"))
+        rc, _, err = run(binary, p, os.path.join(d, "o7"))
+        if rc != 2 or "links[0].speed_gbps: 100 Gb/s differs from nic process nic host h0 speed (400 Gb/s)" not in err:
+            fail(f"link slower than its ports: rc {rc}: {err}")
+        plan["links"][0]["speed_gbps"] = 400
+        sw = json.load(open(os.path.join(d, "sw.json")))
+        sw["PORT"]["Ethernet0"]["speed"] = 100
+        json.dump(sw, open(os.path.join(d, "sw.json"), "w"))
+        json.dump(plan, open(p, "w"))
+        rc, _, err = run(binary, p, os.path.join(d, "o8"))
+        if rc != 2 or "links[0].speed_gbps: 400 Gb/s differs from switch sw0 PORT.Ethernet0.speed (100 Gb/s)" not in err:
+            fail(f"switch port slower than its link: rc {rc}: {err}")
+        sw["PORT"]["Ethernet0"]["speed"] = 400
+        # DEVICE_METADATA.seed of a switch config is kept (not replaced by plan seed + index): the
+        # switch's seed in its report is the config's.
+        sw.setdefault("DEVICE_METADATA", {}).setdefault("localhost", {})["seed"] = "4242"
+        json.dump(sw, open(os.path.join(d, "sw.json"), "w"))
+        rc, _, err = run(binary, p, os.path.join(d, "o9"))
+        if rc != 0:
+            fail(f"with DEVICE_METADATA.seed: rc {rc}: {err}")
+        seeds = [json.load(open(os.path.join(d, o, "switch-sw0-report.json"))).get("seed") for o in ("o1", "o9")]
+        if seeds != [7, 4242]:
+            fail(f"switch seeds (plan seed 7 + index 0, then the config's 4242): {seeds}")
         print("PASS", summary)
     return 0
 

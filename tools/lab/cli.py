@@ -205,6 +205,7 @@ def main(argv=None):
 
     def on_signal(signum, _frame):
         lab.interrupted = True
+        lab.signal_name = signal.Signals(signum).name
         if lab.t0_ns is None:
             raise KeyboardInterrupt()
 

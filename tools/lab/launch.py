@@ -576,8 +576,22 @@ class Lab:
             self.poll_telemetry(self.elapsed())  # PFC counters after the drain
         except (Interrupted, KeyboardInterrupt):
             self.interrupted = True
-            self.stop_reason = "interrupted (Ctrl-C)"
+            sig = getattr(self, "signal_name", None) or "SIGINT"
+            self.stop_reason = f"interrupted ({sig})"
             rc = 130
+            if self.t0_ns is not None:
+                # Traffic had started: stop the senders and drain the switches as a
+                # finished run does, so the report's numbers add up (a further
+                # signal meanwhile changes nothing: the handler only sets a flag).
+                try:
+                    self.stop_senders()
+                    self.drained = self.drain()
+                    self.poll_telemetry(self.elapsed())
+                except (LabError, procs.StartError, KeyboardInterrupt) as e:
+                    error = f"after {sig}: {e}" if str(e) else None
+                print(f"\nsf-lab: {sig}: senders stopped, switches "
+                      f"{'drained' if self.drained else f'not drained within {self.t.drain_s:g} s'}; "
+                      "writing the report of the run so far, exit 130", file=sys.stderr, flush=True)
         except (LabError, procs.StartError) as e:
             error = str(e)
             self.stop_reason = "bad input" if isinstance(e, PlanError) else "a process failed"

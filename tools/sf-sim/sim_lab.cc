@@ -61,7 +61,9 @@ void SimLab::load(const std::string& plan_path) {
       } else {
         s->cfg = sw::load_switch_config(resolve(dir, n.as<std::string>()));
       }
-      s->cfg.seed = seed_ + idx;
+      // The switch's WRED stream: its own DEVICE_METADATA seed when the config
+      // sets one, else the plan's seed + its index (distinct per switch).
+      if (!s->cfg.seed_given) s->cfg.seed = seed_ + idx;
       std::vector<std::array<uint8_t, 6>> macs;
       for (size_t p = 0; p < s->cfg.ports.ports.size(); ++p) {
         const auto& pc = s->cfg.ports.ports[p];
@@ -175,6 +177,14 @@ std::vector<uint16_t> SimLab::shard_map_of(config::ConfigNode& entry, const sw::
 
 void SimLab::connect_link(config::ConfigNode link) {
   link.expect_object();
+  // Each end's configured line rate (PORT.speed, a nic port's speed), which
+  // the link's speed_gbps must equal: the link serialises at one rate, so a
+  // port configured otherwise would be silently overridden.
+  struct EndSpeed {
+    std::string what;
+    uint32_t gbps = 0;
+  };
+  std::vector<EndSpeed> speeds;
   auto end = [&](const char* key) -> std::pair<sim::NodeId, PortId> {
     config::ConfigNode e = link.child(key);
     e.expect_object();
@@ -186,6 +196,8 @@ void SimLab::connect_link(config::ConfigNode link) {
         if (s->name != name) continue;
         const int p = s->cfg.ports.find(port);
         if (p < 0) e.fail_key("port", "switch " + name + " has no port \"" + port + "\"");
+        speeds.push_back({"switch " + name + " PORT." + port + ".speed",
+                          s->cfg.ports.ports[static_cast<size_t>(p)].speed_gbps});
         return {s->id, static_cast<PortId>(p)};
       }
       e.fail_key("switch", "unknown switch \"" + name + "\"");
@@ -204,6 +216,9 @@ void SimLab::connect_link(config::ConfigNode link) {
           e.fail_key("port", "host " + host + " of nic process " + name + " has " + std::to_string(nh.num_ports()) +
                                  " port" + (nh.num_ports() == 1 ? "" : "s") + " (port is 1-based)");
         }
+        speeds.push_back({"nic process " + name + " host " + host +
+                              (port > 1 ? " port " + std::to_string(port) : std::string()) + " speed",
+                          n->cfg.hosts[h].port(static_cast<uint8_t>(port)).speed_gbps});
         return {n->id, nh.node_port(static_cast<uint8_t>(port))};
       }
       e.fail_key("host", "nic process " + name + " has no host \"" + host + "\"");
@@ -214,6 +229,14 @@ void SimLab::connect_link(config::ConfigNode link) {
   const auto b = end("b");
   const double gbps = link.req<double>("speed_gbps");
   if (gbps <= 0 || gbps > 1600) link.fail_key("speed_gbps", "must be within (0, 1600]");
+  for (const EndSpeed& es : speeds) {
+    if (static_cast<double>(es.gbps) != gbps) {
+      char rate[32];
+      std::snprintf(rate, sizeof rate, "%g", gbps);
+      link.fail_key("speed_gbps", std::string(rate) + " Gb/s differs from " + es.what + " (" + std::to_string(es.gbps) +
+                                      " Gb/s): the link runs at one rate, so set both to the same speed");
+    }
+  }
   const auto delay_ns = link.opt<uint64_t>("delay_ns", 1000, config::in_range<uint64_t>(0, 1000000000));
   link.finish();
   try {
@@ -392,6 +415,7 @@ SimResult SimLab::run(const std::string& out_dir) {
     }
     rep["tx_left_at_stop"] = left;
     rep["virtual_time"] = true;
+    rep["seed"] = s->cfg.seed;  // its WRED stream: DEVICE_METADATA's, else plan seed + index
     std::ofstream(out_dir + "/switch-" + s->name + "-report.json") << rep.dump(2) << "\n";
   }
   for (const auto& n : nics_) {

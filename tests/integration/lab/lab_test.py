@@ -12,8 +12,10 @@ CASE:
                  switch-switch memif link
   victim         config/topologies/incast-victim.json: sized and timed
                  flows, per-flow accounting
-  interrupt      a timed workload, SIGINT to sf-lab mid-run: exit 130, the
-                 report is still written, nothing is left running
+  interrupt      a timed workload, SIGINT to sf-lab mid-run: the senders
+                 stop, the switches drain (run.drained), stderr says so,
+                 exit 130, the report is still written, nothing is left running
+  interrupt_term the same with SIGTERM
   interrupt_startup  SIGINT while sf-lab plans or starts processes: exit
                  130, nothing left
   bad_topology   unknown nodes, a port used twice, impossible speeds, a
@@ -315,7 +317,10 @@ def case_nic(build):
 
 # ---- interrupt --------------------------------------------------------------------------
 
-def case_interrupt(build):
+def case_interrupt(build, sig=signal.SIGINT):
+    """SIGINT (or SIGTERM) to sf-lab mid-run: it stops the senders, drains the
+    switches (results.json run.drained), says so on stderr, writes the report
+    and exits 130, leaving nothing behind."""
     d = tempfile.mkdtemp(prefix="sf-labt-int-")
     try:
         topo = json.load(open(os.path.join(ROOT, "config", "topologies", "small-incast.json")))
@@ -346,12 +351,17 @@ def case_interrupt(build):
                 last = [f"{type(e).__name__}: {e}"]
             check(time.monotonic() < deadline, f"no traffic within 30 s: {ts}: {last[-1:]}")
             time.sleep(0.1)
-        p.send_signal(signal.SIGINT)
+        p.send_signal(sig)
         so, se = p.communicate(timeout=30)
         print(so[-1500:])
-        check(p.returncode == 130, f"sf-lab exited {p.returncode} after SIGINT, want 130:\n{se[-2000:]}")
+        print(se[-500:])
+        check(p.returncode == 130, f"sf-lab exited {p.returncode} after {sig.name}, want 130:\n{se[-2000:]}")
+        check(f"sf-lab: {sig.name}: senders stopped, switches drained" in se,
+              f"stderr does not say the run was stopped and drained:\n{se[-2000:]}")
         res = json.load(open(os.path.join(out, "results.json")))
         check(res["run"]["interrupted"], "results.json does not say interrupted")
+        check(res["run"]["drained"], f"not drained after {sig.name}: {res['run']}")
+        check(res["run"]["stop_reason"] == f"interrupted ({sig.name})", f"stop_reason {res['run']['stop_reason']}")
         check_nothing_left(res, p.pid)
         f = res["flows"][0]
         check(f["frames_sent"] > 0 and f["frames_received"] > 0, f"no traffic: {f}")
@@ -696,7 +706,8 @@ def case_frames(build):
 
 CASES = {"frames": case_frames, "small": case_small, "two_switch": case_two_switch, "victim": case_victim,
          "nic": case_nic,
-         "interrupt_startup": case_interrupt_startup, "interrupt": case_interrupt, "bad_topology": case_bad_topology,
+         "interrupt_startup": case_interrupt_startup, "interrupt": case_interrupt,
+         "interrupt_term": lambda b: case_interrupt(b, signal.SIGTERM), "bad_topology": case_bad_topology,
          "nic_config": case_nic_config}
 
 

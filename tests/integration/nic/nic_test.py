@@ -63,14 +63,17 @@ def finish_nic(p, timeout_s):
         return json.load(f)
 
 
-def pair(h, test, args, server_dev, client_dev, timeout_s=60):
-    """Server then client; both must exit 0. Returns (server report, client report, client stdout)."""
+def pair(h, test, args, server_dev, client_dev, timeout_s=60, server_out=None):
+    """Server then client; both must exit 0. Returns (server report, client report, client stdout);
+    the server's stdout is appended to the list `server_out` when given."""
     port = free_port()
     common = list(args) + ["-p", port]
     srv = start_nic(h, "server", server_dev, test, SERVER_MAC, SERVER_IP, common)
     cli = start_nic(h, "client", client_dev, test, CLIENT_MAC, CLIENT_IP, common, server_addr="127.0.0.1")
     rc_cli = finish_nic(cli, timeout_s)
     rc_srv = finish_nic(srv, 20)
+    if server_out is not None:
+        server_out.append(srv.out())
     return rc_srv, rc_cli, cli.out()
 
 
@@ -92,9 +95,12 @@ def memif_devs(h):
 def memif_write_bw(h):
     """write_bw, 64 KiB x 300 with --verify over one memif link: every
     message lands (WRITE_WITH_IMM) and is checked at the server; the client's
-    perftest table shows 300 iterations."""
+    perftest table shows 300 iterations, and the server prints the same
+    table row (the client's result, sent after DONE, as perftest's server
+    prints it)."""
     s, c = memif_devs(h)
-    srv, cli, out = pair(h, "write_bw", ["-s", 65536, "-n", 300, "--verify", "--speed", 10], s, c)
+    sout = []
+    srv, cli, out = pair(h, "write_bw", ["-s", 65536, "-n", 300, "--verify", "--speed", 10], s, c, server_out=sout)
     check_clean(srv, "server")
     check_clean(cli, "client")
     cw, sw = cli["workloads"][0], srv["workloads"][0]
@@ -102,6 +108,9 @@ def memif_write_bw(h):
     check(sw["messages"] == 300, f"server checked {sw['messages']} messages, want 300")
     check(cw["goodput_gbps"] > 0 and cw["goodput_gbps"] <= 10.0, f"goodput {cw['goodput_gbps']} outside (0, 10] Gb/s")
     check("RDMA_Write BW Test" in out and " 65536      300 " in out, f"no perftest table:\n{out}")
+    rows = [[ln for ln in o.splitlines() if ln.startswith(" 65536      300 ")] for o in (out, sout[0])]
+    check(len(rows[0]) == 1 and rows[1] == rows[0] and " #bytes     #iterations    BW peak[Gb/sec]" in sout[0],
+          f"the server does not print the client's BW table:\nclient {rows[0]}\nserver:\n{sout[0]}")
     # Frames: 16 per 64 KiB message at 4096 B MTU, plus ACKs the other way.
     check(cli["hosts"][0]["tx_packets"] >= 300 * 16, f"client sent {cli['hosts'][0]['tx_packets']} frames")
     # The default 2 KiB mbufs: a 4 KiB-MTU frame (4154 B) arrives in 3.

@@ -73,6 +73,16 @@ TEST(OobCodec, RoundTripAndSizes) {
   EXPECT_EQ(parse_qp(line, 2, "t"), q);
   EXPECT_EQ(encode_done(), "SFOOB/2 DONE\n");
   parse_done(encode_done(), "t");
+  // A bw client's result for its server (perftest's xchg_bw_reports).
+  const OobBwReport r{5000, 1234567890, 240000};
+  EXPECT_EQ(encode_bw_report(r).size(), kOobBwReportBytes);
+  const OobBwReport back = parse_bw_report(encode_bw_report(r), "t");
+  EXPECT_EQ(back.messages, 5000u);
+  EXPECT_EQ(back.elapsed_ns, 1234567890);
+  EXPECT_EQ(back.best_msg_ns, 240000);
+  std::string bad = encode_bw_report(r);
+  bad[bad.find("ns=") + 3] = 'x';
+  EXPECT_NE(error_of([&] { parse_bw_report(bad, "BW report"); }).find("malformed ns"), std::string::npos);
 }
 
 // 2. Bad messages are errors that name the message and the field.
@@ -109,6 +119,9 @@ TEST(OobExchange, FourQpsBothWays) {
     EXPECT_TRUE(c.is_server());
     auto remote = c.exchange(server_qps);
     c.barrier();
+    const OobBwReport r = c.recv_bw_report();  // the client's result (write_bw / read_bw)
+    EXPECT_EQ(r.messages, 77u);
+    EXPECT_EQ(r.elapsed_ns, 9000);
     return remote;
   });
   OobConnection c = OobConnection::connect(loopback(listener.port()));
@@ -116,6 +129,7 @@ TEST(OobExchange, FourQpsBothWays) {
   EXPECT_EQ(c.peer(), "127.0.0.1:" + std::to_string(listener.port()));
   const auto from_server = c.exchange(client_qps);
   c.barrier();
+  c.send_bw_report({77, 9000, 100});
   const auto from_client = server.get();
   EXPECT_EQ(from_server, server_qps);
   EXPECT_EQ(from_client, client_qps);

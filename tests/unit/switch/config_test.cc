@@ -93,6 +93,16 @@ TEST(SwitchConfig, BadDocumentsNamePathAndReason) {
             "BUFFER_PG.Ethernet0|3-9: bad pg \"3-9\" (want 0..7, e.g. 3 or 3-4)");
   EXPECT_EQ(error_of(doc_with(R"({"WRED_PROFILE": {"w": {"green_min_threshold": "200", "green_max_threshold": "100"}}})")),
             "WRED_PROFILE.w.green_max_threshold: 100 must exceed green_min_threshold 200");
+  // Packets are not coloured: yellow/red settings are refused, not ignored ("false" is true and accepted).
+  const std::string green = R"("green_min_threshold": "100", "green_max_threshold": "200")";
+  EXPECT_NO_THROW(parse_switch_config(
+      doc_with(R"({"WRED_PROFILE": {"w": {)" + green + R"(, "wred_yellow_enable": "false", "wred_red_enable": "false"}}})")));
+  EXPECT_EQ(error_of(doc_with(R"({"WRED_PROFILE": {"w": {)" + green + R"(, "wred_yellow_enable": "true"}}})")),
+            "WRED_PROFILE.w.wred_yellow_enable: not supported: packets are not coloured (every packet is green); use "
+            "the green_* fields");
+  EXPECT_EQ(error_of(doc_with(R"({"WRED_PROFILE": {"w": {)" + green + R"(, "red_max_threshold": "300"}}})")),
+            "WRED_PROFILE.w.red_max_threshold: not supported: packets are not coloured (every packet is green); use "
+            "green_max_threshold");
   EXPECT_EQ(error_of(doc_with(R"({"QUEUE": {"Ethernet0|3": {"scheduler": "s9"}}})")),
             "QUEUE.Ethernet0|3.scheduler: unknown SCHEDULER \"s9\"");
   EXPECT_EQ(error_of(doc_with(R"({"SCHEDULER": {"s": {"type": "DWRR", "weight": "101"}}})")),
@@ -134,10 +144,21 @@ TEST(SwitchConfig, RoutesFdbSrv6Resolve) {
   EXPECT_EQ(c.routes[1].depth, 16);
   ASSERT_EQ(c.fdb.size(), 1u);
   EXPECT_EQ(c.fdb[0].vlan, 10);
+  // A bare MAC is VLAN 1 (untagged frames' VLAN); 0 and 4095 are not VLANs.
+  EXPECT_EQ(parse_switch_config(doc_with(R"({"FDB": {"02:00:00:00:00:09": {"port": "Ethernet4"}}})")).fdb[0].vlan,
+            kDefaultVlan);
+  EXPECT_EQ(error_of(doc_with(R"({"FDB": {"Vlan0|02:00:00:00:00:09": {"port": "Ethernet4"}}})")),
+            "FDB.Vlan0|02:00:00:00:00:09: key must be [Vlan<id>|]<mac> with id 1..4094 (untagged frames are Vlan1)");
+  EXPECT_NE(error_of(doc_with(R"({"FDB": {"Vlan4095|02:00:00:00:00:09": {"port": "Ethernet4"}}})")), "");
   ASSERT_TRUE(c.srv6.has_value());
   EXPECT_EQ(c.srv6->my_usid, 0x100);
   EXPECT_EQ(c.srv6->block[0], 0xfc);
   EXPECT_EQ(c.srv6->table[0].usid, 0x200);
+  // One routing table: a route in another VRF is refused, not put in the default one.
+  EXPECT_EQ(error_of(doc_with(R"({"NEIGH": {"Ethernet4|10.0.1.1": {"neigh": "02:00:00:00:00:02"}},
+    "STATIC_ROUTE": {"Vrf_red|10.1.0.0/16": {"nexthop": "10.0.1.1", "ifname": "Ethernet4"}}})")),
+            "STATIC_ROUTE.Vrf_red|10.1.0.0/16: VRF \"Vrf_red\" is not supported: only the default VRF (key \"PREFIX\" "
+            "or \"default|PREFIX\")");
 }
 
 // 6. PFC_WD: SONiC's millisecond numbers and microsecond strings; restoration
@@ -177,6 +198,20 @@ TEST(SwitchConfig, PfcWatchdogTable) {
             "PORT_QOS_MAP.global.pfcwd_sw_enable: watchdog priorities of Ethernet0 must be lossless (in pfc_enable)");
   EXPECT_EQ(error_of(doc_with("{" + qos + R"(, "PFC_WD": {"GLOBAL": {"POLL_INTERVAL": "5000"}}})")),
             "PFC_WD.GLOBAL.POLL_INTERVAL: 5000 out of range [1, 1000]");
+  // POLL_INTERVAL is every port's poll period (GLOBAL may come after the ports);
+  // absent: exact (0). A duration string works too.
+  EXPECT_EQ(c.pfcwd[0].poll, TimeNs::from_ms(200));
+  EXPECT_EQ(c.pfcwd[1].poll, TimeNs::from_ms(200));
+  const SwitchConfig late = parse_switch_config(doc_with("{" + qos + R"(, "PFC_WD": {"Ethernet0": {},
+    "GLOBAL": {"POLL_INTERVAL": "50us"}}})"));
+  EXPECT_EQ(late.pfcwd[0].poll, TimeNs::from_us(50));
+  EXPECT_EQ(parse_switch_config(doc_with("{" + qos + R"(, "PFC_WD": {"Ethernet0": {}}})")).pfcwd[0].poll, TimeNs(0));
+  EXPECT_EQ(error_of(doc_with("{" + qos + R"(, "PFC_WD": {"GLOBAL": {"POLL_INTERVAL": "2s"}}})")),
+            "PFC_WD.GLOBAL.POLL_INTERVAL: must be 1us .. 1s (a number is milliseconds)");
+  // Storm history is not kept: enable is refused, not ignored.
+  EXPECT_EQ(error_of(doc_with("{" + qos + R"(, "PFC_WD": {"Ethernet0": {"pfc_stat_history": "enable"}}})")),
+            "PFC_WD.Ethernet0.pfc_stat_history: enable is not supported (no storm history is kept; the watchdog's "
+            "counters are in the report and telemetry); use disable or leave it out");
 }
 
 // 7. SWITCH_TRIMMING and packet_discard_action trim.

@@ -37,8 +37,7 @@ std::string wd_doc(const std::string& action) {
     "BUFFER_PG": {"Ethernet0,Ethernet4,Ethernet8|3": {"profile": "pg3"}},
     "BUFFER_QUEUE": {"Ethernet0,Ethernet4,Ethernet8|0-7": {"profile": "q"}},
     "PORT_QOS_MAP": {"global": {"pfc_enable": "3", "pfcwd_sw_enable": "3"}},
-    "PFC_WD": {"GLOBAL": {"POLL_INTERVAL": "100"},
-               "Ethernet8": {"action": ")" + action + R"(", "detection_time": "200us", "restoration_time": "50us"}}})";
+    "PFC_WD": {"Ethernet8": {"action": ")" + action + R"(", "detection_time": "200us", "restoration_time": "50us"}}})";
 }
 
 class LosslessNodeTest : public SwitchNodeFixture {

@@ -22,6 +22,23 @@ TEST(PfcWatchdog, DetectsAtExactlyDetectionTime) {
   EXPECT_EQ(wd.counters().storms[3], 1u);
 }
 
+// 1b. With a poll period (PFC_WD.GLOBAL.POLL_INTERVAL), storms and restorations
+// are decided at the first poll instant at or after the exact time, as SONiC's
+// poller sees them.
+TEST(PfcWatchdog, PollPeriodDecidesAtPollInstants) {
+  PfcWdConfig cfg = seed000();
+  cfg.poll = TimeNs::from_us(150);
+  PfcWatchdog wd(cfg);
+  wd.on_paused(3, true, TimeNs::from_us(10));
+  EXPECT_EQ(wd.next_deadline(), TimeNs::from_us(300));  // 210 us rounded up to the poll at 300
+  EXPECT_EQ(wd.advance(TimeNs::from_us(299)).stormed, 0u);  // decided as of the poll at 150
+  EXPECT_EQ(wd.advance(TimeNs::from_us(300)).stormed, 1u << 3);
+  // Restoration: 50 us without a frame after the storm (300) -> 350 -> poll at 450.
+  EXPECT_EQ(wd.next_deadline(), TimeNs::from_us(450));
+  EXPECT_EQ(wd.advance(TimeNs::from_us(449)).restored, 0u);
+  EXPECT_EQ(wd.advance(TimeNs::from_us(450)).restored, 1u << 3);
+}
+
 // 2. A transmission restarts the stretch; an unpause before detection means no storm.
 TEST(PfcWatchdog, TransmitOrResumeIsNotAStorm) {
   PfcWatchdog wd(seed000());

@@ -75,7 +75,7 @@ TEST_F(PortStateTest, AdminStatusDownFromConfig) {
   rx(2, frame(v4(kHostA, kHostC)));
   EXPECT_EQ(cause(node_->counters(2), DropCause::kPortDown), 1u);
   EXPECT_EQ(drain(0).size(), 0u);
-  EXPECT_FALSE(node_->fdb().lookup(kHostC.bytes, 0).has_value());  // nothing learned from a down port
+  EXPECT_FALSE(node_->fdb().lookup(kHostC.bytes, kDefaultVlan).has_value());  // nothing learned from a down port
   // Admin up: it takes part again.
   node_->set_port_admin(2, true, TimeNs(10));
   rx(0, frame(v4(kHostB, kHostA)));
@@ -221,14 +221,14 @@ TEST_F(PortStateTest, ResetFlushesBuffersAndFdb) {
   for (int i = 0; i < 3; ++i) rx(0, frame(v4(kHostC, kHostA), 500));
   EXPECT_EQ(node_->queue_packets(1, 3), 5u);
   EXPECT_EQ(node_->queue_packets(2, 3), 3u);
-  EXPECT_TRUE(node_->fdb().lookup(kHostB.bytes, 0).has_value());
+  EXPECT_TRUE(node_->fdb().lookup(kHostB.bytes, kDefaultVlan).has_value());
   node_->reset(TimeNs(1000));
   EXPECT_EQ(node_->queue_packets(1, 3) + node_->queue_packets(2, 3), 0u);
   EXPECT_EQ(node_->mmu().total_used(), 0u);
   EXPECT_EQ(cause(node_->counters(0), DropCause::kLinkDown), 8u);
-  EXPECT_FALSE(node_->fdb().lookup(kHostB.bytes, 0).has_value());
-  EXPECT_FALSE(node_->fdb().lookup(kHostA.bytes, 0).has_value());
-  EXPECT_EQ(node_->fdb().lookup(kHostC.bytes, 0), 2);  // static
+  EXPECT_FALSE(node_->fdb().lookup(kHostB.bytes, kDefaultVlan).has_value());
+  EXPECT_FALSE(node_->fdb().lookup(kHostA.bytes, kDefaultVlan).has_value());
+  EXPECT_EQ(node_->fdb().lookup(kHostC.bytes, kDefaultVlan), 2);  // static
   EXPECT_TRUE(node_->port_oper_up(1));
   rx(0, frame(v4(kHostB, kHostA)), TimeNs(2000));  // unknown again: floods
   EXPECT_EQ(drain(1, TimeNs(2000)).size(), 1u);
@@ -326,7 +326,7 @@ TEST(PortStateSharded, DownPortAcrossShards) {
   EXPECT_EQ(drain(1, TimeNs(20)) + drain(3, TimeNs(20)), 2u);
   EXPECT_EQ(sw.mmu().total_used(), 0u);
   node.reset(TimeNs(30));
-  EXPECT_FALSE(sw.fdb().lookup(kHostC.bytes, 0).has_value());
+  EXPECT_FALSE(sw.fdb().lookup(kHostC.bytes, kDefaultVlan).has_value());
 }
 
 }  // namespace

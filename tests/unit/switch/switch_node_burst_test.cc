@@ -277,7 +277,7 @@ class Pair : public node_pair::NodePair {
     EXPECT_EQ(fa.table_full, fb.table_full);
     EXPECT_EQ(node_->fdb().size(), ref_->fdb().size());
     for (const MacAddr& h : {kHostA, kHostB, kHostC, kHostD}) {
-      EXPECT_EQ(node_->fdb().lookup(h.bytes, 0), ref_->fdb().lookup(h.bytes, 0));
+      EXPECT_EQ(node_->fdb().lookup(h.bytes, kDefaultVlan), ref_->fdb().lookup(h.bytes, kDefaultVlan));
     }
     EXPECT_EQ(node_->mmu().total_used(), ref_->mmu().total_used());
   }

@@ -42,10 +42,45 @@ TEST_F(SwitchNodeTest, L2FloodThenLearn) {
   rx(1, frame(v4(kHostA, kHostB)));
   EXPECT_EQ(drain(0).size(), 1u);
   EXPECT_EQ(drain(2).size(), 0u);
-  EXPECT_EQ(node_->fdb().lookup(kHostB.bytes, 0), 1);
+  EXPECT_EQ(node_->fdb().lookup(kHostB.bytes, kDefaultVlan), 1);
   // A frame to a host learned on the ingress port is a hairpin drop.
   rx(1, frame(v4(kHostB, kHostC)));
   EXPECT_EQ(node_->counters(1).drops[static_cast<size_t>(DropCause::kHairpin)], 1u);
+}
+
+// 1b. Untagged and priority-tagged (VID 0) frames belong to VLAN 1 (every
+// port's PVID): a static `Vlan1|MAC` entry and a bare MAC entry both match
+// them; a `Vlan10|MAC` entry matches only frames tagged 10, and VLAN 10 does
+// not see VLAN 1's entries.
+TEST_F(SwitchNodeTest, UntaggedFramesAreVlan1) {
+  make(three_ports(R"("FDB": {"Vlan1|02:00:00:00:00:0b": {"port": "Ethernet4"},
+                             "02:00:00:00:00:0c": {"port": "Ethernet8"},
+                             "Vlan10|02:00:00:00:00:0a": {"port": "Ethernet0"}})"));
+  auto tagged = [](wire::RoceFrameSpec s, uint16_t vid) {
+    s.l2.vlan = wire::VlanSpec{3, false, vid};
+    return s;
+  };
+  rx(0, frame(v4(kHostB, kHostA)));  // untagged, to Vlan1|B
+  EXPECT_EQ(drain(1).size(), 1u);
+  EXPECT_EQ(drain(2).size(), 0u);
+  rx(0, frame(v4(kHostC, kHostA)));  // untagged, to the bare-MAC entry C
+  EXPECT_EQ(drain(1).size(), 0u);
+  EXPECT_EQ(drain(2).size(), 1u);
+  rx(0, frame(tagged(v4(kHostB, kHostA), 0)));  // priority-tagged: VLAN 1 too
+  EXPECT_EQ(drain(1).size(), 1u);
+  EXPECT_EQ(drain(2).size(), 0u);
+  EXPECT_EQ(node_->counters(0).flooded, 0u);
+  rx(2, frame(tagged(v4(kHostA, kHostC), 10)));  // VLAN 10, to Vlan10|A
+  EXPECT_EQ(drain(0).size(), 1u);
+  EXPECT_EQ(drain(1).size(), 0u);
+  EXPECT_EQ(node_->counters(2).flooded, 0u);
+  rx(2, frame(tagged(v4(kHostB, kHostC), 10)));  // VLAN 10 does not know B: flooded
+  EXPECT_EQ(drain(0).size(), 1u);
+  EXPECT_EQ(drain(1).size(), 1u);
+  EXPECT_EQ(node_->counters(2).flooded, 1u);
+  // What untagged frames taught the FDB is VLAN 1's.
+  EXPECT_EQ(node_->fdb().lookup(kHostA.bytes, kDefaultVlan), 0);
+  EXPECT_FALSE(node_->fdb().lookup(kHostA.bytes, 0).has_value());
 }
 
 constexpr const char* kRoutes = R"(
