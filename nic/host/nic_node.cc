@@ -9,6 +9,7 @@
 
 #include "common/wire/mac_control.h"
 #include "common/wire/mbuf_icrc.h"
+#include "nic/mrc/transport.h"
 
 namespace sf::nic {
 
@@ -49,6 +50,7 @@ const char* to_string(RxDrop d) {
     case RxDrop::kWrongIp: return "wrong_ip";
     case RxDrop::kBadIcrc: return "bad_icrc";
     case RxDrop::kUnknownQp: return "unknown_qp";
+    case RxDrop::kMrcEndpoint: return "mrc_endpoint";
     case RxDrop::kRxRingFull: return "rx_ring_full";
     case RxDrop::kCount: break;
   }
@@ -118,6 +120,7 @@ NicNode::NicNode(const NicConfig& cfg, rte_mempool* pool)
     for (uint8_t k = 1; k <= h->num_ports(); ++k) {
       ports_[h->node_port(k)].port_num = k;
       ports_[h->node_port(k)].addr = &h->local(k);
+      h->set_port_rate(k, cfg.ports[h->node_port(k)].line_rate);
     }
   }
 }
@@ -237,7 +240,9 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
     done.add(m);
     return kNoSlot;
   }
-  if (fi.kind != wire::FrameKind::kRoce || fi.bth == nullptr) return drop(RxDrop::kNotRoce);
+  if ((fi.kind != wire::FrameKind::kRoce && fi.kind != wire::FrameKind::kMrc) || fi.bth == nullptr) {
+    return drop(RxDrop::kNotRoce);
+  }
   Host& h = *hosts_[p.host];
   // Addressed to this port (each port of a multi-port host is its own
   // address): another port's MAC or IP is dropped here, counted on this port.
@@ -248,12 +253,43 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
   } else if (fi.ipv6 == nullptr || !me.has_ipv6 || !(fi.ipv6->dst == me.ipv6)) {
     return drop(RxDrop::kWrongIp);
   }
-  if (wire::icrc_verify_mbuf(m, fi) != wire::IcrcStatus::kOk) return drop(RxDrop::kBadIcrc);
+  // A trimmed MRC data frame has lost its payload and ICRC: its headers go
+  // to the QP unverified (it only NACKs the PSN; docs/mrc.md).
+  const bool trimmed = fi.kind == wire::FrameKind::kMrc && fi.mrc.trimmed;
+  if (!trimmed && wire::icrc_verify_mbuf(m, fi) != wire::IcrcStatus::kOk) return drop(RxDrop::kBadIcrc);
+  if (fi.kind == wire::FrameKind::kMrc && fi.bth->dest_qp.value() == wire::kMrcEndpointQpn) [[unlikely]] {
+    endpoint_frame(p.host, fi, now);
+    done.add(m);
+    return kNoSlot;
+  }
   rc::Qp* qp = h.qp_by_qpn(fi.bth->dest_qp.value());
   if (qp == nullptr) return drop(RxDrop::kUnknownQp);
   qp->on_rx(fi, m, now);
   done.add(m);
   return qp->qp_num() - h.first_qpn();
+}
+
+void NicNode::endpoint_frame(uint32_t host, const wire::FrameInfo& fi, TimeNs now) {
+  Host& h = *hosts_[host];
+  const bool port_status = (fi.mrc.erth != nullptr && fi.mrc.erth->get_op() == wire::MrcEndpointOp::kPortStatus) ||
+                           (fi.mrc.eeth != nullptr && fi.mrc.eeth->get_op() == wire::MrcEndpointOp::kPortStatus);
+  uint32_t taken = 0;
+  for (uint32_t slot = 0; port_status && slot < h.qp_capacity(); ++slot) {
+    rc::Qp& qp = h.qp_slot(slot);
+    mrc::Transport* t = qp.in_use() ? qp.mrc() : nullptr;
+    if (t == nullptr || !t->from_peer(fi)) continue;
+    if (fi.mrc.erth != nullptr) {
+      t->on_peer_port_status(fi.mrc.erth->port_status_mask.value(), fi.mrc.erth->num_ports,
+                             fi.mrc.erth->request_id.value());
+    } else {
+      t->on_port_status_answered();
+    }
+    ++taken;
+    schedule(host, slot, now);
+  }
+  // EV probes (endpoint op 1) are not implemented: retired EVs are probed
+  // with reliability probes on the QP (docs/mrc.md).
+  if (taken == 0) ++ports_[h.node_port(1)].ctr.drops[static_cast<int>(RxDrop::kMrcEndpoint)];
 }
 
 void NicNode::schedule(uint32_t host, uint32_t slot, TimeNs now) {

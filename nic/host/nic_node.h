@@ -50,6 +50,7 @@ enum class RxDrop : uint8_t {
   kWrongIp,      // destination IP is not the host's
   kBadIcrc,
   kUnknownQp,    // no QP with that number in the host
+  kMrcEndpoint,  // MRC endpoint request/response no MRC QP of the host takes (unknown peer, bad op)
   kRxRingFull,   // receive backlog full
   kCount
 };
@@ -124,11 +125,15 @@ class Host {
   rc::Qp* create_qp(verbs::Pd* pd, const verbs::QpInitAttr& init, int* err);
   int destroy_qp(rc::Qp* qp);
   const verbs::MrTable& mrs() const { return mrs_; }
+  // Line rate of verbs port `port_num` (set by NicNode; an MRC QP's default
+  // window is one BDP of its ports).
+  void set_port_rate(uint8_t port_num, BitRate r) { port_rates_[port_num - 1] = r; }
 
  private:
   HostConfig cfg_;
   std::vector<rc::LocalAddr> locals_;  // per port (QpEnv::local points here)
   std::vector<PortId> ports_;
+  std::vector<BitRate> port_rates_;  // per port (QpEnv::port_rate points here)
   rte_mempool* pool_;
   verbs::MrTable mrs_;
   std::vector<rte_mbuf_ext_shared_info> mr_shinfo_;  // per MR slot, tx_zero_copy only
@@ -219,6 +224,9 @@ class NicNode final : public Node {
   // (of the port's host) the frame was handed to, kNoSlot if none: the
   // caller schedules that QP once per run of frames for it.
   uint32_t process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done);
+  // An MRC endpoint request / response (BTH DestQP 2, docs/mrc.md): handed to
+  // every MRC QP of the host whose peer sent it.
+  void endpoint_frame(uint32_t host, const wire::FrameInfo& fi, TimeNs now);
   void drain(PortId port, TimeNs now);
   // What schedule() does but the wheel: files the QP's timer and its
   // control frames.
