@@ -297,9 +297,47 @@ void NicNode::schedule(uint32_t host, uint32_t slot, TimeNs now) {
   Host& h = *hosts_[host];
   rc::Qp& qp = h.qp_slot(slot);
   if (!qp.in_use() || qp.port_num() == 0 || qp.port_num() > h.num_ports()) return;
+  if (qp.is_mrc()) [[unlikely]] {
+    schedule_mrc(host, slot, now);
+    return;
+  }
   Port& p = ports_[h.node_port(qp.port_num())];
-  if ((p.in_ctrl[slot] & kInPaused) == 0 && !p.wheel.contains(slot) && qp.has_data(now)) {
+  if (p.up && (p.in_ctrl[slot] & kInPaused) == 0 && !p.wheel.contains(slot) && qp.has_data(now)) {
     p.wheel.insert(slot, qp.file_departure(now));
+  }
+}
+
+void NicNode::schedule_mrc(uint32_t host, uint32_t slot, TimeNs now) {
+  Host& h = *hosts_[host];
+  rc::Qp& qp = h.qp_slot(slot);
+  for (uint8_t k = 1; k <= h.num_ports(); ++k) {
+    Port& p = ports_[h.node_port(k)];
+    if (!p.up || !qp.sends_on(k) || (p.in_ctrl[slot] & kInPaused) != 0 || p.wheel.contains(slot)) continue;
+    qp.set_tx_port(k);
+    if (qp.has_data(now)) p.wheel.insert(slot, qp.file_departure(now));
+  }
+}
+
+void NicNode::set_port_up(PortId port, bool up) {
+  Port& p = ports_[port];
+  if (p.up == up) return;
+  p.up = up;
+  Host& h = *hosts_[p.host];
+  if (!up) {
+    // Nothing waits on a down port: its QPs are filed again where they can send.
+    for (uint32_t slot = 0; slot < h.qp_capacity(); ++slot) {
+      if (p.wheel.contains(slot)) p.wheel.remove(slot);
+      p.in_ctrl[slot] = 0;
+    }
+    p.ctrl_count = 0;
+    p.ctrl_head = 0;
+    p.paused.clear();
+  }
+  for (uint32_t slot = 0; slot < h.qp_capacity(); ++slot) {
+    rc::Qp& qp = h.qp_slot(slot);
+    if (!qp.in_use()) continue;
+    if (mrc::Transport* t = qp.mrc(); t != nullptr) t->on_local_plane(static_cast<uint8_t>(p.port_num - 1), up, now_);
+    schedule(p.host, slot, now_);
   }
 }
 
@@ -326,8 +364,10 @@ void NicNode::file_timer_and_ctrl(uint32_t host, uint32_t slot) {
     timers_.insert(id, deadline);
   }
   if (!qp.in_use() || qp.port_num() == 0 || qp.port_num() > h.num_ports()) return;
-  Port& p = ports_[h.node_port(qp.port_num())];
-  if (qp.has_ctrl() && (p.in_ctrl[slot] & kInCtrl) == 0) {
+  const uint8_t cport = qp.ctrl_port();
+  if (cport == 0 || cport > h.num_ports()) return;
+  Port& p = ports_[h.node_port(cport)];
+  if (p.up && qp.has_ctrl() && (p.in_ctrl[slot] & kInCtrl) == 0) {
     p.ctrl[(p.ctrl_head + p.ctrl_count) % p.ctrl.size()] = slot;
     ++p.ctrl_count;
     p.in_ctrl[slot] |= kInCtrl;
@@ -341,6 +381,7 @@ void NicNode::kick(size_t host, rc::Qp& qp) {
 uint16_t NicNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
   now_ = now;
   Port& p = ports_[port];
+  if (!p.up) [[unlikely]] return 0;
   Host& h = *hosts_[p.host];
   uint16_t n = 0;
   // 1. PFC frames, ahead of everything.
@@ -375,7 +416,7 @@ uint16_t NicNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
     p.in_ctrl[slot] &= static_cast<uint8_t>(~kInCtrl);
     rc::Qp& qp = h.qp_slot(slot);
     // A QP reset and bound to another port since it was filed here sends there.
-    if (!qp.in_use() || qp.port_num() != p.port_num) continue;
+    if (!qp.in_use() || qp.ctrl_port() != p.port_num) continue;
     if (((paused >> qp.priority()) & 1u) != 0) {
       schedule(p.host, slot, now);
       continue;
@@ -399,7 +440,9 @@ uint16_t NicNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
       if (!p.wheel.pop_due(now, &slot)) break;
       rc::Qp& qp = h.qp_slot(slot);
       // Re-filed by schedule() when it has data again, on the port it is bound to.
-      if (!qp.in_use() || qp.port_num() != p.port_num || !qp.has_data(now)) continue;
+      if (!qp.in_use() || !qp.sends_on(p.port_num)) continue;
+      qp.set_tx_port(p.port_num);
+      if (!qp.has_data(now)) continue;
       if (((paused >> qp.priority()) & 1u) != 0) {
         p.paused.push_back(slot);
         p.in_ctrl[slot] |= kInPaused;

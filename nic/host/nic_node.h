@@ -174,6 +174,13 @@ class NicNode final : public Node {
   // file it in its port's wheel / control queue. Called by the verbs layer.
   void kick(size_t host, rc::Qp& qp);
 
+  // Link state of a node port (a host port): a down port sends nothing; its
+  // host's MRC QPs stop using that plane at once and tell their peers (ERTH
+  // port status), RC QPs bound to it wait (their timers run). Up again: they
+  // resume. Ports start up.
+  void set_port_up(PortId port, bool up);
+  bool port_up(PortId port) const { return ports_[port].up; }
+
   // Per node port (a host's port_num k is node port host(h).node_port(k)).
   const NicPortCounters& counters(PortId port) const { return ports_[port].ctr; }
   const NicPortConfig& port_config(PortId port) const { return ports_[port].cfg; }
@@ -186,6 +193,7 @@ class NicNode final : public Node {
     NicPortConfig cfg;
     uint32_t host = 0;
     uint8_t port_num = 1;                   // the host's verbs port number of this node port
+    bool up = true;                         // set_port_up()
     const rc::LocalAddr* addr = nullptr;    // its addresses (in the host)
     PfcReceiver pfc_rx;
     PfcGenerator pfc_tx;
@@ -233,6 +241,8 @@ class NicNode final : public Node {
   void file_timer_and_ctrl(uint32_t host, uint32_t slot);
   void update_pfc(PortId port, TimeNs now);
   void schedule(uint32_t host, uint32_t slot, TimeNs now);
+  // schedule()'s wheel part for an MRC QP: filed on every port it sends on.
+  void schedule_mrc(uint32_t host, uint32_t slot, TimeNs now);
   // schedule() for a QP that has just sent a frame on `p`, with its
   // has_data(now) already known (no second call).
   void schedule_after_frame(Port& p, uint32_t host, uint32_t slot, TimeNs now, bool has_data);

@@ -23,6 +23,10 @@ const char* Qp::mrc_error() const {
 
 bool Qp::mrc_has_ctrl() const { return mrc_->has_ctrl(); }
 
+bool Qp::mrc_sends_on(uint8_t port) const { return mrc_->sends_on(port); }
+
+uint8_t Qp::mrc_ctrl_port() const { return mrc_->ctrl_port(); }
+
 TimeNs Qp::mrc_next_deadline() const { return mrc_->next_deadline(); }
 
 RxAction Qp::on_rx_mrc(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now) {

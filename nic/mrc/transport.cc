@@ -137,6 +137,13 @@ int Transport::modify(const verbs::MrcQpAttr& a, int mask, QpState state) {
   }
   if (mask & kMrcMaxTimeouts) n.max_timeouts = a.max_timeouts;
   if (mask & kMrcTrimLastHopDscp) n.trim_lasthop_dscp = a.trim_lasthop_dscp;
+  if (mask & kMrcPeerPorts) {
+    n.num_peer_ports = a.num_peer_ports;
+    for (int i = 0; i < 32; ++i) {
+      n.peer_gid[i] = a.peer_gid[i];
+      for (int j = 0; j < 6; ++j) n.peer_mac[i][j] = a.peer_mac[i][j];
+    }
+  }
 
   if (n.num_evs < 1 || n.num_evs > kMaxEvs) return bad("mrc_modify_qp: num_evs: must be 1..256");
   if (n.num_planes > q_.env_.num_ports) return bad("mrc_modify_qp: num_planes: more planes than the host has ports");
@@ -164,6 +171,9 @@ int Transport::modify(const verbs::MrcQpAttr& a, int mask, QpState state) {
   if (n.trim_lasthop_dscp > 63 && n.trim_lasthop_dscp != 0xFF) {
     return bad("mrc_modify_qp: trim_lasthop_dscp: a DSCP 0..63 or 0xFF (never)");
   }
+  if (n.num_peer_ports != 0 && n.num_peer_ports != planes) {
+    return bad("mrc_modify_qp: num_peer_ports: 0 or the number of planes");
+  }
   if (n.window_bytes != 0 && n.window_bytes < q_.mtu_) {
     // Checked against the MTU once it is known (RTR) too; here against the current one.
     return bad("mrc_modify_qp: window_bytes: below one MTU");
@@ -181,6 +191,10 @@ int Transport::check_rtr(uint32_t path_mtu_bytes) {
   const uint16_t planes = attr_.num_planes == 0 ? q_.env_.num_ports : attr_.num_planes;
   if (attr_.num_evs % planes != 0 || attr_.backup_per_plane >= attr_.num_evs / planes) {
     error_ = "modify_qp(RTR): the MRC EV profile does not fit the host's ports (num_evs / num_planes)";
+    return EINVAL;
+  }
+  if (attr_.num_peer_ports != 0 && attr_.num_peer_ports != planes) {
+    error_ = "modify_qp(RTR): mrc num_peer_ports does not match the planes";
     return EINVAL;
   }
   if (attr_.window_bytes != 0 && attr_.window_bytes < path_mtu_bytes) {
@@ -272,6 +286,7 @@ void Transport::on_rts(TimeNs now) {
   next_probe_at_ = TimeNs::max();
   ev_probe_pending_ = ev_probe_out_ = -1;
   next_ev_probe_at_ = now;
+  retired_ = 0;
 }
 
 void Transport::on_reset() {
@@ -305,13 +320,20 @@ rte_mbuf* Transport::emit(wire::MrcFrameSpec& s, uint32_t payload_bytes, uint32_
   s.udp_src_port = static_cast<uint16_t>(0xC000u | (ev & 0x3FFFu));
   if (auto* v6 = std::get_if<wire::Ipv6Spec>(&s.l3)) v6->flow_label = ev & 0xFFFFFu;
   if (spray_) {
+    // Plane p: our port p + 1's addresses, the peer's plane-p address.
     const rc::LocalAddr& l = q_.local_of(port_of_plane(plane));
+    const bool peer = attr_.num_peer_ports > plane;
     s.l2.src = l.mac;
+    if (peer) {
+      for (int i = 0; i < 6; ++i) s.l2.dst.bytes[i] = attr_.peer_mac[plane][i];
+    }
     if (l.has_gateway) s.l2.dst = l.gateway;
     if (auto* v4 = std::get_if<wire::Ipv4Spec>(&s.l3)) {
       v4->src = l.ipv4;
+      if (peer) v4->dst = verbs::gid_to_ipv4(attr_.peer_gid[plane]);
     } else if (auto* v6b = std::get_if<wire::Ipv6Spec>(&s.l3)) {
       v6b->src = l.ipv6;
+      if (peer) v6b->dst = attr_.peer_gid[plane];
     }
   }
   const wire::BuildResult r =
@@ -375,8 +397,48 @@ rte_mbuf* Transport::build_data(Psn psn, SendRec& r, bool rtx, TimeNs now) {
 
 // ---------------------------------------------------------------- requester
 
+uint8_t Transport::tx_plane() const {
+  return spray_ && q_.tx_port_ >= 1 && q_.tx_port_ <= planes_ ? static_cast<uint8_t>(q_.tx_port_ - 1) : 0;
+}
+
+uint8_t Transport::ctrl_plane() const {
+  if (!spray_ || !ev_) return 0;
+  for (uint8_t p = 0; p < planes_; ++p) {
+    if (((local_up_ >> p) & 1u) != 0 && ev_->plane_up(p)) return p;
+  }
+  for (uint8_t p = 0; p < planes_; ++p) {
+    if (((local_up_ >> p) & 1u) != 0) return p;
+  }
+  return 0;
+}
+
+bool Transport::sends_on(uint8_t port_num) const {
+  if (!spray_) return port_num == q_.attr_.port_num;
+  const uint8_t p = static_cast<uint8_t>(port_num - 1);
+  return port_num >= 1 && p < planes_ && ((local_up_ >> p) & 1u) != 0 && ev_->plane_up(p);
+}
+
+uint8_t Transport::ctrl_port() const { return spray_ ? static_cast<uint8_t>(ctrl_plane() + 1) : q_.attr_.port_num; }
+
+bool Transport::peer_ok(const wire::FrameInfo& fi) const {
+  if (!rc::pkey_match(fi.bth->pkey.value(), q_.pkey_)) return false;
+  if (q_.check_peer(fi) == rc::RxAction::kAccepted) return true;
+  for (uint8_t p = 0; p < attr_.num_peer_ports; ++p) {
+    const verbs::Gid& g = attr_.peer_gid[p];
+    if (fi.ipv4 != nullptr ? (verbs::gid_is_ipv4(g) && fi.ipv4->src == verbs::gid_to_ipv4(g))
+                           : (fi.ipv6 != nullptr && !verbs::gid_is_ipv4(g) && fi.ipv6->src == g)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool Transport::has_data(TimeNs) const {
   if (q_.state_ != QpState::kRts || !sb_) return false;
+  const uint8_t plane = tx_plane();
+  if (spray_ && !sends_on(static_cast<uint8_t>(plane + 1))) return false;
+  if (ev_probe_pending_ >= 0 && ev_->plane(static_cast<uint16_t>(ev_probe_pending_)) == plane) return true;
+  if (probe_pending_) return true;
   if (rtx_count_ > 0) return true;
   if (q_.sq_next_ == q_.sq_posted_) return false;
   const rc::Qp::SendWqe& w = q_.sq_at(q_.sq_next_);
@@ -386,6 +448,44 @@ bool Transport::has_data(TimeNs) const {
   const uint32_t off = q_.tx_pkt_ << q_.mtu_shift_;
   const uint32_t n = std::min(q_.mtu_, w.length - off);
   return inflight_bytes_ == 0 || inflight_bytes_ + n <= window_;
+}
+
+rte_mbuf* Transport::make_probe(uint8_t plane, TimeNs now) {
+  const bool evp = ev_probe_pending_ >= 0 && ev_->plane(static_cast<uint16_t>(ev_probe_pending_)) == plane;
+  wire::MrcFrameSpec s = spec_;
+  s.op = MrcOp::kProbe;
+  s.bth.psn = sb_->next();
+  uint32_t ev = 0;
+  if (evp) {
+    const auto index = static_cast<uint16_t>(ev_probe_pending_);
+    ev = ev_->ev(index);
+    s.probe.probe_id = static_cast<uint16_t>(kEvProbeFlag | index);
+  } else {
+    const std::optional<EvPick> pk = pick(plane);
+    if (!pk) {
+      ++ctr_.no_usable_ev;
+      return nullptr;
+    }
+    ev = pk->ev;
+    probe_id_ = static_cast<uint16_t>((probe_id_ + 1) & 0x7FFF);
+    s.probe.probe_id = probe_id_;
+  }
+  s.probe.ev = ev;
+  s.probe.tx_ts = now_ts(now);
+  rte_mbuf* m = emit(s, 0, ev, plane);
+  if (m == nullptr) return nullptr;
+  if (evp) {
+    ev_->on_probe_sent(static_cast<uint16_t>(ev_probe_pending_));
+    ev_probe_out_ = ev_probe_pending_;
+    ev_probe_sent_ = now;
+    ev_probe_pending_ = -1;
+    ++ctr_.tx_ev_probes;
+  } else {
+    probe_pending_ = false;
+    probe_out_ = true;
+    ++ctr_.tx_probes;
+  }
+  return m;
 }
 
 void Transport::queue_rtx(Psn p) {
@@ -400,7 +500,7 @@ void Transport::lost(Psn p, bool timeout, TimeNs now) {
   SendRec& r = rec(p);
   if (!r.live || r.queued) return;
   r.missing = false;
-  ev_->on_signal(r.ev, EvSignal::kLoss);
+  if (ev_->on_signal(r.ev, EvSignal::kLoss) == EvOutcome::kRetired) ++retired_;
   if (timeout) {
     ++ctr_.timeouts;
     ++ctr_.rtx_timeout;
@@ -415,6 +515,11 @@ void Transport::lost(Psn p, bool timeout, TimeNs now) {
 }
 
 rte_mbuf* Transport::make_data(TimeNs now) {
+  const uint8_t plane = tx_plane();
+  if ((ev_probe_pending_ >= 0 && ev_->plane(static_cast<uint16_t>(ev_probe_pending_)) == plane) || probe_pending_) {
+    // Probes leave on the data path of their plane (an EV probe tests its path).
+    return make_probe(plane, now);
+  }
   while (rtx_count_ > 0) {
     const Psn p = rtxq_[rtx_head_];
     SendRec& r = rec(p);
@@ -424,13 +529,13 @@ rte_mbuf* Transport::make_data(TimeNs now) {
       --rtx_count_;
       continue;
     }
-    const std::optional<EvPick> pick = ev_->pick_next(rng_, true, r.ev);
-    if (!pick) {
+    const std::optional<EvPick> pk = pick(plane, true, r.ev);
+    if (!pk) {
       ++ctr_.no_usable_ev;
       return nullptr;
     }
     const uint16_t old = r.ev;
-    r.ev = pick->index;
+    r.ev = pk->index;
     rte_mbuf* m = build_data(p, r, true, now);
     if (m == nullptr) {
       r.ev = old;
@@ -455,8 +560,8 @@ rte_mbuf* Transport::make_data(TimeNs now) {
     fail(w.local_err, q_.sq_next_, now);
     return nullptr;
   }
-  const std::optional<EvPick> pick = ev_->pick_next(rng_);
-  if (!pick) {
+  const std::optional<EvPick> pk = pick(plane);
+  if (!pk) {
     ++ctr_.no_usable_ev;
     return nullptr;
   }
@@ -470,7 +575,7 @@ rte_mbuf* Transport::make_data(TimeNs now) {
   r.wqe = q_.sq_next_;
   r.offset = q_.tx_pkt_ << q_.mtu_shift_;
   r.len = std::min(q_.mtu_, w.length - r.offset);
-  r.ev = pick->index;
+  r.ev = pk->index;
   r.sent = now;
   rte_mbuf* m = build_data(psn, r, false, now);
   if (m == nullptr) return nullptr;
@@ -515,7 +620,11 @@ void Transport::on_sack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now) {
     if ((id & kEvProbeFlag) != 0) {
       const int index = id & ~kEvProbeFlag;
       if (index == ev_probe_out_) {
-        ev_->on_probe_result(static_cast<uint16_t>(index), h.skip() == wire::MrcSkip::kNone);
+        if (ev_->on_probe_result(static_cast<uint16_t>(index), h.skip() == wire::MrcSkip::kNone) ==
+                EvOutcome::kReadmitted &&
+            retired_ > 0) {
+          --retired_;
+        }
         ev_probe_out_ = -1;
       }
     } else {
@@ -550,7 +659,7 @@ void Transport::on_sack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now) {
   }
   if (idx && !h.probe_response()) {
     if (h.skip() == wire::MrcSkip::kAlwaysSkip) {
-      ev_->on_signal(*idx, EvSignal::kAlwaysSkip);
+      if (ev_->on_signal(*idx, EvSignal::kAlwaysSkip) == EvOutcome::kRetired) ++retired_;
     } else if (h.skip() == wire::MrcSkip::kSkipOnce || h.ce()) {
       ev_->on_signal(*idx, EvSignal::kEcnEcho);
     }
@@ -712,8 +821,8 @@ int Transport::on_rx(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now) {
   MrcRx r = MrcRx::kUnexpectedOp;
   if (fi.kind != wire::FrameKind::kMrc) {
     r = MrcRx::kNotMrc;
-  } else if (const rc::RxAction a = q_.check_peer(fi); a != rc::RxAction::kAccepted) {
-    r = a == rc::RxAction::kBadPkey ? MrcRx::kBadPkey : MrcRx::kBadSrc;
+  } else if (!peer_ok(fi)) {
+    r = rc::pkey_match(fi.bth->pkey.value(), q_.pkey_) ? MrcRx::kBadSrc : MrcRx::kBadPkey;
   } else if (wire::mrc_is_data(fi.mrc.op)) {
     on_data(fi, m, &r, now);
   } else if (fi.mrc.op == MrcOp::kSack) {
@@ -745,12 +854,9 @@ rte_mbuf* Transport::make_ctrl(TimeNs now) {
   s.bth.psn = st_ ? st_->cack() : Psn(0);
   uint32_t ev = 0;
   uint8_t plane = 0;
-  auto pick_plane = [&](uint32_t e) {
-    if (const auto i = ev_->index_of(e)) plane = ev_->plane(*i);
-    // A down plane carries nothing: the first up one instead.
-    const uint32_t up = local_up_ & ((planes_ >= 32) ? ~0u : (1u << planes_) - 1);
-    if (((up >> plane) & 1u) == 0 && up != 0) plane = static_cast<uint8_t>(std::countr_zero(up));
-  };
+  // Every control frame leaves on the control plane (NicNode files the QP's
+  // control frames on ctrl_port()); the EV it reflects picks its UDP source port.
+  auto pick_plane = [&](uint32_t) { plane = ctrl_plane(); };
   if (nack_count_ > 0) {
     const Nack& n = nacks_[nack_head_];
     s.op = MrcOp::kNack;
@@ -820,10 +926,9 @@ rte_mbuf* Transport::make_ctrl(TimeNs now) {
     s.ep_request.request_id = port_status_id_;
     s.ep_request.port_status_mask = local_up_;
     s.ep_request.tx_ts = now_ts(now);
-    const std::optional<EvPick> pk = ev_->pick_next(rng_);
+    pick_plane(0);
+    const std::optional<EvPick> pk = pick(plane);
     ev = pk ? pk->ev : attr_.ev_base;
-    plane = pk ? pk->plane : 0;
-    pick_plane(ev);
     s.ep_request.ev = ev;
     rte_mbuf* m = emit(s, 0, ev, plane);
     if (m == nullptr) return nullptr;
@@ -837,51 +942,13 @@ rte_mbuf* Transport::make_ctrl(TimeNs now) {
     s.ep_response.status = wire::MrcEndpointStatus::kOk;
     s.ep_response.request_id = ep_resp_id_;
     s.ep_response.port_status_mask = local_up_;
-    const std::optional<EvPick> pk = ev_->pick_next(rng_);
+    pick_plane(0);
+    const std::optional<EvPick> pk = pick(plane);
     ev = pk ? pk->ev : attr_.ev_base;
-    plane = pk ? pk->plane : 0;
-    pick_plane(ev);
     s.ep_response.ev = ev;
     rte_mbuf* m = emit(s, 0, ev, plane);
     if (m == nullptr) return nullptr;
     ep_resp_pending_ = false;
-    return m;
-  }
-  if (probe_pending_ || ev_probe_pending_ >= 0) {
-    const bool evp = ev_probe_pending_ >= 0;
-    s.op = MrcOp::kProbe;
-    s.bth.psn = sb_ ? sb_->next() : Psn(0);
-    if (evp) {
-      const auto index = static_cast<uint16_t>(ev_probe_pending_);
-      ev = ev_->ev(index);
-      plane = ev_->plane(index);
-      s.probe.probe_id = static_cast<uint16_t>(kEvProbeFlag | index);
-    } else {
-      const std::optional<EvPick> pk = ev_->pick_next(rng_);
-      if (!pk) {
-        probe_pending_ = false;
-        return nullptr;
-      }
-      ev = pk->ev;
-      plane = pk->plane;
-      probe_id_ = static_cast<uint16_t>((probe_id_ + 1) & 0x7FFF);
-      s.probe.probe_id = probe_id_;
-    }
-    s.probe.ev = ev;
-    s.probe.tx_ts = now_ts(now);
-    rte_mbuf* m = emit(s, 0, ev, plane);
-    if (m == nullptr) return nullptr;
-    if (evp) {
-      ev_->on_probe_sent(static_cast<uint16_t>(ev_probe_pending_));
-      ev_probe_out_ = ev_probe_pending_;
-      ev_probe_sent_ = now;
-      ev_probe_pending_ = -1;
-      ++ctr_.tx_ev_probes;
-    } else {
-      probe_pending_ = false;
-      probe_out_ = true;
-      ++ctr_.tx_probes;
-    }
     return m;
   }
   return nullptr;
@@ -895,7 +962,7 @@ TimeNs Transport::next_deadline() const {
   if (sb_ && q_.state_ == QpState::kRts) {
     if (sb_->in_flight() > 0) t = std::min(t, next_probe_at_);
     if (ev_probe_out_ >= 0) t = std::min(t, ev_probe_sent_ + TimeNs(attr_.rto_ns));
-    else if (ev_ && ev_->usable() < ev_->size()) t = std::min(t, next_ev_probe_at_);
+    else if (retired_ > 0) t = std::min(t, next_ev_probe_at_);
   }
   return t;
 }
@@ -946,7 +1013,7 @@ void Transport::advance(TimeNs now) {
     ev_->on_probe_result(static_cast<uint16_t>(ev_probe_out_), false);
     ev_probe_out_ = -1;
   }
-  if (ev_probe_out_ < 0 && ev_probe_pending_ < 0 && next_ev_probe_at_ <= now) {
+  if (retired_ > 0 && ev_probe_out_ < 0 && ev_probe_pending_ < 0 && next_ev_probe_at_ <= now) {
     if (const std::optional<uint16_t> i = ev_->next_probe()) ev_probe_pending_ = *i;
     next_ev_probe_at_ = now + TimeNs(attr_.ev_probe_interval_ns);
   }
@@ -973,9 +1040,7 @@ void Transport::on_peer_port_status(uint32_t up_mask, uint8_t num_ports, uint16_
   ++ctr_.rx[static_cast<int>(MrcRx::kPortStatus)];
 }
 
-bool Transport::from_peer(const wire::FrameInfo& fi) const {
-  return ev_.has_value() && q_.check_peer(fi) == rc::RxAction::kAccepted;
-}
+bool Transport::from_peer(const wire::FrameInfo& fi) const { return ev_.has_value() && peer_ok(fi); }
 
 void Transport::on_port_status_answered() { port_status_repeat_ = TimeNs::max(); }
 

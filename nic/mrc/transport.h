@@ -119,12 +119,19 @@ class Transport {
   // ---- datapath (rc::Qp forwards) -------------------------------------------
   int on_rx(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now);  // returns MrcRx
   bool has_ctrl() const {
-    return nack_count_ > 0 || probe_resp_count_ > 0 || sack_due_ || probe_pending_ || ev_probe_pending_ >= 0 ||
-           port_status_pending_ || ep_resp_pending_;
+    return nack_count_ > 0 || probe_resp_count_ > 0 || sack_due_ || port_status_pending_ || ep_resp_pending_;
   }
   rte_mbuf* make_ctrl(TimeNs now);
+  // Data frames (data, retransmissions, probes) for the port the host is
+  // serving (rc::Qp::tx_port(): its plane when the QP sprays).
   bool has_data(TimeNs now) const;
   rte_mbuf* make_data(TimeNs now);
+  // The QP sends data on host port `port_num` (its plane is up at both ends
+  // when spraying; else the QP's own port).
+  bool sends_on(uint8_t port_num) const;
+  // The port control frames (SACK, NACK, endpoint) leave on: the first plane
+  // up at both ends (the QP's port when not spraying).
+  uint8_t ctrl_port() const;
   TimeNs next_deadline() const;
   void advance(TimeNs now);
 
@@ -186,6 +193,17 @@ class Transport {
   };
 
   SendRec& rec(wire::Psn p) { return recs_[p.value() & rec_mask_]; }
+  // The plane of the port being served (0 when not spraying).
+  uint8_t tx_plane() const;
+  // An EV of `plane` for the next packet (pick_next when there is one plane:
+  // no scan).
+  std::optional<EvPick> pick(uint8_t plane, bool retransmission = false, std::optional<uint16_t> avoid = {}) {
+    return planes_ == 1 ? ev_->pick_next(rng_, retransmission, avoid)
+                        : ev_->pick_in_plane(rng_, plane, retransmission, avoid);
+  }
+  uint8_t ctrl_plane() const;
+  bool peer_ok(const wire::FrameInfo& fi) const;
+  rte_mbuf* make_probe(uint8_t plane, TimeNs now);
   void queue_rtx(wire::Psn p);
   void lost(wire::Psn p, bool timeout, TimeNs now);
   // Builds one MRC frame of `spec` with `payload` (scratch) into an mbuf.
@@ -239,6 +257,7 @@ class Transport {
   bool probe_out_ = false;
   uint16_t probe_id_ = 0;
   TimeNs next_probe_at_ = TimeNs::max();
+  uint16_t retired_ = 0;           // EVs retired and not re-admitted (probing runs while > 0)
   int ev_probe_pending_ = -1;      // EV index to probe
   int ev_probe_out_ = -1;          // EV index of the probe in flight
   TimeNs ev_probe_sent_{0};

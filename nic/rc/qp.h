@@ -205,6 +205,20 @@ class Qp {
   verbs::QpState state() const { return state_; }
   verbs::Pd* pd() const { return pd_; }
   uint8_t port_num() const { return attr_.port_num; }
+  // The host ports the QP uses. RC: its own port. An MRC QP that sprays sends
+  // data on every port whose plane is up at both ends (the host asks it for a
+  // frame of the port it serves, set_tx_port() first) and control frames on
+  // ctrl_port().
+  bool sends_on(uint8_t port) const {
+    if (mrc_ != nullptr) [[unlikely]] return mrc_sends_on(port);
+    return attr_.port_num == port;
+  }
+  uint8_t ctrl_port() const {
+    if (mrc_ != nullptr) [[unlikely]] return mrc_ctrl_port();
+    return attr_.port_num;
+  }
+  void set_tx_port(uint8_t port) { tx_port_ = port; }
+  uint8_t tx_port() const { return tx_port_; }
   // The addresses of port `port_num` (port 1's before the QP is bound).
   const LocalAddr& local_of(uint8_t port_num) const {
     return env_.local[port_num >= 1 && port_num <= env_.num_ports ? port_num - 1 : 0];
@@ -318,6 +332,8 @@ class Qp {
  private:
   friend class mrc::Transport;
   bool mrc_has_ctrl() const;
+  bool mrc_sends_on(uint8_t port) const;
+  uint8_t mrc_ctrl_port() const;
   TimeNs mrc_next_deadline() const;
   RxAction on_rx_mrc(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now);
 
@@ -482,6 +498,7 @@ class Qp {
 
   // MRC QPs only (created with QpType::kMrc).
   std::unique_ptr<mrc::Transport> mrc_;
+  uint8_t tx_port_ = 0;  // the port the host is serving (MRC spraying)
 };
 
 }  // namespace sf::nic::rc

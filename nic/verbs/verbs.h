@@ -283,6 +283,13 @@ struct MrcQpAttr {
   MrcEvMode ev_mode = MrcEvMode::kUdpSport;
   uint8_t trim_lasthop_dscp = 0xFF; // a trimmed packet with this DSCP is TRIMMED_LASTHOP; 0xFF = never
   uint64_t seed = 0;                // EV draw seed; 0 = derived from the host seed and the QPN
+  // The peer's address on each plane (its port p + 1): plane p's packets go
+  // to peer_gid[p] / peer_mac[p], and arrivals from any of them are the
+  // peer's. 0 = every plane uses ah_attr's dgid / dmac (a fabric that routes
+  // any plane to that address).
+  uint8_t num_peer_ports = 0;       // 0, or the number of planes
+  Gid peer_gid[32] = {};
+  uint8_t peer_mac[32][6] = {};
 };
 
 // mrc_modify_qp mask bits (which MrcQpAttr fields apply). The EV profile
@@ -305,8 +312,9 @@ inline constexpr int kMrcEvProbeInterval = 1 << 13;
 inline constexpr int kMrcSackCoalesce = 1 << 14;  // sack_every_pkts and sack_delay_ns
 inline constexpr int kMrcMaxTimeouts = 1 << 15;
 inline constexpr int kMrcTrimLastHopDscp = 1 << 16;
+inline constexpr int kMrcPeerPorts = 1 << 17;  // num_peer_ports, peer_gid, peer_mac
 inline constexpr int kMrcProfile = kMrcNumEvs | kMrcNumPlanes | kMrcBackupPerPlane | kMrcEvBase |
-                                   kMrcProbesToReadmit | kMrcMpr | kMrcEvMode | kMrcSeed;
+                                   kMrcProbesToReadmit | kMrcMpr | kMrcEvMode | kMrcSeed | kMrcPeerPorts;
 inline constexpr int kMrcTunables = kMrcWindowBytes | kMrcBaseRtt | kMrcRto | kMrcOooTolerance | kMrcProbeInterval |
                                     kMrcEvProbeInterval | kMrcSackCoalesce | kMrcMaxTimeouts | kMrcTrimLastHopDscp;
 inline constexpr int kMrcAllAttrs = kMrcProfile | kMrcTunables;

@@ -1,6 +1,7 @@
 // Harness of the MRC QP tests: two NicNodes (node a = host 0, node b =
 // host 1, `ports` ports each, port k of a wired to port k of b) joined by a
-// test link in virtual time that the test controls frame by frame: every
+// test link in virtual time (each port sends one frame per wire time at the
+// line rate, then `delay` of propagation) that the test controls frame by frame: every
 // frame is parsed and shown to a filter that delivers it, drops it, holds it
 // (for the test to release in any order), duplicates it or trims it to its
 // headers (as a trimming switch does). Deterministic: no clock, no
@@ -153,6 +154,7 @@ class MrcRig {
       : a(mrc_node_cfg(0, ports, rate), sf::test::mbuf_pool()),
         b(mrc_node_cfg(1, ports, rate), sf::test::mbuf_pool()),
         ports_(ports),
+        rate_(rate),
         delay_(delay) {}
   ~MrcRig() {
     for (auto& f : wire_) rte_pktmbuf_free(f.m);
@@ -167,7 +169,8 @@ class MrcRig {
   std::vector<LinkPkt> log;
   // Held frames (Fate::kHold), in arrival order.
   std::vector<std::pair<LinkPkt, std::vector<uint8_t>>> held;
-  // Port up/down of the link (per port index): a down port drops both ways.
+  // Port up/down of the link (per port index): a down link drops both ways,
+  // frames already on it too.
   std::vector<bool> link_up = std::vector<bool>(32, true);
 
   NicNode& node(int i) { return i == 0 ? a : b; }
@@ -186,11 +189,15 @@ class MrcRig {
       deliver_due();
       a.advance(now);
       b.advance(now);
+      TimeNs t = std::min(a.next_wakeup(now), b.next_wakeup(now));
       for (int n = 0; n < 2; ++n) {
-        for (int p = 0; p < ports_; ++p) pull(n, static_cast<PortId>(p));
+        for (int p = 0; p < ports_; ++p) {
+          Tx& x = tx_[n][p];
+          if (x.free_at <= now) x.more = pull(n, static_cast<PortId>(p));
+          if (x.more) t = std::min(t, std::max(x.free_at, now + TimeNs(1)));
+        }
       }
       if (done()) return true;
-      TimeNs t = std::min(a.next_wakeup(now), b.next_wakeup(now));
       if (!wire_.empty()) t = std::min(t, wire_.front().at);
       if (t <= now) t = now + TimeNs(1);
       if (t > limit) {
@@ -224,14 +231,21 @@ class MrcRig {
       InFlight f = wire_.front();
       wire_.erase(wire_.begin());
       rte_mbuf* m = f.m;
+      if (!link_up[f.port]) {
+        rte_pktmbuf_free(m);
+        continue;
+      }
       node(f.to).receive(f.port, {&m, 1}, now);
     }
   }
-  void pull(int n, PortId port) {
-    for (;;) {
-      std::array<rte_mbuf*, 32> out{};
+  // One frame from node n's port, if it has one (the port is then busy for
+  // its wire time); true when it sent one.
+  bool pull(int n, PortId port) {
+    {
+      std::array<rte_mbuf*, 1> out{};
       const uint16_t k = node(n).transmit(port, out, now);
       for (uint16_t i = 0; i < k; ++i) {
+        tx_[n][port].free_at = now + rate_.tx_time(wire_bytes(out[i]->pkt_len));
         std::vector<uint8_t> bytes = bytes_of(out[i]);
         rte_pktmbuf_free(out[i]);
         const LinkPkt pk = describe(bytes, n, port);
@@ -256,11 +270,17 @@ class MrcRig {
           }
         }
       }
-      if (k < out.size()) break;
+      return k > 0;
     }
   }
 
+  struct Tx {
+    TimeNs free_at{0};
+    bool more = false;
+  };
+  std::array<std::array<Tx, 32>, 2> tx_{};
   int ports_;
+  BitRate rate_;
   TimeNs delay_;
   uint64_t seq_ = 0;
   std::vector<InFlight> wire_;
