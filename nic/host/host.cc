@@ -9,6 +9,7 @@ namespace sf::nic {
 Host::Host(const HostConfig& cfg, rte_mempool* pool, std::vector<PortId> ports)
     : cfg_(cfg),
       ports_(std::move(ports)),
+      port_rates_(std::max<size_t>(ports_.size(), 1), BitRate::gbps(100)),
       pool_(pool),
       mrs_(cfg.max_mrs, cfg.rc.seed),
       mr_shinfo_(cfg.tx_zero_copy ? cfg.max_mrs : 0),
@@ -113,7 +114,8 @@ rc::Qp* Host::create_qp(verbs::Pd* pd, const verbs::QpInitAttr& init, int* err) 
   }
   for (uint32_t i = 0; i < qps_.size(); ++i) {
     if (qps_[i].in_use()) continue;
-    rc::QpEnv env{pool_, &mrs_, locals_.data(), &cfg_.rc, num_ports(), mr_shinfo_.empty() ? nullptr : mr_shinfo_.data()};
+    rc::QpEnv env{pool_, &mrs_, locals_.data(), &cfg_.rc, num_ports(), mr_shinfo_.empty() ? nullptr : mr_shinfo_.data(),
+                  port_rates_.data()};
     *err = qps_[i].create(env, first_qpn_ + i, pd, init);
     return *err == 0 ? &qps_[i] : nullptr;
   }

@@ -9,6 +9,7 @@
 
 #include "common/wire/mac_control.h"
 #include "common/wire/mbuf_icrc.h"
+#include "nic/mrc/transport.h"
 
 namespace sf::nic {
 
@@ -49,6 +50,7 @@ const char* to_string(RxDrop d) {
     case RxDrop::kWrongIp: return "wrong_ip";
     case RxDrop::kBadIcrc: return "bad_icrc";
     case RxDrop::kUnknownQp: return "unknown_qp";
+    case RxDrop::kMrcEndpoint: return "mrc_endpoint";
     case RxDrop::kRxRingFull: return "rx_ring_full";
     case RxDrop::kCount: break;
   }
@@ -118,6 +120,7 @@ NicNode::NicNode(const NicConfig& cfg, rte_mempool* pool)
     for (uint8_t k = 1; k <= h->num_ports(); ++k) {
       ports_[h->node_port(k)].port_num = k;
       ports_[h->node_port(k)].addr = &h->local(k);
+      h->set_port_rate(k, cfg.ports[h->node_port(k)].line_rate);
     }
   }
 }
@@ -237,7 +240,9 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
     done.add(m);
     return kNoSlot;
   }
-  if (fi.kind != wire::FrameKind::kRoce || fi.bth == nullptr) return drop(RxDrop::kNotRoce);
+  if ((fi.kind != wire::FrameKind::kRoce && fi.kind != wire::FrameKind::kMrc) || fi.bth == nullptr) {
+    return drop(RxDrop::kNotRoce);
+  }
   Host& h = *hosts_[p.host];
   // Addressed to this port (each port of a multi-port host is its own
   // address): another port's MAC or IP is dropped here, counted on this port.
@@ -248,7 +253,15 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
   } else if (fi.ipv6 == nullptr || !me.has_ipv6 || !(fi.ipv6->dst == me.ipv6)) {
     return drop(RxDrop::kWrongIp);
   }
-  if (wire::icrc_verify_mbuf(m, fi) != wire::IcrcStatus::kOk) return drop(RxDrop::kBadIcrc);
+  // A trimmed MRC data frame has lost its payload and ICRC: its headers go
+  // to the QP unverified (it only NACKs the PSN; docs/mrc.md).
+  const bool trimmed = fi.kind == wire::FrameKind::kMrc && fi.mrc.trimmed;
+  if (!trimmed && wire::icrc_verify_mbuf(m, fi) != wire::IcrcStatus::kOk) return drop(RxDrop::kBadIcrc);
+  if (fi.kind == wire::FrameKind::kMrc && fi.bth->dest_qp.value() == wire::kMrcEndpointQpn) [[unlikely]] {
+    endpoint_frame(p.host, fi, now);
+    done.add(m);
+    return kNoSlot;
+  }
   rc::Qp* qp = h.qp_by_qpn(fi.bth->dest_qp.value());
   if (qp == nullptr) return drop(RxDrop::kUnknownQp);
   qp->on_rx(fi, m, now);
@@ -256,14 +269,75 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
   return qp->qp_num() - h.first_qpn();
 }
 
+void NicNode::endpoint_frame(uint32_t host, const wire::FrameInfo& fi, TimeNs now) {
+  Host& h = *hosts_[host];
+  const bool port_status = (fi.mrc.erth != nullptr && fi.mrc.erth->get_op() == wire::MrcEndpointOp::kPortStatus) ||
+                           (fi.mrc.eeth != nullptr && fi.mrc.eeth->get_op() == wire::MrcEndpointOp::kPortStatus);
+  uint32_t taken = 0;
+  for (uint32_t slot = 0; port_status && slot < h.qp_capacity(); ++slot) {
+    rc::Qp& qp = h.qp_slot(slot);
+    mrc::Transport* t = qp.in_use() ? qp.mrc() : nullptr;
+    if (t == nullptr || !t->from_peer(fi)) continue;
+    if (fi.mrc.erth != nullptr) {
+      t->on_peer_port_status(fi.mrc.erth->port_status_mask.value(), fi.mrc.erth->num_ports,
+                             fi.mrc.erth->request_id.value());
+    } else {
+      t->on_port_status_answered();
+    }
+    ++taken;
+    schedule(host, slot, now);
+  }
+  // EV probes (endpoint op 1) are not implemented: retired EVs are probed
+  // with reliability probes on the QP (docs/mrc.md).
+  if (taken == 0) ++ports_[h.node_port(1)].ctr.drops[static_cast<int>(RxDrop::kMrcEndpoint)];
+}
+
 void NicNode::schedule(uint32_t host, uint32_t slot, TimeNs now) {
   file_timer_and_ctrl(host, slot);
   Host& h = *hosts_[host];
   rc::Qp& qp = h.qp_slot(slot);
   if (!qp.in_use() || qp.port_num() == 0 || qp.port_num() > h.num_ports()) return;
+  if (qp.is_mrc()) [[unlikely]] {
+    schedule_mrc(host, slot, now);
+    return;
+  }
   Port& p = ports_[h.node_port(qp.port_num())];
-  if ((p.in_ctrl[slot] & kInPaused) == 0 && !p.wheel.contains(slot) && qp.has_data(now)) {
+  if (p.up && (p.in_ctrl[slot] & kInPaused) == 0 && !p.wheel.contains(slot) && qp.has_data(now)) {
     p.wheel.insert(slot, qp.file_departure(now));
+  }
+}
+
+void NicNode::schedule_mrc(uint32_t host, uint32_t slot, TimeNs now) {
+  Host& h = *hosts_[host];
+  rc::Qp& qp = h.qp_slot(slot);
+  for (uint8_t k = 1; k <= h.num_ports(); ++k) {
+    Port& p = ports_[h.node_port(k)];
+    if (!p.up || !qp.sends_on(k) || (p.in_ctrl[slot] & kInPaused) != 0 || p.wheel.contains(slot)) continue;
+    qp.set_tx_port(k);
+    if (qp.has_data(now)) p.wheel.insert(slot, qp.file_departure(now));
+  }
+}
+
+void NicNode::set_port_up(PortId port, bool up) {
+  Port& p = ports_[port];
+  if (p.up == up) return;
+  p.up = up;
+  Host& h = *hosts_[p.host];
+  if (!up) {
+    // Nothing waits on a down port: its QPs are filed again where they can send.
+    for (uint32_t slot = 0; slot < h.qp_capacity(); ++slot) {
+      if (p.wheel.contains(slot)) p.wheel.remove(slot);
+      p.in_ctrl[slot] = 0;
+    }
+    p.ctrl_count = 0;
+    p.ctrl_head = 0;
+    p.paused.clear();
+  }
+  for (uint32_t slot = 0; slot < h.qp_capacity(); ++slot) {
+    rc::Qp& qp = h.qp_slot(slot);
+    if (!qp.in_use()) continue;
+    if (mrc::Transport* t = qp.mrc(); t != nullptr) t->on_local_plane(static_cast<uint8_t>(p.port_num - 1), up, now_);
+    schedule(p.host, slot, now_);
   }
 }
 
@@ -290,8 +364,10 @@ void NicNode::file_timer_and_ctrl(uint32_t host, uint32_t slot) {
     timers_.insert(id, deadline);
   }
   if (!qp.in_use() || qp.port_num() == 0 || qp.port_num() > h.num_ports()) return;
-  Port& p = ports_[h.node_port(qp.port_num())];
-  if (qp.has_ctrl() && (p.in_ctrl[slot] & kInCtrl) == 0) {
+  const uint8_t cport = qp.ctrl_port();
+  if (cport == 0 || cport > h.num_ports()) return;
+  Port& p = ports_[h.node_port(cport)];
+  if (p.up && qp.has_ctrl() && (p.in_ctrl[slot] & kInCtrl) == 0) {
     p.ctrl[(p.ctrl_head + p.ctrl_count) % p.ctrl.size()] = slot;
     ++p.ctrl_count;
     p.in_ctrl[slot] |= kInCtrl;
@@ -305,6 +381,7 @@ void NicNode::kick(size_t host, rc::Qp& qp) {
 uint16_t NicNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
   now_ = now;
   Port& p = ports_[port];
+  if (!p.up) [[unlikely]] return 0;
   Host& h = *hosts_[p.host];
   uint16_t n = 0;
   // 1. PFC frames, ahead of everything.
@@ -339,7 +416,7 @@ uint16_t NicNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
     p.in_ctrl[slot] &= static_cast<uint8_t>(~kInCtrl);
     rc::Qp& qp = h.qp_slot(slot);
     // A QP reset and bound to another port since it was filed here sends there.
-    if (!qp.in_use() || qp.port_num() != p.port_num) continue;
+    if (!qp.in_use() || qp.ctrl_port() != p.port_num) continue;
     if (((paused >> qp.priority()) & 1u) != 0) {
       schedule(p.host, slot, now);
       continue;
@@ -363,7 +440,9 @@ uint16_t NicNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
       if (!p.wheel.pop_due(now, &slot)) break;
       rc::Qp& qp = h.qp_slot(slot);
       // Re-filed by schedule() when it has data again, on the port it is bound to.
-      if (!qp.in_use() || qp.port_num() != p.port_num || !qp.has_data(now)) continue;
+      if (!qp.in_use() || !qp.sends_on(p.port_num)) continue;
+      qp.set_tx_port(p.port_num);
+      if (!qp.has_data(now)) continue;
       if (((paused >> qp.priority()) & 1u) != 0) {
         p.paused.push_back(slot);
         p.in_ctrl[slot] |= kInPaused;

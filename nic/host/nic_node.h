@@ -50,6 +50,7 @@ enum class RxDrop : uint8_t {
   kWrongIp,      // destination IP is not the host's
   kBadIcrc,
   kUnknownQp,    // no QP with that number in the host
+  kMrcEndpoint,  // MRC endpoint request/response no MRC QP of the host takes (unknown peer, bad op)
   kRxRingFull,   // receive backlog full
   kCount
 };
@@ -124,11 +125,15 @@ class Host {
   rc::Qp* create_qp(verbs::Pd* pd, const verbs::QpInitAttr& init, int* err);
   int destroy_qp(rc::Qp* qp);
   const verbs::MrTable& mrs() const { return mrs_; }
+  // Line rate of verbs port `port_num` (set by NicNode; an MRC QP's default
+  // window is one BDP of its ports).
+  void set_port_rate(uint8_t port_num, BitRate r) { port_rates_[port_num - 1] = r; }
 
  private:
   HostConfig cfg_;
   std::vector<rc::LocalAddr> locals_;  // per port (QpEnv::local points here)
   std::vector<PortId> ports_;
+  std::vector<BitRate> port_rates_;  // per port (QpEnv::port_rate points here)
   rte_mempool* pool_;
   verbs::MrTable mrs_;
   std::vector<rte_mbuf_ext_shared_info> mr_shinfo_;  // per MR slot, tx_zero_copy only
@@ -169,6 +174,13 @@ class NicNode final : public Node {
   // file it in its port's wheel / control queue. Called by the verbs layer.
   void kick(size_t host, rc::Qp& qp);
 
+  // Link state of a node port (a host port): a down port sends nothing; its
+  // host's MRC QPs stop using that plane at once and tell their peers (ERTH
+  // port status), RC QPs bound to it wait (their timers run). Up again: they
+  // resume. Ports start up.
+  void set_port_up(PortId port, bool up);
+  bool port_up(PortId port) const { return ports_[port].up; }
+
   // Per node port (a host's port_num k is node port host(h).node_port(k)).
   const NicPortCounters& counters(PortId port) const { return ports_[port].ctr; }
   const NicPortConfig& port_config(PortId port) const { return ports_[port].cfg; }
@@ -181,6 +193,7 @@ class NicNode final : public Node {
     NicPortConfig cfg;
     uint32_t host = 0;
     uint8_t port_num = 1;                   // the host's verbs port number of this node port
+    bool up = true;                         // set_port_up()
     const rc::LocalAddr* addr = nullptr;    // its addresses (in the host)
     PfcReceiver pfc_rx;
     PfcGenerator pfc_tx;
@@ -219,12 +232,17 @@ class NicNode final : public Node {
   // (of the port's host) the frame was handed to, kNoSlot if none: the
   // caller schedules that QP once per run of frames for it.
   uint32_t process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done);
+  // An MRC endpoint request / response (BTH DestQP 2, docs/mrc.md): handed to
+  // every MRC QP of the host whose peer sent it.
+  void endpoint_frame(uint32_t host, const wire::FrameInfo& fi, TimeNs now);
   void drain(PortId port, TimeNs now);
   // What schedule() does but the wheel: files the QP's timer and its
   // control frames.
   void file_timer_and_ctrl(uint32_t host, uint32_t slot);
   void update_pfc(PortId port, TimeNs now);
   void schedule(uint32_t host, uint32_t slot, TimeNs now);
+  // schedule()'s wheel part for an MRC QP: filed on every port it sends on.
+  void schedule_mrc(uint32_t host, uint32_t slot, TimeNs now);
   // schedule() for a QP that has just sent a frame on `p`, with its
   // has_data(now) already known (no second call).
   void schedule_after_frame(Port& p, uint32_t host, uint32_t slot, TimeNs now, bool has_data);

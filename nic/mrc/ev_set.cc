@@ -168,6 +168,44 @@ std::optional<EvPick> EvSet::pick_next(Rng& rng, bool retransmission, std::optio
   return EvPick{idx, ev(idx), plane(idx)};
 }
 
+uint16_t EvSet::usable_in_plane(uint8_t p) const {
+  uint16_t n = 0;
+  for (uint16_t i = 0; i < n_usable_; ++i) n += plane(usable_[i]) == p ? 1 : 0;
+  return n;
+}
+
+std::optional<EvPick> EvSet::pick_in_plane(Rng& rng, uint8_t p, bool retransmission, std::optional<uint16_t> avoid) {
+  expire_skips(false);
+  uint16_t n = usable_in_plane(p);
+  // Only skipped EVs left in the plane: end skips (oldest first) rather than stall.
+  while (n == 0 && plane_up(p) && expire_skips(true)) n = usable_in_plane(p);
+  if (n == 0) {
+    ++no_usable_;
+    return std::nullopt;
+  }
+  const bool skip_avoid = avoid && *avoid < cfg_.num_evs && n > 1 && evs_[*avoid].pos != kNotUsable &&
+                          plane(*avoid) == p;
+  uint16_t r = static_cast<uint16_t>(rng.below(skip_avoid ? n - 1 : n));
+  uint16_t idx = 0;
+  for (uint16_t i = 0; i < n_usable_; ++i) {
+    const uint16_t k = usable_[i];
+    if (plane(k) != p || (skip_avoid && k == *avoid)) continue;
+    if (r == 0) {
+      idx = k;
+      break;
+    }
+    --r;
+  }
+  ++picks_;
+  EvCounters& c = evs_[idx].counters;
+  if (retransmission) {
+    ++c.retransmitted;
+  } else {
+    ++c.sent;
+  }
+  return EvPick{idx, ev(idx), plane(idx)};
+}
+
 EvOutcome EvSet::on_signal(uint16_t index, EvSignal s) {
   if (index >= cfg_.num_evs) return EvOutcome::kNone;
   Ev& e = evs_[index];

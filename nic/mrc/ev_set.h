@@ -95,6 +95,16 @@ class EvSet {
   // retired/denied): the transport waits and counts it.
   std::optional<EvPick> pick_next(Rng& rng, bool retransmission = false,
                                   std::optional<uint16_t> avoid = std::nullopt);
+  // pick_next() restricted to the EVs of `plane` (a multi-port sender's
+  // port asks for a packet of its plane: the spec's GetSendParams() given the
+  // ports with TX space). Same semantics within the plane: uniform over its
+  // usable EVs, `avoid` honoured when another is usable, skips of the set
+  // ended early (oldest first) rather than stall when the plane has only
+  // skipped EVs; nullopt (counted in no_usable) when the plane has none.
+  std::optional<EvPick> pick_in_plane(Rng& rng, uint8_t plane, bool retransmission = false,
+                                      std::optional<uint16_t> avoid = std::nullopt);
+  // Usable EVs of `plane` now (a scan; GOOD, active, plane up).
+  uint16_t usable_in_plane(uint8_t plane) const;
 
   EvOutcome on_signal(uint16_t index, EvSignal s);
 

@@ -6,6 +6,8 @@
 #include <bit>
 #include <cerrno>
 
+#include "nic/mrc/transport.h"
+
 namespace sf::nic::rc {
 
 using verbs::QpState;
@@ -37,7 +39,8 @@ const char* to_string(RxAction a) {
 
 int Qp::create(const QpEnv& env, uint32_t qpn, verbs::Pd* pd, const verbs::QpInitAttr& init) {
   if (in_use_) return EBUSY;
-  if (pd == nullptr || init.send_cq == nullptr || init.recv_cq == nullptr || init.qp_type != verbs::QpType::kRc) {
+  if (pd == nullptr || init.send_cq == nullptr || init.recv_cq == nullptr ||
+      (init.qp_type != verbs::QpType::kRc && init.qp_type != verbs::QpType::kMrc)) {
     return EINVAL;
   }
   if (init.cap.max_send_wr == 0 || init.cap.max_send_wr > kMaxWr || init.cap.max_recv_wr > kMaxWr ||
@@ -69,12 +72,18 @@ int Qp::create(const QpEnv& env, uint32_t qpn, verbs::Pd* pd, const verbs::QpIni
   pkey_ = env.cfg->pkey_table.empty() ? wire::Bth::kDefaultPkey : env.cfg->pkey_table[0];
   cnp_gate_ = CnpGate(env.cfg->cnp_interval);
   reset_queues();
+  if (init.qp_type == verbs::QpType::kMrc) {
+    mrc_ = std::make_unique<mrc::Transport>(*this);
+  } else {
+    mrc_.reset();
+  }
   in_use_ = true;
   return 0;
 }
 
 void Qp::destroy() {
   in_use_ = false;
+  mrc_.reset();
   sq_.clear();
   rq_.clear();
   state_ = QpState::kReset;
@@ -187,6 +196,9 @@ int Qp::modify(const verbs::QpAttr& a, int mask, TimeNs now) {
   if ((mask & kQpTimeout) && a.timeout > 31) return EINVAL;
   if ((mask & kQpRetryCnt) && a.retry_cnt > 7) return EINVAL;
   if ((mask & kQpRnrRetry) && a.rnr_retry > 7) return EINVAL;
+  if (mrc_ != nullptr && next == QpState::kRtr && cur != QpState::kRtr) {
+    if (const int e = mrc_->check_rtr(mtu_bytes((mask & kQpPathMtu) ? a.path_mtu : attr_.path_mtu)); e != 0) return e;
+  }
 
   // Apply.
   if (mask & kQpPort) attr_.port_num = a.port_num;
@@ -219,6 +231,7 @@ int Qp::modify(const verbs::QpAttr& a, int mask, TimeNs now) {
     case QpState::kReset:
       reset_queues();
       av_set_ = false;
+      if (mrc_ != nullptr) mrc_->on_reset();
       break;
     case QpState::kInit:
       break;
@@ -227,6 +240,7 @@ int Qp::modify(const verbs::QpAttr& a, int mask, TimeNs now) {
       mtu_shift_ = static_cast<uint32_t>(std::countr_zero(mtu_));
       epsn_ = Psn(attr_.rq_psn);
       build_spec();
+      if (mrc_ != nullptr) mrc_->on_rtr(now);
       break;
     case QpState::kRts:
       next_psn_ = Psn(attr_.sq_psn);
@@ -234,10 +248,13 @@ int Qp::modify(const verbs::QpAttr& a, int mask, TimeNs now) {
       sent_next_psn_ = next_psn_;
       retry_left_ = attr_.retry_cnt;
       rnr_left_ = attr_.rnr_retry;
-      break;
+      state_ = next;
+      if (mrc_ != nullptr) mrc_->on_rts(now);
+      return 0;
     case QpState::kErr:
       state_ = QpState::kErr;
       flush_all(now);
+      if (mrc_ != nullptr) mrc_->on_error();
       return 0;
     default:
       return EINVAL;

@@ -9,6 +9,10 @@
 //   qp_ack.cc    requester: ACK / NAK / RNR NAK / read-response handling, completions
 //   qp_retx.cc   go-back-N rewind, retransmit timer, RNR wait, retry exhaustion
 //   qp_cc.cc     the congestion-control seams (cc_seam.h)
+// An MRC QP (QpType::kMrc, docs/mrc.md) is this same object with an
+// mrc::Transport (nic/mrc/transport.h) that takes every datapath entry
+// behind one predictable branch (`mrc_ != nullptr`); it shares the verbs
+// state, rings, CQ pushes, MR checks, pacing and CC seam through friend access.
 //
 // Pure logic: every entry takes `TimeNs now`; nothing reads a clock. No
 // allocation after create(): work queues are fixed rings, frames come from the
@@ -24,6 +28,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "common/time.h"
@@ -36,6 +41,10 @@
 #include "nic/verbs/cq.h"
 #include "nic/verbs/mr.h"
 #include "nic/verbs/verbs.h"
+
+namespace sf::nic::mrc {
+class Transport;
+}
 
 namespace sf::nic::rc {
 
@@ -97,6 +106,9 @@ struct QpEnv {
   // Zero-copy transmit: the host's per-MR-slot shared info (index = Mr::handle);
   // nullptr = payload is copied.
   rte_mbuf_ext_shared_info* mr_shinfo = nullptr;
+  // Line rate of each port (index port_num - 1); nullptr = 100 Gb/s each.
+  // An MRC QP's default window is one BDP of its ports.
+  const BitRate* port_rate = nullptr;
 };
 
 // What happened to an arriving frame (counted per QP).
@@ -156,7 +168,8 @@ struct QpCounters {
 
 class Qp {
  public:
-  Qp() = default;
+  Qp();
+  ~Qp();
   Qp(const Qp&) = delete;
   Qp& operator=(const Qp&) = delete;
 
@@ -176,10 +189,36 @@ class Qp {
   int post_send(verbs::SendWr* wr, verbs::SendWr** bad, TimeNs now);
   int post_recv(verbs::RecvWr* wr, verbs::RecvWr** bad, TimeNs now);
 
+  // ---- MRC (QpType::kMrc; docs/mrc.md "Verbs") -------------------------------
+  bool is_mrc() const { return mrc_ != nullptr; }
+  // libmrc's mrc_modify_qp: the EV profile and transport knobs (`mask`:
+  // verbs::kMrc* bits). EINVAL, nothing changed, mrc_error() says why: not an
+  // MRC QP, a bad value, a profile field outside RESET/INIT.
+  int modify_mrc(const verbs::MrcQpAttr& attr, int mask);
+  // Why the last modify_mrc / modify(RTR) of an MRC QP was refused ("" if not).
+  const char* mrc_error() const;
+  // The transport (EV set, counters per QP and per EV); nullptr for RC.
+  mrc::Transport* mrc() { return mrc_.get(); }
+  const mrc::Transport* mrc() const { return mrc_.get(); }
+
   uint32_t qp_num() const { return qpn_; }
   verbs::QpState state() const { return state_; }
   verbs::Pd* pd() const { return pd_; }
   uint8_t port_num() const { return attr_.port_num; }
+  // The host ports the QP uses. RC: its own port. An MRC QP that sprays sends
+  // data on every port whose plane is up at both ends (the host asks it for a
+  // frame of the port it serves, set_tx_port() first) and control frames on
+  // ctrl_port().
+  bool sends_on(uint8_t port) const {
+    if (mrc_ != nullptr) [[unlikely]] return mrc_sends_on(port);
+    return attr_.port_num == port;
+  }
+  uint8_t ctrl_port() const {
+    if (mrc_ != nullptr) [[unlikely]] return mrc_ctrl_port();
+    return attr_.port_num;
+  }
+  void set_tx_port(uint8_t port) { tx_port_ = port; }
+  uint8_t tx_port() const { return tx_port_; }
   // The addresses of port `port_num` (port 1's before the QP is bound).
   const LocalAddr& local_of(uint8_t port_num) const {
     return env_.local[port_num >= 1 && port_num <= env_.num_ports ? port_num - 1 : 0];
@@ -193,7 +232,10 @@ class Qp {
   // ACK / NAK / CNP owed (sent ahead of data, not paced).
   // A pending ACK/NAK waits behind queued READ responses, so responses
   // leave in PSN order (an ACK past a READ then proves its data was lost).
-  bool has_ctrl() const { return ((ack_pending_ || nak_pending_) && read_count_ == 0) || cnp_pending_; }
+  bool has_ctrl() const {
+    if (mrc_ != nullptr) [[unlikely]] return mrc_has_ctrl();
+    return ((ack_pending_ || nak_pending_) && read_count_ == 0) || cnp_pending_;
+  }
   rte_mbuf* make_ctrl(TimeNs now);
   // A data frame (request or read response) may be built now (window,
   // RNR wait, read limit); pacing is the host's wheel.
@@ -207,6 +249,7 @@ class Qp {
   // Inline: the host asks after every frame and every post.
   TimeNs next_deadline() const {
     if (!in_use_) return TimeNs::max();
+    if (mrc_ != nullptr) [[unlikely]] return mrc_next_deadline();
     const TimeNs t = retx_deadline_ < rnr_until_ ? retx_deadline_ : rnr_until_;
     if (!cc_active_) return t;
     const TimeNs c = cc_next_deadline();
@@ -287,6 +330,13 @@ class Qp {
   uint8_t retry_left() const { return retry_left_; }
 
  private:
+  friend class mrc::Transport;
+  bool mrc_has_ctrl() const;
+  bool mrc_sends_on(uint8_t port) const;
+  uint8_t mrc_ctrl_port() const;
+  TimeNs mrc_next_deadline() const;
+  RxAction on_rx_mrc(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now);
+
   struct SendWqe {
     uint64_t wr_id;
     verbs::WrOpcode opcode;
@@ -304,6 +354,7 @@ class Qp {
     uint32_t npkts;
     uint32_t read_done_bytes;  // READ: response bytes placed so far
     uint32_t read_done_pkts;
+    uint16_t mrc_rqmsn;  // MRC: WRITE_IMM messages before this one (METH rqmsn)
     Psn last_psn() const { return first_psn + (npkts - 1); }
   };
   struct RecvWqe {
@@ -444,6 +495,10 @@ class Qp {
   // qp_tx.cc: the last MIDDLE / LAST request headers, reused with the PSN
   // and AckReq patched; emptied by build_spec().
   TxHeaderCache tx_hdr_;
+
+  // MRC QPs only (created with QpType::kMrc).
+  std::unique_ptr<mrc::Transport> mrc_;
+  uint8_t tx_port_ = 0;  // the port the host is serving (MRC spraying)
 };
 
 }  // namespace sf::nic::rc

@@ -11,6 +11,7 @@
 // cheap way to post many: the host is kicked once per call (verbs::post_send).
 #include <cerrno>
 
+#include "nic/mrc/transport.h"
 #include "nic/rc/qp.h"
 
 namespace sf::nic::rc {
@@ -50,6 +51,8 @@ int Qp::post_send(verbs::SendWr* wr, verbs::SendWr** bad, TimeNs now) {
     for (; wr != nullptr; wr = wr->next) {
       if (wr->num_sge < 0 || wr->num_sge > max_sge || (wr->num_sge > 0 && wr->sg_list == nullptr) ||
           !valid_send_opcode(wr->opcode) ||
+          // MRC: RDMA WRITE and WRITE_WITH_IMM only (the spec's scope).
+          (mrc_ != nullptr && wr->opcode != WrOpcode::kRdmaWrite && wr->opcode != WrOpcode::kRdmaWriteWithImm) ||
           (wr->send_flags & verbs::kSendInline) != 0) {  // max_inline_data is 0
         err = EINVAL;
         break;
@@ -92,6 +95,7 @@ int Qp::post_send(verbs::SendWr* wr, verbs::SendWr** bad, TimeNs now) {
       w.imm = wr->imm_data;
       w.read_done_bytes = 0;
       w.read_done_pkts = 0;
+      w.mrc_rqmsn = 0;
       w.npkts = w.length == 0 ? 1 : ((w.length - 1) >> mtu_shift_) + 1;
       w.first_psn = next_psn_;
       next_psn_ += w.npkts;
@@ -137,6 +141,7 @@ int Qp::post_recv(verbs::RecvWr* wr, verbs::RecvWr** bad, TimeNs now) {
       ++rq_count_;
       if (state_ == QpState::kErr) flush_all(now);
     }
+    if (mrc_ != nullptr && state_ != QpState::kErr) mrc_->on_recv_posted(now);
   }
   if (err != 0 && bad != nullptr) *bad = wr;
   check_overrun(now);

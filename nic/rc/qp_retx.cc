@@ -5,6 +5,7 @@
 // is flushed (rxe rxe_comp.c COMPST_ERROR_RETRY, endpoint.md 1.10).
 #include <algorithm>
 
+#include "nic/mrc/transport.h"
 #include "nic/rc/qp.h"
 #include "nic/rc/rnr_timer.h"
 
@@ -37,6 +38,10 @@ void Qp::fail_oldest(WcStatus st, TimeNs now) { to_error(st, sq_done_, WcStatus:
 
 void Qp::advance(TimeNs now) {
   if (!in_use_) return;
+  if (mrc_ != nullptr) [[unlikely]] {
+    mrc_->advance(now);
+    return;
+  }
   if (rnr_until_ != TimeNs::max() && now >= rnr_until_) {
     // The wait is over: the rewound WQEs go out again (make_request re-arms
     // the retransmit timer).

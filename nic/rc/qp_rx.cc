@@ -94,6 +94,7 @@ RxAction Qp::check_peer(const wire::FrameInfo& fi) const {
 }
 
 RxAction Qp::on_rx(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now) {
+  if (mrc_ != nullptr || fi.kind != wire::FrameKind::kRoce) [[unlikely]] return on_rx_mrc(fi, m, now);
   const uint8_t op = fi.bth->opcode;
   RxAction a = check_peer(fi);
   if (a != RxAction::kAccepted) {

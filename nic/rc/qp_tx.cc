@@ -13,6 +13,7 @@
 
 #include "common/node.h"
 #include "common/wire/icrc.h"
+#include "nic/mrc/transport.h"
 #include "nic/rc/chain_copy.h"
 #include "nic/rc/qp.h"
 
@@ -236,6 +237,7 @@ uint32_t Qp::reads_in_flight() const {
 
 bool Qp::has_data(TimeNs now) const {
   if (!in_use_) return false;
+  if (mrc_ != nullptr) [[unlikely]] return mrc_->has_data(now);
   if (read_count_ > 0 && (state_ == QpState::kRtr || state_ == QpState::kRts)) return true;
   if (state_ != QpState::kRts || sq_next_ == sq_posted_) return false;
   if (rnr_until_ != TimeNs::max() && now < rnr_until_) return false;
@@ -254,6 +256,11 @@ bool Qp::has_data(TimeNs now) const {
 }
 
 rte_mbuf* Qp::make_data(TimeNs now) {
+  if (mrc_ != nullptr) [[unlikely]] {
+    rte_mbuf* mm = mrc_->make_data(now);
+    check_overrun(now);
+    return mm;
+  }
   rte_mbuf* m = read_count_ > 0 ? make_read_response(now) : make_request(now);
   check_overrun(now);
   return m;
@@ -381,7 +388,8 @@ rte_mbuf* Qp::make_read_response(TimeNs now) {
   return m;
 }
 
-rte_mbuf* Qp::make_ctrl(TimeNs) {
+rte_mbuf* Qp::make_ctrl(TimeNs now) {
+  if (mrc_ != nullptr) [[unlikely]] return mrc_->make_ctrl(now);
   if (!has_ctrl()) return nullptr;
   wire::RoceFrameSpec spec = spec_;
   spec.bth.opcode = Opcode::kRcAck;

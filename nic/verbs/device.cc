@@ -146,6 +146,14 @@ int modify_qp(Qp* qp, QpAttr* attr, int attr_mask) {
   return rc;
 }
 
+int mrc_modify_qp(Qp* qp, const MrcQpAttr* attr, int attr_mask) {
+  Context* ctx = ctx_of(qp);
+  if (ctx == nullptr || attr == nullptr) return EINVAL;
+  const int rc = qp->modify_mrc(*attr, attr_mask);
+  if (rc == 0) ctx->node().kick(ctx->host_index(), *qp);
+  return rc;
+}
+
 int query_qp(Qp* qp, QpAttr* attr, int, QpInitAttr* init_attr) {
   return qp == nullptr ? EINVAL : qp->query(attr, init_attr);
 }

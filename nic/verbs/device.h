@@ -91,6 +91,11 @@ int destroy_cq(Cq* cq);
 Qp* create_qp(Pd* pd, QpInitAttr* init_attr);
 int destroy_qp(Qp* qp);
 int modify_qp(Qp* qp, QpAttr* attr, int attr_mask);
+// libmrc's mrc_modify_qp: an MRC QP's EV profile and transport knobs
+// (MrcQpAttr, kMrc* mask bits; docs/mrc.md "Verbs"). EINVAL with
+// qp->mrc_error() saying why (not an MRC QP, a bad value, a profile field
+// after INIT).
+int mrc_modify_qp(Qp* qp, const MrcQpAttr* attr, int attr_mask);
 int query_qp(Qp* qp, QpAttr* attr, int attr_mask, QpInitAttr* init_attr);
 // ibv_modify_qp_rate_limit: the QP's pacing rate (kbps, 0 = line rate) and
 // burst bucket (max_burst_sz bytes, 0 = strict; docs/nic.md "Pacing").

@@ -93,8 +93,9 @@ inline constexpr int kAccessKnownMask = 0x3FF;  // every ibv access bit up to FL
 enum class QpState : uint8_t { kReset = 0, kInit = 1, kRtr = 2, kRts = 3, kSqd = 4, kSqe = 5, kErr = 6, kUnknown = 7 };
 const char* to_string(QpState s);
 
-// enum ibv_qp_type (RC only here).
-enum class QpType : uint8_t { kRc = 2 };
+// enum ibv_qp_type: RC, and MRC created the way vendor QPs are
+// (IBV_QPT_DRIVER = 0xFF, as libmrc does; docs/mrc.md "Verbs").
+enum class QpType : uint8_t { kRc = 2, kMrc = 0xFF };
 
 // enum ibv_mtu: 1..5 = 256..4096 bytes.
 enum class Mtu : uint8_t { k256 = 1, k512 = 2, k1024 = 3, k2048 = 4, k4096 = 5 };
@@ -251,5 +252,71 @@ struct QpRateLimitAttr {
   uint16_t typical_pkt_sz = 0;  // bytes; 0 = the port MTU. Accepted, no effect: each frame is charged its own size
   uint32_t comp_mask = 0;       // no extensions: must be 0
 };
+
+// ---- MRC (docs/mrc.md "Transport", "Verbs") ---------------------------------
+// The EV / transport profile of an MRC QP, set with mrc_modify_qp() (shaped
+// like libmrc's mrc_modify_qp: an attribute struct and a mask of the fields
+// to apply). Defaults are what a QP has when a field is never set.
+
+// How the EV selects the path of a packet.
+enum class MrcEvMode : uint8_t {
+  kUdpSport = 0,  // UDP source port 0xC000 | (ev & 0x3FFF); IPv6 also flow label = ev & 0xFFFFF
+  kSrv6 = 1,      // uSID path from the EV: not implemented, refused (EINVAL)
+};
+
+struct MrcQpAttr {
+  uint16_t num_evs = 128;           // EVs of the profile, 1..256 (spec profiles 128-256), a multiple of num_planes
+  uint16_t num_planes = 0;          // 0 = one per host port; else 1..host ports
+  uint16_t backup_per_plane = 0;    // < num_evs / num_planes
+  uint32_t ev_base = 0;             // EV value of index 0 (EV = ev_base + index)
+  uint16_t probes_to_readmit = 3;   // >= 1
+  uint16_t mpr = 64;                // SACK window: PSNs past CACK tracked (and sent), 1..64
+  uint32_t window_bytes = 0;        // payload bytes in flight; 0 = one BDP (line rate x base_rtt_ns, all planes)
+  uint32_t base_rtt_ns = 10000;     // for the BDP default, 100..10,000,000
+  uint32_t rto_ns = 100000;         // a PSN unacknowledged this long is lost, 1,000..1,000,000,000
+  uint32_t ooo_tolerance_ns = 15000;  // a SACK hole older than this is lost (reordering tolerance), <= rto_ns
+  uint32_t probe_interval_ns = 20000; // reliability probe when SACKs stopped this long (data in flight), 1,000..rto_ns
+  uint32_t ev_probe_interval_ns = 50000;  // background probes of retired EVs, 1,000..1e9
+  uint16_t sack_every_pkts = 4;     // coalescing: a SACK at least every N new packets, 1..64
+  uint32_t sack_delay_ns = 2000;    // coalescing: or this long after the first unSACKed packet, 0..1e6
+  uint8_t max_timeouts = 7;         // RTO expiries of one PSN before the QP fails (RETRY_EXC_ERR), 1..255
+  MrcEvMode ev_mode = MrcEvMode::kUdpSport;
+  uint8_t trim_lasthop_dscp = 0xFF; // a trimmed packet with this DSCP is TRIMMED_LASTHOP; 0xFF = never
+  uint64_t seed = 0;                // EV draw seed; 0 = derived from the host seed and the QPN
+  // The peer's address on each plane (its port p + 1): plane p's packets go
+  // to peer_gid[p] / peer_mac[p], and arrivals from any of them are the
+  // peer's. 0 = every plane uses ah_attr's dgid / dmac (a fabric that routes
+  // any plane to that address).
+  uint8_t num_peer_ports = 0;       // 0, or the number of planes
+  Gid peer_gid[32] = {};
+  uint8_t peer_mac[32][6] = {};
+};
+
+// mrc_modify_qp mask bits (which MrcQpAttr fields apply). The EV profile
+// (kMrcProfile fields) may change in RESET and INIT only; the timers,
+// coalescing and window (kMrcTunables) in any state.
+inline constexpr int kMrcNumEvs = 1 << 0;
+inline constexpr int kMrcNumPlanes = 1 << 1;
+inline constexpr int kMrcBackupPerPlane = 1 << 2;
+inline constexpr int kMrcEvBase = 1 << 3;
+inline constexpr int kMrcProbesToReadmit = 1 << 4;
+inline constexpr int kMrcMpr = 1 << 5;
+inline constexpr int kMrcEvMode = 1 << 6;
+inline constexpr int kMrcSeed = 1 << 7;
+inline constexpr int kMrcWindowBytes = 1 << 8;
+inline constexpr int kMrcBaseRtt = 1 << 9;
+inline constexpr int kMrcRto = 1 << 10;
+inline constexpr int kMrcOooTolerance = 1 << 11;
+inline constexpr int kMrcProbeInterval = 1 << 12;
+inline constexpr int kMrcEvProbeInterval = 1 << 13;
+inline constexpr int kMrcSackCoalesce = 1 << 14;  // sack_every_pkts and sack_delay_ns
+inline constexpr int kMrcMaxTimeouts = 1 << 15;
+inline constexpr int kMrcTrimLastHopDscp = 1 << 16;
+inline constexpr int kMrcPeerPorts = 1 << 17;  // num_peer_ports, peer_gid, peer_mac
+inline constexpr int kMrcProfile = kMrcNumEvs | kMrcNumPlanes | kMrcBackupPerPlane | kMrcEvBase |
+                                   kMrcProbesToReadmit | kMrcMpr | kMrcEvMode | kMrcSeed | kMrcPeerPorts;
+inline constexpr int kMrcTunables = kMrcWindowBytes | kMrcBaseRtt | kMrcRto | kMrcOooTolerance | kMrcProbeInterval |
+                                    kMrcEvProbeInterval | kMrcSackCoalesce | kMrcMaxTimeouts | kMrcTrimLastHopDscp;
+inline constexpr int kMrcAllAttrs = kMrcProfile | kMrcTunables;
 
 }  // namespace sf::nic::verbs

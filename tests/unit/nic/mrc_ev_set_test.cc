@@ -309,5 +309,47 @@ TEST(MrcEvSet, RandomOperationsKeepInvariants) {
   }
 }
 
+// pick_in_plane (a multi-port sender's port asks for an EV of its plane):
+// only that plane's usable EVs, uniform over them, `avoid` honoured, a
+// retired EV never, a down plane nothing, an all-skipped plane still served
+// (skips ended early), counters as pick_next.
+TEST(MrcEvSet, PickInPlane) {
+  EvSetConfig c;
+  c.num_evs = 64;
+  c.num_planes = 4;
+  EvSet s(c);
+  Rng rng(3);
+  std::array<uint64_t, 64> hits{};
+  for (int i = 0; i < 16000; ++i) {
+    const auto p = s.pick_in_plane(rng, 2);
+    ASSERT_TRUE(p.has_value());
+    ASSERT_EQ(p->plane, 2);
+    ASSERT_EQ(s.plane(p->index), 2);
+    ++hits[p->index];
+  }
+  for (uint16_t i = 2; i < 64; i += 4) {
+    EXPECT_GT(hits[i], 700u) << i;  // 1,000 each expected
+    EXPECT_LT(hits[i], 1300u) << i;
+  }
+  EXPECT_EQ(s.usable_in_plane(2), 16);
+  for (int i = 0; i < 200; ++i) {
+    const auto p = s.pick_in_plane(rng, 1, true, uint16_t{5});
+    ASSERT_TRUE(p.has_value());
+    EXPECT_NE(p->index, 5);
+  }
+  EXPECT_GT(s.counters(9).retransmitted, 0u);
+  EXPECT_EQ(s.on_signal(6, EvSignal::kLoss), EvOutcome::kRetired);
+  for (int i = 0; i < 2000; ++i) EXPECT_NE(s.pick_in_plane(rng, 2)->index, 6);
+  s.set_plane_up(3, false);
+  EXPECT_FALSE(s.pick_in_plane(rng, 3).has_value());
+  EXPECT_EQ(s.usable_in_plane(3), 0);
+  // Plane 0 all skipped: still served.
+  for (uint16_t i = 0; i < 64; i += 4) s.on_signal(i, EvSignal::kEcnEcho);
+  EXPECT_EQ(s.usable_in_plane(0), 0);
+  const auto p0 = s.pick_in_plane(rng, 0);
+  ASSERT_TRUE(p0.has_value());
+  EXPECT_EQ(p0->plane, 0);
+}
+
 }  // namespace
 }  // namespace sf::nic::mrc

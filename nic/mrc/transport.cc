@@ -1,0 +1,1047 @@
+// mrc::Transport: the MRC QP's protocol engine. See transport.h and
+// docs/mrc.md "Transport".
+#include "nic/mrc/transport.h"
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+
+#include "nic/rc/chain_copy.h"
+#include "nic/rc/identifiers.h"
+#include "nic/rc/qp.h"
+
+namespace sf::nic::mrc {
+
+using verbs::QpState;
+using verbs::WcStatus;
+using wire::MrcNackReason;
+using wire::MrcOp;
+using wire::Psn;
+
+namespace {
+
+constexpr uint32_t kRecRing = 128;       // > the largest mpr (64): PSNs in flight at most
+constexpr uint32_t kFrameScratch = 8192;  // one frame: MTU 4096 + every header
+constexpr uint16_t kEvProbeFlag = 0x8000;  // probe id of a retired-EV probe: flag | EV index
+
+bool is_ce(const wire::FrameInfo& fi) {
+  if (fi.ipv4 != nullptr) return fi.ipv4->ecn() == wire::Ecn::kCe;
+  if (fi.ipv6 != nullptr) return fi.ipv6->ecn() == wire::Ecn::kCe;
+  return false;
+}
+
+uint8_t dscp_of(const wire::FrameInfo& fi) {
+  if (fi.outer_ipv6 != nullptr) return fi.outer_ipv6->dscp();
+  if (fi.ipv4 != nullptr) return fi.ipv4->dscp();
+  if (fi.ipv6 != nullptr) return fi.ipv6->dscp();
+  return 0;
+}
+
+// Copies a built frame into an mbuf (chained past the first segment's room;
+// the headers always fit the first).
+rte_mbuf* to_mbuf(rte_mempool* pool, const uint8_t* p, uint32_t n) {
+  rte_mbuf* head = rte_pktmbuf_alloc(pool);
+  if (head == nullptr) return nullptr;
+  rte_mbuf* tail = head;
+  while (n > 0) {
+    uint32_t room = rte_pktmbuf_tailroom(tail);
+    if (room == 0) {
+      rte_mbuf* seg = rte_pktmbuf_alloc(pool);
+      if (seg == nullptr) {
+        rte_pktmbuf_free(head);
+        return nullptr;
+      }
+      tail->next = seg;
+      tail = seg;
+      head->nb_segs++;
+      room = rte_pktmbuf_tailroom(seg);
+    }
+    const uint32_t k = std::min(room, n);
+    rc::copy_bytes(rte_pktmbuf_mtod_offset(tail, uint8_t*, tail->data_len), p, k);
+    tail->data_len = static_cast<uint16_t>(tail->data_len + k);
+    head->pkt_len += k;
+    p += k;
+    n -= k;
+  }
+  return head;
+}
+
+MrcOp data_op(bool first, bool last, bool imm) {
+  if (first && last) return imm ? MrcOp::kWriteOnlyImm : MrcOp::kWriteOnly;
+  if (first) return MrcOp::kWriteFirst;
+  if (last) return imm ? MrcOp::kWriteLastImm : MrcOp::kWriteLast;
+  return MrcOp::kWriteMiddle;
+}
+
+}  // namespace
+
+const char* to_string(MrcRx r) {
+  switch (r) {
+    case MrcRx::kPlaced: return "placed";
+    case MrcRx::kDuplicate: return "duplicate";
+    case MrcRx::kOutOfWindow: return "out_of_window";
+    case MrcRx::kMsgWindow: return "msg_window";
+    case MrcRx::kTrimmed: return "trimmed";
+    case MrcRx::kAccessError: return "access_error";
+    case MrcRx::kInvalid: return "invalid_request";
+    case MrcRx::kWrongState: return "wrong_state";
+    case MrcRx::kBadSrc: return "bad_src";
+    case MrcRx::kBadPkey: return "bad_pkey";
+    case MrcRx::kNotMrc: return "not_mrc";
+    case MrcRx::kUnexpectedOp: return "unexpected_op";
+    case MrcRx::kSack: return "sack";
+    case MrcRx::kSackInvalid: return "sack_invalid";
+    case MrcRx::kNack: return "nack";
+    case MrcRx::kNackStale: return "nack_stale";
+    case MrcRx::kProbe: return "probe";
+    case MrcRx::kProbeResponse: return "probe_response";
+    case MrcRx::kPortStatus: return "port_status";
+    case MrcRx::kCount: break;
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------- control path
+
+int Transport::modify(const verbs::MrcQpAttr& a, int mask, QpState state) {
+  using namespace verbs;
+  error_ = "";
+  auto bad = [&](const char* why) {
+    error_ = why;
+    return EINVAL;
+  };
+  if ((mask & ~kMrcAllAttrs) != 0) return bad("mrc_modify_qp: unknown mask bits");
+  if ((mask & kMrcProfile) != 0 && state != QpState::kReset && state != QpState::kInit) {
+    return bad("mrc_modify_qp: the EV profile (num_evs, num_planes, backup_per_plane, ev_base, "
+               "probes_to_readmit, mpr, ev_mode, seed) may change in RESET or INIT only");
+  }
+  MrcQpAttr n = attr_;
+  if (mask & kMrcNumEvs) n.num_evs = a.num_evs;
+  if (mask & kMrcNumPlanes) n.num_planes = a.num_planes;
+  if (mask & kMrcBackupPerPlane) n.backup_per_plane = a.backup_per_plane;
+  if (mask & kMrcEvBase) n.ev_base = a.ev_base;
+  if (mask & kMrcProbesToReadmit) n.probes_to_readmit = a.probes_to_readmit;
+  if (mask & kMrcMpr) n.mpr = a.mpr;
+  if (mask & kMrcEvMode) n.ev_mode = a.ev_mode;
+  if (mask & kMrcSeed) n.seed = a.seed;
+  if (mask & kMrcWindowBytes) n.window_bytes = a.window_bytes;
+  if (mask & kMrcBaseRtt) n.base_rtt_ns = a.base_rtt_ns;
+  if (mask & kMrcRto) n.rto_ns = a.rto_ns;
+  if (mask & kMrcOooTolerance) n.ooo_tolerance_ns = a.ooo_tolerance_ns;
+  if (mask & kMrcProbeInterval) n.probe_interval_ns = a.probe_interval_ns;
+  if (mask & kMrcEvProbeInterval) n.ev_probe_interval_ns = a.ev_probe_interval_ns;
+  if (mask & kMrcSackCoalesce) {
+    n.sack_every_pkts = a.sack_every_pkts;
+    n.sack_delay_ns = a.sack_delay_ns;
+  }
+  if (mask & kMrcMaxTimeouts) n.max_timeouts = a.max_timeouts;
+  if (mask & kMrcTrimLastHopDscp) n.trim_lasthop_dscp = a.trim_lasthop_dscp;
+  if (mask & kMrcPeerPorts) {
+    n.num_peer_ports = a.num_peer_ports;
+    for (int i = 0; i < 32; ++i) {
+      n.peer_gid[i] = a.peer_gid[i];
+      for (int j = 0; j < 6; ++j) n.peer_mac[i][j] = a.peer_mac[i][j];
+    }
+  }
+
+  if (n.num_evs < 1 || n.num_evs > kMaxEvs) return bad("mrc_modify_qp: num_evs: must be 1..256");
+  if (n.num_planes > q_.env_.num_ports) return bad("mrc_modify_qp: num_planes: more planes than the host has ports");
+  const uint16_t planes = n.num_planes == 0 ? q_.env_.num_ports : n.num_planes;
+  if (n.num_evs % planes != 0) return bad("mrc_modify_qp: num_evs: must be a multiple of num_planes");
+  if (n.backup_per_plane >= n.num_evs / planes) {
+    return bad("mrc_modify_qp: backup_per_plane: must be below num_evs / num_planes");
+  }
+  if (n.probes_to_readmit < 1) return bad("mrc_modify_qp: probes_to_readmit: must be >= 1");
+  if (n.mpr < 1 || n.mpr > SackTracker::kMaxWindow) return bad("mrc_modify_qp: mpr: must be 1..64 (the SACK bitmap's reach)");
+  if (n.ev_mode == MrcEvMode::kSrv6) return bad("mrc_modify_qp: ev_mode: SRv6 uSID paths are not implemented");
+  if (n.ev_mode != MrcEvMode::kUdpSport) return bad("mrc_modify_qp: ev_mode: unknown mode");
+  if (n.base_rtt_ns < 100 || n.base_rtt_ns > 10'000'000) return bad("mrc_modify_qp: base_rtt_ns: must be 100..10,000,000");
+  if (n.rto_ns < 1000 || n.rto_ns > 1'000'000'000) return bad("mrc_modify_qp: rto_ns: must be 1,000..1,000,000,000");
+  if (n.ooo_tolerance_ns > n.rto_ns) return bad("mrc_modify_qp: ooo_tolerance_ns: must not exceed rto_ns");
+  if (n.probe_interval_ns < 1000 || n.probe_interval_ns > n.rto_ns) {
+    return bad("mrc_modify_qp: probe_interval_ns: must be 1,000..rto_ns");
+  }
+  if (n.ev_probe_interval_ns < 1000 || n.ev_probe_interval_ns > 1'000'000'000) {
+    return bad("mrc_modify_qp: ev_probe_interval_ns: must be 1,000..1,000,000,000");
+  }
+  if (n.sack_every_pkts < 1 || n.sack_every_pkts > 64) return bad("mrc_modify_qp: sack_every_pkts: must be 1..64");
+  if (n.sack_delay_ns > 1'000'000) return bad("mrc_modify_qp: sack_delay_ns: must be 0..1,000,000");
+  if (n.max_timeouts < 1) return bad("mrc_modify_qp: max_timeouts: must be >= 1");
+  if (n.trim_lasthop_dscp > 63 && n.trim_lasthop_dscp != 0xFF) {
+    return bad("mrc_modify_qp: trim_lasthop_dscp: a DSCP 0..63 or 0xFF (never)");
+  }
+  if (n.num_peer_ports != 0 && n.num_peer_ports != planes) {
+    return bad("mrc_modify_qp: num_peer_ports: 0 or the number of planes");
+  }
+  if (n.window_bytes != 0 && n.window_bytes < q_.mtu_) {
+    // Checked against the MTU once it is known (RTR) too; here against the current one.
+    return bad("mrc_modify_qp: window_bytes: below one MTU");
+  }
+  attr_ = n;
+  if (ev_ && (mask & kMrcWindowBytes)) window_ = n.window_bytes != 0 ? n.window_bytes : window_;
+  return 0;
+}
+
+uint8_t Transport::port_of_plane(uint8_t plane) const {
+  return spray_ ? static_cast<uint8_t>(plane + 1) : q_.attr_.port_num;
+}
+
+int Transport::check_rtr(uint32_t path_mtu_bytes) {
+  const uint16_t planes = attr_.num_planes == 0 ? q_.env_.num_ports : attr_.num_planes;
+  if (attr_.num_evs % planes != 0 || attr_.backup_per_plane >= attr_.num_evs / planes) {
+    error_ = "modify_qp(RTR): the MRC EV profile does not fit the host's ports (num_evs / num_planes)";
+    return EINVAL;
+  }
+  if (attr_.num_peer_ports != 0 && attr_.num_peer_ports != planes) {
+    error_ = "modify_qp(RTR): mrc num_peer_ports does not match the planes";
+    return EINVAL;
+  }
+  if (attr_.window_bytes != 0 && attr_.window_bytes < path_mtu_bytes) {
+    error_ = "modify_qp(RTR): mrc window_bytes below the path MTU";
+    return EINVAL;
+  }
+  return 0;
+}
+
+void Transport::on_rtr(TimeNs now) {
+  planes_ = static_cast<uint8_t>(attr_.num_planes == 0 ? q_.env_.num_ports : attr_.num_planes);
+  spray_ = planes_ > 1;
+  EvSetConfig c;
+  c.num_evs = attr_.num_evs;
+  c.num_planes = planes_;
+  c.backup_per_plane = attr_.backup_per_plane;
+  c.ev_base = attr_.ev_base;
+  c.probes_to_readmit = attr_.probes_to_readmit;
+  ev_.emplace(c);
+  local_up_ = planes_ >= 32 ? ~0u : (1u << planes_) - 1;
+  const uint64_t seed = attr_.seed != 0 ? attr_.seed
+                                        : rc::mix64(q_.env_.cfg->seed ^ (uint64_t{q_.qpn_} << 24) ^ 0x4D5243);
+  rng_ = Rng(seed);
+  st_.emplace(Psn(q_.attr_.rq_psn), attr_.mpr);
+  mt_.emplace(0, q_.mtu_, 256);
+  payload_.assign(kFrameScratch, 0);
+  frame_.assign(kFrameScratch, 0);
+  recs_.assign(kRecRing, SendRec{});
+  rec_mask_ = kRecRing - 1;
+  rtxq_.assign(kRecRing, Psn(0));
+  rtx_head_ = rtx_count_ = 0;
+  nack_head_ = nack_count_ = 0;
+  probe_resp_head_ = probe_resp_count_ = 0;
+  sack_due_ = false;
+  unsacked_ = 0;
+  sack_deadline_ = TimeNs::max();
+  rcvd_bytes_ = 0;
+  ecn_count_ = 0;
+  trig_ = Trigger{};
+  // Window: one BDP (all planes' line rates x base RTT) unless set.
+  uint64_t bdp = 0;
+  for (uint8_t p = 0; p < planes_; ++p) {
+    const uint8_t port = port_of_plane(p);
+    const BitRate r = q_.env_.port_rate != nullptr ? q_.env_.port_rate[port - 1] : BitRate::gbps(100);
+    bdp += r.bps() / 8 * attr_.base_rtt_ns / 1'000'000'000ull;
+  }
+  window_ = attr_.window_bytes != 0 ? attr_.window_bytes
+                                    : static_cast<uint32_t>(std::clamp<uint64_t>(bdp, q_.mtu_, 1u << 30));
+  // Frame template: the peer, our port's addresses (patched per plane).
+  const verbs::AhAttr& ah = q_.attr_.ah_attr;
+  const rc::LocalAddr& local = q_.local_of(q_.attr_.port_num);
+  spec_ = wire::MrcFrameSpec{};
+  for (int i = 0; i < 6; ++i) spec_.l2.dst.bytes[i] = ah.dmac[i];
+  if (local.has_gateway) spec_.l2.dst = local.gateway;
+  spec_.l2.src = local.mac;
+  const uint8_t dscp = static_cast<uint8_t>(ah.grh.traffic_class >> 2);
+  const wire::Ecn ecn = q_.env_.cfg->ecn_capable ? wire::Ecn::kEct0 : wire::Ecn::kNotEct;
+  if (verbs::gid_is_ipv4(ah.grh.dgid)) {
+    wire::Ipv4Spec ip;
+    ip.src = local.ipv4;
+    ip.dst = verbs::gid_to_ipv4(ah.grh.dgid);
+    ip.dscp = dscp;
+    ip.ecn = ecn;
+    ip.ttl = ah.grh.hop_limit;
+    spec_.l3 = ip;
+  } else {
+    wire::Ipv6Spec ip;
+    ip.src = local.ipv6;
+    ip.dst = ah.grh.dgid;
+    ip.dscp = dscp;
+    ip.ecn = ecn;
+    ip.hop_limit = ah.grh.hop_limit;
+    spec_.l3 = ip;
+  }
+  spec_.bth.dest_qp = q_.attr_.dest_qp_num;
+  spec_.bth.pkey = q_.pkey_;
+  last_feedback_ = now;
+}
+
+void Transport::on_rts(TimeNs now) {
+  sb_.emplace(Psn(q_.attr_.sq_psn), kRecRing);
+  for (SendRec& r : recs_) r = SendRec{};
+  inflight_bytes_ = 0;
+  peer_mpr_ = attr_.mpr;
+  imm_sent_ = 0;
+  rto_deadline_ = TimeNs::max();
+  last_feedback_ = now;
+  probe_pending_ = probe_out_ = false;
+  next_probe_at_ = TimeNs::max();
+  ev_probe_pending_ = ev_probe_out_ = -1;
+  next_ev_probe_at_ = now;
+  retired_ = 0;
+}
+
+void Transport::on_reset() {
+  ev_.reset();
+  sb_.reset();
+  st_.reset();
+  mt_.reset();
+  rtx_count_ = nack_count_ = probe_resp_count_ = 0;
+  sack_due_ = probe_pending_ = port_status_pending_ = ep_resp_pending_ = false;
+  ev_probe_pending_ = ev_probe_out_ = -1;
+  rto_deadline_ = sack_deadline_ = port_status_repeat_ = next_probe_at_ = TimeNs::max();
+  local_up_ = peer_up_ = ~0u;
+}
+
+void Transport::on_error() {
+  rtx_count_ = nack_count_ = probe_resp_count_ = 0;
+  sack_due_ = probe_pending_ = port_status_pending_ = ep_resp_pending_ = false;
+  ev_probe_pending_ = ev_probe_out_ = -1;
+  rto_deadline_ = sack_deadline_ = port_status_repeat_ = next_probe_at_ = TimeNs::max();
+  inflight_bytes_ = 0;
+}
+
+void Transport::fail(WcStatus st, uint64_t wqe, TimeNs now) {
+  q_.to_error(st, wqe, WcStatus::kWrFlushErr, now);
+  on_error();
+}
+
+// ---------------------------------------------------------------- frames
+
+rte_mbuf* Transport::emit(wire::MrcFrameSpec& s, uint32_t payload_bytes, uint32_t ev, uint8_t plane) {
+  s.udp_src_port = static_cast<uint16_t>(0xC000u | (ev & 0x3FFFu));
+  if (auto* v6 = std::get_if<wire::Ipv6Spec>(&s.l3)) v6->flow_label = ev & 0xFFFFFu;
+  if (spray_) {
+    // Plane p: our port p + 1's addresses, the peer's plane-p address.
+    const rc::LocalAddr& l = q_.local_of(port_of_plane(plane));
+    const bool peer = attr_.num_peer_ports > plane;
+    s.l2.src = l.mac;
+    if (peer) {
+      for (int i = 0; i < 6; ++i) s.l2.dst.bytes[i] = attr_.peer_mac[plane][i];
+    }
+    if (l.has_gateway) s.l2.dst = l.gateway;
+    if (auto* v4 = std::get_if<wire::Ipv4Spec>(&s.l3)) {
+      v4->src = l.ipv4;
+      if (peer) v4->dst = verbs::gid_to_ipv4(attr_.peer_gid[plane]);
+    } else if (auto* v6b = std::get_if<wire::Ipv6Spec>(&s.l3)) {
+      v6b->src = l.ipv6;
+      if (peer) v6b->dst = attr_.peer_gid[plane];
+    }
+  }
+  const wire::BuildResult r =
+      wire::build_mrc_frame(frame_, s, std::span<const uint8_t>(payload_.data(), payload_bytes));
+  if (!r.ok()) {
+    ++q_.ctr_.alloc_failures;
+    return nullptr;
+  }
+  rte_mbuf* m = to_mbuf(q_.env_.pool, frame_.data(), static_cast<uint32_t>(r.frame_bytes));
+  if (m == nullptr) ++q_.ctr_.alloc_failures;
+  return m;
+}
+
+bool Transport::gather(uint64_t wqe, uint32_t off, uint32_t n) {
+  const rc::Qp::SendWqe& w = q_.sq_at(wqe);
+  uint32_t skip = off;
+  uint8_t* dst = payload_.data();
+  for (uint32_t i = 0; i < w.num_sge && n > 0; ++i) {
+    const verbs::Sge& s = w.sge[i];
+    if (skip >= s.length) {
+      skip -= s.length;
+      continue;
+    }
+    const uint32_t k = std::min(s.length - skip, n);
+    // Checked again per packet: the MR may have been deregistered since post_send.
+    if (q_.env_.mrs->check(s.lkey, false, q_.pd_, s.addr + skip, k, 0) != verbs::MrCheck::kOk) return false;
+    rc::copy_bytes(dst, reinterpret_cast<const uint8_t*>(s.addr) + skip, k);
+    dst += k;
+    n -= k;
+    skip = 0;
+  }
+  return n == 0;
+}
+
+rte_mbuf* Transport::build_data(Psn psn, SendRec& r, bool rtx, TimeNs now) {
+  const rc::Qp::SendWqe& w = q_.sq_at(r.wqe);
+  const bool first = r.offset == 0;
+  const bool last = r.offset + r.len == w.length;
+  const bool imm = w.opcode == verbs::WrOpcode::kRdmaWriteWithImm;
+  if (!gather(r.wqe, r.offset, r.len)) {
+    fail(WcStatus::kLocProtErr, r.wqe, now);
+    return nullptr;
+  }
+  wire::MrcFrameSpec s = spec_;
+  s.op = data_op(first, last, imm);
+  s.bth.psn = psn;
+  s.bth.se = w.solicited && last;
+  s.meth.rtx = rtx;
+  s.meth.ts_valid = true;
+  s.meth.rqmsn = w.mrc_rqmsn;
+  s.meth.msn = static_cast<uint32_t>(r.wqe);
+  s.meth.msg_offset = r.offset;
+  s.meth.ev = ev_->ev(r.ev);
+  s.meth.tx_ts = now_ts(now);
+  s.reth_va = w.remote_addr + r.offset;
+  s.reth_rkey = w.rkey;
+  s.reth_dma_length = w.length;
+  s.immdt = w.imm;
+  return emit(s, r.len, s.meth.ev, ev_->plane(r.ev));
+}
+
+// ---------------------------------------------------------------- requester
+
+uint8_t Transport::tx_plane() const {
+  return spray_ && q_.tx_port_ >= 1 && q_.tx_port_ <= planes_ ? static_cast<uint8_t>(q_.tx_port_ - 1) : 0;
+}
+
+uint8_t Transport::ctrl_plane() const {
+  if (!spray_ || !ev_) return 0;
+  for (uint8_t p = 0; p < planes_; ++p) {
+    if (((local_up_ >> p) & 1u) != 0 && ev_->plane_up(p)) return p;
+  }
+  for (uint8_t p = 0; p < planes_; ++p) {
+    if (((local_up_ >> p) & 1u) != 0) return p;
+  }
+  return 0;
+}
+
+bool Transport::sends_on(uint8_t port_num) const {
+  if (!spray_) return port_num == q_.attr_.port_num;
+  const uint8_t p = static_cast<uint8_t>(port_num - 1);
+  return port_num >= 1 && p < planes_ && ((local_up_ >> p) & 1u) != 0 && ev_->plane_up(p);
+}
+
+uint8_t Transport::ctrl_port() const { return spray_ ? static_cast<uint8_t>(ctrl_plane() + 1) : q_.attr_.port_num; }
+
+bool Transport::peer_ok(const wire::FrameInfo& fi) const {
+  if (!rc::pkey_match(fi.bth->pkey.value(), q_.pkey_)) return false;
+  if (q_.check_peer(fi) == rc::RxAction::kAccepted) return true;
+  for (uint8_t p = 0; p < attr_.num_peer_ports; ++p) {
+    const verbs::Gid& g = attr_.peer_gid[p];
+    if (fi.ipv4 != nullptr ? (verbs::gid_is_ipv4(g) && fi.ipv4->src == verbs::gid_to_ipv4(g))
+                           : (fi.ipv6 != nullptr && !verbs::gid_is_ipv4(g) && fi.ipv6->src == g)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Transport::has_data(TimeNs) const {
+  if (q_.state_ != QpState::kRts || !sb_) return false;
+  const uint8_t plane = tx_plane();
+  if (spray_ && !sends_on(static_cast<uint8_t>(plane + 1))) return false;
+  if (ev_probe_pending_ >= 0 && ev_->plane(static_cast<uint16_t>(ev_probe_pending_)) == plane) return true;
+  if (probe_pending_) return true;
+  if (rtx_count_ > 0) return true;
+  if (q_.sq_next_ == q_.sq_posted_) return false;
+  const rc::Qp::SendWqe& w = q_.sq_at(q_.sq_next_);
+  if (w.local_err != WcStatus::kSuccess) return true;
+  const Psn psn = w.first_psn + q_.tx_pkt_;
+  if (Psn::diff(psn, sb_->una()) >= static_cast<int32_t>(peer_mpr_) || !sb_->can_send()) return false;
+  const uint32_t off = q_.tx_pkt_ << q_.mtu_shift_;
+  const uint32_t n = std::min(q_.mtu_, w.length - off);
+  return inflight_bytes_ == 0 || inflight_bytes_ + n <= window_;
+}
+
+rte_mbuf* Transport::make_probe(uint8_t plane, TimeNs now) {
+  const bool evp = ev_probe_pending_ >= 0 && ev_->plane(static_cast<uint16_t>(ev_probe_pending_)) == plane;
+  wire::MrcFrameSpec s = spec_;
+  s.op = MrcOp::kProbe;
+  s.bth.psn = sb_->next();
+  uint32_t ev = 0;
+  if (evp) {
+    const auto index = static_cast<uint16_t>(ev_probe_pending_);
+    ev = ev_->ev(index);
+    s.probe.probe_id = static_cast<uint16_t>(kEvProbeFlag | index);
+  } else {
+    const std::optional<EvPick> pk = pick(plane);
+    if (!pk) {
+      ++ctr_.no_usable_ev;
+      return nullptr;
+    }
+    ev = pk->ev;
+    probe_id_ = static_cast<uint16_t>((probe_id_ + 1) & 0x7FFF);
+    s.probe.probe_id = probe_id_;
+  }
+  s.probe.ev = ev;
+  s.probe.tx_ts = now_ts(now);
+  rte_mbuf* m = emit(s, 0, ev, plane);
+  if (m == nullptr) return nullptr;
+  if (evp) {
+    ev_->on_probe_sent(static_cast<uint16_t>(ev_probe_pending_));
+    ev_probe_out_ = ev_probe_pending_;
+    ev_probe_sent_ = now;
+    ev_probe_pending_ = -1;
+    ++ctr_.tx_ev_probes;
+  } else {
+    probe_pending_ = false;
+    probe_out_ = true;
+    ++ctr_.tx_probes;
+  }
+  return m;
+}
+
+void Transport::queue_rtx(Psn p) {
+  SendRec& r = rec(p);
+  if (r.queued || rtx_count_ == rtxq_.size()) return;
+  r.queued = true;
+  rtxq_[(rtx_head_ + rtx_count_) & rec_mask_] = p;
+  ++rtx_count_;
+}
+
+void Transport::lost(Psn p, bool timeout, TimeNs now) {
+  SendRec& r = rec(p);
+  if (!r.live || r.queued) return;
+  r.missing = false;
+  if (ev_->on_signal(r.ev, EvSignal::kLoss) == EvOutcome::kRetired) ++retired_;
+  if (timeout) {
+    ++ctr_.timeouts;
+    ++ctr_.rtx_timeout;
+    if (++r.timeouts > attr_.max_timeouts) {
+      fail(WcStatus::kRetryExcErr, r.wqe, now);
+      return;
+    }
+  } else {
+    ++ctr_.rtx_sack;
+  }
+  queue_rtx(p);
+}
+
+rte_mbuf* Transport::make_data(TimeNs now) {
+  const uint8_t plane = tx_plane();
+  if ((ev_probe_pending_ >= 0 && ev_->plane(static_cast<uint16_t>(ev_probe_pending_)) == plane) || probe_pending_) {
+    // Probes leave on the data path of their plane (an EV probe tests its path).
+    return make_probe(plane, now);
+  }
+  while (rtx_count_ > 0) {
+    const Psn p = rtxq_[rtx_head_];
+    SendRec& r = rec(p);
+    if (!r.live || sb_->acked(p)) {  // acknowledged while queued
+      r.queued = false;
+      rtx_head_ = (rtx_head_ + 1) & rec_mask_;
+      --rtx_count_;
+      continue;
+    }
+    const std::optional<EvPick> pk = pick(plane, true, r.ev);
+    if (!pk) {
+      ++ctr_.no_usable_ev;
+      return nullptr;
+    }
+    const uint16_t old = r.ev;
+    r.ev = pk->index;
+    rte_mbuf* m = build_data(p, r, true, now);
+    if (m == nullptr) {
+      r.ev = old;
+      return nullptr;
+    }
+    r.queued = false;
+    r.missing = false;
+    r.sent = now;
+    rtx_head_ = (rtx_head_ + 1) & rec_mask_;
+    --rtx_count_;
+    sb_->rearm(p);  // a later SACK may report it missing again (the retransmission lost too)
+    if (rto_deadline_ > now + TimeNs(attr_.rto_ns)) rto_deadline_ = now + TimeNs(attr_.rto_ns);
+    ++ctr_.tx_retransmits;
+    ++q_.ctr_.tx_retransmit_pkts;
+    ++q_.ctr_.tx_data_pkts;
+    q_.ctr_.tx_data_bytes += m->pkt_len;
+    return m;
+  }
+  if (q_.sq_next_ == q_.sq_posted_) return nullptr;
+  rc::Qp::SendWqe& w = q_.sq_at(q_.sq_next_);
+  if (w.local_err != WcStatus::kSuccess) {
+    fail(w.local_err, q_.sq_next_, now);
+    return nullptr;
+  }
+  const std::optional<EvPick> pk = pick(plane);
+  if (!pk) {
+    ++ctr_.no_usable_ev;
+    return nullptr;
+  }
+  if (q_.tx_pkt_ == 0) {
+    w.mrc_rqmsn = imm_sent_;
+    if (w.opcode == verbs::WrOpcode::kRdmaWriteWithImm) ++imm_sent_;
+  }
+  const Psn psn = w.first_psn + q_.tx_pkt_;
+  SendRec& r = rec(psn);
+  r = SendRec{};
+  r.wqe = q_.sq_next_;
+  r.offset = q_.tx_pkt_ << q_.mtu_shift_;
+  r.len = std::min(q_.mtu_, w.length - r.offset);
+  r.ev = pk->index;
+  r.sent = now;
+  rte_mbuf* m = build_data(psn, r, false, now);
+  if (m == nullptr) return nullptr;
+  sb_->on_send();
+  r.live = true;
+  inflight_bytes_ += r.len;
+  if (q_.tx_pkt_ + 1 == w.npkts) {
+    ++q_.sq_next_;
+    q_.tx_pkt_ = 0;
+  } else {
+    ++q_.tx_pkt_;
+  }
+  if (rto_deadline_ > now + TimeNs(attr_.rto_ns)) rto_deadline_ = now + TimeNs(attr_.rto_ns);
+  if (next_probe_at_ == TimeNs::max()) next_probe_at_ = now + TimeNs(attr_.probe_interval_ns);
+  ++ctr_.tx_data_pkts;
+  ++q_.ctr_.tx_data_pkts;
+  q_.ctr_.tx_data_bytes += m->pkt_len;
+  return m;
+}
+
+void Transport::complete_acked(TimeNs now) {
+  while (q_.sq_done_ < q_.sq_next_) {
+    const rc::Qp::SendWqe& w = q_.sq_at(q_.sq_done_);
+    if (!w.last_psn().before(sb_->una())) break;
+    q_.complete_send(q_.sq_done_, WcStatus::kSuccess);
+    ++q_.sq_done_;
+  }
+  q_.check_overrun(now);
+}
+
+void Transport::on_sack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now) {
+  const wire::Seth& h = *fi.mrc.seth;
+  if (!sb_ || q_.state_ != QpState::kRts) {
+    // A responder-only QP (RTR) gets no SACKs; an RTS one in ERR neither.
+    *out = MrcRx::kWrongState;
+    return;
+  }
+  const Psn cack = fi.bth->get_psn();
+  const std::optional<uint16_t> idx = ev_->index_of(h.ev.value());
+  if (h.probe_response()) {
+    const auto id = static_cast<uint16_t>(h.ack_offset());
+    if ((id & kEvProbeFlag) != 0) {
+      const int index = id & ~kEvProbeFlag;
+      if (index == ev_probe_out_) {
+        if (ev_->on_probe_result(static_cast<uint16_t>(index), h.skip() == wire::MrcSkip::kNone) ==
+                EvOutcome::kReadmitted &&
+            retired_ > 0) {
+          --retired_;
+        }
+        ev_probe_out_ = -1;
+      }
+    } else {
+      probe_out_ = false;
+    }
+  }
+  const SackResult res = sb_->on_sack(cack, h.base_offset(), h.bitmap.value(), std::span<Psn>(missing_), [&](Psn p) {
+    SendRec& r = rec(p);
+    if (r.live) {
+      r.live = false;
+      r.missing = false;
+      inflight_bytes_ -= r.len;
+    }
+  });
+  if (res.verdict == SackVerdict::kInvalid) {
+    *out = MrcRx::kSackInvalid;
+    return;
+  }
+  *out = h.probe_response() ? MrcRx::kProbeResponse : MrcRx::kSack;
+  if (const uint16_t mpr = h.mpr.value(); mpr > 0) peer_mpr_ = std::min<uint16_t>(mpr, attr_.mpr);
+  const TimeNs tol(attr_.ooo_tolerance_ns);
+  for (uint16_t i = 0; i < res.missing; ++i) {
+    SendRec& r = rec(missing_[i]);
+    if (!r.live) continue;
+    if (now - r.sent >= tol) {
+      lost(missing_[i], false, now);
+      if (q_.state_ != QpState::kRts) return;
+    } else {
+      r.missing = true;
+      if (rto_deadline_ > r.sent + tol) rto_deadline_ = r.sent + tol;
+    }
+  }
+  if (idx && !h.probe_response()) {
+    if (h.skip() == wire::MrcSkip::kAlwaysSkip) {
+      if (ev_->on_signal(*idx, EvSignal::kAlwaysSkip) == EvOutcome::kRetired) ++retired_;
+    } else if (h.skip() == wire::MrcSkip::kSkipOnce || h.ce()) {
+      ev_->on_signal(*idx, EvSignal::kEcnEcho);
+    }
+  }
+  last_feedback_ = now;
+  next_probe_at_ = sb_->in_flight() > 0 ? now + TimeNs(attr_.probe_interval_ns) : TimeNs::max();
+  complete_acked(now);
+}
+
+void Transport::on_nack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now) {
+  const wire::Neth& h = *fi.mrc.neth;
+  if (!sb_ || q_.state_ != QpState::kRts) {
+    *out = MrcRx::kWrongState;
+    return;
+  }
+  const Psn psn = h.get_nack_psn();
+  const int32_t d = Psn::diff(psn, sb_->una());
+  if (d < 0 || d >= static_cast<int32_t>(sb_->in_flight()) || sb_->acked(psn) || !rec(psn).live) {
+    *out = MrcRx::kNackStale;
+    return;
+  }
+  *out = MrcRx::kNack;
+  last_feedback_ = now;
+  const MrcNackReason reason = h.get_reason();
+  SendRec& r = rec(psn);
+  if (wire::mrc_nack_fatal(reason)) {
+    const WcStatus st = reason == MrcNackReason::kAccessError     ? WcStatus::kRemAccessErr
+                        : reason == MrcNackReason::kInvalidRequest ? WcStatus::kRemInvReqErr
+                                                                   : WcStatus::kRemOpErr;
+    fail(st, r.wqe, now);
+    return;
+  }
+  const std::optional<uint16_t> idx = ev_->index_of(h.ev.value());
+  if (reason == MrcNackReason::kTrimmed && idx) ev_->on_signal(*idx, EvSignal::kTrimmed);
+  if (reason == MrcNackReason::kTrimmedLastHop && idx) ev_->on_signal(*idx, EvSignal::kTrimmedLastHop);
+  ++ctr_.rtx_nack;
+  r.missing = false;
+  queue_rtx(psn);
+}
+
+// ---------------------------------------------------------------- responder
+
+void Transport::push_nack(MrcNackReason reason, Psn psn, const wire::FrameInfo& fi, bool ce) {
+  if (nack_count_ == nacks_.size()) {
+    ++ctr_.nack_queue_full;
+    return;
+  }
+  const wire::Meth* me = fi.mrc.meth;
+  nacks_[(nack_head_ + nack_count_) % nacks_.size()] =
+      Nack{reason, psn, me->ev.value(), me->tx_ts.value(), ce, me->rtx()};
+  ++nack_count_;
+}
+
+void Transport::drain_completions() {
+  std::array<MsgCompletion, 8> out{};
+  for (;;) {
+    const uint32_t room = std::min<uint32_t>(q_.rq_count_, static_cast<uint32_t>(out.size()));
+    const std::size_t n = mt_->pop_completions(std::span<MsgCompletion>(out.data(), room));
+    for (std::size_t i = 0; i < n; ++i) q_.complete_recv(WcStatus::kSuccess, out[i].length, true, out[i].imm, true);
+    if (n < room || room == 0) break;
+  }
+  if (mt_->held_imm() > 0 && q_.rq_count_ == 0) ++ctr_.imm_waiting_rq;
+}
+
+void Transport::on_recv_posted(TimeNs now) {
+  if (mt_ && mt_->held_imm() > 0) {
+    drain_completions();
+    q_.check_overrun(now);
+  }
+}
+
+void Transport::on_data(const wire::FrameInfo& fi, const rte_mbuf* m, MrcRx* out, TimeNs now) {
+  if ((q_.state_ != QpState::kRtr && q_.state_ != QpState::kRts) || !st_) {
+    *out = MrcRx::kWrongState;
+    return;
+  }
+  const wire::Meth& me = *fi.mrc.meth;
+  const Psn psn = fi.bth->get_psn();
+  const bool ce = is_ce(fi);
+  const Psn cack = st_->cack();
+  if (!psn.after(cack) || st_->received(psn)) {
+    // Duplicate (a spurious retransmission, a network copy): SACK now so the
+    // sender stops resending it.
+    *out = MrcRx::kDuplicate;
+    trig_ = Trigger{psn, me.ev.value(), me.tx_ts.value(), ce};
+    sack_due_ = true;
+    return;
+  }
+  if (Psn::diff(psn, cack) > static_cast<int32_t>(st_->mpr())) {
+    *out = MrcRx::kOutOfWindow;
+    push_nack(MrcNackReason::kPsnOutOfWindow, psn, fi, ce);
+    return;
+  }
+  if (fi.mrc.trimmed) {
+    *out = MrcRx::kTrimmed;
+    const bool lasthop = attr_.trim_lasthop_dscp != 0xFF && dscp_of(fi) == attr_.trim_lasthop_dscp;
+    push_nack(lasthop ? MrcNackReason::kTrimmedLastHop : MrcNackReason::kTrimmed, psn, fi, ce);
+    return;
+  }
+  const uint32_t n = fi.payload_bytes;
+  uint64_t local = 0;
+  if (n > 0 && ((q_.attr_.qp_access_flags & verbs::kAccessRemoteWrite) == 0 ||
+                q_.env_.mrs->check(fi.reth->rkey.value(), true, q_.pd_, fi.reth->va.value(), n,
+                                   verbs::kAccessRemoteWrite, nullptr, &local) != verbs::MrCheck::kOk)) {
+    // Nothing of the packet is written; the requester's WQE fails (fatal NACK)
+    // and this QP goes to ERR, as RC's remote access error does.
+    *out = MrcRx::kAccessError;
+    push_nack(MrcNackReason::kAccessError, psn, fi, ce);
+    q_.to_error(WcStatus::kWrFlushErr, UINT64_MAX, WcStatus::kWrFlushErr, now);
+    rtx_count_ = 0;
+    return;
+  }
+  MsgPacket mp;
+  mp.msn = me.msn.value();
+  mp.msg_offset = me.msg_offset.value();
+  mp.payload = n;
+  mp.msg_length = fi.reth->dma_length.value();
+  mp.last = wire::mrc_is_last(fi.mrc.op);
+  mp.has_imm = wire::mrc_has_imm(fi.mrc.op);
+  mp.imm = mp.has_imm && fi.immdt != nullptr ? fi.immdt->imm.value() : 0;
+  mp.rqmsn = me.rqmsn.value();
+  const MsgVerdict v = mt_->on_packet(mp);
+  if (v == MsgVerdict::kInvalid) {
+    *out = MrcRx::kInvalid;
+    push_nack(MrcNackReason::kInvalidRequest, psn, fi, ce);
+    q_.to_error(WcStatus::kWrFlushErr, UINT64_MAX, WcStatus::kWrFlushErr, now);
+    rtx_count_ = 0;
+    return;
+  }
+  if (v == MsgVerdict::kOutOfWindow) {
+    *out = MrcRx::kMsgWindow;
+    push_nack(MrcNackReason::kNoResource, psn, fi, ce);
+    return;
+  }
+  if (v != MsgVerdict::kDuplicate && n > 0) {
+    // icrc_verify_mbuf walked the chain past the payload: the copy cannot come up short.
+    (void)rc::copy_from_chain(m, fi.payload_offset, n, reinterpret_cast<uint8_t*>(local));
+  }
+  st_->on_packet(psn);
+  *out = MrcRx::kPlaced;
+  rcvd_bytes_ += n;
+  const bool hole = psn != cack + 1 || st_->bitmap() != 0;
+  if (psn != cack + 1) ++ctr_.ooo_arrivals;
+  if (ce) {
+    ++ecn_count_;
+    ++ctr_.ce_arrivals;
+  }
+  if (!(sack_due_ && trig_.ce)) trig_ = Trigger{psn, me.ev.value(), me.tx_ts.value(), ce};
+  ++unsacked_;
+  if (hole || ce || mp.last || unsacked_ >= attr_.sack_every_pkts) {
+    sack_due_ = true;
+  } else if (sack_deadline_ == TimeNs::max()) {
+    sack_deadline_ = now + TimeNs(attr_.sack_delay_ns);
+  }
+  if (v == MsgVerdict::kCompleted) drain_completions();
+}
+
+int Transport::on_rx(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now) {
+  MrcRx r = MrcRx::kUnexpectedOp;
+  if (fi.kind != wire::FrameKind::kMrc) {
+    r = MrcRx::kNotMrc;
+  } else if (!peer_ok(fi)) {
+    r = rc::pkey_match(fi.bth->pkey.value(), q_.pkey_) ? MrcRx::kBadSrc : MrcRx::kBadPkey;
+  } else if (wire::mrc_is_data(fi.mrc.op)) {
+    on_data(fi, m, &r, now);
+  } else if (fi.mrc.op == MrcOp::kSack) {
+    on_sack(fi, &r, now);
+  } else if (fi.mrc.op == MrcOp::kNack) {
+    on_nack(fi, &r, now);
+  } else if (fi.mrc.op == MrcOp::kProbe) {
+    if ((q_.state_ != QpState::kRtr && q_.state_ != QpState::kRts) || !st_) {
+      r = MrcRx::kWrongState;
+    } else {
+      r = MrcRx::kProbe;
+      if (probe_resp_count_ < probe_resps_.size()) {
+        const wire::Peth& p = *fi.mrc.peth;
+        probe_resps_[(probe_resp_head_ + probe_resp_count_) % probe_resps_.size()] =
+            ProbeResp{p.probe_id.value(), p.ev.value(), p.tx_ts.value()};
+        ++probe_resp_count_;
+      }
+    }
+  }
+  ++ctr_.rx[static_cast<int>(r)];
+  q_.check_overrun(now);
+  return static_cast<int>(r);
+}
+
+// ---------------------------------------------------------------- control frames
+
+rte_mbuf* Transport::make_ctrl(TimeNs now) {
+  wire::MrcFrameSpec s = spec_;
+  s.bth.psn = st_ ? st_->cack() : Psn(0);
+  uint32_t ev = 0;
+  uint8_t plane = 0;
+  // Every control frame leaves on the control plane (NicNode files the QP's
+  // control frames on ctrl_port()); the EV it reflects picks its UDP source port.
+  auto pick_plane = [&](uint32_t) { plane = ctrl_plane(); };
+  if (nack_count_ > 0) {
+    const Nack& n = nacks_[nack_head_];
+    s.op = MrcOp::kNack;
+    s.nack.reason = n.reason;
+    s.nack.ce = n.ce;
+    s.nack.rtx = n.rtx;
+    s.nack.ev = n.ev;
+    s.nack.nack_psn = n.psn;
+    s.nack.ts_echo = n.ts;
+    ev = n.ev;
+    pick_plane(ev);
+    rte_mbuf* m = emit(s, 0, ev, plane);
+    if (m == nullptr) return nullptr;
+    nack_head_ = (nack_head_ + 1) % static_cast<uint32_t>(nacks_.size());
+    --nack_count_;
+    ++ctr_.tx_nacks;
+    ++q_.ctr_.tx_naks;
+    return m;
+  }
+  if (probe_resp_count_ > 0 || sack_due_) {
+    const bool pr = probe_resp_count_ > 0;
+    const SackFields f = st_->sack(pr ? st_->cack() : trig_.psn);
+    s.op = MrcOp::kSack;
+    s.bth.psn = f.cack;
+    s.sack.sack_offset = f.sack_offset;
+    s.sack.mpr = f.mpr;
+    s.sack.bitmap = f.bitmap;
+    s.cc.rcvd_bytes = rcvd_bytes_;
+    s.cc.ecn_count = ecn_count_;
+    s.cc.ooo_count = f.ooo_count;
+    if (pr) {
+      const ProbeResp& p = probe_resps_[probe_resp_head_];
+      s.sack.probe_response = true;
+      s.sack.ack_psn_offset = static_cast<int16_t>(p.id);
+      s.sack.ev = p.ev;
+      s.cc.ts_echo = p.ts;
+      ev = p.ev;
+    } else {
+      s.sack.skip = trig_.ce ? wire::MrcSkip::kSkipOnce : wire::MrcSkip::kNone;
+      s.sack.ce = trig_.ce;
+      s.sack.ack_psn_offset = f.ack_psn_offset;
+      s.sack.ev = trig_.ev;
+      s.cc.ts_echo = trig_.ts;
+      ev = trig_.ev;
+    }
+    pick_plane(ev);
+    rte_mbuf* m = emit(s, 0, ev, plane);
+    if (m == nullptr) return nullptr;
+    if (pr) {
+      probe_resp_head_ = (probe_resp_head_ + 1) % static_cast<uint32_t>(probe_resps_.size());
+      --probe_resp_count_;
+      ++ctr_.tx_probe_responses;
+    } else {
+      sack_due_ = false;
+      unsacked_ = 0;
+      sack_deadline_ = TimeNs::max();
+      trig_.ce = false;
+    }
+    ++ctr_.tx_sacks;
+    ++q_.ctr_.tx_acks;
+    return m;
+  }
+  if (port_status_pending_) {
+    s.op = MrcOp::kEndpointRequest;
+    s.ep_request.op = wire::MrcEndpointOp::kPortStatus;
+    s.ep_request.num_ports = planes_;
+    s.ep_request.request_id = port_status_id_;
+    s.ep_request.port_status_mask = local_up_;
+    s.ep_request.tx_ts = now_ts(now);
+    pick_plane(0);
+    const std::optional<EvPick> pk = pick(plane);
+    ev = pk ? pk->ev : attr_.ev_base;
+    s.ep_request.ev = ev;
+    rte_mbuf* m = emit(s, 0, ev, plane);
+    if (m == nullptr) return nullptr;
+    port_status_pending_ = false;
+    ++ctr_.tx_port_status;
+    return m;
+  }
+  if (ep_resp_pending_) {
+    s.op = MrcOp::kEndpointResponse;
+    s.ep_response.op = wire::MrcEndpointOp::kPortStatus;
+    s.ep_response.status = wire::MrcEndpointStatus::kOk;
+    s.ep_response.request_id = ep_resp_id_;
+    s.ep_response.port_status_mask = local_up_;
+    pick_plane(0);
+    const std::optional<EvPick> pk = pick(plane);
+    ev = pk ? pk->ev : attr_.ev_base;
+    s.ep_response.ev = ev;
+    rte_mbuf* m = emit(s, 0, ev, plane);
+    if (m == nullptr) return nullptr;
+    ep_resp_pending_ = false;
+    return m;
+  }
+  return nullptr;
+}
+
+// ---------------------------------------------------------------- timers
+
+TimeNs Transport::next_deadline() const {
+  TimeNs t = std::min(rto_deadline_, sack_deadline_);
+  t = std::min(t, port_status_repeat_);
+  if (sb_ && q_.state_ == QpState::kRts) {
+    if (sb_->in_flight() > 0) t = std::min(t, next_probe_at_);
+    if (ev_probe_out_ >= 0) t = std::min(t, ev_probe_sent_ + TimeNs(attr_.rto_ns));
+    else if (retired_ > 0) t = std::min(t, next_ev_probe_at_);
+  }
+  return t;
+}
+
+void Transport::advance(TimeNs now) {
+  if (sack_deadline_ <= now) {
+    sack_deadline_ = TimeNs::max();
+    if (unsacked_ > 0) sack_due_ = true;
+  }
+  if (port_status_repeat_ <= now) {
+    // Repeated until the peer's EETH answers.
+    port_status_pending_ = true;
+    port_status_repeat_ = now + TimeNs(attr_.probe_interval_ns);
+  }
+  if (!sb_ || q_.state_ != QpState::kRts) {
+    rto_deadline_ = TimeNs::max();
+    return;
+  }
+  if (rto_deadline_ <= now) {
+    rto_deadline_ = TimeNs::max();
+    const TimeNs rto(attr_.rto_ns);
+    const TimeNs tol(attr_.ooo_tolerance_ns);
+    const uint32_t n = sb_->in_flight();
+    for (uint32_t i = 0; i < n; ++i) {
+      const Psn p = sb_->una() + i;
+      SendRec& r = rec(p);
+      if (!r.live || r.queued || sb_->acked(p)) continue;
+      if (r.missing && r.sent + tol <= now) {
+        lost(p, false, now);
+      } else if (r.sent + rto <= now) {
+        lost(p, true, now);
+      } else {
+        const TimeNs due = r.missing ? r.sent + tol : r.sent + rto;
+        if (due < rto_deadline_) rto_deadline_ = due;
+        continue;
+      }
+      if (q_.state_ != QpState::kRts) return;
+    }
+  }
+  if (sb_->in_flight() > 0 && next_probe_at_ <= now) {
+    // SACKs stopped while data is in flight: ask for one.
+    probe_pending_ = true;
+    next_probe_at_ = now + TimeNs(attr_.probe_interval_ns);
+  } else if (sb_->in_flight() == 0) {
+    next_probe_at_ = TimeNs::max();
+  }
+  if (ev_probe_out_ >= 0 && ev_probe_sent_ + TimeNs(attr_.rto_ns) <= now) {
+    ev_->on_probe_result(static_cast<uint16_t>(ev_probe_out_), false);
+    ev_probe_out_ = -1;
+  }
+  if (retired_ > 0 && ev_probe_out_ < 0 && ev_probe_pending_ < 0 && next_ev_probe_at_ <= now) {
+    if (const std::optional<uint16_t> i = ev_->next_probe()) ev_probe_pending_ = *i;
+    next_ev_probe_at_ = now + TimeNs(attr_.ev_probe_interval_ns);
+  }
+}
+
+// ---------------------------------------------------------------- planes
+
+void Transport::on_local_plane(uint8_t plane, bool up, TimeNs now) {
+  if (!ev_ || plane >= planes_) return;
+  local_up_ = up ? (local_up_ | (1u << plane)) : (local_up_ & ~(1u << plane));
+  ev_->set_plane_up(plane, up && ((peer_up_ >> plane) & 1u) != 0);
+  port_status_pending_ = true;
+  port_status_repeat_ = now + TimeNs(attr_.probe_interval_ns);
+  ++port_status_id_;
+}
+
+void Transport::on_peer_port_status(uint32_t up_mask, uint8_t num_ports, uint16_t request_id) {
+  if (!ev_) return;
+  const uint32_t valid = num_ports >= 32 ? ~0u : (1u << num_ports) - 1;
+  peer_up_ = (up_mask & valid) | ~valid;
+  ev_->set_planes_up(local_up_ & peer_up_);
+  ep_resp_pending_ = true;
+  ep_resp_id_ = request_id;
+  ++ctr_.rx[static_cast<int>(MrcRx::kPortStatus)];
+}
+
+bool Transport::from_peer(const wire::FrameInfo& fi) const { return ev_.has_value() && peer_ok(fi); }
+
+void Transport::on_port_status_answered() { port_status_repeat_ = TimeNs::max(); }
+
+}  // namespace sf::nic::mrc

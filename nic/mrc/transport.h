@@ -1,0 +1,288 @@
+// mrc::Transport: the MRC protocol engine of one MRC QP (docs/mrc.md
+// "Transport"). An MRC QP is an rc::Qp created with QpType::kMrc: the verbs
+// handle, its state machine, SQ/RQ rings, CQ pushes, MR checks, pacing wheel
+// accounting and the CC seam stay rc::Qp's; rc::Qp owns a Transport and hands
+// it every datapath entry (on_rx, has_ctrl / make_ctrl, has_data / make_data,
+// next_deadline, advance) behind one predictable branch (`mrc_ != nullptr`),
+// so the RC fast path is unchanged otherwise. Shared state is reached through
+// friend access to rc::Qp (the Transport is part of the QP, not a client of
+// it): `q_.sq_at()`, `q_.push_cqe()`, `q_.to_error()`, `q_.env_`, ...
+//
+// Requester: segments WRITE / WRITE_IMM into MRC data packets (METH + full
+// RETH each, ImmDt on the last), one PSN per packet, a pseudo-random EV per
+// packet (EvSet::pick_next), window = payload bytes in flight <= window_bytes
+// and PSN span <= the peer's mpr; SACKs via SackScoreboard (exactly the
+// missing PSNs retransmitted, RTX, on another EV), NACKs (trim -> immediate
+// retransmit), per-PSN RTO, reliability probes when SACKs stop, background
+// probes of retired EVs, completions in WQE order once every PSN up to the
+// WQE's last is acknowledged.
+// Responder: PSN window (SackTracker), MR check and placement of every
+// packet at its RETH address, per-message completion (MsgTracker),
+// WRITE_IMM completions in message order, SACK coalescing, NACKs.
+//
+// Pure logic: `now` passed in, randomness from a seeded Rng (G2). Allocation:
+// create and modify (control path) only; none per packet (G6).
+#pragma once
+
+#include <rte_mbuf.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "common/rng.h"
+#include "common/time.h"
+#include "common/wire/frame_parser.h"
+#include "common/wire/mrc_builder.h"
+#include "nic/mrc/ev_set.h"
+#include "nic/mrc/msg_tracker.h"
+#include "nic/mrc/sack_tracker.h"
+#include "nic/verbs/verbs.h"
+
+namespace sf::nic::rc {
+class Qp;
+}
+
+namespace sf::nic::mrc {
+
+// What happened to an arriving MRC frame (counted per QP, MrcCounters::rx).
+enum class MrcRx : uint8_t {
+  kPlaced,          // new data packet, placed
+  kDuplicate,       // data PSN already received: ignored, re-SACKed
+  kOutOfWindow,     // data PSN beyond CACK + mpr: NACK PSN_OOR_WINDOW
+  kMsgWindow,       // message too far ahead of the oldest open one: NACK NO_RESOURCE
+  kTrimmed,         // trimmed data packet: NACK TRIMMED / TRIMMED_LASTHOP
+  kAccessError,     // rkey / bounds / REMOTE_WRITE failed: NACK ACCESS_ERROR, nothing written, QP to ERR
+  kInvalid,         // METH / RETH inconsistent with the message: NACK INVALID_REQUEST, QP to ERR
+  kWrongState,      // the QP state does not accept this frame
+  kBadSrc,          // source address is not the peer's
+  kBadPkey,         // P_Key mismatch
+  kNotMrc,          // a RoCE (non-MRC) frame for an MRC QP
+  kUnexpectedOp,    // an MRC op the QP does not take (ACK, endpoint ops on a QP)
+  kSack,            // SACK applied
+  kSackInvalid,     // SACK acknowledging unsent PSNs: ignored
+  kNack,            // NACK acted on
+  kNackStale,       // NACK for a PSN already acknowledged / never sent
+  kProbe,           // reliability probe answered
+  kProbeResponse,   // SACK with PR: probe answered
+  kPortStatus,      // port-status update applied
+  kCount
+};
+const char* to_string(MrcRx r);
+inline constexpr int kNumMrcRx = static_cast<int>(MrcRx::kCount);
+
+struct MrcCounters {
+  std::array<uint64_t, kNumMrcRx> rx{};
+  uint64_t tx_data_pkts = 0;      // first transmissions
+  uint64_t tx_retransmits = 0;    // RTX packets
+  uint64_t rtx_sack = 0;          //   of which: a SACK showed the PSN missing
+  uint64_t rtx_nack = 0;          //   a NACK (trim, window) asked for it
+  uint64_t rtx_timeout = 0;       //   its RTO expired
+  uint64_t tx_sacks = 0;
+  uint64_t tx_nacks = 0;
+  uint64_t tx_probes = 0;         // reliability probes
+  uint64_t tx_ev_probes = 0;      // probes of retired EVs
+  uint64_t tx_probe_responses = 0;
+  uint64_t tx_port_status = 0;    // ERTH port-status updates sent
+  uint64_t timeouts = 0;          // RTO expiries (PSNs)
+  uint64_t ooo_arrivals = 0;      // data packets that arrived past a hole
+  uint64_t ce_arrivals = 0;
+  uint64_t imm_waiting_rq = 0;    // an immediate waited for a posted receive
+  uint64_t no_usable_ev = 0;      // a packet found no usable EV (waited)
+  uint64_t nack_queue_full = 0;   // NACKs not sent: queue full (the sender's RTO recovers)
+};
+
+class Transport {
+ public:
+  explicit Transport(rc::Qp& q) : q_(q) {}
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  // ---- control path ----------------------------------------------------------
+  // mrc_modify_qp: checks every masked field (EINVAL with error() set, nothing
+  // changed) and applies them.
+  int modify(const verbs::MrcQpAttr& a, int mask, verbs::QpState state);
+  const verbs::MrcQpAttr& attr() const { return attr_; }
+  const char* error() const { return error_; }
+  // QP state changes (rc::Qp::modify after its own checks): RTR sets up the
+  // responder and the EV set, RTS the requester. EINVAL (error() set) when the
+  // profile does not fit the host (planes), before anything changed.
+  int check_rtr(uint32_t path_mtu_bytes);
+  void on_rtr(TimeNs now);
+  void on_rts(TimeNs now);
+  void on_reset();
+  void on_error();
+  // A receive was posted: held immediates may complete now.
+  void on_recv_posted(TimeNs now);
+
+  // ---- datapath (rc::Qp forwards) -------------------------------------------
+  int on_rx(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now);  // returns MrcRx
+  bool has_ctrl() const {
+    return nack_count_ > 0 || probe_resp_count_ > 0 || sack_due_ || port_status_pending_ || ep_resp_pending_;
+  }
+  rte_mbuf* make_ctrl(TimeNs now);
+  // Data frames (data, retransmissions, probes) for the port the host is
+  // serving (rc::Qp::tx_port(): its plane when the QP sprays).
+  bool has_data(TimeNs now) const;
+  rte_mbuf* make_data(TimeNs now);
+  // The QP sends data on host port `port_num` (its plane is up at both ends
+  // when spraying; else the QP's own port).
+  bool sends_on(uint8_t port_num) const;
+  // The port control frames (SACK, NACK, endpoint) leave on: the first plane
+  // up at both ends (the QP's port when not spraying).
+  uint8_t ctrl_port() const;
+  TimeNs next_deadline() const;
+  void advance(TimeNs now);
+
+  // A host port (plane) went up or down (NicNode::set_port_up): stop / resume
+  // using that plane's EVs and tell the peer (ERTH port status).
+  void on_local_plane(uint8_t plane, bool up, TimeNs now);
+  // A port-status update from the peer (ERTH, delivered by the host): stop
+  // using the EVs of its down planes; answered with an EETH.
+  void on_peer_port_status(uint32_t up_mask, uint8_t num_ports, uint16_t request_id);
+  // `fi` (an endpoint frame) comes from this QP's peer (its address, P_Key).
+  bool from_peer(const wire::FrameInfo& fi) const;
+  // The peer's EETH answered our port-status update: stop repeating it.
+  void on_port_status_answered();
+
+  // ---- introspection -------------------------------------------------------
+  const MrcCounters& counters() const { return ctr_; }
+  const EvSet* ev_set() const { return ev_ ? &*ev_ : nullptr; }
+  uint32_t bytes_in_flight() const { return inflight_bytes_; }
+  uint32_t window_bytes() const { return window_; }
+  uint8_t num_planes() const { return planes_; }
+  // The port a plane's packets leave on (plane p = port p + 1 when the QP
+  // sprays, else the QP's port).
+  uint8_t port_of_plane(uint8_t plane) const;
+  const SackTracker* sack_tracker() const { return st_ ? &*st_ : nullptr; }
+  const SackScoreboard* scoreboard() const { return sb_ ? &*sb_ : nullptr; }
+  const MsgTracker* msg_tracker() const { return mt_ ? &*mt_ : nullptr; }
+
+ private:
+  struct SendRec {
+    uint64_t wqe = 0;       // absolute SQ index
+    uint32_t offset = 0;    // payload offset in the message
+    uint32_t len = 0;       // payload bytes
+    TimeNs sent{0};         // last transmission
+    uint16_t ev = 0;        // EV index of the last transmission
+    uint8_t timeouts = 0;
+    bool missing = false;   // a SACK showed it missing; lost once ooo_tolerance passed
+    bool queued = false;    // in the retransmit queue
+    bool live = false;      // sent and not yet acknowledged
+  };
+  struct Nack {
+    wire::MrcNackReason reason;
+    wire::Psn psn;
+    uint32_t ev;
+    uint32_t ts;
+    bool ce;
+    bool rtx;
+  };
+  struct ProbeResp {
+    uint16_t id;
+    uint32_t ev;
+    uint32_t ts;
+  };
+  // The last data packet that asked for a SACK.
+  struct Trigger {
+    wire::Psn psn;
+    uint32_t ev = 0;
+    uint32_t ts = 0;
+    bool ce = false;
+  };
+
+  SendRec& rec(wire::Psn p) { return recs_[p.value() & rec_mask_]; }
+  // The plane of the port being served (0 when not spraying).
+  uint8_t tx_plane() const;
+  // An EV of `plane` for the next packet (pick_next when there is one plane:
+  // no scan).
+  std::optional<EvPick> pick(uint8_t plane, bool retransmission = false, std::optional<uint16_t> avoid = {}) {
+    return planes_ == 1 ? ev_->pick_next(rng_, retransmission, avoid)
+                        : ev_->pick_in_plane(rng_, plane, retransmission, avoid);
+  }
+  uint8_t ctrl_plane() const;
+  bool peer_ok(const wire::FrameInfo& fi) const;
+  rte_mbuf* make_probe(uint8_t plane, TimeNs now);
+  void queue_rtx(wire::Psn p);
+  void lost(wire::Psn p, bool timeout, TimeNs now);
+  // Builds one MRC frame of `spec` with `payload` (scratch) into an mbuf.
+  rte_mbuf* emit(wire::MrcFrameSpec& spec, uint32_t payload_bytes, uint32_t ev, uint8_t plane);
+  rte_mbuf* build_data(wire::Psn psn, SendRec& r, bool rtx, TimeNs now);
+  bool gather(uint64_t wqe, uint32_t off, uint32_t n);
+  void complete_acked(TimeNs now);
+  void on_data(const wire::FrameInfo& fi, const rte_mbuf* m, MrcRx* out, TimeNs now);
+  void on_sack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now);
+  void on_nack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now);
+  void push_nack(wire::MrcNackReason r, wire::Psn psn, const wire::FrameInfo& fi, bool ce);
+  void drain_completions();
+  void fail(verbs::WcStatus st, uint64_t wqe, TimeNs now);
+  uint32_t now_ts(TimeNs now) const { return static_cast<uint32_t>(now.ns()); }
+  void set_profile_error(const char* e) { error_ = e; }
+
+  rc::Qp& q_;
+  verbs::MrcQpAttr attr_{};
+  const char* error_ = "";
+  uint8_t planes_ = 1;
+  bool spray_ = false;         // planes map to the host's ports (port p + 1)
+  uint32_t window_ = 0;        // window_bytes in effect
+  uint32_t local_up_ = ~0u;    // our planes up (bit p)
+  uint32_t peer_up_ = ~0u;     // the peer's planes up (its port-status updates)
+
+  // frame template (RTR)
+  wire::MrcFrameSpec spec_{};
+  std::vector<uint8_t> payload_;   // one packet's payload (gathered)
+  std::vector<uint8_t> frame_;     // one frame
+
+  Rng rng_{1};
+  std::optional<EvSet> ev_;
+  std::optional<SackScoreboard> sb_;
+  std::optional<SackTracker> st_;
+  std::optional<MsgTracker> mt_;
+
+  // requester
+  std::vector<SendRec> recs_;
+  uint32_t rec_mask_ = 0;
+  std::vector<wire::Psn> rtxq_;    // retransmit queue (ring)
+  uint32_t rtx_head_ = 0;
+  uint32_t rtx_count_ = 0;
+  std::array<wire::Psn, 64> missing_{};
+  uint32_t inflight_bytes_ = 0;
+  uint16_t peer_mpr_ = 64;
+  uint16_t imm_sent_ = 0;          // rqmsn of the next message
+  uint64_t rqmsn_wqe_ = 0;         // SQ index rqmsn was counted to
+  TimeNs rto_deadline_ = TimeNs::max();
+  TimeNs last_feedback_{0};
+  bool probe_pending_ = false;
+  bool probe_out_ = false;
+  uint16_t probe_id_ = 0;
+  TimeNs next_probe_at_ = TimeNs::max();
+  uint16_t retired_ = 0;           // EVs retired and not re-admitted (probing runs while > 0)
+  int ev_probe_pending_ = -1;      // EV index to probe
+  int ev_probe_out_ = -1;          // EV index of the probe in flight
+  TimeNs ev_probe_sent_{0};
+  TimeNs next_ev_probe_at_{0};
+  bool port_status_pending_ = false;
+  TimeNs port_status_repeat_ = TimeNs::max();
+  uint16_t port_status_id_ = 0;
+  bool ep_resp_pending_ = false;   // an EETH owed for the peer's port-status update
+  uint16_t ep_resp_id_ = 0;
+
+  // responder
+  std::array<Nack, 32> nacks_{};
+  uint32_t nack_head_ = 0;
+  uint32_t nack_count_ = 0;
+  std::array<ProbeResp, 8> probe_resps_{};
+  uint32_t probe_resp_head_ = 0;
+  uint32_t probe_resp_count_ = 0;
+  Trigger trig_;
+  bool sack_due_ = false;
+  uint32_t unsacked_ = 0;
+  TimeNs sack_deadline_ = TimeNs::max();
+  uint32_t rcvd_bytes_ = 0;
+  uint16_t ecn_count_ = 0;
+
+  MrcCounters ctr_;
+};
+
+}  // namespace sf::nic::mrc

@@ -1,0 +1,305 @@
+// Harness of the MRC QP tests: two NicNodes (node a = host 0, node b =
+// host 1, `ports` ports each, port k of a wired to port k of b) joined by a
+// test link in virtual time (each port sends one frame per wire time at the
+// line rate, then `delay` of propagation) that the test controls frame by frame: every
+// frame is parsed and shown to a filter that delivers it, drops it, holds it
+// (for the test to release in any order), duplicates it or trims it to its
+// headers (as a trimming switch does). Deterministic: no clock, no
+// randomness but the test's. Header-only; EAL must be up.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "common/wire/frame_parser.h"
+#include "common/wire/mbuf_icrc.h"
+#include "common/wire/trim.h"
+#include "nic/mrc/transport.h"
+#include "tests/support/eal_env.h"
+#include "tests/unit/nic/nic_harness.h"
+
+namespace sf::nic::test {
+
+// One frame on the test link, as parsed.
+struct LinkPkt {
+  int from = 0;        // 0: node a sent it, 1: node b
+  PortId port = 0;
+  bool mrc = false;
+  wire::MrcOp op = wire::MrcOp::kWriteOnly;
+  bool data = false;
+  uint32_t psn = 0;
+  uint32_t ev = 0;     // METH / SETH / NETH / PETH ev
+  bool rtx = false;
+  uint16_t udp_sport = 0;
+  uint32_t msn = 0;
+  uint32_t flow_label = 0;
+  wire::MrcNackReason nack = wire::MrcNackReason::kTrimmed;
+  uint32_t nack_psn = 0;
+  bool probe_response = false;
+};
+
+enum class Fate { kDeliver, kDrop, kHold, kDup, kTrim };
+
+inline rte_mbuf* mbuf_of(const std::vector<uint8_t>& b) {
+  rte_mbuf* head = rte_pktmbuf_alloc(sf::test::mbuf_pool());
+  if (head == nullptr) return nullptr;
+  rte_mbuf* tail = head;
+  size_t off = 0;
+  while (off < b.size()) {
+    uint32_t room = rte_pktmbuf_tailroom(tail);
+    if (room == 0) {
+      rte_mbuf* seg = rte_pktmbuf_alloc(sf::test::mbuf_pool());
+      tail->next = seg;
+      tail = seg;
+      head->nb_segs++;
+      room = rte_pktmbuf_tailroom(seg);
+    }
+    const uint32_t k = std::min<uint32_t>(room, static_cast<uint32_t>(b.size() - off));
+    std::memcpy(rte_pktmbuf_mtod_offset(tail, uint8_t*, tail->data_len), b.data() + off, k);
+    tail->data_len = static_cast<uint16_t>(tail->data_len + k);
+    head->pkt_len += k;
+    off += k;
+  }
+  return head;
+}
+
+inline std::vector<uint8_t> bytes_of(const rte_mbuf* m) {
+  std::vector<uint8_t> v(m->pkt_len);
+  const void* p = rte_pktmbuf_read(m, 0, m->pkt_len, v.data());
+  if (p != v.data()) std::memcpy(v.data(), p, m->pkt_len);
+  return v;
+}
+
+inline LinkPkt describe(const std::vector<uint8_t>& b, int from, PortId port) {
+  LinkPkt k;
+  k.from = from;
+  k.port = port;
+  const wire::FrameInfo fi = wire::parse_frame(b);
+  if (!fi.ok() || fi.kind != wire::FrameKind::kMrc) return k;
+  k.mrc = true;
+  k.op = fi.mrc.op;
+  k.data = wire::mrc_is_data(fi.mrc.op);
+  k.psn = fi.bth->get_psn().value();
+  k.udp_sport = fi.udp->src_port.value();
+  if (fi.ipv6 != nullptr) k.flow_label = fi.ipv6->vtc_flow.value() & 0xFFFFF;
+  if (fi.mrc.meth != nullptr) {
+    k.ev = fi.mrc.meth->ev.value();
+    k.rtx = fi.mrc.meth->rtx();
+    k.msn = fi.mrc.meth->msn.value();
+  }
+  if (fi.mrc.seth != nullptr) {
+    k.ev = fi.mrc.seth->ev.value();
+    k.probe_response = fi.mrc.seth->probe_response();
+  }
+  if (fi.mrc.neth != nullptr) {
+    k.ev = fi.mrc.neth->ev.value();
+    k.nack = fi.mrc.neth->get_reason();
+    k.nack_psn = fi.mrc.neth->get_nack_psn().value();
+  }
+  if (fi.mrc.peth != nullptr) k.ev = fi.mrc.peth->ev.value();
+  return k;
+}
+
+// Host configs with `ports` ports each (port k: its own MAC / IPs).
+inline NicConfig mrc_node_cfg(int host, int ports, BitRate rate) {
+  NicConfig c;
+  HostConfig h = host_cfg(host, {});
+  for (int k = 0; k < ports; ++k) {
+    h.ports.push_back(static_cast<PortId>(k));
+    HostPortAddr a;
+    a.mac = host_mac(host * 16 + k);
+    wire::Ipv4Addr ip4 = host_ip4(host);
+    ip4.bytes[2] = static_cast<uint8_t>(k);
+    a.ipv4 = ip4;
+    wire::Ipv6Addr ip6 = host_ip6(host);
+    ip6.bytes[14] = static_cast<uint8_t>(k);
+    a.ipv6 = ip6;
+    if (ports > 1) h.port_addrs.push_back(a);
+    NicPortConfig p;
+    p.line_rate = rate;
+    c.ports.push_back(p);
+  }
+  c.hosts.push_back(h);
+  return c;
+}
+
+inline Endpoint make_mrc_endpoint(NicNode& node, size_t buf_bytes, uint32_t max_wr = 256) {
+  Endpoint e;
+  e.ctx = v::open_device(node, 0);
+  e.pd = v::alloc_pd(e.ctx.get());
+  e.scq = v::create_cq(e.ctx.get(), 4096);
+  e.rcq = v::create_cq(e.ctx.get(), 4096);
+  v::QpInitAttr ia;
+  ia.send_cq = e.scq;
+  ia.recv_cq = e.rcq;
+  ia.qp_type = v::QpType::kMrc;
+  ia.cap.max_send_wr = max_wr;
+  ia.cap.max_recv_wr = max_wr;
+  ia.cap.max_send_sge = 4;
+  ia.cap.max_recv_sge = 4;
+  e.qp = v::create_qp(e.pd, &ia);
+  e.buf.assign(buf_bytes, 0);
+  e.mr = v::reg_mr(e.pd, e.buf.data(), e.buf.size(), kAllAccess);
+  return e;
+}
+
+class MrcRig {
+ public:
+  explicit MrcRig(int ports = 1, BitRate rate = BitRate::gbps(100), TimeNs delay = TimeNs::from_us(1))
+      : a(mrc_node_cfg(0, ports, rate), sf::test::mbuf_pool()),
+        b(mrc_node_cfg(1, ports, rate), sf::test::mbuf_pool()),
+        ports_(ports),
+        rate_(rate),
+        delay_(delay) {}
+  ~MrcRig() {
+    for (auto& f : wire_) rte_pktmbuf_free(f.m);
+  }
+
+  NicNode a;
+  NicNode b;
+  TimeNs now{0};
+  // Decides each frame's fate (default: deliver).
+  std::function<Fate(const LinkPkt&)> filter;
+  // Every frame seen, in order.
+  std::vector<LinkPkt> log;
+  // Held frames (Fate::kHold), in arrival order.
+  std::vector<std::pair<LinkPkt, std::vector<uint8_t>>> held;
+  // Port up/down of the link (per port index): a down link drops both ways,
+  // frames already on it too.
+  std::vector<bool> link_up = std::vector<bool>(32, true);
+
+  NicNode& node(int i) { return i == 0 ? a : b; }
+
+  // Releases held frames in `order` (indexes into `held`), all arriving
+  // after one link delay in that order; clears `held`.
+  void release(const std::vector<size_t>& order) {
+    for (size_t i : order) put(1 - held[i].first.from, held[i].first.port, held[i].second);
+    held.clear();
+  }
+
+  void run_for(TimeNs d) { run_until([] { return false; }, now + d); }
+  // Runs until `done()` or virtual time `limit`; true when done.
+  bool run_until(const std::function<bool()>& done, TimeNs limit) {
+    for (;;) {
+      deliver_due();
+      a.advance(now);
+      b.advance(now);
+      TimeNs t = std::min(a.next_wakeup(now), b.next_wakeup(now));
+      for (int n = 0; n < 2; ++n) {
+        for (int p = 0; p < ports_; ++p) {
+          Tx& x = tx_[n][p];
+          if (x.free_at <= now) x.more = pull(n, static_cast<PortId>(p));
+          if (x.more) t = std::min(t, std::max(x.free_at, now + TimeNs(1)));
+        }
+      }
+      if (done()) return true;
+      if (!wire_.empty()) t = std::min(t, wire_.front().at);
+      if (t <= now) t = now + TimeNs(1);
+      if (t > limit) {
+        now = limit;
+        return done();
+      }
+      now = t;
+    }
+  }
+
+  // A frame into node `to`'s port `port` after the link delay.
+  void put(int to, PortId port, const std::vector<uint8_t>& bytes) {
+    InFlight f{now + delay_, seq_++, to, port, mbuf_of(bytes)};
+    wire_.insert(std::upper_bound(wire_.begin(), wire_.end(), f,
+                                  [](const InFlight& x, const InFlight& y) {
+                                    return x.at < y.at || (x.at == y.at && x.seq < y.seq);
+                                  }),
+                 f);
+  }
+
+ private:
+  struct InFlight {
+    TimeNs at;
+    uint64_t seq;
+    int to;
+    PortId port;
+    rte_mbuf* m;
+  };
+  void deliver_due() {
+    while (!wire_.empty() && wire_.front().at <= now) {
+      InFlight f = wire_.front();
+      wire_.erase(wire_.begin());
+      rte_mbuf* m = f.m;
+      if (!link_up[f.port]) {
+        rte_pktmbuf_free(m);
+        continue;
+      }
+      node(f.to).receive(f.port, {&m, 1}, now);
+    }
+  }
+  // One frame from node n's port, if it has one (the port is then busy for
+  // its wire time); true when it sent one.
+  bool pull(int n, PortId port) {
+    {
+      std::array<rte_mbuf*, 1> out{};
+      const uint16_t k = node(n).transmit(port, out, now);
+      for (uint16_t i = 0; i < k; ++i) {
+        tx_[n][port].free_at = now + rate_.tx_time(wire_bytes(out[i]->pkt_len));
+        std::vector<uint8_t> bytes = bytes_of(out[i]);
+        rte_pktmbuf_free(out[i]);
+        const LinkPkt pk = describe(bytes, n, port);
+        log.push_back(pk);
+        if (!link_up[port]) continue;
+        const Fate f = filter ? filter(pk) : Fate::kDeliver;
+        switch (f) {
+          case Fate::kDeliver: put(1 - n, port, bytes); break;
+          case Fate::kDrop: break;
+          case Fate::kHold: held.push_back({pk, bytes}); break;
+          case Fate::kDup:
+            put(1 - n, port, bytes);
+            put(1 - n, port, bytes);
+            break;
+          case Fate::kTrim: {
+            const wire::FrameInfo fi = wire::parse_frame(bytes);
+            const wire::TrimResult r = wire::trim_frame(bytes, fi, 0, 46);
+            EXPECT_TRUE(r.ok());
+            bytes.resize(r.frame_bytes);
+            put(1 - n, port, bytes);
+            break;
+          }
+        }
+      }
+      return k > 0;
+    }
+  }
+
+  struct Tx {
+    TimeNs free_at{0};
+    bool more = false;
+  };
+  std::array<std::array<Tx, 32>, 2> tx_{};
+  int ports_;
+  BitRate rate_;
+  TimeNs delay_;
+  uint64_t seq_ = 0;
+  std::vector<InFlight> wire_;
+};
+
+// Connects MRC endpoints x (on rig node 0) and y (node 1) both ways; `attr`
+// / `mask` applied to both in RESET first.
+inline void connect_mrc(Endpoint& x, Endpoint& y, const v::MrcQpAttr* attr = nullptr, int mask = 0,
+                        ConnParams p = {}) {
+  if (attr != nullptr) {
+    ASSERT_EQ(v::mrc_modify_qp(x.qp, attr, mask), 0) << x.qp->mrc_error();
+    ASSERT_EQ(v::mrc_modify_qp(y.qp, attr, mask), 0) << y.qp->mrc_error();
+  }
+  ConnParams q = p;
+  std::swap(q.sq_psn, q.rq_psn);
+  ASSERT_EQ(connect_qp(x, y, p), 0) << x.qp->mrc_error();
+  ASSERT_EQ(connect_qp(y, x, q), 0) << y.qp->mrc_error();
+}
+
+inline const mrc::MrcCounters& mctr(const Endpoint& e) { return e.qp->mrc()->counters(); }
+
+}  // namespace sf::nic::test

@@ -1,0 +1,146 @@
+// The MRC QP over two planes: 2-port hosts back to back (port k of a to port
+// k of b, mrc_qp_harness.h), plane p = port p + 1. The QP sprays its packets
+// over both ports (each port asks it for a packet of its plane), each with
+// its port's source addresses and the peer's plane address; a plane going
+// down mid-transfer is dropped at once by both ends (ERTH port status) and
+// the transfer completes on the other, byte-exact, without a QP error.
+#include <gtest/gtest.h>
+
+#include "tests/unit/nic/mrc_qp_harness.h"
+
+namespace sf::nic::test {
+namespace {
+
+// Both QPs told the peer's per-plane addresses (port p + 1 of the other host).
+void connect_planes(MrcRig& rig, Endpoint& x, Endpoint& y, v::MrcQpAttr a = {}, int mask = 0) {
+  for (int side = 0; side < 2; ++side) {
+    Endpoint& self = side == 0 ? x : y;
+    NicNode& peer = side == 0 ? rig.b : rig.a;
+    v::MrcQpAttr m = a;
+    m.num_peer_ports = 2;
+    for (uint8_t k = 0; k < 2; ++k) {
+      const rc::LocalAddr& l = peer.host(0).local(static_cast<uint8_t>(k + 1));
+      m.peer_gid[k] = v::gid_from_ipv4(l.ipv4);
+      for (int i = 0; i < 6; ++i) m.peer_mac[k][i] = l.mac.bytes[i];
+    }
+    ASSERT_EQ(v::mrc_modify_qp(self.qp, &m, mask | v::kMrcPeerPorts), 0) << self.qp->mrc_error();
+  }
+  connect_mrc(x, y);
+}
+
+// 1. A 4 MiB WRITE sprayed over two ports: each carries about half the data
+//    packets, every EV's packets on its own plane's port, byte-exact; the
+//    responder's SACKs on its control plane (port 1).
+TEST(MrcMultiPlane, SpraysOverBothPorts) {
+  MrcRig rig(2);
+  Endpoint x = make_mrc_endpoint(rig.a, 4u << 20);
+  Endpoint y = make_mrc_endpoint(rig.b, 4u << 20);
+  fill_pattern(x.buf, 21);
+  connect_planes(rig, x, y);
+  ASSERT_EQ(x.qp->mrc()->num_planes(), 2);
+  ASSERT_EQ(post_write(x, 1, 0, 4u << 20, y.addr(), y.mr->rkey), 0);
+  rig.run_until([&] { return !drain(x.scq).empty(); }, TimeNs::from_ms(20));
+  EXPECT_TRUE(std::equal(x.buf.begin(), x.buf.end(), y.buf.begin()));
+  std::array<size_t, 2> per_port{};
+  for (const LinkPkt& k : rig.log) {
+    if (k.from == 0 && k.data) {
+      ++per_port[k.port];
+      EXPECT_EQ(k.ev % 2, k.port) << "EV " << k.ev << " of plane " << k.ev % 2 << " on port " << k.port;
+    }
+    if (k.from == 1 && k.op == wire::MrcOp::kSack) {
+      EXPECT_EQ(k.port, 0u);
+    }
+  }
+  EXPECT_EQ(per_port[0] + per_port[1], 1024u);
+  EXPECT_GT(per_port[0], 400u);
+  EXPECT_GT(per_port[1], 400u);
+  EXPECT_EQ(mctr(x).tx_retransmits, 0u);
+  EXPECT_EQ(rig.a.counters(0).dropped() + rig.a.counters(1).dropped() + rig.b.counters(0).dropped() +
+                rig.b.counters(1).dropped(),
+            0u);
+}
+
+// 2. Plane 1 goes down mid-transfer (the link and both hosts' port 2): the
+//    QPs stop using it at once and tell each other; what was in flight on it
+//    is retransmitted on plane 0; the transfer completes byte-exact, no QP
+//    error, every later packet on port 1.
+TEST(MrcMultiPlane, PlaneDownMidTransfer) {
+  MrcRig rig(2);
+  Endpoint x = make_mrc_endpoint(rig.a, 4u << 20);
+  Endpoint y = make_mrc_endpoint(rig.b, 4u << 20);
+  fill_pattern(x.buf, 22);
+  connect_planes(rig, x, y);
+  ASSERT_EQ(post_write(x, 1, 0, 4u << 20, y.addr(), y.mr->rkey), 0);
+  size_t sent = 0;
+  rig.filter = [&](const LinkPkt& k) {
+    if (k.from == 0 && k.data) ++sent;
+    return Fate::kDeliver;
+  };
+  ASSERT_TRUE(rig.run_until([&] { return sent >= 300; }, TimeNs::from_ms(5)));
+  const size_t log_at = rig.log.size();
+  rig.link_up[1] = false;
+  rig.a.set_port_up(1, false);
+  rig.b.set_port_up(1, false);
+  EXPECT_FALSE(x.qp->sends_on(2));
+  EXPECT_TRUE(x.qp->sends_on(1));
+  std::vector<v::Wc> wc;
+  rig.run_until(
+      [&] {
+        auto w = drain(x.scq);
+        wc.insert(wc.end(), w.begin(), w.end());
+        return !wc.empty();
+      },
+      rig.now + TimeNs::from_ms(20));
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, v::WcStatus::kSuccess);
+  EXPECT_TRUE(std::equal(x.buf.begin(), x.buf.end(), y.buf.begin()));
+  EXPECT_EQ(x.qp->state(), v::QpState::kRts);
+  EXPECT_EQ(y.qp->state(), v::QpState::kRts);
+  size_t later = 0;
+  for (size_t i = log_at; i < rig.log.size(); ++i) {
+    const LinkPkt& k = rig.log[i];
+    if (k.from != 0 || !k.data) continue;
+    EXPECT_EQ(k.port, 0u);
+    EXPECT_EQ(k.ev % 2, 0u);
+    ++later;
+  }
+  EXPECT_GT(later, 600u);
+  // What was on the plane-1 link when it went down was lost and resent on plane 0.
+  EXPECT_GT(mctr(x).tx_retransmits, 0u);
+  // Each side learnt the other's plane 1 is down (port-status update).
+  EXPECT_GE(mctr(x).rx[static_cast<int>(mrc::MrcRx::kPortStatus)], 1u);
+  EXPECT_GE(mctr(y).rx[static_cast<int>(mrc::MrcRx::kPortStatus)], 1u);
+  EXPECT_FALSE(x.qp->mrc()->ev_set()->plane_up(1));
+  EXPECT_FALSE(y.qp->mrc()->ev_set()->plane_up(1));
+  EXPECT_GE(mctr(x).tx_port_status, 1u);
+}
+
+// 3. A port-status update alone (the peer's plane down, ours up): the
+//    sender stops using that plane as soon as the ERTH arrives.
+TEST(MrcMultiPlane, PeerPortStatusStopsThePlane) {
+  MrcRig rig(2);
+  Endpoint x = make_mrc_endpoint(rig.a, 1u << 20);
+  Endpoint y = make_mrc_endpoint(rig.b, 1u << 20);
+  fill_pattern(x.buf, 23);
+  connect_planes(rig, x, y);
+  // b's port 2 goes down; the link stays up for a's frames until b's ERTH
+  // (sent on b's plane 0) reaches a.
+  rig.b.set_port_up(1, false);
+  rig.run_for(TimeNs::from_us(5));
+  EXPECT_FALSE(x.qp->mrc()->ev_set()->plane_up(1));
+  EXPECT_FALSE(x.qp->sends_on(2));
+  const size_t log_at = rig.log.size();
+  ASSERT_EQ(post_write(x, 1, 0, 1u << 20, y.addr(), y.mr->rkey), 0);
+  rig.run_until([&] { return !drain(x.scq).empty(); }, rig.now + TimeNs::from_ms(10));
+  EXPECT_TRUE(std::equal(x.buf.begin(), x.buf.end(), y.buf.begin()));
+  for (size_t i = log_at; i < rig.log.size(); ++i) {
+    if (rig.log[i].from == 0 && rig.log[i].data) {
+      EXPECT_EQ(rig.log[i].port, 0u);
+    }
+  }
+  // The ERTH was answered (EETH): a stops repeating it.
+  EXPECT_EQ(mctr(y).tx_port_status, 1u);
+}
+
+}  // namespace
+}  // namespace sf::nic::test

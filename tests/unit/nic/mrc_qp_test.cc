@@ -1,0 +1,562 @@
+// The MRC QP end to end between two NicNodes over a test link in virtual
+// time (mrc_qp_harness.h): byte-exact WRITEs, WRITE_IMM completion order
+// under every reordering, duplicates, selective retransmission of exactly the
+// dropped PSNs on another EV, trim NACK -> retransmit, a black-holed EV
+// retired while traffic continues, MR bounds on a crafted packet, the verbs
+// refusals, PSN wrap, retry exhaustion.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include "common/rng.h"
+#include "common/wire/mrc_builder.h"
+#include "tests/unit/nic/mrc_qp_harness.h"
+
+namespace sf::nic::test {
+namespace {
+
+using wire::MrcOp;
+
+// Runs until `n` send completions on `e` (or the limit); returns them.
+std::vector<v::Wc> wait_send(MrcRig& rig, Endpoint& e, size_t n, TimeNs limit = TimeNs::from_ms(50)) {
+  std::vector<v::Wc> got;
+  rig.run_until(
+      [&] {
+        auto w = drain(e.scq);
+        got.insert(got.end(), w.begin(), w.end());
+        return got.size() >= n;
+      },
+      rig.now + limit);
+  return got;
+}
+
+void expect_same(const Endpoint& src, uint64_t soff, const Endpoint& dst, uint64_t doff, size_t len) {
+  ASSERT_LE(soff + len, src.buf.size());
+  ASSERT_LE(doff + len, dst.buf.size());
+  EXPECT_TRUE(std::equal(src.buf.begin() + static_cast<long>(soff), src.buf.begin() + static_cast<long>(soff + len),
+                         dst.buf.begin() + static_cast<long>(doff)))
+      << len << " bytes differ";
+}
+
+// 1. WRITEs of 1 B .. 4 MiB arrive byte exact (and nothing around them is
+//    touched); one completion each, success; on a clean link nothing is
+//    retransmitted and the packets spread over the EVs.
+TEST(MrcQp, WriteSizesByteExact) {
+  MrcRig rig;
+  constexpr size_t kBuf = (4u << 20) + 8192;
+  Endpoint x = make_mrc_endpoint(rig.a, kBuf);
+  Endpoint y = make_mrc_endpoint(rig.b, kBuf);
+  fill_pattern(x.buf, 11);
+  connect_mrc(x, y);
+  uint64_t id = 0;
+  for (uint32_t len : {1u, 3u, 1023u, 4095u, 4096u, 4097u, 12288u, 65537u, 1u << 20, 4u << 20}) {
+    std::fill(y.buf.begin(), y.buf.end(), 0xEE);
+    const uint64_t doff = 4096 + (len & 7);
+    ASSERT_EQ(post_write(x, ++id, 3, len, y.addr() + doff, y.mr->rkey), 0);
+    const auto wc = wait_send(rig, x, 1);
+    ASSERT_EQ(wc.size(), 1u) << len;
+    EXPECT_EQ(wc[0].status, v::WcStatus::kSuccess);
+    EXPECT_EQ(wc[0].wr_id, id);
+    EXPECT_EQ(wc[0].byte_len, len);
+    expect_same(x, 3, y, doff, len);
+    EXPECT_EQ(y.buf[doff - 1], 0xEE);
+    EXPECT_EQ(y.buf[doff + len], 0xEE);
+  }
+  EXPECT_EQ(mctr(x).tx_retransmits, 0u);
+  EXPECT_EQ(mctr(x).timeouts, 0u);
+  EXPECT_EQ(x.qp->state(), v::QpState::kRts);
+  // ~1,300 packets over 128 EVs: every EV used, none more than a few times its share.
+  const mrc::EvSet& evs = *x.qp->mrc()->ev_set();
+  uint64_t total = 0, most = 0;
+  for (uint16_t i = 0; i < evs.size(); ++i) {
+    EXPECT_GT(evs.counters(i).sent, 0u) << "ev " << i;
+    total += evs.counters(i).sent;
+    most = std::max(most, evs.counters(i).sent);
+  }
+  EXPECT_EQ(total, mctr(x).tx_data_pkts);
+  EXPECT_LT(most, 3 * total / evs.size());
+  // The EV rides in the UDP source port of every data packet.
+  for (const LinkPkt& k : rig.log) {
+    if (k.data) {
+      EXPECT_EQ(k.udp_sport, 0xC000 | (k.ev & 0x3FFF));
+    }
+  }
+  EXPECT_GT(mctr(y).tx_sacks, 0u);
+  EXPECT_EQ(mctr(y).rx[static_cast<int>(mrc::MrcRx::kPlaced)], mctr(x).tx_data_pkts);
+}
+
+// 2. IPv6: the EV is also the flow label.
+TEST(MrcQp, Ipv6EvInFlowLabel) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 16);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 16);
+  fill_pattern(x.buf, 2);
+  ConnParams p;
+  p.ipv6 = true;
+  connect_mrc(x, y, nullptr, 0, p);
+  ASSERT_EQ(post_write(x, 1, 0, 1 << 16, y.addr(), y.mr->rkey), 0);
+  ASSERT_EQ(wait_send(rig, x, 1).size(), 1u);
+  expect_same(x, 0, y, 0, 1 << 16);
+  size_t n = 0;
+  for (const LinkPkt& k : rig.log) {
+    if (!k.data) continue;
+    ++n;
+    EXPECT_EQ(k.flow_label, k.ev & 0xFFFFF);
+  }
+  EXPECT_EQ(n, 16u);
+}
+
+// 3. Verbs: SEND / READ refused on an MRC QP; mrc_modify_qp refuses bad
+//    values with a reason, profile changes after INIT, SRv6, an RC QP.
+TEST(MrcQp, VerbsRefusals) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 4096);
+  Endpoint y = make_mrc_endpoint(rig.b, 4096);
+  v::MrcQpAttr a;
+  a.num_evs = 300;
+  EXPECT_EQ(v::mrc_modify_qp(x.qp, &a, v::kMrcNumEvs), EINVAL);
+  EXPECT_NE(std::string(x.qp->mrc_error()).find("num_evs"), std::string::npos);
+  a = {};
+  a.mpr = 65;
+  EXPECT_EQ(v::mrc_modify_qp(x.qp, &a, v::kMrcMpr), EINVAL);
+  a = {};
+  a.ev_mode = v::MrcEvMode::kSrv6;
+  EXPECT_EQ(v::mrc_modify_qp(x.qp, &a, v::kMrcEvMode), EINVAL);
+  EXPECT_NE(std::string(x.qp->mrc_error()).find("SRv6"), std::string::npos);
+  a = {};
+  a.num_planes = 2;  // the host has one port
+  EXPECT_EQ(v::mrc_modify_qp(x.qp, &a, v::kMrcNumPlanes), EINVAL);
+  a = {};
+  a.backup_per_plane = 128;
+  EXPECT_EQ(v::mrc_modify_qp(x.qp, &a, v::kMrcBackupPerPlane), EINVAL);
+  a = {};
+  a.rto_ns = 10;
+  EXPECT_EQ(v::mrc_modify_qp(x.qp, &a, v::kMrcRto), EINVAL);
+  EXPECT_EQ(v::mrc_modify_qp(x.qp, &a, 1 << 30), EINVAL);
+  a = {};
+  a.num_evs = 64;
+  a.backup_per_plane = 8;
+  EXPECT_EQ(v::mrc_modify_qp(x.qp, &a, v::kMrcNumEvs | v::kMrcBackupPerPlane), 0) << x.qp->mrc_error();
+  connect_mrc(x, y);
+  EXPECT_EQ(x.qp->mrc()->ev_set()->size(), 64);
+  // After INIT the profile is fixed; the tunables are not.
+  a.num_evs = 128;
+  EXPECT_EQ(v::mrc_modify_qp(x.qp, &a, v::kMrcNumEvs), EINVAL);
+  EXPECT_NE(std::string(x.qp->mrc_error()).find("RESET or INIT"), std::string::npos);
+  a.rto_ns = 200000;
+  EXPECT_EQ(v::mrc_modify_qp(x.qp, &a, v::kMrcRto), 0);
+  EXPECT_EQ(x.qp->mrc()->attr().rto_ns, 200000u);
+  // SEND / SEND_WITH_IMM / READ: EINVAL at post, nothing posted.
+  for (v::WrOpcode op : {v::WrOpcode::kSend, v::WrOpcode::kSendWithImm, v::WrOpcode::kRdmaRead}) {
+    EXPECT_EQ(post_write(x, 9, 0, 16, y.addr(), y.mr->rkey, op), EINVAL) << v::to_string(op);
+  }
+  EXPECT_EQ(x.qp->sq_outstanding(), 0u);
+  // An RC QP has no MRC attributes.
+  Endpoint r = make_endpoint(rig.a, 0, 4096);
+  EXPECT_EQ(v::mrc_modify_qp(r.qp, &a, v::kMrcRto), EINVAL);
+  EXPECT_FALSE(r.qp->is_mrc());
+}
+
+// Posts two messages on x: a 2-packet WRITE (wr 1) and a 2-packet WRITE_IMM
+// (wr 2) into y, with a receive posted on y.
+void post_pair(Endpoint& x, Endpoint& y) {
+  ASSERT_EQ(post_recv(y, 100, 0, 0), 0);
+  ASSERT_EQ(post_write(x, 1, 0, 8000, y.addr(), y.mr->rkey), 0);
+  ASSERT_EQ(post_write(x, 2, 8192, 5000, y.addr() + 8192, y.mr->rkey, v::WrOpcode::kRdmaWriteWithImm, 0xABCD), 0);
+}
+
+// 4. Every order of the 4 data packets of a WRITE + WRITE_IMM pair: the
+//    memory is exact and the immediate completes once, after everything.
+TEST(MrcQp, WriteImmEveryPermutation) {
+  std::vector<size_t> order = {0, 1, 2, 3};
+  int perms = 0;
+  do {
+    MrcRig rig;
+    Endpoint x = make_mrc_endpoint(rig.a, 1 << 15);
+    Endpoint y = make_mrc_endpoint(rig.b, 1 << 15);
+    fill_pattern(x.buf, 7);
+    connect_mrc(x, y);
+    rig.filter = [](const LinkPkt& k) { return k.data && !k.rtx ? Fate::kHold : Fate::kDeliver; };
+    post_pair(x, y);
+    rig.run_until([&] { return rig.held.size() == 4; }, TimeNs::from_us(100));
+    ASSERT_EQ(rig.held.size(), 4u);
+    rig.release(order);
+    // Before the last packet lands, no immediate completion.
+    const auto wc = wait_send(rig, x, 2);
+    ASSERT_EQ(wc.size(), 2u);
+    EXPECT_EQ(wc[0].wr_id, 1u);
+    EXPECT_EQ(wc[1].wr_id, 2u);
+    const auto rc = drain(y.rcq);
+    ASSERT_EQ(rc.size(), 1u);
+    EXPECT_EQ(rc[0].opcode, v::WcOpcode::kRecvRdmaWithImm);
+    EXPECT_EQ(rc[0].imm_data, 0xABCDu);
+    EXPECT_EQ(rc[0].byte_len, 5000u);
+    EXPECT_EQ(rc[0].wr_id, 100u);
+    expect_same(x, 0, y, 0, 8000);
+    expect_same(x, 8192, y, 8192, 5000);
+    EXPECT_EQ(mctr(x).tx_retransmits, 0u);
+    ++perms;
+  } while (std::next_permutation(order.begin(), order.end()));
+  EXPECT_EQ(perms, 24);
+}
+
+// 5. Three WRITE_IMMs of 5 packets each, the 15 packets in 30 random orders:
+//    immediates complete in message order, each after its whole message.
+TEST(MrcQp, WriteImmOrderRandomPermutations) {
+  Rng rng(42);
+  for (int round = 0; round < 30; ++round) {
+    MrcRig rig;
+    Endpoint x = make_mrc_endpoint(rig.a, 1 << 17);
+    Endpoint y = make_mrc_endpoint(rig.b, 1 << 17);
+    fill_pattern(x.buf, static_cast<uint32_t>(round));
+    connect_mrc(x, y);
+    rig.filter = [](const LinkPkt& k) { return k.data && !k.rtx ? Fate::kHold : Fate::kDeliver; };
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(post_recv(y, 200 + i, 0, 0), 0);
+    for (uint32_t i = 0; i < 3; ++i) {
+      ASSERT_EQ(post_write(x, i, i * 20480, 20000, y.addr() + i * 20480, y.mr->rkey, v::WrOpcode::kRdmaWriteWithImm,
+                           0x100 + i),
+                0);
+    }
+    rig.run_until([&] { return rig.held.size() == 15; }, TimeNs::from_us(100));
+    ASSERT_EQ(rig.held.size(), 15u);
+    std::vector<size_t> order(15);
+    std::iota(order.begin(), order.end(), 0);
+    for (size_t i = order.size() - 1; i > 0; --i) std::swap(order[i], order[rng.next_u64() % (i + 1)]);
+    rig.release(order);
+    ASSERT_EQ(wait_send(rig, x, 3).size(), 3u);
+    const auto rc = drain(y.rcq);
+    ASSERT_EQ(rc.size(), 3u);
+    for (uint32_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(rc[i].imm_data, 0x100 + i);
+      EXPECT_EQ(rc[i].wr_id, 200u + i);
+      EXPECT_EQ(rc[i].byte_len, 20000u);
+      expect_same(x, i * 20480, y, i * 20480, 20000);
+    }
+  }
+}
+
+// 6. Every data packet duplicated by the network: placed once, the copies
+//    counted as duplicates and re-SACKed, one completion.
+TEST(MrcQp, DuplicatesIgnored) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 18);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 18);
+  fill_pattern(x.buf, 3);
+  connect_mrc(x, y);
+  rig.filter = [](const LinkPkt& k) { return k.data ? Fate::kDup : Fate::kDeliver; };
+  ASSERT_EQ(post_recv(y, 1, 0, 0), 0);
+  ASSERT_EQ(post_write(x, 1, 0, 1 << 18, y.addr(), y.mr->rkey, v::WrOpcode::kRdmaWriteWithImm, 5), 0);
+  ASSERT_EQ(wait_send(rig, x, 1).size(), 1u);
+  rig.run_for(TimeNs::from_us(50));
+  expect_same(x, 0, y, 0, 1 << 18);
+  EXPECT_EQ(mctr(y).rx[static_cast<int>(mrc::MrcRx::kPlaced)], 64u);
+  EXPECT_EQ(mctr(y).rx[static_cast<int>(mrc::MrcRx::kDuplicate)], 64u);
+  EXPECT_EQ(drain(y.rcq).size(), 1u);
+  EXPECT_EQ(mctr(x).tx_retransmits, 0u);
+}
+
+// 7. Chosen PSNs dropped once: the SACKs show them missing and exactly those
+//    are retransmitted (RTX), each on another EV; no timeout.
+TEST(MrcQp, DroppedPsnsRetransmittedExactlyOnAnotherEv) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 18);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 18);
+  fill_pattern(x.buf, 4);
+  ConnParams p;
+  connect_mrc(x, y, nullptr, 0, p);
+  const std::set<uint32_t> drop = {p.sq_psn + 3, p.sq_psn + 7, p.sq_psn + 8, p.sq_psn + 40};
+  std::map<uint32_t, uint32_t> first_ev;
+  rig.filter = [&](const LinkPkt& k) {
+    if (k.data && !k.rtx) {
+      first_ev[k.psn] = k.ev;
+      if (drop.count(k.psn)) return Fate::kDrop;
+    }
+    return Fate::kDeliver;
+  };
+  ASSERT_EQ(post_write(x, 1, 0, 1 << 18, y.addr(), y.mr->rkey), 0);
+  ASSERT_EQ(wait_send(rig, x, 1).size(), 1u);
+  expect_same(x, 0, y, 0, 1 << 18);
+  std::set<uint32_t> rtx;
+  for (const LinkPkt& k : rig.log) {
+    if (!k.data || !k.rtx) continue;
+    EXPECT_TRUE(rtx.insert(k.psn).second) << "PSN " << k.psn << " retransmitted twice";
+    EXPECT_NE(k.ev, first_ev[k.psn]) << "retransmission on the same EV";
+  }
+  EXPECT_EQ(rtx, drop);
+  EXPECT_EQ(mctr(x).rtx_sack, drop.size());
+  EXPECT_EQ(mctr(x).timeouts, 0u);
+  EXPECT_GT(mctr(y).ooo_arrivals, 0u);
+  // A silently lost packet retires its EV (loss with neither trim nor SACK).
+  const mrc::EvSet& evs = *x.qp->mrc()->ev_set();
+  for (const auto& [psn, ev] : first_ev) {
+    if (drop.count(psn)) {
+      EXPECT_GE(evs.counters(*evs.index_of(ev)).retired, 1u);
+    }
+  }
+}
+
+// 8. A tail loss (nothing after it to SACK a hole): the RTO retransmits it.
+TEST(MrcQp, TailLossRecoveredByTimeout) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 16);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 16);
+  fill_pattern(x.buf, 5);
+  ConnParams p;
+  connect_mrc(x, y, nullptr, 0, p);
+  rig.filter = [&](const LinkPkt& k) {
+    return k.data && !k.rtx && k.psn == p.sq_psn + 15 ? Fate::kDrop : Fate::kDeliver;
+  };
+  ASSERT_EQ(post_write(x, 1, 0, 1 << 16, y.addr(), y.mr->rkey), 0);
+  ASSERT_EQ(wait_send(rig, x, 1).size(), 1u);
+  expect_same(x, 0, y, 0, 1 << 16);
+  EXPECT_EQ(mctr(x).tx_retransmits, 1u);
+  EXPECT_EQ(mctr(x).rtx_timeout, 1u);
+  EXPECT_GE(rig.now, TimeNs(x.qp->mrc()->attr().rto_ns));
+  EXPECT_GT(mctr(x).tx_probes, 0u);  // SACKs stopped with data in flight
+}
+
+// 9. A trimmed packet: NACK TRIMMED at once, retransmitted before any timer.
+TEST(MrcQp, TrimmedPacketNackedAndRetransmitted) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 16);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 16);
+  fill_pattern(x.buf, 6);
+  ConnParams p;
+  connect_mrc(x, y, nullptr, 0, p);
+  const uint32_t victim = p.sq_psn + 5;
+  rig.filter = [&](const LinkPkt& k) { return k.data && !k.rtx && k.psn == victim ? Fate::kTrim : Fate::kDeliver; };
+  ASSERT_EQ(post_write(x, 1, 0, 1 << 16, y.addr(), y.mr->rkey), 0);
+  ASSERT_EQ(wait_send(rig, x, 1).size(), 1u);
+  expect_same(x, 0, y, 0, 1 << 16);
+  bool nacked = false;
+  for (const LinkPkt& k : rig.log) {
+    if (k.op == MrcOp::kNack) {
+      EXPECT_EQ(k.nack, wire::MrcNackReason::kTrimmed);
+      EXPECT_EQ(k.nack_psn, victim);
+      nacked = true;
+    }
+  }
+  EXPECT_TRUE(nacked);
+  EXPECT_EQ(mctr(y).rx[static_cast<int>(mrc::MrcRx::kTrimmed)], 1u);
+  EXPECT_EQ(mctr(x).rtx_nack, 1u);
+  EXPECT_EQ(mctr(x).tx_retransmits, 1u);
+  EXPECT_EQ(mctr(x).timeouts, 0u);
+  EXPECT_LT(rig.now, TimeNs::from_us(30));
+  const mrc::EvSet& evs = *x.qp->mrc()->ev_set();
+  uint64_t skipped = 0;
+  for (uint16_t i = 0; i < evs.size(); ++i) skipped += evs.counters(i).skipped;
+  EXPECT_EQ(skipped, 1u);  // the trimmed packet's EV skipped for a rotation
+}
+
+// 10. An EV whose packets are always dropped (a black hole) is retired and
+//     the transfer goes on over the others; its probes fail, so it stays out.
+TEST(MrcQp, BlackHoledEvRetired) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 20);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 20);
+  fill_pattern(x.buf, 8);
+  v::MrcQpAttr a;
+  a.num_evs = 16;
+  a.backup_per_plane = 4;
+  a.ev_base = 0x1000;
+  connect_mrc(x, y, &a, v::kMrcNumEvs | v::kMrcBackupPerPlane | v::kMrcEvBase);
+  const uint32_t bad = 0x1000 + 2;
+  rig.filter = [&](const LinkPkt& k) { return k.from == 0 && k.ev == bad ? Fate::kDrop : Fate::kDeliver; };
+  ASSERT_EQ(post_write(x, 1, 0, 1 << 20, y.addr(), y.mr->rkey), 0);
+  ASSERT_EQ(wait_send(rig, x, 1).size(), 1u);
+  expect_same(x, 0, y, 0, 1 << 20);
+  const mrc::EvSet& evs = *x.qp->mrc()->ev_set();
+  EXPECT_EQ(evs.state(2), mrc::EvState::kAssumedBad);
+  EXPECT_FALSE(evs.active(2));
+  EXPECT_EQ(evs.counters(2).retired, 1u);
+  // Only what left in the first loss-detection time (~ooo_tolerance, 15 us)
+  // went on it; after the retirement no data did (probes only), and the
+  // rest of the 256 packets went on the others.
+  size_t after = 0, data_on_bad = 0;
+  for (const LinkPkt& k : rig.log) {
+    if (k.from != 0 || !k.data) continue;
+    if (k.ev == bad) {
+      ++data_on_bad;
+      after = 0;
+    } else {
+      ++after;
+    }
+  }
+  EXPECT_GE(data_on_bad, 1u);
+  EXPECT_LE(data_on_bad, 12u);
+  EXPECT_GT(after, 150u);
+  // Its probes fail: still retired later on.
+  rig.run_for(TimeNs::from_us(500));
+  EXPECT_GT(evs.counters(2).probes, 0u);
+  EXPECT_EQ(evs.counters(2).probe_ok, 0u);
+  EXPECT_EQ(evs.state(2), mrc::EvState::kAssumedBad);
+  EXPECT_EQ(x.qp->state(), v::QpState::kRts);
+}
+
+// 11. A retired EV whose path heals is re-admitted after 3 good probes.
+TEST(MrcQp, RetiredEvReadmittedByProbes) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 18);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 18);
+  v::MrcQpAttr a;
+  a.num_evs = 8;
+  a.backup_per_plane = 2;
+  connect_mrc(x, y, &a, v::kMrcNumEvs | v::kMrcBackupPerPlane);
+  bool broken = true;
+  rig.filter = [&](const LinkPkt& k) { return broken && k.from == 0 && k.ev == 1 ? Fate::kDrop : Fate::kDeliver; };
+  ASSERT_EQ(post_write(x, 1, 0, 1 << 18, y.addr(), y.mr->rkey), 0);
+  ASSERT_EQ(wait_send(rig, x, 1).size(), 1u);
+  const mrc::EvSet& evs = *x.qp->mrc()->ev_set();
+  ASSERT_EQ(evs.state(1), mrc::EvState::kAssumedBad);
+  broken = false;
+  rig.run_for(TimeNs::from_us(400));
+  EXPECT_EQ(evs.state(1), mrc::EvState::kGood);
+  EXPECT_EQ(evs.counters(1).readmitted, 1u);
+  EXPECT_GE(evs.counters(1).probe_ok, 3u);
+}
+
+// 12. A crafted WRITE past the end of the MR (and one with a bad rkey):
+//     nothing written, counted, NACK ACCESS_ERROR, the responder QP to ERR.
+TEST(MrcQp, MrBoundsOnCraftedPacketWritesNothing) {
+  for (int variant = 0; variant < 2; ++variant) {
+    MrcRig rig;
+    Endpoint x = make_mrc_endpoint(rig.a, 4096);
+    Endpoint y = make_mrc_endpoint(rig.b, 8192);
+    ConnParams p;
+    connect_mrc(x, y, nullptr, 0, p);
+    std::fill(y.buf.begin(), y.buf.end(), 0x5A);
+    wire::MrcFrameSpec s;
+    const rc::LocalAddr& la = rig.a.host(0).local();
+    const rc::LocalAddr& lb = rig.b.host(0).local();
+    s.l2.src = la.mac;
+    s.l2.dst = lb.mac;
+    wire::Ipv4Spec ip;
+    ip.src = la.ipv4;
+    ip.dst = lb.ipv4;
+    s.l3 = ip;
+    s.op = MrcOp::kWriteOnly;
+    s.bth.dest_qp = y.qp->qp_num();
+    s.bth.psn = wire::Psn(p.sq_psn);
+    s.reth_va = variant == 0 ? y.addr() + 8192 - 100 : y.addr();  // 256 bytes: 156 past the end
+    s.reth_rkey = variant == 0 ? y.mr->rkey : y.mr->rkey ^ 0x100;
+    s.reth_dma_length = 256;
+    std::vector<uint8_t> payload(256, 0x11), frame(1024);
+    const wire::BuildResult r = wire::build_mrc_frame(frame, s, payload);
+    ASSERT_TRUE(r.ok());
+    frame.resize(r.frame_bytes);
+    rig.put(1, 0, frame);
+    rig.run_for(TimeNs::from_us(20));
+    EXPECT_TRUE(std::all_of(y.buf.begin(), y.buf.end(), [](uint8_t c) { return c == 0x5A; }));
+    EXPECT_EQ(mctr(y).rx[static_cast<int>(mrc::MrcRx::kAccessError)], 1u);
+    EXPECT_EQ(y.qp->state(), v::QpState::kErr);
+    bool nack = false;
+    for (const LinkPkt& k : rig.log) nack = nack || (k.op == MrcOp::kNack && k.nack == wire::MrcNackReason::kAccessError);
+    EXPECT_TRUE(nack);
+  }
+}
+
+// 13. A real WRITE beyond the peer's MR: the requester's WQE fails with
+//     REM_ACCESS_ERR (fatal NACK), nothing written.
+TEST(MrcQp, RemoteAccessErrorFailsTheWqe) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 14);
+  Endpoint y = make_mrc_endpoint(rig.b, 4096);
+  connect_mrc(x, y);
+  ASSERT_EQ(post_write(x, 7, 0, 8192, y.addr(), y.mr->rkey), 0);
+  const auto wc = wait_send(rig, x, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, v::WcStatus::kRemAccessErr);
+  EXPECT_EQ(x.qp->state(), v::QpState::kErr);
+}
+
+// 14. PSNs across the 2^24 wrap.
+TEST(MrcQp, PsnWrap) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 19);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 19);
+  fill_pattern(x.buf, 9);
+  ConnParams p;
+  p.sq_psn = 0xFFFFF0;
+  p.rq_psn = 0xFFFFE0;
+  connect_mrc(x, y, nullptr, 0, p);
+  rig.filter = [&](const LinkPkt& k) {
+    return k.data && !k.rtx && (k.psn == 0xFFFFFE || k.psn == 0x000002) ? Fate::kDrop : Fate::kDeliver;
+  };
+  ASSERT_EQ(post_write(x, 1, 0, 1 << 19, y.addr(), y.mr->rkey), 0);  // 128 packets
+  ASSERT_EQ(wait_send(rig, x, 1).size(), 1u);
+  expect_same(x, 0, y, 0, 1 << 19);
+  EXPECT_EQ(mctr(x).tx_retransmits, 2u);
+  EXPECT_EQ(y.qp->mrc()->sack_tracker()->cack(), wire::Psn(0xFFFFF0 + 127));
+}
+
+// 15. Everything from the requester lost: after max_timeouts RTOs of one PSN
+//     the QP goes to ERR, the WQE completes RETRY_EXC_ERR; never a hang.
+TEST(MrcQp, RetryExhaustion) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 14);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 14);
+  v::MrcQpAttr a;
+  a.max_timeouts = 2;
+  connect_mrc(x, y, &a, v::kMrcMaxTimeouts);
+  rig.filter = [](const LinkPkt& k) { return k.from == 0 ? Fate::kDrop : Fate::kDeliver; };
+  ASSERT_EQ(post_write(x, 1, 0, 8192, y.addr(), y.mr->rkey), 0);
+  ASSERT_EQ(post_write(x, 2, 0, 100, y.addr(), y.mr->rkey), 0);
+  const auto wc = wait_send(rig, x, 2, TimeNs::from_ms(10));
+  ASSERT_EQ(wc.size(), 2u);
+  EXPECT_EQ(wc[0].status, v::WcStatus::kRetryExcErr);
+  EXPECT_EQ(wc[1].status, v::WcStatus::kWrFlushErr);
+  EXPECT_EQ(x.qp->state(), v::QpState::kErr);
+}
+
+// 16. Bad MRC input at the QP is counted with a reason and dropped: an RC
+//     opcode for an MRC QP, a SACK acknowledging PSNs never sent.
+TEST(MrcQp, BadFramesCounted) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 4096);
+  Endpoint y = make_mrc_endpoint(rig.b, 4096);
+  ConnParams p;
+  connect_mrc(x, y, nullptr, 0, p);
+  const rc::LocalAddr& la = rig.a.host(0).local();
+  const rc::LocalAddr& lb = rig.b.host(0).local();
+  wire::RoceFrameSpec rs;
+  rs.l2.src = la.mac;
+  rs.l2.dst = lb.mac;
+  wire::Ipv4Spec ip;
+  ip.src = la.ipv4;
+  ip.dst = lb.ipv4;
+  rs.l3 = ip;
+  rs.bth.opcode = wire::Opcode::kRcSendOnly;
+  rs.bth.dest_qp = y.qp->qp_num();
+  rs.bth.psn = wire::Psn(p.sq_psn);
+  std::vector<uint8_t> f(256);
+  const wire::BuildResult r1 = wire::build_roce_frame(f, rs, {});
+  ASSERT_TRUE(r1.ok());
+  f.resize(r1.frame_bytes);
+  rig.put(1, 0, f);
+  // A SACK to x acknowledging PSNs it never sent.
+  wire::MrcFrameSpec s;
+  s.l2.src = lb.mac;
+  s.l2.dst = la.mac;
+  wire::Ipv4Spec ip2;
+  ip2.src = lb.ipv4;
+  ip2.dst = la.ipv4;
+  s.l3 = ip2;
+  s.op = MrcOp::kSack;
+  s.bth.dest_qp = x.qp->qp_num();
+  s.bth.psn = wire::Psn(p.sq_psn + 10);
+  std::vector<uint8_t> g(256);
+  const wire::BuildResult r2 = wire::build_mrc_frame(g, s, {});
+  ASSERT_TRUE(r2.ok());
+  g.resize(r2.frame_bytes);
+  rig.put(0, 0, g);
+  rig.run_for(TimeNs::from_us(10));
+  EXPECT_EQ(mctr(y).rx[static_cast<int>(mrc::MrcRx::kNotMrc)], 1u);
+  EXPECT_EQ(mctr(x).rx[static_cast<int>(mrc::MrcRx::kSackInvalid)], 1u);
+  EXPECT_EQ(x.qp->state(), v::QpState::kRts);
+  EXPECT_EQ(y.qp->state(), v::QpState::kRts);
+}
+
+}  // namespace
+}  // namespace sf::nic::test
