@@ -10,12 +10,7 @@ import random
 import struct
 
 CORPORA = ("fuzz_frame", "fuzz_mac_control", "fuzz_icrc", "fuzz_srv6", "fuzz_credit_frame")
-# DPDK 22.11's memif (2 KiB buffers) desynchronises a ring that carries
-# one-buffer and multi-buffer frames mixed at line rate (the receiver reads
-# stale descriptors: 5,000 frames sent, 32,110 received; docs/soak.md
-# "Findings"): the soak's bursts stay within one buffer unless long=True.
-MEMIF_SAFE_FRAME = 2048
-MAX_FRAME = 9300  # long=True: up to here (over the soak ports' MTU, 9100 + 14: dropped as oversize)
+MAX_FRAME = 9300  # up to here: over the soak ports' MTU (9100 + 14), dropped as oversize
 
 
 def load_corpus(root):
@@ -61,9 +56,8 @@ def roce_frame(rng, dst_mac, dst_ip):
     return dst_mac + _mac("02:66:00:00:00:01") + b"\x08\x00" + ip
 
 
-def mutate(rng, base, nic_targets, long=False):
-    """One malformed frame from `base` (a corpus frame). Frames over
-    MEMIF_SAFE_FRAME (and over the MTU) only with long=True."""
+def mutate(rng, base, nic_targets):
+    """One malformed frame from `base` (a corpus frame)."""
     k = rng.randrange(9)
     b = bytearray(base)
     if k == 0:  # truncated anywhere (runts included)
@@ -94,8 +88,8 @@ def mutate(rng, base, nic_targets, long=False):
     if k == 5 and nic_targets:  # RoCE at a NIC, wrong ICRC
         mac, ip = rng.choice(nic_targets)
         return roce_frame(rng, mac, ip)
-    if k == 6:  # jumbo, or over the MTU
-        lo, hi = (MEMIF_SAFE_FRAME + 1, MAX_FRAME) if long else (1500, MEMIF_SAFE_FRAME)
+    if k == 6:  # jumbo, or over the MTU (oversize)
+        lo, hi = rng.choice(((1500, 9114), (9115, MAX_FRAME)))
         return bytes(b[:14]) + bytes(rng.randrange(256) for _ in range(rng.randrange(lo, hi + 1) - 14))
     if k == 7:  # VLAN tags stacked / odd EtherTypes
         tag = struct.pack("!HH", rng.choice((0x8100, 0x88A8, 0x9100)), rng.randrange(1 << 16))
@@ -103,13 +97,13 @@ def mutate(rng, base, nic_targets, long=False):
     return bytes(b)  # the corpus frame itself
 
 
-def burst(seed, n, corpus, nic_targets=(), long=False):
-    """n frames for one burst, from `seed` (at most MEMIF_SAFE_FRAME bytes unless long)."""
+def burst(seed, n, corpus, nic_targets=()):
+    """n frames for one burst, from `seed` (at most MAX_FRAME bytes)."""
     rng = random.Random(seed)
     out = []
-    cap = MAX_FRAME if long else MEMIF_SAFE_FRAME
+    cap = MAX_FRAME
     for _ in range(n):
-        f = mutate(rng, rng.choice(corpus), list(nic_targets), long) if corpus else \
+        f = mutate(rng, rng.choice(corpus), list(nic_targets)) if corpus else \
             bytes(rng.randrange(256) for _ in range(60))
         out.append(f[:cap] if f else b"\x00")
     return out
