@@ -792,9 +792,15 @@ class Soak:
         if not self.conservation["ok"]:
             self.fail(f"conservation: tx {tx} + dropped {dropped} = {tx + dropped} != rx {rx} - mac_control {ctl} "
                       f"- credit_ignored {credit} + flood_extra_copies {extra} = {rx - ctl - credit + extra}")
+        # The rogue port's only peers are the rogue processes: the switch received what they sent. More is a
+        # transport fault (memif reading stale descriptors: docs/soak.md "Findings"); fewer are frames left
+        # in the ring when a sender left before the switch read them (memif frees its rings then: the
+        # senders linger ROGUE_LINGER_MS for this), counted, not a switch fault.
         rogue_rx = [p for p in ports if p["name"] == self.role_port["rogue"]][0]["rx_packets"]
-        if rogue_rx != self.rogue_tx:
-            self.fail(f"{self.role_port['rogue']}: switch received {rogue_rx} frames, the rogue host sent {self.rogue_tx}")
+        self.rogue_lost = max(0, self.rogue_tx - rogue_rx)
+        if rogue_rx > self.rogue_tx:
+            self.fail(f"{self.role_port['rogue']}: switch received {rogue_rx} frames, the rogue host sent only "
+                      f"{self.rogue_tx}")
         # tx_left_at_stop: handed to a port's tx buffer (within tx_packets) but not taken by the driver
         # when the switch stopped (a NIC's port whose peer had left): freed, within driver_tx_drops.
         left = rep.get("tx_left_at_stop", 0)
@@ -872,7 +878,8 @@ class Soak:
                        "rss_anon_kb_first_half_max": max(x[2] for x in first) if first else None,
                        "rss_anon_kb_second_half_max": max(x[2] for x in half) if half else None,
                        "rss_anon_kb_last": series[-1][2] if series else None},
-            "rogue": {"fuzz_frames": self.fuzz_frames, "pfc_frames": self.pfc_frames},
+            "rogue": {"fuzz_frames": self.fuzz_frames, "pfc_frames": self.pfc_frames,
+                      "lost_at_disconnect": getattr(self, "rogue_lost", None)},
             "rdma": {"pairs": len(self.transfers), "outcomes": dict(sorted(outcomes.items())),
                      "verify_errors": sum(t.get(s, {}).get("verify_errors", 0) for t in self.transfers
                                           for s in ("server", "client"))},
