@@ -170,7 +170,8 @@ def main(argv=None):
     ap.add_argument("--config", default=os.path.join(ROOT, "config", "soak", "soak.json"))
     ap.add_argument("--seconds", type=float, default=60.0, help="length of the real-time schedule drawn (default 60)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--ms-per-s", type=float, default=1.0, help="virtual ms per schedule second (default 1)")
+    ap.add_argument("--ms-per-s", type=float, help="virtual ms per schedule second (default 60 / --seconds: "
+                    "the schedule, however long, spans the first 60 virtual ms, while the flows run)")
     ap.add_argument("--speed-gbps", type=int, default=100)
     ap.add_argument("--gbytes-per-flow", type=float, default=1.0, help="GiB per RDMA flow (default 1)")
     ap.add_argument("--run-limit-s", type=float, default=2.0, help="virtual seconds at most")
@@ -178,6 +179,11 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=2, help="identical runs to compare (default 2)")
     ap.add_argument("--out", help="keep the runs' directories and soak-sim-report.json here")
     a = ap.parse_args(argv)
+    if a.seconds <= 0 or (a.ms_per_s is not None and a.ms_per_s <= 0):
+        print("soak_sim: --seconds and --ms-per-s must be > 0", file=sys.stderr)
+        return 2
+    if a.ms_per_s is None:
+        a.ms_per_s = 60.0 / a.seconds
     try:
         cfg = soak_schedule.load(a.config)
     except soak_schedule.ScheduleError as e:
