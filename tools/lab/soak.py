@@ -762,6 +762,8 @@ class Soak:
             self.fail(f"no switch report: {e}")
             return
         self.sw_report = rep
+        if self.out != self.work:
+            shutil.copy(self.sw.report, os.path.join(self.out, "switch-report.json"))
         ports = rep["ports"]
         for p in ports:
             n = p["name"]
