@@ -31,7 +31,6 @@ import argparse
 import heapq
 import json
 import os
-import random
 import shutil
 import signal
 import socket
@@ -230,7 +229,6 @@ class Soak:
         self.failures = []
         self.ports = list(cfg["switch"]["ports"])
         self.role_port = {r: p for p, r in cfg["switch"]["ports"].items()}
-        self.rng = random.Random(f"{a.seed}:soak")
         self.injected = {}
         self.skipped = {}
         self.transfers = []
@@ -573,7 +571,8 @@ class Soak:
         self.bad_command_log.append({"cmd": cmd[:80], "reply": r if r is None or isinstance(r, str) else "accepted",
                                      "ok": ok})
         if not ok:
-            self.fail(f"bad telemetry command {cmd[:80]}: reply {r}, {port} {before} -> {after} (want refused, unchanged)")
+            self.fail(f"bad telemetry command {cmd[:80]}: reply {r}, {port} {before} -> {after} "
+                      "(want refused, unchanged)")
 
     def bad_configs(self):
         """[(what, config text, needles)]: broken variants of the running config."""
