@@ -240,6 +240,7 @@ class Soak:
         self.down = {}     # port -> count of active admin-down faults (and the like for blackhole / loss)
         self.bh = {}
         self.loss = {}
+        self.loss_rate = {}  # port -> the last rate set
         self.rss = {"switch": [], "max_kb": {}}
         self.bad_command_log = []
         self.bad_config_log = []
@@ -498,7 +499,10 @@ class Soak:
             self.hold(self.bh, e["port"], e["len_s"], lambda p: self.set_port("port_blackhole", p, "on"),
                       lambda p: self.set_port("port_blackhole", p, "off"))
         elif k == "loss":
-            self.hold(self.loss, e["port"], e["len_s"], lambda p: self.set_port("port_loss", p, f"{e['rate']:g}"),
+            def loss_on(p):
+                self.loss_rate[p] = float(f"{e['rate']:g}")
+                self.set_port("port_loss", p, f"{e['rate']:g}")
+            self.hold(self.loss, e["port"], e["len_s"], loss_on,
                       lambda p: self.set_port("port_loss", p, "0"), always_on=True)
         elif k == "reset":
             r = self.tel("/softfabric/switch/reset")
@@ -558,20 +562,40 @@ class Soak:
         t = self.tel(f"/softfabric/switch/port,{port}") or {}
         return {k: t.get(k) for k in ("admin_status", "blackhole", "loss_rate")}
 
+    def expected_state(self, port):
+        """The port state the soak's own faults asked for (admin, blackhole, loss rate)."""
+        return ("down" if self.down.get(port) else "up", "on" if self.bh.get(port) else "off",
+                self.loss_rate.get(port, 0.0) if self.loss.get(port) else 0.0)
+
+    def settled(self, port, timeout_s=3.0):
+        """Waits (bounded) until the port's state is what the soak asked for:
+        the datapath applies telemetry requests at its next poll, not at once.
+        Returns the last state read."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            st = self.port_state(port)
+            got = (st.get("admin_status"), st.get("blackhole"), float(st.get("loss_rate") or 0))
+            want = self.expected_state(port)
+            if got[:2] == want[:2] and abs(got[2] - want[2]) < 1e-6:
+                return None
+            if time.monotonic() > deadline:
+                return f"{port} is {got}, the soak asked for {want}"
+            time.sleep(0.05)
+
     def bad_command(self, cmd):
         port = "Ethernet4" if "Ethernet4" in cmd else "Ethernet0" if "Ethernet0" in cmd else \
             "Ethernet8" if "Ethernet8" in cmd else "Ethernet12"
-        before = self.port_state(port)
         try:
             r = telemetry(self.sw.prefix, cmd)
         except (OSError, ValueError) as e:
             r = f"no answer: {e}"
-        after = self.port_state(port)
-        ok = r is None and before == after
+        # Refused, and the port stays as the soak's own faults set it.
+        wrong = self.settled(port)
+        ok = r is None and wrong is None
         self.bad_command_log.append({"cmd": cmd[:80], "reply": r if r is None or isinstance(r, str) else "accepted",
                                      "ok": ok})
         if not ok:
-            self.fail(f"bad telemetry command {cmd[:80]}: reply {r}, {port} {before} -> {after} "
+            self.fail(f"bad telemetry command {cmd[:80]}: reply {r}; {wrong or 'state as asked'} "
                       "(want refused, unchanged)")
 
     def bad_configs(self):
