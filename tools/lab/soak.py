@@ -833,10 +833,17 @@ class Soak:
             self.fail(f"tx_left_at_stop {left} > driver_tx_drops {sum(p.get('driver_tx_drops', 0) for p in ports)}")
         if rep["buffer"]["used_bytes"] != 0:
             self.fail(f"buffer still holds {rep['buffer']['used_bytes']} bytes")
+        # The pool is back to its use at ready, except for what bursts abandoned by the fault guard
+        # (a memif peer SIGKILLed inside a tx burst: common/dpdk/port.h) leave: up to burst_fault_pkts
+        # mbufs leak by design there rather than being freed twice.
         mp = rep.get("mempool", {})
-        if mp.get("in_use_at_stop") != mp.get("in_use_at_ready"):
+        guard = sum(p.get("burst_fault_pkts", 0) for p in ports)
+        leak = (mp.get("in_use_at_stop") or 0) - (mp.get("in_use_at_ready") or 0)
+        self.mempool = {"leaked": leak, "burst_fault_pkts": guard,
+                        "burst_faults": sum(p.get("burst_faults", 0) for p in ports)}
+        if "in_use_at_stop" not in mp or leak < 0 or leak > guard:
             self.fail(f"mempool: {mp.get('in_use_at_stop')} mbufs in use at stop, {mp.get('in_use_at_ready')} at "
-                      f"ready (leak)")
+                      f"ready: {leak} leaked, of which abandoned tx bursts explain at most {guard}")
 
     def check_leftovers(self):
         ours = [p for p in self.procs]
@@ -895,7 +902,7 @@ class Soak:
                        "dropped": rep and self.conservation["dropped"],
                        "flood_extra_copies": rep and self.conservation["flood_extra_copies"],
                        "conservation_ok": rep and self.conservation["ok"], "drops": dict(sorted(drops.items())),
-                       "mempool": rep.get("mempool"),
+                       "mempool": rep.get("mempool"), "mempool_check": getattr(self, "mempool", None),
                        # sf-switch's memory over time: VmRSS swings with the memif peers' rings it maps
                        # while they are connected; RssAnon (its own memory) is the leak signal.
                        "rss_samples": len(series),
