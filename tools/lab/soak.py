@@ -53,7 +53,9 @@ NIC_IPS = {"nic_server": "10.7.0.1", "nic_client": "10.7.0.2"}
 # machine) reads every frame it sent (checked: rogue port rx == rogue tx).
 ROGUE_LINGER_MS = 2000
 MEMIF_BSIZE = 16384  # memif buffer of the pktio hosts: every frame (<= 9300 B) in one descriptor
-ORPHAN_GRACE_S = 5.0  # a NIC server whose client died before connecting is stopped after this
+ORPHAN_GRACE_S = 5.0
+RX_BURST = 32  # the poll loop's rx burst (common/dpdk/packet_io.h kMaxBurst)
+RX_SEGS = 5    # mbufs (2 KiB) of the longest frame the soak sends (9300 B)  # a NIC server whose client died before connecting is stopped after this
 SINK_MAC = "02:00:00:00:00:02"  # sf-pktio gen frames' destination
 CRASH_MARKS = ("AddressSanitizer", "UndefinedBehaviorSanitizer", "ThreadSanitizer", "runtime error:",
                "Segmentation fault", "core dumped", "terminate called", "Assertion", "PANIC", "stack smashing")
@@ -833,17 +835,20 @@ class Soak:
             self.fail(f"tx_left_at_stop {left} > driver_tx_drops {sum(p.get('driver_tx_drops', 0) for p in ports)}")
         if rep["buffer"]["used_bytes"] != 0:
             self.fail(f"buffer still holds {rep['buffer']['used_bytes']} bytes")
-        # The pool is back to its use at ready, except for what bursts abandoned by the fault guard
-        # (a memif peer SIGKILLed inside a tx burst: common/dpdk/port.h) leave: up to burst_fault_pkts
-        # mbufs leak by design there rather than being freed twice.
+        # The pool is back to its use at ready, except for what bursts abandoned by the fault guard (a
+        # memif peer SIGKILLed inside a burst: common/dpdk/port.h) leave: their mbufs leak by design rather
+        # than risk a double free -- a tx burst's packets (burst_fault_pkts), an rx burst's mbufs the PMD
+        # had allocated (not counted by the switch: at most a burst of RX_BURST frames of RX_SEGS mbufs).
         mp = rep.get("mempool", {})
-        guard = sum(p.get("burst_fault_pkts", 0) for p in ports)
+        faults = sum(p.get("burst_faults", 0) for p in ports)
+        tx_pkts = sum(p.get("burst_fault_pkts", 0) for p in ports)
+        bound = tx_pkts + faults * RX_BURST * RX_SEGS
         leak = (mp.get("in_use_at_stop") or 0) - (mp.get("in_use_at_ready") or 0)
-        self.mempool = {"leaked": leak, "burst_fault_pkts": guard,
-                        "burst_faults": sum(p.get("burst_faults", 0) for p in ports)}
-        if "in_use_at_stop" not in mp or leak < 0 or leak > guard:
+        self.mempool = {"leaked": leak, "burst_faults": faults, "burst_fault_pkts": tx_pkts, "allowed": bound}
+        if "in_use_at_stop" not in mp or leak < 0 or leak > bound:
             self.fail(f"mempool: {mp.get('in_use_at_stop')} mbufs in use at stop, {mp.get('in_use_at_ready')} at "
-                      f"ready: {leak} leaked, of which abandoned tx bursts explain at most {guard}")
+                      f"ready: {leak} leaked; abandoned bursts ({faults}, {tx_pkts} tx packets) explain at most "
+                      f"{bound}")
 
     def check_leftovers(self):
         ours = [p for p in self.procs]
