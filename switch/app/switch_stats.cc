@@ -17,6 +17,7 @@ nlohmann::json port_snapshot(const SwitchView& v, const SwitchConfig& cfg, PortI
   j["dropped"] = c.dropped;
   j["rx_mac_control"] = c.rx_mac_control;
   j["flooded"] = c.flooded;
+  j["flood_extra_copies"] = c.flood_extra_copies;
   j["routed"] = c.routed;
   j["held_at_ingress"] = c.held;
   j["tx_pfc_frames"] = c.tx_pfc_frames;

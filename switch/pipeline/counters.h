@@ -51,6 +51,8 @@ struct PortCounters {
   uint64_t tx_bytes = 0;
   uint64_t rx_mac_control = 0;   // PAUSE / PFC frames received (consumed)
   uint64_t flooded = 0;          // unknown unicast / broadcast arrivals flooded
+  uint64_t flood_extra_copies = 0;  // copies beyond the first that floods queued (copies - 1 per flood
+                                    // with a live port): tx + dropped + queued = rx - rx_mac_control + this
   uint64_t routed = 0;
   uint64_t held = 0;             // lossless arrivals held at ingress (egress queue at its limit)
   uint64_t tx_pfc_frames = 0;    // PFC frames sent (XOFF, refresh, XON)

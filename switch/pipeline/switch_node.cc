@@ -576,6 +576,7 @@ void SwitchNode::forward_l2(uint16_t in, QueuedPkt& pkt, std::optional<uint16_t>
     }
     if (copies == 0) return drop(in, pkt.mbuf, DropCause::kPortDown);
   }
+  ports_[in].ctr.flood_extra_copies += copies - 1u;
   // One mbuf, one reference per copy; flooded copies are never ECN-marked
   // because they share their bytes.
   rte_pktmbuf_refcnt_update(pkt.mbuf, static_cast<int16_t>(copies - 1));  // every segment

@@ -356,6 +356,7 @@ int main(int argc, char** argv) {
                         {"events", r.events},          {"trace_hash", r.trace_hash},
                         {"failed_workloads", r.failed_workloads}, {"seed", lab.seed()},
                         {"mbufs", {{"pool", pp.mbufs}, {"populated", pool->populated_size}, {"peak_in_use", g_use.peak},
+                                   {"in_use_at_end", g_use.in_use},
                                    {"alloc_failures", g_use.failures}, {"from_plan", pp.from_plan},
                                    {"traffic_bound", pp.traffic}, {"fabric_bound", pp.fabric}}},
                         {"eal_mb", eo.no_huge_mem_mb}};
