@@ -1,6 +1,8 @@
 // DPDK telemetry for sf-switch. See telemetry.h.
 #include "switch/app/telemetry.h"
 
+#include "switch/app/telemetry_ops.h"
+
 #include <rte_telemetry.h>
 
 #include <cstdlib>
@@ -234,6 +236,7 @@ bool register_switch_telemetry(const SwitchView& v, const SwitchConfig& cfg) {
                                    "Random loss rate in [0, 1] on a port, both directions. Parameters: port, rate") == 0;
   ok &= rte_telemetry_register_cmd("/softfabric/switch/reset", cmd_reset,
                                    "Reboot: flush every queue, forget learned FDB entries. Takes no parameters") == 0;
+  ok &= register_switch_ops_telemetry(v, cfg);  // sf-cli's (telemetry_ops.h)
   return ok;
 }
 
