@@ -147,10 +147,12 @@ int cmd_port(const char*, const char* params, rte_tel_data* d) {
     add_array8(d, "pfcwd_deadlock_detected", [&](uint8_t q) { return wd->counters().storms[q]; });
     add_array8(d, "pfcwd_deadlock_restored", [&](uint8_t q) { return wd->counters().restores[q]; });
     add_array8(d, "pfcwd_tx_dropped", [&](uint8_t q) { return wd->counters().tx_dropped[q]; });
+    add_array8(d, "pfcwd_rx_dropped", [&](uint8_t q) { return wd->counters().rx_dropped[q]; });
   }
   add_array8(d, "queue_depth_bytes", [&](uint8_t q) { return node->queue_bytes(p, q); });
   add_array8(d, "queue_watermark_bytes", [&](uint8_t q) { return c.queues[q].watermark_bytes; });
   add_array8(d, "queue_tx_packets", [&](uint8_t q) { return c.queues[q].tx_packets; });
+  add_array8(d, "queue_tx_bytes", [&](uint8_t q) { return c.queues[q].tx_bytes; });
   add_array8(d, "queue_ecn_marked", [&](uint8_t q) { return c.queues[q].ecn_marked; });
   add_array8(d, "queue_dropped", [&](uint8_t q) { return c.queues[q].dropped; });
   add_array8(d, "pg_occupancy_bytes", [&](uint8_t g) { return uint64_t{mmu.pg_use(p, g).used} * cell; });
