@@ -68,7 +68,9 @@ const rc::Qp* find_qp(const Host& host, uint32_t qpn) {
 }
 
 // PSNs sent and not yet acknowledged (the requester's window in use).
-uint32_t unacked_psns(const rc::Qp& qp) { return (qp.next_psn().value() - qp.acked_psn().value() - 1) & wire::Psn::kMask; }
+uint32_t unacked_psns(const rc::Qp& qp) {
+  return (qp.sent_next_psn().value() - qp.acked_psn().value() - 1) & wire::Psn::kMask;
+}
 
 const char* cc_name(const rc::Qp& qp) {
   if (!qp.cc_active()) return "none";
@@ -150,6 +152,7 @@ int cmd_qp(const char*, const char* params, rte_tel_data* d) {
   rte_tel_data_add_dict_u64(d, "port", qp->port_num());
   rte_tel_data_add_dict_u64(d, "priority", qp->priority());
   rte_tel_data_add_dict_u64(d, "next_psn", qp->next_psn().value());
+  rte_tel_data_add_dict_u64(d, "sent_next_psn", qp->sent_next_psn().value());
   rte_tel_data_add_dict_u64(d, "acked_psn", qp->acked_psn().value());
   rte_tel_data_add_dict_u64(d, "expected_psn", qp->expected_psn().value());
   rte_tel_data_add_dict_u64(d, "unacked_psns", unacked_psns(*qp));

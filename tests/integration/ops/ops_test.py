@@ -414,6 +414,8 @@ def cli_nic(h):
     check(c["dest_qpn"] == s["qpn"] and s["dest_qpn"] == c["qpn"], "peer QPNs do not cross")
     check(c["cc"] == "dcqcn" and "cc_stage" in c and 0 < c["rate_bps"] <= 0.5e9 + 1, f"client CC: {c}")
     check(c["host"] == "h0" and c["retransmitted_packets"] == 0, f"client: {c}")
+    # The window in use never exceeds --max-unacked-psns (default 128).
+    check(0 <= c["unacked_psns"] <= 128 and s["unacked_psns"] == 0, f"unacked PSNs {c['unacked_psns']}")
     _, out, _ = cli(h, "show", "qp", prefix=cl.prefix)
     print(out)
     check(header_of(out)[:5] == ["Host", "QPN", "Peer QPN", "State", "SQ PSN"], out)
@@ -550,7 +552,7 @@ def prometheus_incast(h):
         a_pcap, b_pcap, out_pcap = h.path("a.pcap"), h.path("b.pcap"), h.path("out.pcap")
         st.ecn_pcap(a_pcap, st.SENDER_A, 26, 64, not_ect_every=4)
         st.ecn_pcap(b_pcap, st.SENDER_B, 10, 64)
-        sw = h.start_switch(cfg, app=["--metrics-port", mport])
+        sw = h.start_switch(cfg, app=["--metrics-port", mport], telemetry=True)
 
         def target_up():
             try:
