@@ -684,7 +684,7 @@ int run(int argc, char** argv) {
         for (auto& s : sessions) s->release();
         node->set_app(nullptr);
       }
-      if (ops) ops->qps_gone();
+      if (ops) ops->closing();
       metrics.stop();
       workloads.clear();  // before the node: a Workload's destructor destroys its QPs, CQs, MR and PD on the node
       node.reset();

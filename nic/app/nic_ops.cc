@@ -78,6 +78,8 @@ const char* cc_name(const rc::Qp& qp) {
 }
 
 int cmd_hosts(const char*, const char*, rte_tel_data* d) {
+  std::lock_guard lock(g_ops->mutex());
+  if (!g_ops->node_live()) return -1;
   const NicNode& node = g_ops->node();
   rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
   for (size_t h = 0; h < node.num_hosts(); ++h) rte_tel_data_add_array_string(d, node.host(h).config().name.c_str());
@@ -85,6 +87,8 @@ int cmd_hosts(const char*, const char*, rte_tel_data* d) {
 }
 
 int cmd_host(const char*, const char* params, rte_tel_data* d) {
+  std::lock_guard lock(g_ops->mutex());
+  if (!g_ops->node_live()) return -1;
   const NicNode& node = g_ops->node();
   const int hi = find_host(node, params == nullptr ? "" : params);
   if (hi < 0) return -1;
@@ -106,15 +110,15 @@ int cmd_host(const char*, const char* params, rte_tel_data* d) {
     const std::string key = std::string("drop_") + to_string(static_cast<RxDrop>(i));
     rte_tel_data_add_dict_u64(d, key.c_str(), s.c.drops[static_cast<size_t>(i)]);
   }
-  std::lock_guard lock(g_ops->mutex());
   rte_tel_data_add_dict_u64(d, "qps", g_ops->qps_live() ? in_use_qps(host) : 0);
   return 0;
 }
 
 int cmd_qps(const char*, const char*, rte_tel_data* d) {
+  std::lock_guard lock(g_ops->mutex());
+  if (!g_ops->node_live()) return -1;
   const NicNode& node = g_ops->node();
   rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
-  std::lock_guard lock(g_ops->mutex());
   if (!g_ops->qps_live()) return 0;
   for (size_t h = 0; h < node.num_hosts(); ++h) {
     const Host& host = node.host(h);
@@ -129,6 +133,8 @@ int cmd_qps(const char*, const char*, rte_tel_data* d) {
 }
 
 int cmd_qp(const char*, const char* params, rte_tel_data* d) {
+  std::lock_guard lock(g_ops->mutex());
+  if (!g_ops->node_live() || !g_ops->qps_live()) return -1;
   const NicNode& node = g_ops->node();
   const std::string p = params == nullptr ? "" : params;
   const size_t comma = p.find(',');
@@ -139,8 +145,6 @@ int cmd_qp(const char*, const char* params, rte_tel_data* d) {
   const unsigned long qpn = std::strtoul(qs.c_str(), &end, 0);
   if (hi < 0 || qs.empty() || *end != '\0') return -1;
   const Host& host = node.host(static_cast<size_t>(hi));
-  std::lock_guard lock(g_ops->mutex());
-  if (!g_ops->qps_live()) return -1;
   const rc::Qp* qp = find_qp(host, static_cast<uint32_t>(qpn));
   if (qp == nullptr) return -1;
   const rc::QpCounters& c = qp->counters();
@@ -196,6 +200,8 @@ bool NicOps::register_telemetry() {
 std::string NicOps::metrics() {
   MetricsText m;
   m.add("softfabric_info", kGauge, "The process serving these metrics (always 1).", {{"app", "sf-nic"}}, uint64_t{1});
+  std::lock_guard lock(mu_);
+  if (!node_live_) return m.str();
   for (size_t h = 0; h < node_.num_hosts(); ++h) {
     const Host& host = node_.host(h);
     const std::string& name = host.config().name;
@@ -222,7 +228,6 @@ std::string NicOps::metrics() {
       }
     }
   }
-  std::lock_guard lock(mu_);
   if (!qps_live_) return m.str();
   for (size_t h = 0; h < node_.num_hosts(); ++h) {
     const Host& host = node_.host(h);

@@ -9,8 +9,8 @@
 //                                      retransmissions, CC state and rate
 // Counters are read the way the time-series sampler reads them (plain
 // monotonic uint64_t written by the data path). QPs are read only between
-// qps_ready() (after every QP is connected, its CC chosen) and
-// qps_gone() (before the workloads destroy them), under a mutex both take.
+// qps_ready() (after every QP is connected, its CC chosen) and closing()
+// (before the workloads and the node go), under a mutex every reader takes.
 #pragma once
 
 #include <mutex>
@@ -30,9 +30,12 @@ class NicOps {
     std::lock_guard lock(mu_);
     qps_live_ = true;
   }
-  void qps_gone() {
+  // Before the workloads and the node go: from then on the commands answer
+  // an error and the metrics only softfabric_info.
+  void closing() {
     std::lock_guard lock(mu_);
     qps_live_ = false;
+    node_live_ = false;
   }
   // The Prometheus text: per host port counters and drops, per QP rate,
   // window, retransmissions and CC state (QPs once qps_ready()).
@@ -41,11 +44,13 @@ class NicOps {
   const NicNode& node() const { return node_; }
   std::mutex& mutex() { return mu_; }
   bool qps_live() const { return qps_live_; }
+  bool node_live() const { return node_live_; }
 
  private:
   const NicNode& node_;
   std::mutex mu_;
   bool qps_live_ = false;
+  bool node_live_ = true;
 };
 
 }  // namespace sf::nic::app
