@@ -383,7 +383,7 @@ def start_nic(h, name, devargs, mac, ip, args, server_addr=None):
 def nic_pair(h, seconds, client_extra=()):
     sock = h.path("link.sock")
     oob = free_port()
-    common = ["-s", 65536, "-D", seconds, "--speed", 10, "--rate-limit", 0.5, "--cc", "dcqcn", "-p", oob]
+    common = ["-s", 65536, "-D", seconds, "--speed", 10, "--rate-limit", 0.2, "--cc", "dcqcn", "-p", oob]
     srv = start_nic(h, "server", f"net_memif0,role=server,socket={sock}", SERVER_MAC, SERVER_IP, common)
     cl = start_nic(h, "client", f"net_memif0,role=client,socket={sock}", CLIENT_MAC, CLIENT_IP,
                    common + list(client_extra), server_addr="127.0.0.1")
@@ -391,7 +391,7 @@ def nic_pair(h, seconds, client_extra=()):
 
 
 def cli_nic(h):
-    """sf-nic pair (write_bw -D, DCQCN, paced at 0.5 Gb/s) over memif: show
+    """sf-nic pair (write_bw -D, DCQCN, paced at 0.2 Gb/s) over memif: show
     qp on both sides (state RTS, PSNs moving, peer QPNs crossing, CC dcqcn at
     the paced rate), show interfaces counters (per host) and drops, --json,
     clear counters; switch-only commands refused."""
@@ -414,7 +414,7 @@ def cli_nic(h):
     print("server qp:", s)
     check(c["state"] == "RTS" and s["state"] == "RTS", f"states {c['state']} {s['state']}")
     check(c["dest_qpn"] == s["qpn"] and s["dest_qpn"] == c["qpn"], "peer QPNs do not cross")
-    check(c["cc"] == "dcqcn" and "cc_stage" in c and 0 < c["rate_bps"] <= 0.5e9 + 1, f"client CC: {c}")
+    check(c["cc"] == "dcqcn" and "cc_stage" in c and 0 < c["rate_bps"] <= 0.2e9 + 1, f"client CC: {c}")
     check(c["host"] == "h0" and c["tx_data_packets"] >= c["retransmitted_packets"], f"client: {c}")
     # The window in use never exceeds --max-unacked-psns (default 128).
     check(0 <= c["unacked_psns"] <= 128 and s["unacked_psns"] == 0, f"unacked PSNs {c['unacked_psns']}")
@@ -432,8 +432,8 @@ def cli_nic(h):
     print(out)
     check(header_of(out) == ["HOST", "STATE", "RX_OK", "RX_BPS", "RX_DRP", "TX_OK", "TX_BPS", "RX_PFC", "TX_PFC"], out)
     ij = cli_json(h, "show", "interfaces", "counters", "--period", 0.5, prefix=cl.prefix)
-    # Paced at 0.5 Gb/s = 62.5 MB/s (less on a loaded VM: the window, retransmissions).
-    check(ij[0]["iface"] == "h0" and ij[0]["tx_ok"] > 0 and 0 < ij[0]["tx_bps"] < 70e6, f"client rate: {ij}")
+    # Paced at 0.2 Gb/s = 25 MB/s (less on a loaded VM: the window, retransmissions).
+    check(ij[0]["iface"] == "h0" and ij[0]["tx_ok"] > 0 and 0 < ij[0]["tx_bps"] < 30e6, f"client rate: {ij}")
     dj = cli_json(h, "show", "interfaces", "counters", "drops", prefix=srv.prefix)
     check(dj[0]["iface"] == "h0" and "malformed" in dj[0], f"drops: {dj}")
     # clear counters: the QP's counters restart, its PSNs do not.
@@ -444,7 +444,7 @@ def cli_nic(h):
     check(rc == 1 and "sf-switch command" in err, err)
     for p in (cl, srv):
         rc = p.wait(60)
-        check(rc == 0, f"{p.name} exit {rc}: {p.err_tail()}")
+        check(rc == 0, f"{p.name} exit {rc}: {p.out()[-1500:]}\n{p.err_tail()}")
 
 
 def metrics_format(h):
@@ -506,10 +506,10 @@ def metrics_format(h):
                 "softfabric_nic_rx_dropped_packets_total"):
         check(fam in types, f"sf-nic metrics lack {fam}")
     rate = [v for k, v in s.items() if k[0] == "softfabric_qp_rate_bytes_per_second"]
-    check(len(rate) == 1 and 0 < rate[0] <= 0.5e9 / 8 + 1, f"QP rate {rate}, want <= 0.5 Gb/s in bytes")
+    check(len(rate) == 1 and 0 < rate[0] <= 0.2e9 / 8 + 1, f"QP rate {rate}, want <= 0.2 Gb/s in bytes")
     for p in (cl, srv):
         rc = p.wait(60)
-        check(rc == 0, f"{p.name} exit {rc}: {p.err_tail()}")
+        check(rc == 0, f"{p.name} exit {rc}: {p.out()[-1500:]}\n{p.err_tail()}")
 
 
 def prometheus_incast(h):
