@@ -129,7 +129,7 @@ struct Options {
   std::string log_level = "warn";
   uint32_t mbuf_size = RTE_MBUF_DEFAULT_BUF_SIZE;
   uint16_t metrics_port = 0;
-  std::string metrics_addr = "127.0.0.1";
+  std::string metrics_addr;  // empty: 127.0.0.1
 };
 
 // --mbuf-size bounds: the data room (headroom included) must hold the
@@ -185,7 +185,7 @@ po::options_description describe(Options& o) {
      "data room of the port's mbufs in bytes, headroom included (a memif frame larger than it arrives "
      "chained; e.g. 8320 with bsize=8192 makes a 4 KiB-MTU frame one segment)")
     ("metrics-port", po::value(&o.metrics_port)->default_value(0), "serve Prometheus metrics on this TCP port at /metrics (0 = off; docs/ops.md)")
-    ("metrics-addr", po::value(&o.metrics_addr)->default_value("127.0.0.1"), "address the metrics endpoint listens on");
+    ("metrics-addr", po::value(&o.metrics_addr), "IPv4 or IPv6 address the metrics endpoint listens on (default 127.0.0.1; needs --metrics-port)");
   return d;
 }
 
@@ -374,11 +374,12 @@ int run(int argc, char** argv) {
   // The metrics port is bound now, so a busy one stops sf-nic before EAL.
   app::MetricsServer metrics;
   if (o.metrics_port != 0) {
+    if (o.metrics_addr.empty()) o.metrics_addr = "127.0.0.1";
     if (const std::string err = metrics.listen(o.metrics_addr, o.metrics_port); !err.empty()) {
       std::cerr << "sf-nic: --metrics-port: cannot listen on " << err << "\n";
       return 2;
     }
-  } else if (o.metrics_addr != "127.0.0.1") {
+  } else if (!o.metrics_addr.empty()) {
     std::cerr << "sf-nic: --metrics-addr needs --metrics-port\n";
     return 2;
   }

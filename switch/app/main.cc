@@ -107,7 +107,7 @@ struct Options {
   uint16_t shards = 1;
   std::string shard_map;
   uint16_t metrics_port = 0;
-  std::string metrics_addr = "127.0.0.1";
+  std::string metrics_addr;  // empty: 127.0.0.1
 };
 
 po::options_description describe(Options& o) {
@@ -133,7 +133,7 @@ po::options_description describe(Options& o) {
     ("shards", po::value(&o.shards)->default_value(1), "datapath lcores (shards): ports split into N contiguous groups in config order, one poll loop per EAL lcore (EAL -l needs N lcores); 1 = one lcore polls every port")
     ("shard-map", po::value(&o.shard_map), "the shard of each port in config order, e.g. 0,1,0,1 (sets the number of shards)")
     ("metrics-port", po::value(&o.metrics_port)->default_value(0), "serve Prometheus metrics on this TCP port at /metrics (0 = off; docs/ops.md)")
-    ("metrics-addr", po::value(&o.metrics_addr)->default_value("127.0.0.1"), "address the metrics endpoint listens on");
+    ("metrics-addr", po::value(&o.metrics_addr), "IPv4 or IPv6 address the metrics endpoint listens on (default 127.0.0.1; needs --metrics-port)");
   return d;
 }
 
@@ -192,11 +192,12 @@ int run(int argc, char** argv) {
   // The metrics port is bound now, so a busy one stops sf-switch before EAL.
   app::MetricsServer metrics;
   if (o.metrics_port != 0) {
+    if (o.metrics_addr.empty()) o.metrics_addr = "127.0.0.1";
     if (const std::string err = metrics.listen(o.metrics_addr, o.metrics_port); !err.empty()) {
       std::cerr << "sf-switch: --metrics-port: cannot listen on " << err << "\n";
       return 2;
     }
-  } else if (o.metrics_addr != "127.0.0.1") {
+  } else if (!o.metrics_addr.empty()) {
     std::cerr << "sf-switch: --metrics-addr needs --metrics-port\n";
     return 2;
   }
