@@ -24,12 +24,14 @@
 #include <vector>
 
 #include "common/app/app_args.h"
+#include "common/app/metrics_server.h"
 #include "common/config/config_error.h"
 #include "common/dpdk/clock.h"
 #include "common/dpdk/eal.h"
 #include "common/dpdk/mempool.h"
 #include "common/dpdk/poll_loop.h"
 #include "common/dpdk/port.h"
+#include "nic/app/nic_ops.h"
 #include "nic/app/oob_session.h"
 #include "nic/app/perftest_engine.h"
 #include "nic/app/sample_schedule.h"
@@ -126,6 +128,8 @@ struct Options {
   std::string ready_file;
   std::string log_level = "warn";
   uint32_t mbuf_size = RTE_MBUF_DEFAULT_BUF_SIZE;
+  uint16_t metrics_port = 0;
+  std::string metrics_addr;  // empty: 127.0.0.1
 };
 
 // --mbuf-size bounds: the data room (headroom included) must hold the
@@ -179,7 +183,9 @@ po::options_description describe(Options& o) {
     ("log-level", po::value(&o.log_level)->default_value("warn"), "debug | info | warn | error")
     ("mbuf-size", po::value(&o.mbuf_size)->default_value(RTE_MBUF_DEFAULT_BUF_SIZE),
      "data room of the port's mbufs in bytes, headroom included (a memif frame larger than it arrives "
-     "chained; e.g. 8320 with bsize=8192 makes a 4 KiB-MTU frame one segment)");
+     "chained; e.g. 8320 with bsize=8192 makes a 4 KiB-MTU frame one segment)")
+    ("metrics-port", po::value(&o.metrics_port)->default_value(0), "serve Prometheus metrics on this TCP port at /metrics (0 = off; docs/ops.md)")
+    ("metrics-addr", po::value(&o.metrics_addr), "IPv4 or IPv6 address the metrics endpoint listens on (default 127.0.0.1; needs --metrics-port)");
   return d;
 }
 
@@ -365,6 +371,19 @@ int run(int argc, char** argv) {
     return 2;
   }
 
+  // The metrics port is bound now, so a busy one stops sf-nic before EAL.
+  app::MetricsServer metrics;
+  if (o.metrics_port != 0) {
+    if (o.metrics_addr.empty()) o.metrics_addr = "127.0.0.1";
+    if (const std::string err = metrics.listen(o.metrics_addr, o.metrics_port); !err.empty()) {
+      std::cerr << "sf-nic: --metrics-port: cannot listen on " << err << "\n";
+      return 2;
+    }
+  } else if (!o.metrics_addr.empty()) {
+    std::cerr << "sf-nic: --metrics-addr needs --metrics-port\n";
+    return 2;
+  }
+
   // 2. EAL.
   auto eal = dpdk::init_eal(args.eal);
   if (!eal) {
@@ -447,6 +466,13 @@ int run(int argc, char** argv) {
         spdlog::error("setup: {}", e.what());
         rc = 1;
       }
+      // Telemetry and metrics (nic_ops.h): port counters from now, QPs once connected.
+      static std::optional<NicOps> ops;  // telemetry callbacks may run until EAL is gone
+      if (rc == 0) {
+        ops.emplace(*node);
+        if (!ops->register_telemetry()) spdlog::info("telemetry: sf-nic commands not registered");
+        if (metrics.listening()) metrics.serve([] { return ops->metrics(); });
+      }
       if (rc == 0) {
         PerftestEngine engine;
         for (Workload* w : wl) engine.add(w);
@@ -517,6 +543,7 @@ int run(int argc, char** argv) {
           }
         }
 
+        if (rc == 0) ops->qps_ready();
         if (rc == 0) {
           // 8. Control thread: time series. Each sample also carries the data-path
           // thread's (this one's) CPU time and run-queue wait from
@@ -658,6 +685,8 @@ int run(int argc, char** argv) {
         for (auto& s : sessions) s->release();
         node->set_app(nullptr);
       }
+      if (ops) ops->closing();
+      metrics.stop();
       workloads.clear();  // before the node: a Workload's destructor destroys its QPs, CQs, MR and PD on the node
       node.reset();
     }

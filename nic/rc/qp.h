@@ -325,6 +325,7 @@ class Qp {
   Psn expected_psn() const { return epsn_; }
   Psn acked_psn() const { return acked_psn_; }
   Psn next_psn() const { return next_psn_; }
+  Psn sent_next_psn() const { return sent_next_psn_; }  // one past the highest PSN sent
   uint32_t sq_outstanding() const { return static_cast<uint32_t>(sq_posted_ - sq_done_); }
   uint32_t rq_posted() const { return rq_count_; }
   uint8_t retry_left() const { return retry_left_; }

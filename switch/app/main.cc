@@ -29,11 +29,13 @@
 
 #include "common/config/config_error.h"
 #include "common/app/app_args.h"
+#include "common/app/metrics_server.h"
 #include "common/dpdk/clock.h"
 #include "common/dpdk/eal.h"
 #include "common/dpdk/mempool.h"
 #include "common/dpdk/poll_loop.h"
 #include "common/dpdk/port.h"
+#include "switch/app/switch_metrics.h"
 #include "switch/app/switch_stats.h"
 #include "switch/app/telemetry.h"
 #include "switch/config/switch_config.h"
@@ -105,6 +107,8 @@ struct Options {
   std::string log_level = "info";
   uint16_t shards = 1;
   std::string shard_map;
+  uint16_t metrics_port = 0;
+  std::string metrics_addr;  // empty: 127.0.0.1
 };
 
 po::options_description describe(Options& o) {
@@ -128,7 +132,9 @@ po::options_description describe(Options& o) {
     ("report", po::value(&o.report), "also write the final counters (JSON) to this file")
     ("log-level", po::value(&o.log_level)->default_value("info"), "debug | info | warn | error")
     ("shards", po::value(&o.shards)->default_value(1), "datapath lcores (shards): ports split into N contiguous groups in config order, one poll loop per EAL lcore (EAL -l needs N lcores); 1 = one lcore polls every port")
-    ("shard-map", po::value(&o.shard_map), "the shard of each port in config order, e.g. 0,1,0,1 (sets the number of shards)");
+    ("shard-map", po::value(&o.shard_map), "the shard of each port in config order, e.g. 0,1,0,1 (sets the number of shards)")
+    ("metrics-port", po::value(&o.metrics_port)->default_value(0), "serve Prometheus metrics on this TCP port at /metrics (0 = off; docs/ops.md)")
+    ("metrics-addr", po::value(&o.metrics_addr), "IPv4 or IPv6 address the metrics endpoint listens on (default 127.0.0.1; needs --metrics-port)");
   return d;
 }
 
@@ -198,6 +204,18 @@ int run(int argc, char** argv) {
     return 2;
   }
   if (!app::set_log_level(o.log_level, "sf-switch")) return 2;
+  // The metrics port is bound now, so a busy one stops sf-switch before EAL.
+  app::MetricsServer metrics;
+  if (o.metrics_port != 0) {
+    if (o.metrics_addr.empty()) o.metrics_addr = "127.0.0.1";
+    if (const std::string err = metrics.listen(o.metrics_addr, o.metrics_port); !err.empty()) {
+      std::cerr << "sf-switch: --metrics-port: cannot listen on " << err << "\n";
+      return 2;
+    }
+  } else if (!o.metrics_addr.empty()) {
+    std::cerr << "sf-switch: --metrics-addr needs --metrics-port\n";
+    return 2;
+  }
 
   // 2. Config: validated before anything starts.
   sw::SwitchConfig cfg;
@@ -321,6 +339,10 @@ int run(int argc, char** argv) {
       if (node) {
         const sw::SwitchView view(*node);
         if (!register_switch_telemetry(view, cfg)) spdlog::warn("telemetry: commands not registered");
+        if (metrics.listening()) {
+          metrics.serve([&view, &cfg] { return sw::switch_metrics(view, cfg); });
+          spdlog::info("metrics: http://{}:{}/metrics", o.metrics_addr, metrics.port());
+        }
         dpdk::TscClock clock;  // one time base for every shard (now() reads only)
         dpdk::LoopOptions lo;
         lo.backoff.enabled = o.backoff;
@@ -453,6 +475,7 @@ int run(int argc, char** argv) {
         }
         ctl_stop.store(true);
         ctl.join();
+        metrics.stop();
 
         // 8. Final counters.
         nlohmann::json report = sw::switch_snapshot(view, cfg);

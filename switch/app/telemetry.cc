@@ -1,6 +1,8 @@
 // DPDK telemetry for sf-switch. See telemetry.h.
 #include "switch/app/telemetry.h"
 
+#include "switch/app/telemetry_ops.h"
+
 #include <rte_telemetry.h>
 
 #include <cstdlib>
@@ -145,10 +147,12 @@ int cmd_port(const char*, const char* params, rte_tel_data* d) {
     add_array8(d, "pfcwd_deadlock_detected", [&](uint8_t q) { return wd->counters().storms[q]; });
     add_array8(d, "pfcwd_deadlock_restored", [&](uint8_t q) { return wd->counters().restores[q]; });
     add_array8(d, "pfcwd_tx_dropped", [&](uint8_t q) { return wd->counters().tx_dropped[q]; });
+    add_array8(d, "pfcwd_rx_dropped", [&](uint8_t q) { return wd->counters().rx_dropped[q]; });
   }
   add_array8(d, "queue_depth_bytes", [&](uint8_t q) { return node->queue_bytes(p, q); });
   add_array8(d, "queue_watermark_bytes", [&](uint8_t q) { return c.queues[q].watermark_bytes; });
   add_array8(d, "queue_tx_packets", [&](uint8_t q) { return c.queues[q].tx_packets; });
+  add_array8(d, "queue_tx_bytes", [&](uint8_t q) { return c.queues[q].tx_bytes; });
   add_array8(d, "queue_ecn_marked", [&](uint8_t q) { return c.queues[q].ecn_marked; });
   add_array8(d, "queue_dropped", [&](uint8_t q) { return c.queues[q].dropped; });
   add_array8(d, "pg_occupancy_bytes", [&](uint8_t g) { return uint64_t{mmu.pg_use(p, g).used} * cell; });
@@ -234,6 +238,7 @@ bool register_switch_telemetry(const SwitchView& v, const SwitchConfig& cfg) {
                                    "Random loss rate in [0, 1] on a port, both directions. Parameters: port, rate") == 0;
   ok &= rte_telemetry_register_cmd("/softfabric/switch/reset", cmd_reset,
                                    "Reboot: flush every queue, forget learned FDB entries. Takes no parameters") == 0;
+  ok &= register_switch_ops_telemetry(v, cfg);  // sf-cli's (telemetry_ops.h)
   return ok;
 }
 

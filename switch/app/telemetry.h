@@ -5,6 +5,7 @@
 //                                      per-PG arrays (8 entries each)
 //   /softfabric/switch/buffer          shared buffer and pools
 //   /softfabric/switch/fdb             FDB size and learning counters
+// and sf-cli's (port_config, routes, mac): telemetry_ops.h.
 // Callbacks run on DPDK's telemetry thread and only read counters.
 #pragma once
 

@@ -207,6 +207,25 @@ uint32_t Fdb::age(TimeNs now, TimeNs ageing) {
   return n;
 }
 
+std::vector<Fdb::EntryView> Fdb::entries(size_t max) const {
+  std::vector<EntryView> out;
+  for (size_t i = 0; i < n_entries_ && out.size() < max; ++i) {
+    const Slot st = entries_[i].state.load(std::memory_order_acquire);
+    if (st == Slot::kFree) continue;
+    const Key k = key_of(entries_[i].key.load(std::memory_order_relaxed));
+    void* data = nullptr;
+    if (rte_hash_lookup_data(hash_, &k, &data) < 0) continue;  // aged or deleted meanwhile
+    EntryView e;
+    std::memcpy(e.mac.data(), k.mac, 6);
+    e.vlan = k.vlan;
+    e.port = port_of(data);
+    e.is_static = static_of(data);
+    e.last_seen = TimeNs(entries_[i].last_seen_ns.load(std::memory_order_relaxed));
+    out.push_back(e);
+  }
+  return out;
+}
+
 uint32_t Fdb::size() const {
   // Concurrent mode keeps deleted keys' slots until the next sweep; rte_hash counts them.
   return static_cast<uint32_t>(rte_hash_count(hash_)) - deferred_n_.load(std::memory_order_relaxed);

@@ -66,6 +66,18 @@ class Fdb {
   uint32_t size() const;
   // A snapshot (the counters are atomic in concurrent mode: any thread may read it).
   FdbStats stats() const;
+  // The entries, for `show mac` (control thread, allocates): the ageing
+  // metadata's atomics and a lookup of each key's port. Read while the
+  // datapath learns, an entry added or moved meanwhile may be missing or
+  // show its previous port; nothing is torn.
+  struct EntryView {
+    MacAddr mac{};
+    uint16_t vlan = 0;
+    uint16_t port = 0;
+    bool is_static = false;
+    TimeNs last_seen;
+  };
+  std::vector<EntryView> entries(size_t max) const;
 
  private:
   enum class Slot : uint8_t { kFree, kLearned, kStatic };

@@ -1,0 +1,146 @@
+// Telemetry commands for sf-cli. See telemetry_ops.h.
+#include "switch/app/telemetry_ops.h"
+
+#include <arpa/inet.h>
+#include <rte_telemetry.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace sf::sw {
+namespace {
+
+constexpr size_t kPage = 100;  // a page of strings stays under the 16 KiB reply
+
+const SwitchView* g_view = nullptr;
+const SwitchConfig* g_cfg = nullptr;
+
+int find_port(const char* params) {
+  if (params == nullptr || *params == '\0') return -1;
+  const int by_name = g_cfg->ports.find(params);
+  if (by_name >= 0) return by_name;
+  char* end = nullptr;
+  const long v = std::strtol(params, &end, 10);
+  if (*end != '\0' || v < 0 || v >= g_view->num_ports()) return -1;
+  return static_cast<int>(v);
+}
+
+// START of a page (none = 0); -1 if not a number.
+long page_start(const char* params) {
+  if (params == nullptr || *params == '\0') return 0;
+  char* end = nullptr;
+  const long v = std::strtol(params, &end, 10);
+  return (*end != '\0' || v < 0) ? -1 : v;
+}
+
+std::string mac_text(const std::array<uint8_t, 6>& m) {
+  char b[18];
+  std::snprintf(b, sizeof b, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+  return b;
+}
+
+template <class F>
+void add_array8(rte_tel_data* d, const char* name, F value) {
+  rte_tel_data* a = rte_tel_data_alloc();
+  if (a == nullptr) return;
+  rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+  for (uint8_t i = 0; i < 8; ++i) rte_tel_data_add_array_u64(a, value(i));
+  rte_tel_data_add_dict_container(d, name, a, 0);
+}
+
+int cmd_port_config(const char*, const char* params, rte_tel_data* d) {
+  const int pi = find_port(params);
+  if (pi < 0) return -1;
+  const auto p = static_cast<size_t>(pi);
+  const auto& pc = g_cfg->ports.ports[p];
+  rte_tel_data_start_dict(d);
+  rte_tel_data_add_dict_string(d, "name", pc.name.c_str());
+  rte_tel_data_add_dict_u64(d, "speed_gbps", pc.speed_gbps);
+  rte_tel_data_add_dict_u64(d, "mtu", pc.mtu_bytes);
+  rte_tel_data_add_dict_string(d, "admin_status_config", pc.admin_up ? "up" : "down");
+  rte_tel_data_add_dict_string(d, "flow_control",
+                               p < g_cfg->credit_fc.size() && g_cfg->credit_fc[p] ? "credit" : "pfc");
+  rte_tel_data_add_dict_u64(d, "pfc_enable_mask", p < g_cfg->qos.size() ? g_cfg->qos[p].pfc_enable : 0);
+  if (p < g_cfg->pfcwd.size()) {
+    const PfcWdConfig& wd = g_cfg->pfcwd[p];
+    rte_tel_data_add_dict_u64(d, "pfcwd_queues_mask", wd.queues);
+    rte_tel_data_add_dict_string(d, "pfcwd_action", std::string(to_string(wd.action)).c_str());
+    rte_tel_data_add_dict_u64(d, "pfcwd_detection_ms", static_cast<uint64_t>(wd.detection.ns() / 1000000));
+    rte_tel_data_add_dict_u64(d, "pfcwd_restoration_ms", static_cast<uint64_t>(wd.restoration.ns() / 1000000));
+  }
+  if (p < g_cfg->wred.size()) {
+    const auto& w = g_cfg->wred[p];
+    add_array8(d, "wred_ecn", [&](uint8_t q) { return uint64_t{w[q].ecn}; });
+    add_array8(d, "wred_drop", [&](uint8_t q) { return uint64_t{w[q].wred_drop}; });
+    add_array8(d, "wred_kmin_bytes", [&](uint8_t q) { return w[q].kmin_bytes; });
+    add_array8(d, "wred_kmax_bytes", [&](uint8_t q) { return w[q].kmax_bytes; });
+    add_array8(d, "wred_pmax_percent", [&](uint8_t q) { return static_cast<uint64_t>(std::lround(w[q].pmax * 100)); });
+  }
+  return 0;
+}
+
+// A page of strings under "entries", with "total" and "start".
+template <class Row>
+int string_page(const char* params, rte_tel_data* d, size_t total, Row row) {
+  const long start = page_start(params);
+  if (start < 0) return -1;
+  rte_tel_data_start_dict(d);
+  rte_tel_data_add_dict_u64(d, "total", total);
+  rte_tel_data_add_dict_u64(d, "start", static_cast<uint64_t>(start));
+  rte_tel_data* a = rte_tel_data_alloc();
+  if (a == nullptr) return -1;
+  rte_tel_data_start_array(a, RTE_TEL_STRING_VAL);
+  for (size_t i = static_cast<size_t>(start); i < total && i < static_cast<size_t>(start) + kPage; ++i) {
+    rte_tel_data_add_array_string(a, row(i).c_str());
+  }
+  rte_tel_data_add_dict_container(d, "entries", a, 0);
+  return 0;
+}
+
+int cmd_routes(const char*, const char* params, rte_tel_data* d) {
+  // One row per (route, next hop): an ECMP group is several rows.
+  struct Row {
+    size_t route, hop;
+  };
+  std::vector<Row> rows;
+  for (size_t r = 0; r < g_cfg->routes.size(); ++r) {
+    for (size_t h = 0; h < g_cfg->routes[r].next_hops.size(); ++h) rows.push_back({r, h});
+  }
+  return string_page(params, d, rows.size(), [&](size_t i) {
+    const StaticRoute& rt = g_cfg->routes[rows[i].route];
+    const RouteNextHop& nh = rt.next_hops[rows[i].hop];
+    char addr[INET6_ADDRSTRLEN] = {};
+    inet_ntop(rt.v6 ? AF_INET6 : AF_INET, rt.prefix.data(), addr, sizeof addr);
+    return std::string(addr) + "/" + std::to_string(rt.depth) + "|" + g_cfg->ports.ports[nh.port].name + "|" +
+           mac_text(nh.mac);
+  });
+}
+
+int cmd_mac(const char*, const char* params, rte_tel_data* d) {
+  const auto entries = g_view->shard(0).fdb().entries(SIZE_MAX);
+  return string_page(params, d, entries.size(), [&](size_t i) {
+    const Fdb::EntryView& e = entries[i];
+    const std::string port = e.port < g_cfg->ports.ports.size() ? g_cfg->ports.ports[e.port].name : "?";
+    return mac_text(e.mac) + "|" + std::to_string(e.vlan) + "|" + port + "|" + (e.is_static ? "static" : "dynamic");
+  });
+}
+
+}  // namespace
+
+bool register_switch_ops_telemetry(const SwitchView& v, const SwitchConfig& cfg) {
+  static SwitchView view = v;
+  view = v;
+  g_view = &view;
+  g_cfg = &cfg;
+  bool ok = rte_telemetry_register_cmd("/softfabric/switch/port_config", cmd_port_config,
+                                       "Speed, MTU, PFC, watchdog and WRED config. Parameter: port index or name") == 0;
+  ok &= rte_telemetry_register_cmd("/softfabric/switch/routes", cmd_routes,
+                                   "Static routes, one PREFIX|PORT|MAC per next hop. Parameter: first entry") == 0;
+  ok &= rte_telemetry_register_cmd("/softfabric/switch/mac", cmd_mac,
+                                   "FDB entries, MAC|VLAN|PORT|static or dynamic. Parameter: first entry") == 0;
+  return ok;
+}
+
+}  // namespace sf::sw
