@@ -50,6 +50,15 @@ class Node {
   // Run timers due at or before `now`.
   virtual void advance(TimeNs now) = 0;
 
+  // Optional, for a driver that offers transmit port by port after every
+  // call (sf-sim). A node that tracks_tx_ports() answers next_tx_port: the
+  // lowest port >= `from` whose transmit(now) may send a frame or change
+  // the node's state, num_ports() when none; transmit on any port it skips
+  // would return 0 and change nothing, so offering only those is offering
+  // every idle port, at a cost that follows the ports with work.
+  virtual bool tracks_tx_ports() const { return false; }
+  virtual PortId next_tx_port(PortId from, TimeNs /*now*/) { return from; }
+
   // The link of `port` went down or came up (the driver saw it: a memif peer
   // left or connected, a NIC link changed, a simulated link event). Default:
   // ignored.

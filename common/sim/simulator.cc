@@ -37,7 +37,8 @@ NodeId Simulator::add_node(Node& node, std::string name) {
   if (started_) throw std::logic_error("sim: add_node after the first run");
   if (find_node(name)) throw std::invalid_argument("sim: duplicate node name \"" + name + "\"");
   const uint16_t ports = node.num_ports();
-  nodes_.push_back(NodeSlot{&node, std::move(name), ports, static_cast<uint32_t>(port_channel_.size()), kNever, -1});
+  nodes_.push_back(NodeSlot{&node, std::move(name), ports, static_cast<uint32_t>(port_channel_.size()), kNever, -1,
+                            node.tracks_tx_ports()});
   port_channel_.resize(port_channel_.size() + ports, kNone);
   return static_cast<NodeId>(nodes_.size() - 1);
 }
@@ -325,9 +326,19 @@ void Simulator::corrupt_frame(Channel& ch, rte_mbuf* pkt) {
 
 void Simulator::after_node_call(uint32_t node) {
   const NodeSlot& slot = nodes_[node];
-  for (uint32_t p = 0; p < slot.num_ports; ++p) {
-    const uint32_t c = port_channel_[slot.first_port + p];
-    if (c != kNone && !channels_[c].busy) try_transmit(c);
+  if (slot.tracks_tx) {
+    // Only the ports the node says may have work (Node::next_tx_port), in
+    // port order as below: the same offers that change anything.
+    Node& n = *slot.node;
+    for (uint32_t p = n.next_tx_port(0, now()); p < slot.num_ports; p = n.next_tx_port(static_cast<PortId>(p + 1), now())) {
+      const uint32_t c = port_channel_[slot.first_port + p];
+      if (c != kNone && !channels_[c].busy) try_transmit(c);
+    }
+  } else {
+    for (uint32_t p = 0; p < slot.num_ports; ++p) {
+      const uint32_t c = port_channel_[slot.first_port + p];
+      if (c != kNone && !channels_[c].busy) try_transmit(c);
+    }
   }
   update_wakeup(node);
 }

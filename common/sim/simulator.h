@@ -10,7 +10,9 @@
 //    departure + serialisation + delay, one frame per receive() call.
 //  * The engine offers every idle port of a node a transmit after each
 //    receive() and advance() of that node, when the port's wire frees, and at
-//    start. A node that declines (returns 0) is asked again only then, so a
+//    start; to a node that tracks_tx_ports(), only the idle ports
+//    next_tx_port() names (the others' transmit would do nothing), so an
+//    event costs what it changes, not the node's port count. A node that declines (returns 0) is asked again only then, so a
 //    node that wants to send later (pacing) reports that time in next_wakeup().
 //  * next_wakeup() is queried after every call into the node; advance(t) runs at
 //    that time. A wakeup at or before `now` right after advance(now) is deferred
@@ -157,6 +159,7 @@ class Simulator {
     uint32_t first_port;       // index of port 0 in port_channel_
     int64_t wakeup_ns;         // pending kWakeup time; INT64_MAX when none
     int64_t last_advance_ns;   // time of the last advance(); -1 before any
+    bool tracks_tx;            // node.tracks_tx_ports(): offers go to next_tx_port()'s ports only
   };
   // One direction of a link.
   struct Channel {

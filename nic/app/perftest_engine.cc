@@ -1,6 +1,8 @@
 // perftest workloads over the verbs API. See perftest_engine.h.
 #include "nic/app/perftest_engine.h"
 
+#include <functional>
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -138,10 +140,15 @@ Workload::Workload(const AppWorkload& cfg, const AppHost& host, NicNode& node, s
   if (cfg_.verify || is_send(cfg_.type)) bw_depth_ = std::min<uint64_t>(bw_depth_, std::max<uint64_t>(slots_ / 2, 1));
   cq_mod_ = static_cast<uint32_t>(std::clamp<uint64_t>(bw_depth_ / 4, 1, kMaxCqMod));
   const uint64_t region = slots_ * cfg_.size_bytes;
-  buf_.assign(region * cfg_.qps, 0);
-  mr_ = v::reg_mr(pd_, buf_.data(), buf_.size(),
+  buf_bytes_ = region * cfg_.qps;
+  buf_.reset(static_cast<uint8_t*>(std::calloc(buf_bytes_, 1)));
+  if (!buf_) {
+    errno = ENOMEM;
+    err("calloc of " + std::to_string(buf_bytes_) + " bytes");
+  }
+  mr_ = v::reg_mr(pd_, buf_.get(), buf_bytes_,
                   v::kAccessLocalWrite | v::kAccessRemoteWrite | v::kAccessRemoteRead);
-  if (mr_ == nullptr) err("reg_mr of " + std::to_string(buf_.size()) + " bytes");
+  if (mr_ == nullptr) err("reg_mr of " + std::to_string(buf_bytes_) + " bytes");
 
   const uint32_t depth = std::max<uint32_t>(cfg_.tx_depth, 2);
   scq_ = v::create_cq(ctx_.get(), static_cast<int>(cfg_.qps * (depth + 16)));
@@ -160,7 +167,7 @@ Workload::Workload(const AppWorkload& cfg, const AppHost& host, NicNode& node, s
     ia.cap.max_recv_sge = 1;
     q.qp = v::create_qp(pd_, &ia);
     if (q.qp == nullptr) err("create_qp");
-    q.region = buf_.data() + qi * region;
+    q.region = buf_.get() + qi * region;
     // READ servers expose the pattern of every slot; others start zeroed.
     if (is_read(cfg_.type) && !client()) {
       for (uint64_t s = 0; s < slots_; ++s) fill(qi, q.region + s * cfg_.size_bytes, s);
@@ -619,16 +626,102 @@ TimeNs Workload::next_wakeup(TimeNs now) const {
   return t;
 }
 
+void PerftestEngine::add(Workload* w) {
+  const auto i = static_cast<uint32_t>(workloads_.size());
+  workloads_.push_back(w);
+  const size_t h = w->config().host;
+  if (by_host_.size() <= h) by_host_.resize(h + 1);
+  by_host_[h].push_back(i);
+  dirty_.push_back(0);
+  counted_done_.push_back(0);
+  wake_at_.push_back(TimeNs::max());
+  const AppWorkload& c = w->config();
+  if (c.stop_with_others) stop_with_others_.push_back(i);
+  if (c.role == Role::kClient && !c.stop_with_others) ++others_running_;
+  primed_ = false;
+  mark(i);  // the first poll runs every workload
+}
+
+void PerftestEngine::mark(uint32_t w) {
+  if (dirty_[w] != 0) return;
+  dirty_[w] = 1;
+  dirty_list_.push_back(w);
+}
+
+void PerftestEngine::touch_host(size_t host) {
+  if (host >= by_host_.size()) return;
+  for (const uint32_t w : by_host_[host]) mark(w);
+}
+
+void PerftestEngine::touch_all() {
+  for (uint32_t w = 0; w < workloads_.size(); ++w) mark(w);
+  primed_ = false;
+}
+
+void PerftestEngine::file(uint32_t w, TimeNs now) const {
+  const TimeNs t = workloads_[w]->next_wakeup(now);
+  if (t == wake_at_[w]) return;
+  wake_at_[w] = t;
+  if (t == TimeNs::max()) return;
+  heap_.push_back({t, w});
+  std::push_heap(heap_.begin(), heap_.end(), std::greater<>{});
+}
+
+void PerftestEngine::prime(TimeNs now) const {
+  if (primed_) return;
+  primed_ = true;
+  heap_.clear();
+  for (uint32_t w = 0; w < workloads_.size(); ++w) {
+    wake_at_[w] = TimeNs::max();
+    file(w, now);
+  }
+}
+
 void PerftestEngine::poll(TimeNs now) {
-  bool others_done = true;
-  for (const Workload* w : workloads_) {
-    const AppWorkload& c = w->config();
-    if (c.role == Role::kClient && !c.stop_with_others && !w->traffic_done()) others_done = false;
+  prime(now);
+  // Deadlines that have come.
+  while (!heap_.empty() && heap_.front().at <= now) {
+    const Due d = heap_.front();
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>{});
+    heap_.pop_back();
+    if (wake_at_[d.w] != d.at) continue;  // stale: re-filed since
+    wake_at_[d.w] = TimeNs::max();
+    mark(d.w);
   }
-  for (Workload* w : workloads_) {
-    if (others_done && w->config().stop_with_others) w->stop_posting();
+  if (!others_done_ && others_running_ == 0 && !stop_with_others_.empty()) {
+    others_done_ = true;
+    for (const uint32_t w : stop_with_others_) mark(w);
+  }
+  if (dirty_list_.empty()) return;
+  // In the order the workloads were added (as a poll of every workload
+  // would run them: the same verbs calls in the same order).
+  polling_.swap(dirty_list_);
+  dirty_list_.clear();
+  std::sort(polling_.begin(), polling_.end());
+  for (const uint32_t w : polling_) dirty_[w] = 0;
+  for (const uint32_t i : polling_) {
+    Workload* w = workloads_[i];
+    if (others_done_ && w->config().stop_with_others) w->stop_posting();
     w->poll(now);
+    if (counted_done_[i] == 0 && w->traffic_done()) {
+      counted_done_[i] = 1;
+      const AppWorkload& c = w->config();
+      if (c.role == Role::kClient && !c.stop_with_others) --others_running_;
+    }
+    file(i, now);
   }
+  polling_.clear();
+}
+
+TimeNs PerftestEngine::next_wakeup(TimeNs now) const {
+  prime(now);
+  while (!heap_.empty() && wake_at_[heap_.front().w] != heap_.front().at) {
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>{});
+    heap_.pop_back();
+  }
+  // Workloads touched since the last poll wait for the next receive or
+  // advance, as they did when every poll ran every workload.
+  return heap_.empty() ? TimeNs::max() : heap_.front().at;
 }
 
 }  // namespace sf::nic::app

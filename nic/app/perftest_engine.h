@@ -28,6 +28,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <span>
@@ -174,7 +175,13 @@ class Workload {
   verbs::Cq* scq_ = nullptr;
   verbs::Cq* rcq_ = nullptr;
   verbs::Mr* mr_ = nullptr;
-  std::vector<uint8_t> buf_;
+  // calloc'd: pages the run never writes stay the kernel's shared zero page
+  // (a client's 1 MiB buffer is only read), so memory follows the data.
+  struct FreeDeleter {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint8_t, FreeDeleter> buf_;
+  uint64_t buf_bytes_ = 0;
   uint64_t slots_ = 1;           // message slots per QP
   uint32_t mtu_bytes_ = 0;
   uint64_t target_ = 0;          // messages per QP (0 = duration mode)
@@ -206,21 +213,50 @@ std::vector<std::pair<size_t, uint8_t>> node_ports_of(const AppConfig& cfg);
 // past the workloads' lifetime (sf-sim), a driver frees them at tx_burst.
 bool copies_with_cpu(const std::string& devargs);
 
-// The App the NicNode runs: every workload's poll, in order.
+// The App the NicNode runs: the workloads' polls, in the order they were
+// added. Cost follows the work (DESIGN): a poll runs the workloads of the
+// hosts the node touched since the last one (touch_host: a frame received,
+// a timer fired, a frame sent; the only ways a workload's CQs, send queue
+// room or memory change) and those whose own deadline (start, stop, the
+// next paced round trip) has come, kept in a min-heap; the others' polls
+// would do nothing. The stop_with_others clients are stopped (and polled)
+// once every other client has finished its traffic, counted as they finish.
+// Workloads are added and connected before the engine first runs.
 class PerftestEngine final : public App {
  public:
-  void add(Workload* w) { workloads_.push_back(w); }
-  // Every workload's poll; first, the stop_with_others clients are stopped
-  // once every other client has finished its traffic.
+  void add(Workload* w);
   void poll(TimeNs now) override;
-  TimeNs next_wakeup(TimeNs now) const override {
-    TimeNs t = TimeNs::max();
-    for (const Workload* w : workloads_) t = std::min(t, w->next_wakeup(now));
-    return t;
-  }
+  TimeNs next_wakeup(TimeNs now) const override;
+  void touch_host(size_t host) override;
+  // Every workload polled at the next poll (after a change the engine did
+  // not see, e.g. a connect() after it ran).
+  void touch_all();
 
  private:
+  struct Due {
+    TimeNs at;
+    uint32_t w;
+    bool operator>(const Due& o) const { return at > o.at || (at == o.at && w > o.w); }
+  };
+  void mark(uint32_t w);
+  // Files w's next_wakeup(now) in the heap when it changed.
+  void file(uint32_t w, TimeNs now) const;
+  void prime(TimeNs now) const;
+
   std::vector<Workload*> workloads_;
+  std::vector<std::vector<uint32_t>> by_host_;   // host index -> its workloads
+  std::vector<uint8_t> dirty_;                   // per workload
+  std::vector<uint32_t> dirty_list_;
+  std::vector<uint32_t> polling_;                // scratch: this poll's workloads, sorted
+  std::vector<uint32_t> stop_with_others_;
+  uint32_t others_running_ = 0;                  // clients (not stop_with_others) not done
+  bool others_done_ = false;
+  std::vector<uint8_t> counted_done_;            // per workload: left others_running_
+  // Deadlines: the filed time per workload and a lazy min-heap (stale
+  // entries, whose time is no longer the filed one, are dropped at the top).
+  mutable std::vector<TimeNs> wake_at_;
+  mutable std::vector<Due> heap_;
+  mutable bool primed_ = false;
 };
 
 }  // namespace sf::nic::app

@@ -3,6 +3,8 @@
 #include "nic/host/nic_node.h"
 
 #include <algorithm>
+#include <bit>
+#include <functional>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -123,6 +125,15 @@ NicNode::NicNode(const NicConfig& cfg, rte_mempool* pool)
       h->set_port_rate(k, cfg.ports[h->node_port(k)].line_rate);
     }
   }
+  const size_t n = ports_.size();
+  port_marked_.assign(n, 0);
+  port_due_.assign(n, TimeNs::max());
+  due_heap_.reserve(4 * n);
+  marked_ports_.reserve(n);
+  tx_cand_.assign((n + 63) / 64, 0);
+  for (PortId p = 0; p < n; ++p) {
+    if (!ports_[p].ring.empty() || ports_[p].cfg.pfc_generate_mask != 0) ring_ports_.push_back(p);
+  }
 }
 
 uint8_t NicNode::frame_priority(const rte_mbuf* m) {
@@ -141,6 +152,7 @@ uint8_t NicNode::frame_priority(const rte_mbuf* m) {
 void NicNode::receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) {
   now_ = now;
   Port& p = ports_[port];
+  mark_host(p.host);
   FreeBatch done;
   // The QP the last frames went to: scheduled once per run of frames for it
   // (a burst is mostly one QP's), not per frame. Control frames and timers
@@ -322,6 +334,7 @@ void NicNode::set_port_up(PortId port, bool up) {
   Port& p = ports_[port];
   if (p.up == up) return;
   p.up = up;
+  mark_host(p.host);  // the driver's offers follow (next_tx_port)
   Host& h = *hosts_[p.host];
   if (!up) {
     // Nothing waits on a down port: its QPs are filed again where they can send.
@@ -375,12 +388,14 @@ void NicNode::file_timer_and_ctrl(uint32_t host, uint32_t slot) {
 }
 
 void NicNode::kick(size_t host, rc::Qp& qp) {
+  mark_host(static_cast<uint32_t>(host));
   schedule(static_cast<uint32_t>(host), qp.qp_num() - hosts_[host]->first_qpn(), now_);
 }
 
 uint16_t NicNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
   now_ = now;
   Port& p = ports_[port];
+  mark_host(p.host);
   if (!p.up) [[unlikely]] return 0;
   Host& h = *hosts_[p.host];
   uint16_t n = 0;
@@ -476,18 +491,87 @@ uint16_t NicNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
   return n;
 }
 
-TimeNs NicNode::next_wakeup(TimeNs now) const {
+// Wakeup bookkeeping. Every entry point marks the ports of the host it acts
+// on (a QP of a host only ever files work on that host's ports); settle()
+// files each marked port's deadline in a min-heap and re-files the ports
+// whose deadline has come, so next_wakeup and the transmit offers cost what
+// changed, not the node's port count. A port's state changes only through
+// those entry points, so its deadline after `now` computed when it was last
+// marked (or came due) is what a scan of every port would find now.
+void NicNode::mark_host(uint32_t host) const {
+  const Host& h = *hosts_[host];
+  for (uint8_t k = 1; k <= h.num_ports(); ++k) {
+    const PortId port = h.node_port(k);
+    tx_cand_[port >> 6] |= uint64_t{1} << (port & 63);
+    if (port_marked_[port] != 0) continue;
+    port_marked_[port] = 1;
+    marked_ports_.push_back(port);
+  }
+  if (app_ != nullptr) app_->touch_host(host);
+}
+
+TimeNs NicNode::port_deadline(const Port& p, TimeNs now) const {
   TimeNs t = TimeNs::max();
   auto later = [&](TimeNs x) {
     // A deadline already due is served by the transmit offer that follows
     // every call; reporting it would only spin the driver.
     if (x > now && x < t) t = x;
   };
-  for (const Port& p : ports_) {
-    later(p.wheel.next_time());
-    later(p.pfc_tx.next_deadline());
-    // QPs (data or control frames) waiting on a paused priority resume at its expiry.
-    if (!p.paused.empty() || p.ctrl_count > 0) later(p.pfc_rx.next_expiry());
+  later(p.wheel.next_time());
+  later(p.pfc_tx.next_deadline());
+  // QPs (data or control frames) waiting on a paused priority resume at its expiry.
+  if (!p.paused.empty() || p.ctrl_count > 0) later(p.pfc_rx.next_expiry());
+  return t;
+}
+
+bool NicNode::tx_busy(const Port& p, TimeNs now) {
+  if (!p.up) return false;  // transmit() sends nothing on a down port
+  return p.ctrl_count > 0 || !p.paused.empty() || p.pfc_tx.next_deadline() <= now || p.wheel.next_time() <= now;
+}
+
+void NicNode::settle_port(PortId port, TimeNs now) const {
+  const Port& p = ports_[port];
+  const TimeNs d = port_deadline(p, now);
+  if (d != port_due_[port]) {
+    port_due_[port] = d;
+    if (d != TimeNs::max()) {
+      due_heap_.push_back({d, port});
+      std::push_heap(due_heap_.begin(), due_heap_.end(), std::greater<>{});
+    }
+  }
+  const uint64_t bit = uint64_t{1} << (port & 63);
+  if (tx_busy(p, now)) {
+    tx_cand_[port >> 6] |= bit;
+  } else {
+    tx_cand_[port >> 6] &= ~bit;
+  }
+}
+
+void NicNode::settle(TimeNs now) const {
+  for (const PortId port : marked_ports_) {
+    port_marked_[port] = 0;
+    settle_port(port, now);
+  }
+  marked_ports_.clear();
+  while (!due_heap_.empty() && due_heap_.front().at <= now) {
+    const PortDue d = due_heap_.front();
+    std::pop_heap(due_heap_.begin(), due_heap_.end(), std::greater<>{});
+    due_heap_.pop_back();
+    if (port_due_[d.port] != d.at) continue;  // stale: re-filed since
+    port_due_[d.port] = TimeNs::max();
+    settle_port(d.port, now);  // files its next deadline (> now) and offers it
+  }
+}
+
+TimeNs NicNode::next_wakeup(TimeNs now) const {
+  settle(now);
+  while (!due_heap_.empty() && port_due_[due_heap_.front().port] != due_heap_.front().at) {
+    std::pop_heap(due_heap_.begin(), due_heap_.end(), std::greater<>{});
+    due_heap_.pop_back();
+  }
+  TimeNs t = due_heap_.empty() ? TimeNs::max() : due_heap_.front().at;
+  for (const PortId port : ring_ports_) {
+    const Port& p = ports_[port];
     if (p.ring_count > 0) t = std::min(t, std::max(p.drain_next, now));
   }
   t = std::min(t, timers_.next_time());
@@ -495,11 +579,27 @@ TimeNs NicNode::next_wakeup(TimeNs now) const {
   return t;
 }
 
+PortId NicNode::next_tx_port(PortId from, TimeNs now) {
+  if (from == 0) settle(now);  // a driver's pass over the ports starts at 0
+  const size_t n = ports_.size();
+  size_t w = from >> 6;
+  if (w >= tx_cand_.size()) return static_cast<PortId>(n);
+  uint64_t bits = tx_cand_[w] & (~uint64_t{0} << (from & 63));
+  while (true) {
+    if (bits != 0) return static_cast<PortId>(std::min<size_t>((w << 6) + static_cast<size_t>(std::countr_zero(bits)), n));
+    if (++w >= tx_cand_.size()) return static_cast<PortId>(n);
+    bits = tx_cand_[w];
+  }
+}
+
 void NicNode::advance(TimeNs now) {
   now_ = now;
-  for (PortId port = 0; port < ports_.size(); ++port) {
+  // Only ports with a receive ring or PFC generation have work here (the
+  // others' backlog is always 0).
+  for (const PortId port : ring_ports_) {
     if (ports_[port].ring_count > 0) drain(port, now);
     update_pfc(port, now);
+    mark_host(ports_[port].host);
   }
   uint32_t id = 0;
   while (timers_.pop_due(now, &id)) {
@@ -507,6 +607,7 @@ void NicNode::advance(TimeNs now) {
     const uint32_t hi = id_host_[id];
     const uint32_t slot = id - host_first_id_[hi];
     rc::Qp& qp = hosts_[hi]->qp_slot(slot);
+    mark_host(hi);
     if (qp.in_use() && qp.next_deadline() <= now) qp.advance(now);
     schedule(hi, slot, now);  // files the QP's next timer, if any
   }

@@ -82,6 +82,10 @@ class App {
   virtual void poll(TimeNs now) = 0;
   // When poll() wants to run next without input; TimeNs::max() = only on input.
   virtual TimeNs next_wakeup(TimeNs) const { return TimeNs::max(); }
+  // The node touched host `host` (a frame received or sent on its ports, a
+  // QP timer fired, a post): its CQs, send queue room or memory may have
+  // changed. An app may poll only what was touched (PerftestEngine).
+  virtual void touch_host(size_t /*host*/) {}
 };
 
 // One host's device state (the object behind a verbs Context).
@@ -160,6 +164,8 @@ class NicNode final : public Node {
   uint16_t transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) override;
   TimeNs next_wakeup(TimeNs now) const override;
   void advance(TimeNs now) override;
+  bool tracks_tx_ports() const override { return true; }
+  PortId next_tx_port(PortId from, TimeNs now) override;
 
   size_t num_hosts() const { return hosts_.size(); }
   Host& host(size_t i) { return *hosts_[i]; }
@@ -249,6 +255,30 @@ class NicNode final : public Node {
   void run_app(TimeNs now);
   static uint8_t frame_priority(const rte_mbuf* m);
   static uint32_t total_qps(const NicConfig& cfg);
+
+  // ---- wakeup bookkeeping (cost follows the work: no scan over every port)
+  // Every port of `host` may have changed (an entry point acted on the host).
+  void mark_host(uint32_t host) const;
+  // Files the marked ports' deadlines and the due ones' next; sets their
+  // transmit candidacy (tx_busy) at `now`.
+  void settle(TimeNs now) const;
+  void settle_port(PortId port, TimeNs now) const;
+  // The port's earliest deadline after `now` (wheel, PFC refresh, pause
+  // expiry for waiting QPs), as next_wakeup counts it; TimeNs::max(): none.
+  TimeNs port_deadline(const Port& p, TimeNs now) const;
+  // transmit(now) on the port may send or change state.
+  static bool tx_busy(const Port& p, TimeNs now);
+  struct PortDue {
+    TimeNs at;
+    PortId port;
+    bool operator>(const PortDue& o) const { return at > o.at || (at == o.at && port > o.port); }
+  };
+  mutable std::vector<uint8_t> port_marked_;
+  mutable std::vector<PortId> marked_ports_;
+  mutable std::vector<TimeNs> port_due_;    // each port's filed deadline (max: none)
+  mutable std::vector<PortDue> due_heap_;   // lazy min-heap: stale entries dropped at the top
+  mutable std::vector<uint64_t> tx_cand_;   // bitmap: ports to offer transmit
+  std::vector<PortId> ring_ports_;          // ports with a receive ring or PFC generation (advance, drain)
 
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<Port> ports_;

@@ -4,7 +4,9 @@
 // push/pop never allocate. Owned by the lcore that runs the switch node.
 // The ring comes from calloc: a large one is mapped zero pages that take
 // memory only once packets reach them (a 65-port switch has 16 rings per port
-// of up to 16384 entries, most never more than a few deep).
+// of up to 16384 entries, most never more than a few deep). A switch carves
+// all its rings from one such block (QueueArena): one mapping per switch,
+// not one per ring (a fabric of 512 switches has ~300,000 rings).
 #pragma once
 
 #include <cstdint>
@@ -40,13 +42,20 @@ static_assert(std::is_trivially_copyable_v<QueuedPkt> && std::is_trivially_destr
 class EgressQueue {
  public:
   // Capacity rounded up to a power of two.
-  explicit EgressQueue(uint32_t capacity = 1) {
+  static uint32_t round_capacity(uint32_t capacity) {
     uint32_t c = 1;
     while (c < capacity) c <<= 1;
+    return c;
+  }
+  explicit EgressQueue(uint32_t capacity = 1) {
+    const uint32_t c = round_capacity(capacity);
     ring_.reset(static_cast<QueuedPkt*>(std::calloc(c, sizeof(QueuedPkt))));
     if (!ring_) throw std::bad_alloc();
     mask_ = c - 1;
   }
+  // A ring of round_capacity(capacity) slots at `slots` (zeroed, not owned:
+  // it outlives the queue).
+  EgressQueue(uint32_t capacity, QueuedPkt* slots) : ring_(slots, Free{false}), mask_(round_capacity(capacity) - 1) {}
 
   bool empty() const { return head_ == tail_; }
   bool full() const { return tail_ - head_ > mask_; }  // capacity mask_ + 1 (no division by sizeof)
@@ -76,13 +85,44 @@ class EgressQueue {
 
  private:
   struct Free {
-    void operator()(QueuedPkt* p) const { std::free(p); }
+    Free() noexcept : owned(true) {}
+    explicit Free(bool own) noexcept : owned(own) {}
+    bool owned;
+    void operator()(QueuedPkt* p) const {
+      if (owned) std::free(p);
+    }
   };
   std::unique_ptr<QueuedPkt[], Free> ring_;
   uint32_t mask_ = 0;
   uint32_t head_ = 0;  // free-running indices
   uint32_t tail_ = 0;
   uint64_t bytes_ = 0;
+};
+
+// Zeroed slots for many rings from one calloc (large: mapped zero pages).
+class QueueArena {
+ public:
+  QueueArena() = default;
+  explicit QueueArena(uint64_t slots)
+      : mem_(static_cast<QueuedPkt*>(std::calloc(slots == 0 ? 1 : slots, sizeof(QueuedPkt)))), size_(slots) {
+    if (mem_ == nullptr) throw std::bad_alloc();
+  }
+  // The next ring of `capacity` (rounded up to a power of two) slots.
+  EgressQueue take(uint32_t capacity) {
+    const uint32_t c = EgressQueue::round_capacity(capacity);
+    if (used_ + c > size_) throw std::bad_alloc();  // (sized by the caller)
+    QueuedPkt* p = mem_.get() + used_;
+    used_ += c;
+    return EgressQueue(c, p);
+  }
+
+ private:
+  struct Free {
+    void operator()(QueuedPkt* p) const { std::free(p); }
+  };
+  std::unique_ptr<QueuedPkt[], Free> mem_;
+  uint64_t size_ = 0;
+  uint64_t used_ = 0;
 };
 
 }  // namespace sf::sw

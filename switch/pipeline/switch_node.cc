@@ -98,6 +98,18 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
                        rte_mempool* ctrl_pool, const ShardInit& shard)
     : cfg_(cfg), ports_(cfg.ports.ports.size()), mmu_(cfg.mmu), ctrl_pool_(ctrl_pool), rng_(cfg.seed) {
   const uint32_t ring = std::min<uint32_t>(kMaxQueueDescriptors, mmu_.total_cells());
+  // Every ring from one block: ports x (queues + lossless PGs) x ring, the
+  // other PGs one slot each.
+  uint64_t slots = 0;
+  for (size_t p = 0; p < ports_.size(); ++p) {
+    slots += uint64_t{kNumQueues} * EgressQueue::round_capacity(ring);
+    for (int pg = 0; pg < kNumPgs; ++pg) {
+      const int16_t prof = cfg.mmu.pg_profile[p][pg];
+      const bool lossless = prof != kNoProfile && cfg.mmu.profiles[static_cast<size_t>(prof)].lossless();
+      slots += EgressQueue::round_capacity(lossless ? ring : 1);
+    }
+  }
+  queue_arena_ = QueueArena(slots);
   for (size_t p = 0; p < ports_.size(); ++p) {
     Port& port = ports_[p];
     port.mac = p < port_macs.size() ? port_macs[p] : std::array<uint8_t, 6>{};
@@ -105,12 +117,12 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
     port.qos = &cfg.qos[p];
     for (int q = 0; q < kNumQueues; ++q) {
       port.wred[q] = Wred(cfg.wred[p][q]);
-      port.queues[q] = EgressQueue(ring);
+      port.queues[q] = queue_arena_.take(ring);
     }
     for (int pg = 0; pg < kNumPgs; ++pg) {
       const int16_t prof = cfg.mmu.pg_profile[p][pg];
       const bool lossless = prof != kNoProfile && cfg.mmu.profiles[static_cast<size_t>(prof)].lossless();
-      port.held[pg] = EgressQueue(lossless ? ring : 1);
+      port.held[pg] = queue_arena_.take(lossless ? ring : 1);
       if (lossless) port.lossless_pgs = static_cast<uint8_t>(port.lossless_pgs | 1u << pg);
     }
     port.sched = PortScheduler(cfg.sched[p]);

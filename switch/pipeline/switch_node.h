@@ -394,6 +394,7 @@ class SwitchNode final : public Node {
   bool credit_kick_ = false;  // an update became due outside receive/advance: run again now
 
   const SwitchConfig& cfg_;
+  QueueArena queue_arena_;  // every port's rings (declared before ports_: outlives them)
   std::vector<Port> ports_;
   Mmu mmu_;
   std::shared_ptr<Fdb> fdb_;  // shared by the shards of a sharded switch

@@ -135,6 +135,35 @@ def case_unit(c):
         check(hops == 3, f"multi-plane: {hops} switch hops (seed 002: at most 3)")
         check({f.port for f in tm.flows} == set(range(1, 9)), "a flow per plane (port 1..8)")
 
+        # 1b. random permutation traffic (seeded), one flow per host, spread over the planes
+        perm = g.permutation(1024, 7)
+        check(sorted(perm) == list(range(1024)), "permutation: every host once")
+        check(all(perm[i] != i for i in range(1024)), "permutation: no host sends to itself")
+        check(perm == g.permutation(1024, 7) and perm != g.permutation(1024, 8),
+              "permutation: a function of the seed (same seed same flows, another seed others)")
+        check(perm[:8] == [552, 637, 178, 241, 460, 701, 454, 445],
+              f"permutation: the draw is fixed across machines and versions, got {perm[:8]}")
+        fq, fqp = c.write(os.path.join(d, "perm"), radix=8, planes=4, traffic="permutation", seed=3)
+        tq = tp.load(fqp)
+        check(len(tq.flows) == 32, f"permutation: one flow per host, got {len(tq.flows)}")
+        check(sorted(f.src for f in tq.flows) == sorted(tq.hosts) and sorted(f.dst for f in tq.flows) ==
+              sorted(tq.hosts), "permutation: every host sends one flow and receives one")
+        per_port = [sum(1 for f in tq.flows if f.port == k) for k in range(1, 5)]
+        check(per_port == [8, 8, 8, 8], f"permutation: flows spread evenly over the planes, got {per_port}")
+        check(all(f.port == int(f.src[1:]) % 4 + 1 for f in tq.flows), "permutation: host i's flow on plane i mod P")
+        check(f"--seed 3" in tq.description and "--traffic permutation" in tq.description,
+              f"permutation: the description names the seed: {tq.description}")
+        big = c.fabric(hosts=1024, planes=8, speeds=[400], traffic="permutation")
+        check(len(big.hosts) == 1024 and len(g._workloads(big)) == 1024,
+              "1,024 hosts x 8 planes with permutation traffic: accepted, 1,024 flows")
+        wide = c.fabric(radix=64, planes=2, traffic="shift")
+        check(len(g._workloads(wide)) == 4096, "shift over 2 planes of 2,048 hosts: 4,096 flows (past the old cap)")
+
+        # 1c. the FDB is sized from the switch's ports (a routed switch learns one MAC per port)
+        check([g.fdb_capacity(n) for n in (1, 16, 17, 64, 65)] == [64, 64, 128, 256, 512], "fdb_capacity sizes")
+        check(cfg_of(os.path.join(d, "a"), "leaf0")["DEVICE_METADATA"]["localhost"]["fdb_capacity"] == 64,
+              "a radix-8 leaf's config asks for a 64-entry FDB")
+
         # 2. routing
         da = os.path.join(d, "a")
         leaf = cfg_of(da, "leaf0")
@@ -284,7 +313,9 @@ def case_unit(c):
             (["--delay-ns", "-1"], "--delay-ns -1"),
             (["--oversub", "0.5"], "--oversub 0.5"),
             (["--radix", "8", "--leaves", "1", "--traffic", "shift"], "no flow crosses a spine"),
-            (["--radix", "64", "--traffic", "shift", "--planes", "2"], "exceed the lab's 1024"),
+            (["--radix", "64", "--traffic", "shift", "--planes", "9"], "exceed the lab's 16384"),
+            (["--traffic", "permutation", "--seed", "-1"], "--seed -1"),
+            (["--traffic", "permutation", "--host-kind", "pktio"], "--traffic permutation with --host-kind pktio"),
             (["--profile", "nope"], "invalid choice"),
             (["--size", "lots"], "--size"),
             (["--tiers", "3", "--radix", "4", "--pods", "5"], "--pods 5"),

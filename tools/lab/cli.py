@@ -85,7 +85,10 @@ def add_gen_parser(sub):
     g.add_argument("--host-kind", default="nic", choices=("nic", "pktio"))
     g.add_argument("--traffic", default="pair", choices=gen.TRAFFIC,
                    help="pair: first host -> last; shift: host i -> i + hosts-per-leaf; incast: hosts off h0's "
-                        "leaf -> h0 (one set of flows per plane)")
+                        "leaf -> h0 (one set of flows per plane); permutation: host i -> perm(i), a random "
+                        "permutation drawn from --seed without fixed points, one flow per host, host i's on plane "
+                        "i mod P")
+    g.add_argument("--seed", type=int, default=1, help="the draw of --traffic permutation (default 1)")
     g.add_argument("--incast-senders", type=int, default=0, metavar="N")
     g.add_argument("--size", default="1MiB", metavar="BYTES", help="bytes per flow (default 1MiB)")
     g.add_argument("--qps", type=int, default=1, help="QPs per nic flow (their UDP source ports spread over ECMP)")
@@ -112,7 +115,7 @@ def run_gen(a):
                        speeds=_numbers(a.speed_gbps, "--speed-gbps", float),
                        delays=_numbers(a.delay_ns, "--delay-ns", float), profile=a.profile, host_kind=a.host_kind,
                        traffic=a.traffic, incast_senders=a.incast_senders,
-                       size_bytes=tp.parse_bytes(a.size, "--size"), qps=a.qps, cc=a.cc, duration_s=a.duration,
+                       size_bytes=tp.parse_bytes(a.size, "--size"), qps=a.qps, cc=a.cc, duration_s=a.duration, seed=a.seed,
                        mmu_bytes=tp.parse_bytes(a.mmu_size, "--mmu-size"))
         for opt in ("radix", "hosts_per_leaf", "leaves", "spines", "pods", "hosts", "incast_senders"):
             if getattr(a, opt) < 0:

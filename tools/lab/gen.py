@@ -18,6 +18,7 @@ same parameters give byte-identical files. Only the standard library.
 import copy
 import json
 import os
+import random
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ PROFILES = {
 LOSSLESS_FILE = os.path.join(tp.ROOT, "config", "switch", "seed000-static-lossless.json")
 QOS_TABLES = ("BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "DSCP_TO_TC_MAP",
               "TC_TO_PRIORITY_GROUP_MAP", "TC_TO_QUEUE_MAP", "PORT_QOS_MAP", "WRED_PROFILE", "SCHEDULER", "QUEUE")
-TRAFFIC = ("pair", "shift", "incast")
+TRAFFIC = ("pair", "shift", "incast", "permutation")
 SRV6_BLOCK = "fcbb:bbbb::/32"
 HOST_USID_BASE = 0x8000     # host h's ports: uSID 0x8000 + h; switches: 1 + their index
 MAX_PLANES = 16             # plane p's hosts: 10.(16 p).0.0/12
@@ -69,6 +70,7 @@ class Params:
     qps: int = 1
     cc: str = "dcqcn-nvidia"
     duration_s: float = 10.0
+    seed: int = 1               # traffic permutation: the draw
     mmu_bytes: int = 0          # switch buffer (0: the profile's 32 MiB); pools scale with it
 
 
@@ -145,9 +147,11 @@ def plan(p):
     if p.host_kind == "pktio" and p.planes > 1:
         raise GenError(f"--planes {p.planes} with --host-kind pktio: a pktio host has one port; multi-plane hosts "
                        "are nic hosts")
-    if p.host_kind == "pktio" and p.traffic == "shift":
-        raise GenError("--traffic shift with --host-kind pktio: every host would send and receive, and a pktio "
-                       "host is a sender or a receiver (use pair or incast, or nic hosts)")
+    if p.host_kind == "pktio" and p.traffic in ("shift", "permutation"):
+        raise GenError(f"--traffic {p.traffic} with --host-kind pktio: every host would send and receive, and a "
+                       "pktio host is a sender or a receiver (use pair or incast, or nic hosts)")
+    if not 0 <= p.seed < 2 ** 63:
+        raise GenError(f"--seed {p.seed}: want 0..2^63-1")
     if p.traffic not in TRAFFIC:
         raise GenError(f"--traffic '{p.traffic}': one of {', '.join(TRAFFIC)}")
     if p.cc not in tp.NIC_CCS:
@@ -306,6 +310,19 @@ def _join(f, a, b, speed, delay):
 
 # ---- workloads -----------------------------------------------------------------------
 
+def permutation(n, seed):
+    """A random permutation of range(n) without a fixed point (host h never
+    sends to itself), drawn from `seed` (Python's Mersenne Twister: the
+    same seed gives the same flows on every machine and version). Sattolo's
+    algorithm: a uniformly drawn single n-cycle."""
+    perm = list(range(n))
+    rng = random.Random(seed)
+    for i in range(n - 1, 0, -1):
+        j = rng.randrange(i)  # j < i: a cycle, so no fixed point
+        perm[i], perm[j] = perm[j], perm[i]
+    return perm
+
+
 def _flows(f):
     """[(src, dst)] host numbers of the traffic pattern."""
     p, n, H = f.p, len(f.hosts), f.H
@@ -313,6 +330,11 @@ def _flows(f):
         return [(0, n - 1)] if n > 1 else []
     if p.traffic == "shift":
         return [(h, (h + H) % n) for h in range(n)] if n > H else []
+    if p.traffic == "permutation":
+        if n <= H:
+            return []
+        perm = permutation(n, p.seed)
+        return [(h, perm[h]) for h in range(n)]
     far = [h for h in range(n) if h // H != 0]
     k = p.incast_senders or min(len(far), 63)
     return [(h, 0) for h in far[len(far) - k:]] if 0 < k <= len(far) else None
@@ -327,14 +349,14 @@ def _check_traffic(f):
     if not pairs:
         raise GenError(f"--traffic {p.traffic}: the fabric has {len(f.hosts)} host(s) on "
                        f"{len(f.hosts) // f.H} leaf(s): no flow crosses a spine")
-    n = len(pairs) * p.planes
+    n = len(pairs) * (1 if p.traffic == "permutation" else p.planes)
     if n > tp.MAX_FLOWS:
         raise GenError(f"--traffic {p.traffic}: {n:,} flows ({len(pairs):,} x {p.planes} plane(s)) exceed the lab's "
                        f"{tp.MAX_FLOWS}; use --traffic pair or incast")
     per_host = {}
     for s, d in pairs:
         for h in (s, d):
-            per_host[h] = per_host.get(h, 0) + p.planes
+            per_host[h] = per_host.get(h, 0) + (1 if p.traffic == "permutation" else p.planes)
     if p.host_kind == "nic" and max(per_host.values()) > 64:
         raise GenError(f"--traffic {p.traffic}: a host would run {max(per_host.values())} sf-nic workloads (at most "
                        "64); use fewer --incast-senders or planes")
@@ -344,6 +366,18 @@ def _workloads(f):
     p = f.p
     pairs = _flows(f)
     out = []
+    if p.traffic == "permutation":
+        # One RC flow per host, on one plane: source host h sends on plane
+        # h mod P (its port h mod P + 1, the destination's port of that plane),
+        # so the flows spread evenly over the planes.
+        extra = {"qps": p.qps} if p.qps > 1 else {}
+        for s, d in pairs:
+            pl = s % p.planes
+            port = {"port": pl + 1} if p.planes > 1 else {}
+            suffix = f"-p{pl}" if p.planes > 1 else ""
+            out.append(dict({"name": f"perm-h{s}-h{d}{suffix}", "type": "background", "src": f"h{s}",
+                             "dst": f"h{d}", "size_bytes": p.size_bytes, "dscp": 26}, **port, **extra))
+        return out
     for pl in range(p.planes):
         suffix = f"-p{pl}" if p.planes > 1 else ""
         port = {"port": pl + 1} if p.planes > 1 else {}
@@ -443,13 +477,25 @@ def _profile_base(profile, ports, host_ports):
     }
 
 
+def fdb_capacity(ports):
+    """The FDB a generated switch needs: it routes, so it learns at most the
+    MAC behind each port (a host port's, a neighbour switch's): room for 4
+    per port, a power of two, at least 64 (sf-switch's default, 65,536
+    entries, is ~10 MB of tables per switch; a fabric has hundreds)."""
+    n = 64
+    while n < 4 * ports:
+        n *= 2
+    return n
+
+
 def switch_config(f, sw):
     """The sf-switch config of one switch (a dict, key order fixed)."""
     p = f.p
     ports = [q for q, _ in sw.ports]
     host_ports = [q for q, peer in sw.ports if peer[0] == "host"]
     prof = _profile_tables(p.profile, ports, host_ports, p.mmu_bytes)
-    cfg = {"DEVICE_METADATA": {"localhost": dict({"hostname": sw.name}, **prof.pop("DEVICE_METADATA"))}}
+    cfg = {"DEVICE_METADATA": {"localhost": dict({"hostname": sw.name}, **prof.pop("DEVICE_METADATA"),
+                                                 fdb_capacity=fdb_capacity(len(ports)))}}
     if not f.speed_of:
         for a, b, speed, _ in f.links:
             for end in (a, b):
@@ -544,7 +590,7 @@ def command_line(p):
             ("--hosts", "hosts"), ("--planes", "planes"), ("--speed-gbps", "speeds"), ("--delay-ns", "delays"),
             ("--profile", "profile"), ("--host-kind", "host_kind"), ("--traffic", "traffic"),
             ("--incast-senders", "incast_senders"), ("--size", "size_bytes"), ("--qps", "qps"), ("--cc", "cc"),
-            ("--duration", "duration_s"), ("--mmu-size", "mmu_bytes")]
+            ("--duration", "duration_s"), ("--mmu-size", "mmu_bytes"), ("--seed", "seed")]
     out = [f"{opt} {text(getattr(p, attr))}" for opt, attr in opts
            if text(getattr(p, attr)) != text(getattr(d, attr))
            and not (attr == "mmu_bytes" and getattr(p, attr) == PROFILE_MMU)]

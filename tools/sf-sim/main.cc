@@ -9,6 +9,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -133,7 +134,7 @@ PoolPlan plan_pool(const std::string& plan) {
         for (const auto& r : cfg.routes) v6 += r.v6 ? 1 : 0;
         const sf::sw::RouteTableLimits lim = sf::sw::route_limits_for(cfg.routes.size() - v6, v6);
         pp.table_bytes += uint64_t{cfg.fdb_capacity} * kFdbEntryBytes + (lim.max_v4_routes != 0 ? kLpm4Bytes : 0) +
-                          (lim.max_v6_routes != 0 || cfg.srv6 ? kLpm6Bytes : 0);
+                          (lim.max_v6_routes != 0 ? kLpm6Bytes : 0);  // SRv6 uSIDs: a plain array, no LPM
       }
     }
     if (const auto it = doc.find("links"); it != doc.end() && it->is_array()) {
@@ -274,6 +275,14 @@ rte_mempool* create_pool(uint64_t n, const char* ops) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Every block of 128 KiB or more its own zero-filled mapping, for good:
+  // glibc raises the threshold after the first such block is freed (a
+  // parser's buffer) and then serves later ones from the heap, where calloc
+  // must clear them, so a fabric's switch queue rings (calloc'd, a few
+  // touched) would be written in full at setup (GBs). Adjacent mappings
+  // merge into one kernel map area, so the count stays small.
+  mallopt(M_MMAP_THRESHOLD, 128 << 10);
+  mallopt(M_MMAP_MAX, 1 << 30);
   std::string plan, out;
   uint64_t mbufs_flag = 0;
   bool timing = false;
@@ -318,6 +327,7 @@ int main(int argc, char** argv) {
   const uint64_t ring_bytes = sf::simlab::SimLab::shard_ring_bytes(plan);
   eo.no_huge_mem_mb = static_cast<uint32_t>(
       kBaseEalMb + ((pp.mbufs * kObjBytes + pp.table_bytes + ring_bytes + (1u << 20) - 1) >> 20));
+  const auto t_plan = std::chrono::steady_clock::now();
   auto eal = sf::dpdk::init_eal({argv[0], "--no-huge", "--no-pci", "--log-level", "*:error", "--no-telemetry"}, eo);
   if (!eal) {
     std::cerr << "sf-sim: " << eal.error() << "\n";
@@ -328,7 +338,9 @@ int main(int argc, char** argv) {
     std::cerr << "sf-sim: cannot register the mbuf pool's ops (DPDK has no ring_sp_sc mempool driver)\n";
     return 1;
   }
+  const auto t_eal = std::chrono::steady_clock::now();
   rte_mempool* pool = create_pool(pp.mbufs, ops);
+  const auto t_pool = std::chrono::steady_clock::now();
   if (pool == nullptr) {
     std::cerr << "sf-sim: cannot create the mbuf pool (" << pp.mbufs << " mbufs in " << eo.no_huge_mem_mb
               << " MiB): " << rte_strerror(rte_errno) << "\n";
@@ -349,7 +361,11 @@ int main(int argc, char** argv) {
       const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       rusage ru{};
       getrusage(RUSAGE_SELF, &ru);
+      const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
       std::cerr << nlohmann::json{{"setup_s", setup_s}, {"run_s", total_s - setup_s},
+                                  {"setup_split_s", {{"plan", secs(t0, t_plan)}, {"eal", secs(t_plan, t_eal)},
+                                                     {"pool", secs(t_eal, t_pool)},
+                                                     {"nodes", setup_s - secs(t0, t_pool)}}},
                                   {"peak_rss_mb", static_cast<double>(ru.ru_maxrss) / 1024.0}}.dump() << std::endl;
     }
     nlohmann::json j = {{"finished", r.finished},      {"end_s", r.end.sec()},

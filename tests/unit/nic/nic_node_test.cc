@@ -190,6 +190,45 @@ TEST(NicHosts, FourHostsPerNodeEachOnItsPort) {
   EXPECT_EQ(x.host(2).local().mac, host_mac(2));
 }
 
+// 3b. Cost follows the work: 16 single-port hosts, one of them (host 5)
+//    writes. Expect: the node names no port to transmit on before the post,
+//    only host 5's port after it (Node::next_tx_port, what sf-sim offers),
+//    the WRITE completes with frames on that port only, and once it is
+//    done no port is named and no wakeup is pending but the QP timer's.
+TEST(NicHosts, OnlyTouchedPortsOffered) {
+  NicConfig cx;
+  NicConfig cy;
+  for (int i = 0; i < 16; ++i) {
+    cx.hosts.push_back(host_cfg(i, {static_cast<PortId>(i)}));
+    cy.hosts.push_back(host_cfg(20 + i, {static_cast<PortId>(i)}));
+    cx.ports.push_back(NicPortConfig{});
+    cy.ports.push_back(NicPortConfig{});
+  }
+  NicNode x(cx, sf::test::mbuf_pool());
+  NicNode y(cy, sf::test::mbuf_pool());
+  ASSERT_TRUE(x.tracks_tx_ports());
+  sim::Simulator sim(3);
+  const auto ix = sim.add_node(x, "x");
+  const auto iy = sim.add_node(y, "y");
+  for (PortId p = 0; p < 16; ++p) sim.connect(ix, p, iy, p, {BitRate::gbps(100), TimeNs::from_us(1)});
+  Endpoint e5 = make_endpoint(x, 5, 1 << 16);
+  Endpoint p5 = make_endpoint(y, 5, 1 << 16);
+  connect_pair(e5, p5);
+  EXPECT_EQ(x.next_tx_port(0, sim.now()), 16) << "nothing to send yet";
+  fill_pattern(e5.buf, 55);
+  ASSERT_EQ(post_write(e5, 1, 0, 1 << 16, p5.addr(), p5.mr->rkey), 0);
+  EXPECT_EQ(x.next_tx_port(0, sim.now()), 5);
+  EXPECT_EQ(x.next_tx_port(6, sim.now()), 16);
+  sim.run_for(TimeNs::from_ms(1));
+  const auto s = drain(e5.scq);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].status, v::WcStatus::kSuccess);
+  EXPECT_EQ(e5.buf, p5.buf);
+  for (PortId p = 0; p < 16; ++p) EXPECT_EQ(x.counters(p).tx_pkts, p == 5 ? 16u : 0u) << p;
+  EXPECT_EQ(x.next_tx_port(0, sim.now()), 16) << "done: no port has work";
+  EXPECT_EQ(y.next_tx_port(0, sim.now()), 16);
+}
+
 // 4. One host with two ports (planes): QP 1 on port_num 1, QP 2 on
 //    port_num 2, each to a different peer node. Expect: each QP's frames
 //    leave on its own port only, both WRITEs verified.

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <rte_mempool.h>
 
+#include <array>
 #include <stdexcept>
+#include <string>
 
 #include "common/sim/topology_builder.h"
 #include "common/config/json_loader.h"
@@ -320,6 +322,67 @@ TEST_F(SimTest, ConnectsParsedTopology) {
   Simulator missing;
   missing.add_node(gen, "gen");
   EXPECT_THROW(connect_topology(missing, topo), std::invalid_argument);
+}
+
+
+// 15. A node that tracks_tx_ports() is offered transmit only on the idle
+// ports next_tx_port() names, in port order; the others are never asked.
+// Four ports, each with one frame queued; the node names ports 1 and 3 only
+// (0 and 2 "have nothing"): frames leave 1 and 3, never 0 or 2, and once
+// port 0 is named at a wakeup it sends too.
+TEST_F(SimTest, TracksTxPortsOffersOnlyNamedPorts) {
+  class Named : public Node {
+   public:
+    explicit Named(rte_mempool* pool) : pool_(pool) {}
+    uint16_t num_ports() const override { return 4; }
+    void receive(PortId, std::span<rte_mbuf*> pkts, TimeNs) override {
+      for (rte_mbuf* m : pkts) rte_pktmbuf_free(m);
+    }
+    uint16_t transmit(PortId port, std::span<rte_mbuf*> out, TimeNs) override {
+      asked.push_back(port);
+      if (sent[port] || !named[port]) return 0;
+      out[0] = test::make_frame(pool_, 100, port);
+      sent[port] = true;
+      return 1;
+    }
+    TimeNs next_wakeup(TimeNs now) const override { return now < TimeNs(5000) ? TimeNs(5000) : TimeNs::max(); }
+    void advance(TimeNs now) override {
+      if (now >= TimeNs(5000)) named[0] = true;
+    }
+    bool tracks_tx_ports() const override { return true; }
+    PortId next_tx_port(PortId from, TimeNs) override {
+      while (from < 4 && !named[from]) ++from;
+      return from;
+    }
+    std::vector<PortId> asked;
+    std::array<bool, 4> named{false, true, false, true};
+    std::array<bool, 4> sent{};
+
+   private:
+    rte_mempool* pool_;
+  };
+  Simulator sim;
+  Named node(pool());
+  std::array<SinkNode, 4> sinks;
+  const NodeId n = sim.add_node(node, "named");
+  std::array<LinkId, 4> links{};
+  for (PortId p = 0; p < 4; ++p) {
+    links[p] = sim.connect(n, p, sim.add_node(sinks[p], "sink" + std::to_string(p)), 0, link(100, 1000));
+  }
+  sim.run_until(TimeNs(4000));
+  // At start the named ports in order; then each again when its wire frees.
+  ASSERT_GE(node.asked.size(), 2u);
+  EXPECT_EQ(node.asked[0], 1);
+  EXPECT_EQ(node.asked[1], 3);
+  for (const PortId p : node.asked) EXPECT_TRUE(p == 1 || p == 3) << "port " << p << " was offered though not named";
+  EXPECT_EQ(sinks[1].arrivals.size(), 1u);
+  EXPECT_EQ(sinks[3].arrivals.size(), 1u);
+  EXPECT_TRUE(sinks[0].arrivals.empty());
+  sim.run_until(TimeNs::from_us(20));
+  ASSERT_EQ(sinks[0].arrivals.size(), 1u) << "named at the 5 us wakeup: offered then";
+  EXPECT_EQ(sinks[0].arrivals[0].at, TimeNs(5000 + 1000 + BitRate::gbps(100).tx_time(wire_bytes(100)).ns()));
+  EXPECT_TRUE(sinks[2].arrivals.empty());
+  EXPECT_EQ(sim.stats(links[2], LinkDir::kAtoB).tx_pkts, 0u);
 }
 
 }  // namespace
