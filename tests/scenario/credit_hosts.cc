@@ -168,7 +168,7 @@ CreditFabric::CreditFabric(sw::SwitchConfig cfg, const std::vector<CreditSenderC
   const size_t k = sink_macs.size();
   if (cfg_.ports.ports.size() != s + k) throw std::invalid_argument("CreditFabric: the config needs senders + sinks ports");
   cfg_.seed = seed;
-  for (size_t i = 0; i < k; ++i) cfg_.fdb.push_back({sink_macs[i].bytes, 0, static_cast<uint16_t>(s + i)});
+  for (size_t i = 0; i < k; ++i) cfg_.fdb.push_back({sink_macs[i].bytes, sw::kDefaultVlan, static_cast<uint16_t>(s + i)});
   for (size_t p = 0; p < s + k; ++p) macs_.push_back({0x02, 0x53, 0x46, 0x00, 0x00, static_cast<uint8_t>(p)});
   if (shard_map.empty()) shard_map.assign(s + k, 0);
   sharded_ = std::make_unique<sw::ShardedSwitch>(cfg_, macs_, credit_pool(), std::move(shard_map));

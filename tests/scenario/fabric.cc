@@ -128,7 +128,7 @@ config::Json sized_doc(const std::string& rel_path, const std::vector<uint32_t>&
   return doc;
 }
 
-void add_fdb(sw::SwitchConfig& c, const wire::MacAddr& mac, uint16_t port) { c.fdb.push_back({mac.bytes, 0, port}); }
+void add_fdb(sw::SwitchConfig& c, const wire::MacAddr& mac, uint16_t port) { c.fdb.push_back({mac.bytes, sw::kDefaultVlan, port}); }
 
 wire::MacAddr host_mac(size_t i) { return {{0x02, 0x00, 0x00, 0x00, 0x03, static_cast<uint8_t>(i)}}; }
 wire::Ipv4Addr host_ip(size_t i) { return {{10, 0, 3, static_cast<uint8_t>(i + 1)}}; }

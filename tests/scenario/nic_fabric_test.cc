@@ -39,8 +39,8 @@ TEST(NicFabricScenario, OneGibWriteThroughSwitchWithOnePercentLoss) {
   constexpr uint32_t kMsg = 1u << 20;
   constexpr int kPasses = 64;
   sw::SwitchConfig cfg = sw::parse_switch_config(config::parse_text("{" + port_table(2, 100) + "}"));
-  cfg.fdb.push_back({host_mac(0).bytes, 0, 0});
-  cfg.fdb.push_back({host_mac(1).bytes, 0, 1});
+  cfg.fdb.push_back({host_mac(0).bytes, sw::kDefaultVlan, 0});
+  cfg.fdb.push_back({host_mac(1).bytes, sw::kDefaultVlan, 1});
   const auto macs = switch_macs(2);
   sw::SwitchNode sw(cfg, macs);
   NicNode a(one_host_cfg(0), scenario_pool());
@@ -111,9 +111,9 @@ TEST(NicFabricScenario, EightHostsInOneNodeIncast) {
   for (size_t i = 0; i < kSenders; ++i) {
     nc.hosts.push_back(host_cfg(static_cast<int>(i), {static_cast<PortId>(i)}));
     nc.ports.push_back(NicPortConfig{});
-    cfg.fdb.push_back({host_mac(static_cast<int>(i)).bytes, 0, static_cast<uint16_t>(i)});
+    cfg.fdb.push_back({host_mac(static_cast<int>(i)).bytes, sw::kDefaultVlan, static_cast<uint16_t>(i)});
   }
-  cfg.fdb.push_back({host_mac(50).bytes, 0, static_cast<uint16_t>(kSenders)});
+  cfg.fdb.push_back({host_mac(50).bytes, sw::kDefaultVlan, static_cast<uint16_t>(kSenders)});
   const auto macs = switch_macs(kSenders + 1);
   sw::SwitchNode sw(cfg, macs);
   NicNode senders(nc, scenario_pool());
@@ -171,8 +171,8 @@ TEST(NicFabricScenario, EightHostsInOneNodeIncast) {
 TEST(NicFabricScenario, Ipv6WriteAndReadThroughSwitchWithLoss) {
   constexpr uint32_t kRegion = 16u << 20;
   sw::SwitchConfig cfg = sw::parse_switch_config(config::parse_text("{" + port_table(2, 100) + "}"));
-  cfg.fdb.push_back({host_mac(0).bytes, 0, 0});
-  cfg.fdb.push_back({host_mac(1).bytes, 0, 1});
+  cfg.fdb.push_back({host_mac(0).bytes, sw::kDefaultVlan, 0});
+  cfg.fdb.push_back({host_mac(1).bytes, sw::kDefaultVlan, 1});
   const auto macs = switch_macs(2);
   sw::SwitchNode sw(cfg, macs);
   NicConfig ca = one_host_cfg(0);

@@ -86,7 +86,7 @@ StarFabric::StarFabric(sw::SwitchConfig cfg, const std::vector<SenderConfig>& se
   const size_t n = senders.size();
   if (cfg_.ports.ports.size() != n + 1) throw std::invalid_argument("StarFabric: the config needs senders + 1 ports");
   cfg_.seed = seed;
-  cfg_.fdb.push_back({sink_mac().bytes, 0, static_cast<uint16_t>(n)});
+  cfg_.fdb.push_back({sink_mac().bytes, sw::kDefaultVlan, static_cast<uint16_t>(n)});
   for (size_t p = 0; p <= n; ++p) macs_.push_back({0x02, 0x53, 0x46, 0x00, 0x00, static_cast<uint8_t>(p)});
   sw_ = std::make_unique<sw::SwitchNode>(cfg_, macs_);
   sink_ = std::make_unique<RoceSink>(record_arrivals);

@@ -43,7 +43,7 @@ Result run(uint16_t shards) {
   widen_ports(doc, kSenders + 1);
   sw::SwitchConfig cfg = sw::parse_switch_config(doc);
   NicIncast inc(kSenders, kMsgBytes, kMsgsPerSender, "dcqcn-nvidia");
-  for (size_t i = 0; i <= kSenders; ++i) cfg.fdb.push_back({inc.hosts[i].mac.bytes, 0, static_cast<uint16_t>(i)});
+  for (size_t i = 0; i <= kSenders; ++i) cfg.fdb.push_back({inc.hosts[i].mac.bytes, sw::kDefaultVlan, static_cast<uint16_t>(i)});
   std::vector<std::array<uint8_t, 6>> sw_macs(kSenders + 1, std::array<uint8_t, 6>{0x02, 0x53, 0x46, 0, 0, 0});
   std::vector<uint16_t> map(kSenders + 1, 0);
   if (shards == 2) {
