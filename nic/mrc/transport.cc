@@ -247,28 +247,7 @@ void Transport::on_rtr(TimeNs now) {
   const verbs::AhAttr& ah = q_.attr_.ah_attr;
   const rc::LocalAddr& local = q_.local_of(q_.attr_.port_num);
   spec_ = wire::MrcFrameSpec{};
-  for (int i = 0; i < 6; ++i) spec_.l2.dst.bytes[i] = ah.dmac[i];
-  if (local.has_gateway) spec_.l2.dst = local.gateway;
-  spec_.l2.src = local.mac;
-  const uint8_t dscp = static_cast<uint8_t>(ah.grh.traffic_class >> 2);
-  const wire::Ecn ecn = q_.env_.cfg->ecn_capable ? wire::Ecn::kEct0 : wire::Ecn::kNotEct;
-  if (verbs::gid_is_ipv4(ah.grh.dgid)) {
-    wire::Ipv4Spec ip;
-    ip.src = local.ipv4;
-    ip.dst = verbs::gid_to_ipv4(ah.grh.dgid);
-    ip.dscp = dscp;
-    ip.ecn = ecn;
-    ip.ttl = ah.grh.hop_limit;
-    spec_.l3 = ip;
-  } else {
-    wire::Ipv6Spec ip;
-    ip.src = local.ipv6;
-    ip.dst = ah.grh.dgid;
-    ip.dscp = dscp;
-    ip.ecn = ecn;
-    ip.hop_limit = ah.grh.hop_limit;
-    spec_.l3 = ip;
-  }
+  rc::peer_addressing(ah, local, q_.env_.cfg->ecn_capable, &spec_.l2, &spec_.l3);
   spec_.bth.dest_qp = q_.attr_.dest_qp_num;
   spec_.bth.pkey = q_.pkey_;
   last_feedback_ = now;

@@ -274,17 +274,17 @@ int Qp::query(verbs::QpAttr* attr, verbs::QpInitAttr* init) const {
   return 0;
 }
 
-void Qp::build_spec() {
+// The frame addresses of a connected QP (RC and MRC): L2 to the AH's MAC, or
+// to the port's gateway when routed; L3 from our port to the AH's GID, DSCP
+// from its traffic class, ECT(0) when ECN-capable.
+void peer_addressing(const verbs::AhAttr& ah, const LocalAddr& local, bool ecn_capable, wire::L2Spec* l2,
+                     wire::L3Spec* l3) {
   using namespace verbs;
-  const AhAttr& ah = attr_.ah_attr;
-  const LocalAddr& local = local_of(attr_.port_num);  // the source of the QP's port
-  spec_ = wire::RoceFrameSpec{};
-  tx_hdr_.clear();
-  for (int i = 0; i < 6; ++i) spec_.l2.dst.bytes[i] = ah.dmac[i];
-  if (local.has_gateway) spec_.l2.dst = local.gateway;  // routed: to the next hop, IP to the peer
-  spec_.l2.src = local.mac;
+  for (int i = 0; i < 6; ++i) l2->dst.bytes[i] = ah.dmac[i];
+  if (local.has_gateway) l2->dst = local.gateway;  // routed: to the next hop, IP to the peer
+  l2->src = local.mac;
   const uint8_t dscp = static_cast<uint8_t>(ah.grh.traffic_class >> 2);
-  const wire::Ecn ecn = env_.cfg->ecn_capable ? wire::Ecn::kEct0 : wire::Ecn::kNotEct;
+  const wire::Ecn ecn = ecn_capable ? wire::Ecn::kEct0 : wire::Ecn::kNotEct;
   if (gid_is_ipv4(ah.grh.dgid)) {
     wire::Ipv4Spec ip;
     ip.src = local.ipv4;
@@ -292,7 +292,7 @@ void Qp::build_spec() {
     ip.dscp = dscp;
     ip.ecn = ecn;
     ip.ttl = ah.grh.hop_limit;
-    spec_.l3 = ip;
+    *l3 = ip;
   } else {
     wire::Ipv6Spec ip;
     ip.src = local.ipv6;
@@ -301,8 +301,17 @@ void Qp::build_spec() {
     ip.ecn = ecn;
     ip.flow_label = ah.grh.flow_label;
     ip.hop_limit = ah.grh.hop_limit;
-    spec_.l3 = ip;
+    *l3 = ip;
   }
+}
+
+void Qp::build_spec() {
+  using namespace verbs;
+  const AhAttr& ah = attr_.ah_attr;
+  const LocalAddr& local = local_of(attr_.port_num);  // the source of the QP's port
+  spec_ = wire::RoceFrameSpec{};
+  tx_hdr_.clear();
+  peer_addressing(ah, local, env_.cfg->ecn_capable, &spec_.l2, &spec_.l3);
   // rdma-core: rdma_calc_flow_label() when the AH has none, then
   // ibv_flow_label_to_udp_sport() (endpoint.md 1.8).
   uint32_t fl = ah.grh.flow_label;

@@ -96,6 +96,10 @@ constexpr bool pkey_match(uint16_t a, uint16_t b) {
   return (a & 0x7FFFu) != 0 && (a & 0x7FFFu) == (b & 0x7FFFu) && ((a | b) & 0x8000u) != 0;
 }
 
+// The peer addressing of a connected QP's frames (RC and MRC: qp.cc).
+void peer_addressing(const verbs::AhAttr& ah, const LocalAddr& local, bool ecn_capable, wire::L2Spec* l2,
+                     wire::L3Spec* l3);
+
 // Everything a QP needs from its host; outlives the QP.
 struct QpEnv {
   rte_mempool* pool = nullptr;
