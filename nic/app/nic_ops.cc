@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "common/app/metrics_server.h"
+#include "nic/app/sf_nic_report.h"
 #include "nic/verbs/verbs.h"
 
 namespace sf::nic::app {
@@ -29,29 +30,6 @@ int find_host(const NicNode& node, const std::string& s) {
   return static_cast<int>(v);
 }
 
-// Summed over the host's ports.
-struct HostSum {
-  NicPortCounters c;
-  uint64_t rx_pause = 0;
-};
-HostSum host_sum(const NicNode& node, const Host& host) {
-  HostSum s;
-  for (uint8_t k = 1; k <= host.num_ports(); ++k) {
-    const PortId p = host.node_port(k);
-    const NicPortCounters& c = node.counters(p);
-    s.c.rx_pkts += c.rx_pkts;
-    s.c.rx_bytes += c.rx_bytes;
-    s.c.tx_pkts += c.tx_pkts;
-    s.c.tx_bytes += c.tx_bytes;
-    s.c.tx_ctrl_pkts += c.tx_ctrl_pkts;
-    s.c.tx_pfc_frames += c.tx_pfc_frames;
-    s.c.rx_pfc_frames += c.rx_pfc_frames;
-    s.c.paused_skips += c.paused_skips;
-    for (int i = 0; i < kNumRxDrops; ++i) s.c.drops[static_cast<size_t>(i)] += c.drops[static_cast<size_t>(i)];
-    for (int i = 0; i < kPfcPrios; ++i) s.rx_pause += node.pfc_rx(p).counters().pause_frames[static_cast<size_t>(i)];
-  }
-  return s;
-}
 
 uint32_t in_use_qps(const Host& host) {
   uint32_t n = 0;
@@ -93,7 +71,9 @@ int cmd_host(const char*, const char* params, rte_tel_data* d) {
   const int hi = find_host(node, params == nullptr ? "" : params);
   if (hi < 0) return -1;
   const Host& host = node.host(static_cast<size_t>(hi));
-  const HostSum s = host_sum(node, host);
+  const HostPortSum s = port_sum(node, host);
+  uint64_t rx_pause = 0;
+  for (const uint64_t n : s.rx.pause_frames) rx_pause += n;
   rte_tel_data_start_dict(d);
   rte_tel_data_add_dict_string(d, "name", host.config().name.c_str());
   rte_tel_data_add_dict_u64(d, "ports", host.num_ports());
@@ -104,7 +84,7 @@ int cmd_host(const char*, const char* params, rte_tel_data* d) {
   rte_tel_data_add_dict_u64(d, "tx_ctrl_packets", s.c.tx_ctrl_pkts);
   rte_tel_data_add_dict_u64(d, "tx_pfc_frames", s.c.tx_pfc_frames);
   rte_tel_data_add_dict_u64(d, "rx_pfc_frames", s.c.rx_pfc_frames);
-  rte_tel_data_add_dict_u64(d, "rx_pause_frames", s.rx_pause);
+  rte_tel_data_add_dict_u64(d, "rx_pause_frames", rx_pause);
   rte_tel_data_add_dict_u64(d, "dropped", s.c.dropped());
   for (int i = 0; i < kNumRxDrops; ++i) {
     const std::string key = std::string("drop_") + to_string(static_cast<RxDrop>(i));

@@ -213,15 +213,6 @@ nlohmann::json workload_json(const Workload& w) {
   return j;
 }
 
-namespace {
-
-// The node-port counters of a host summed over its ports.
-struct HostPortSum {
-  NicPortCounters c;
-  PfcRxCounters rx;
-  PfcTxCounters tx;
-};
-
 HostPortSum port_sum(const NicNode& node, const Host& host) {
   HostPortSum s;
   for (uint8_t k = 1; k <= host.num_ports(); ++k) {
@@ -245,6 +236,8 @@ HostPortSum port_sum(const NicNode& node, const Host& host) {
   }
   return s;
 }
+
+namespace {
 
 nlohmann::json drops_json(const NicPortCounters& pc) {
   nlohmann::json drops = nlohmann::json::object();

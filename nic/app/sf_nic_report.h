@@ -26,6 +26,15 @@ Workload::PeerBw bw_result(const Workload& w);
 //  "msg_rate_mpps","completion_s","latency_us","status","verify_errors"}
 nlohmann::json workload_json(const Workload& w);
 // Counters of host `h` (its one port and all its QPs).
+// The node-port counters of a host summed over its ports.
+struct HostPortSum {
+  NicPortCounters c;
+  PfcRxCounters rx;
+  PfcTxCounters tx;
+};
+
+HostPortSum port_sum(const NicNode& node, const Host& host);
+
 nlohmann::json host_json(const NicNode& node, size_t h);
 // The whole --report document.
 nlohmann::json report_json(const NicNode& node, const std::vector<Workload*>& workloads);
