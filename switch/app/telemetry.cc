@@ -2,6 +2,7 @@
 #include "switch/app/telemetry.h"
 
 #include "switch/app/telemetry_ops.h"
+#include "switch/app/telemetry_util.h"
 
 #include <rte_telemetry.h>
 
@@ -15,15 +16,7 @@ namespace {
 const SwitchView* g_view = nullptr;
 const SwitchConfig* g_cfg = nullptr;
 
-int find_port(const char* params) {
-  if (params == nullptr || *params == '\0') return -1;
-  const int by_name = g_cfg->ports.find(params);
-  if (by_name >= 0) return by_name;
-  char* end = nullptr;
-  const long v = std::strtol(params, &end, 10);
-  if (*end != '\0' || v < 0 || v >= g_view->num_ports()) return -1;
-  return static_cast<int>(v);
-}
+int find_port(const char* params) { return telemetry_find_port(*g_view, *g_cfg, params); }
 
 // "NAME_OR_INDEX,VALUE" -> port index and VALUE (-1: bad port or no value).
 int split_port_value(const char* params, std::string* value) {
@@ -88,16 +81,6 @@ int cmd_ports(const char*, const char*, rte_tel_data* d) {
   rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
   for (const auto& p : g_cfg->ports.ports) rte_tel_data_add_array_string(d, p.name.c_str());
   return 0;
-}
-
-// Adds an array of 8 values under `name`.
-template <class F>
-void add_array8(rte_tel_data* d, const char* name, F value) {
-  rte_tel_data* a = rte_tel_data_alloc();
-  if (a == nullptr) return;
-  rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
-  for (uint8_t i = 0; i < 8; ++i) rte_tel_data_add_array_u64(a, value(i));
-  rte_tel_data_add_dict_container(d, name, a, 0);
 }
 
 int cmd_port(const char*, const char* params, rte_tel_data* d) {

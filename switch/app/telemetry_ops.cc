@@ -1,5 +1,6 @@
 // Telemetry commands for sf-cli. See telemetry_ops.h.
 #include "switch/app/telemetry_ops.h"
+#include "switch/app/telemetry_util.h"
 
 #include <arpa/inet.h>
 #include <rte_telemetry.h>
@@ -17,15 +18,7 @@ constexpr size_t kPage = 100;  // a page of strings stays under the 16 KiB reply
 const SwitchView* g_view = nullptr;
 const SwitchConfig* g_cfg = nullptr;
 
-int find_port(const char* params) {
-  if (params == nullptr || *params == '\0') return -1;
-  const int by_name = g_cfg->ports.find(params);
-  if (by_name >= 0) return by_name;
-  char* end = nullptr;
-  const long v = std::strtol(params, &end, 10);
-  if (*end != '\0' || v < 0 || v >= g_view->num_ports()) return -1;
-  return static_cast<int>(v);
-}
+int find_port(const char* params) { return telemetry_find_port(*g_view, *g_cfg, params); }
 
 // START of a page (none = 0); -1 if not a number.
 long page_start(const char* params) {
@@ -39,15 +32,6 @@ std::string mac_text(const std::array<uint8_t, 6>& m) {
   char b[18];
   std::snprintf(b, sizeof b, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
   return b;
-}
-
-template <class F>
-void add_array8(rte_tel_data* d, const char* name, F value) {
-  rte_tel_data* a = rte_tel_data_alloc();
-  if (a == nullptr) return;
-  rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
-  for (uint8_t i = 0; i < 8; ++i) rte_tel_data_add_array_u64(a, value(i));
-  rte_tel_data_add_dict_container(d, name, a, 0);
 }
 
 int cmd_port_config(const char*, const char* params, rte_tel_data* d) {
