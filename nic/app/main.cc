@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <boost/program_options.hpp>
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -125,6 +126,8 @@ struct Options {
   std::string sched = "other";
   std::string idle = "spin";
   uint32_t max_unacked_psns = 128;
+  std::string id_seed = "random";
+  std::optional<uint64_t> id_seed_value;  // parsed --id-seed; none = random
   std::string ready_file;
   std::string log_level = "warn";
   uint32_t mbuf_size = RTE_MBUF_DEFAULT_BUF_SIZE;
@@ -174,6 +177,10 @@ po::options_description describe(Options& o) {
      "scheduling of the data-path thread: other, nice:N (-20..19), fifo:N or rr:N (1..99, needs --idle "
      "until-due or backoff); e.g. nice:-20 so a shared core's other tasks take less of the pacer's time "
      "(docs/nic-app.md \"Scheduling\")")
+    ("id-seed", po::value(&o.id_seed)->default_value("random"),
+     "QPNs, initial PSNs and MR keys: random (drawn per process from getrandom) or a seed N in "
+     "0..2^64-1, the same for every host of the process (0 = the simulator's: QPNs from 0x11; sf-lab "
+     "passes 0 so a real run takes the paths of its --sim twin)")
     ("max-unacked-psns", po::value(&o.max_unacked_psns)->default_value(128),
      "requester window: data PSNs a QP may have unacknowledged (1..65536; rxe's 128 = 512 KiB at 4096 B MTU)")
     ("idle", po::value(&o.idle)->default_value("spin"),
@@ -308,6 +315,16 @@ int run(int argc, char** argv) {
   if (!idle) {
     std::cerr << "sf-nic: " << sched_error << "\n";
     return 2;
+  }
+  if (o.id_seed != "random") {
+    uint64_t v = 0;
+    const char* b = o.id_seed.data();
+    const auto [ptr, ec] = std::from_chars(b, b + o.id_seed.size(), v);
+    if (ec != std::errc{} || ptr != b + o.id_seed.size()) {
+      std::cerr << "sf-nic: --id-seed " << o.id_seed << ": want random or an integer 0..2^64-1\n";
+      return 2;
+    }
+    o.id_seed_value = v;
   }
   if (o.max_unacked_psns == 0 || o.max_unacked_psns > kMaxUnackedPsns) {
     std::cerr << "sf-nic: --max-unacked-psns must be 1.." << kMaxUnackedPsns << "\n";
@@ -450,8 +467,9 @@ int run(int argc, char** argv) {
         }
         nc.hosts[i].tx_zero_copy = cpu_copy;
         nc.hosts[i].rc.max_unacked_psns = o.max_unacked_psns;
-        // Unpredictable QPNs, PSNs and MR keys per process (docs/nic.md).
-        nc.hosts[i].rc.seed = random_seed(i);
+        // Unpredictable QPNs, PSNs and MR keys per process unless --id-seed
+        // names the seed (docs/nic.md "Identifiers").
+        nc.hosts[i].rc.seed = o.id_seed_value ? *o.id_seed_value : random_seed(i);
       }
       std::unique_ptr<nic::NicNode> node;
       std::vector<std::unique_ptr<Workload>> workloads;

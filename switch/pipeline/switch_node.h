@@ -142,13 +142,16 @@ class SwitchNode final : public Node {
   // The driver's link state of a port, asked by the datapath when it is
   // about to leave out a port it believes link-down (a flood copy, a unicast
   // packet): a link that came up since the control thread's last poll
-  // counts at once (at most one probe per port per kLinkProbeInterval).
+  // counts at once (at most one probe per port per kLinkProbeInterval; in
+  // between, the last probe's answer stands, so a port another shard owns
+  // stays usable from the probe that saw it up until its owner applies it).
   // None (the simulator): link changes come only through set_port_link.
   using LinkProbe = bool (*)(void* ctx, PortId port);
   void set_link_probe(LinkProbe probe, void* ctx) {
     link_probe_ = probe;
     link_probe_ctx_ = ctx;
     next_probe_.assign(ports_.size(), TimeNs(0));
+    probe_up_.assign(ports_.size(), 0);
   }
   static constexpr TimeNs kLinkProbeInterval = TimeNs::from_us(100);
   const PortStates& port_states() const { return *states_; }
@@ -346,12 +349,14 @@ class SwitchNode final : public Node {
   void apply_requests(TimeNs now);
   // Port `p` is admin up with its link believed down: asks the driver
   // (set_link_probe); true when the link is up and the port now is too.
-  bool probe_link(uint16_t p);
+  // `force` asks even within kLinkProbeInterval of the last probe.
+  bool probe_link(uint16_t p, bool force = false);
   // Whether `p` is operationally up, probing a port believed link-down.
-  bool usable(uint16_t p) { return st_->oper_up(p) || probe_link(p); }
+  bool usable(uint16_t p, bool force = false) { return st_->oper_up(p) || probe_link(p, force); }
   LinkProbe link_probe_ = nullptr;
   void* link_probe_ctx_ = nullptr;
   std::vector<TimeNs> next_probe_;  // per port: no probe before
+  std::vector<uint8_t> probe_up_;   // per port: the last probe's answer
   std::vector<uint8_t> flood_to_;   // forward_l2 with a port down: the ports that get a copy
   std::shared_ptr<PortStates> states_;  // shared by the shards
   PortStates* st_ = nullptr;            // states_.get()

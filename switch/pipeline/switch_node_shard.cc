@@ -86,7 +86,9 @@ void SwitchNode::shard_accept(QueuedPkt p) {
     ports_[p.out_port].wd.count_dropped(p.queue);
     return refuse(DropCause::kPfcWatchdog);  // stormed queue, action drop
   }
-  if (st_->faulty() != 0 && !usable(p.out_port)) return refuse(DropCause::kPortDown);  // went down meanwhile
+  // Went down meanwhile? The sending shard saw the port usable, so a link
+  // believed down here is asked again now (rare: only while a link comes up).
+  if (st_->faulty() != 0 && !usable(p.out_port, true)) return refuse(DropCause::kPortDown);
   // From here as enqueue() after ingress admission. The hold FIFO of a remote
   // PG lives on this (the egress) shard: its cells stay charged at the PG's
   // shard, so XOFF is decided there from the PG's occupancy as usual.

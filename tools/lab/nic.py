@@ -147,7 +147,9 @@ def _port(topo, host, port):
 def nic_command(binary, eal, cfg_path, report, timeseries, ts_period_ms, limit_s, ready):
     return [binary] + list(eal) + ["--", "--config", cfg_path, "--report", report, "--timeseries", timeseries,
                                    "--ts-period-ms", str(ts_period_ms), "--run-limit", f"{limit_s:g}",
-                                   "--backoff", "--ready-file", ready, "--log-level", "warn"]
+                                   "--backoff", "--ready-file", ready, "--log-level", "warn",
+                                   # the simulator's QPNs/PSNs: a real run's QPs hash onto the ECMP paths of its --sim twin
+                                   "--id-seed", "0"]
 
 
 def parse_nic_report(rep, topo):

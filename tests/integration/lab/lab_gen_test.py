@@ -13,7 +13,9 @@ Cases (root; skipped without it):
          (pktio ignores PFC; a real-time burst may overflow the headroom); nothing left.
   nic    the same fabric with nic hosts, h0 writing 1 MiB on each of 4 QPs to h3 (--traffic pair
          --qps 4). Expect: exit 0, the flow ok with its 4 MiB, leaf0 routed h0's frames, both
-         spines carried some (ECMP over the QPs' UDP source ports), nothing left; the same
+         spines carried some (ECMP over the QPs' UDP source ports; sf-lab runs sf-nic with
+         --id-seed 0, the simulator's QPNs, so the paths are the --sim run's: with random
+         QPNs all 4 QPs took one spine in 1 of 8 runs), nothing left; the same
          files under --sim: complete, both spines used. Skipped (77) without sf-nic or while it
          lacks gateway_mac (h-multiport). (Every host sending at once, --traffic shift, fails
          in real time on the shared 2 cores: the leaves' host ports overflow their PFC headroom

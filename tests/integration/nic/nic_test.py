@@ -229,6 +229,9 @@ def bad_input(h):
         "--mbuf-size must be 640..65535")
     run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--mbuf-size", "65536"],
         "--mbuf-size must be")
+    for v in ("-1", "x", "18446744073709551616", ""):
+        run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--id-seed", v],
+            f"--id-seed {v}: want random or an integer")
     run(["--config", h.path("any.json"), "--rate-limit", "1"], "with --config, pacing is per workload")
     run(["--config", h.path("any.json"), "--burst-size", "64KiB"], "with --config, pacing is per workload")
     # Every TEST-mode flag is refused with --config (it used to be silently dropped), naming where it goes.

@@ -141,11 +141,26 @@ def memif_l2(h, size, count, shard_map=None):
         sink = h.pktio(f"sink-{phase}", "sink", [client(cfg, "Ethernet8")],
                        ["--expect", 2 * count, "--duration", 40, "--idle-exit-ms", 3000, "--link-wait-s", 15],
                        ready=True)
-        # One generator process on two ports: it waits for both links before
-        # sending, so no flooded copy meets a port whose peer is not there yet.
-        gen = h.pktio(f"gen-{phase}", "gen", [client(cfg, "Ethernet0", 0), client(cfg, "Ethernet4", 1)], gen_args)
+        # One generator process on two ports. It sends once the switch has
+        # seen every link up: a flood copy for a port whose link the switch
+        # has not seen up yet is (rightly) not made, and the gen sees its own
+        # links up first.
+        start = h.path(f"start-{phase}")
+        gen = h.pktio(f"gen-{phase}", "gen", [client(cfg, "Ethernet0", 0), client(cfg, "Ethernet4", 1)],
+                      gen_args + ["--start-file", start], ready=True)
+        wait_until(lambda: all(telemetry(sw.prefix, f"/softfabric/switch/port,{n}")["oper_status"] == "up"
+                               for n in names), 10, "the switch to see every link up", procs=[sw, gen, sink])
+        open(start, "w").close()
         results[phase] = {"gen": h.finish(gen, 40), "sink": h.finish(sink, 40)}
-        check_l2_phase(phase, results[phase], size, count)
+        try:
+            check_l2_phase(phase, results[phase], size, count)
+        except BaseException:
+            # Say where the frames went before the harness stops the switch.
+            rep = h.stop_switch(sw)
+            print(f"{phase}: switch report:", json.dumps({k: v for k, v in rep.items() if k != "ports"}))
+            for p in rep["ports"]:
+                print(f"{phase}: {p['name']}:", json.dumps({k: v for k, v in p.items() if not isinstance(v, list)}))
+            raise
     elapsed = time.monotonic() - t0
     if shard_map:
         shard_of = [int(x) for x in shard_map.split(",")]
