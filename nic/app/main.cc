@@ -127,6 +127,7 @@ struct Options {
   std::string idle = "spin";
   uint32_t max_unacked_psns = 128;
   std::string id_seed = "random";
+  std::string transport = "rc";
   std::optional<uint64_t> id_seed_value;  // parsed --id-seed; none = random
   std::string ready_file;
   std::string log_level = "warn";
@@ -161,6 +162,9 @@ po::options_description describe(Options& o) {
     ("qp,q", po::value(&o.qps)->default_value(1), "QPs (bandwidth tests)")
     ("tx-depth,t", po::value(&o.tx_depth)->default_value(128), "outstanding work requests per QP")
     ("cc", po::value(&o.cc)->default_value("none"), "congestion control: none, dcqcn, dcqcn-nvidia, dcqcn-paper")
+    ("transport", po::value(&o.transport)->default_value("rc"),
+     "QP transport: rc (RoCEv2 RC) or mrc (sprayed over 128 entropy values, SACK, out-of-order placement; "
+     "write_bw and write_lat; both sides must agree; docs/mrc.md)")
     ("rate-limit", po::value(&o.rate_limit_gbps)->default_value(0), "pace every QP at this many Gb/s (0 = line rate)")
     ("burst-size", po::value(&o.burst_size)->default_value("0"),
      "the pacer's burst bucket (ibv_modify_qp_rate_limit max_burst_sz), bytes or e.g. 64KiB: a QP served late "
@@ -208,7 +212,8 @@ AppConfig config_from_flags(const Options& o) {
   config::Json w = {{"name", test}, {"host", "h0"}, {"type", test}, {"role", client ? "client" : "server"},
                     {"oob", (client ? o.server : std::string("0.0.0.0")) + ":" + std::to_string(o.oob_port)},
                     {"size", o.size}, {"iterations", o.duration_s > 0 ? 0 : o.iters}, {"duration_s", o.duration_s},
-                    {"qps", o.qps}, {"tx_depth", o.tx_depth}, {"cc", o.cc}, {"verify", o.verify}};
+                    {"qps", o.qps}, {"tx_depth", o.tx_depth}, {"cc", o.cc}, {"verify", o.verify},
+                    {"transport", o.transport}};
   if (o.rate_limit_gbps > 0) w["rate_limit"] = o.rate_limit_gbps;
   if (o.burst_size != "0") w["burst_size"] = o.burst_size;
   doc["workloads"] = config::Json::array({w});
@@ -236,6 +241,7 @@ constexpr FlagPath kFlagPaths[] = {
     {"oob-port", "-p/--oob-port", "workloads[0].oob"}, {"verify", "--verify", "workloads[0].verify"},
     {"rate-limit", "--rate-limit", "workloads[0].rate_limit"},
     {"burst-size", "--burst-size", "workloads[0].burst_size"},
+    {"transport", "--transport", "workloads[0].transport"},
 };
 
 std::optional<int> refuse_flags_with_config(const po::variables_map& vm) {

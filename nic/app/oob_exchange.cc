@@ -63,15 +63,17 @@ int hex_value(char c) {
 }
 
 // Templates: 'h' marks one lower-case hex digit, everything else is literal.
-constexpr std::string_view kHelloTmpl = "SFOOB/2 HELLO nqp=hhhh\n";
+constexpr std::string_view kHelloTmpl = "SFOOB/3 HELLO nqp=hhhh tr=hh np=hh\n";
+constexpr std::string_view kPortTmpl = "SFOOB/3 PORT idx=hh gid=hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh mac=hhhhhhhhhhhh\n";
 constexpr std::string_view kQpTmpl =
-    "SFOOB/2 QP idx=hhhh lid=hhhh qpn=hhhhhh psn=hhhhhh rkey=hhhhhhhh va=hhhhhhhhhhhhhhhh "
+    "SFOOB/3 QP idx=hhhh lid=hhhh qpn=hhhhhh psn=hhhhhh rkey=hhhhhhhh va=hhhhhhhhhhhhhhhh "
     "gid=hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh mac=hhhhhhhhhhhh mtu=hhhh size=hhhhhhhhhhhhhhhh\n";
-constexpr std::string_view kDoneTmpl = "SFOOB/2 DONE\n";
+constexpr std::string_view kDoneTmpl = "SFOOB/3 DONE\n";
 static_assert(kHelloTmpl.size() == kOobHelloBytes);
+static_assert(kPortTmpl.size() == kOobPortBytes);
 static_assert(kQpTmpl.size() == kOobQpBytes);
 static_assert(kDoneTmpl.size() == kOobDoneBytes);
-constexpr std::string_view kBwRepTmpl = "SFOOB/2 BWREP msgs=hhhhhhhhhhhhhhhh ns=hhhhhhhhhhhhhhhh peak=hhhhhhhhhhhhhhhh\n";
+constexpr std::string_view kBwRepTmpl = "SFOOB/3 BWREP msgs=hhhhhhhhhhhhhhhh ns=hhhhhhhhhhhhhhhh peak=hhhhhhhhhhhhhhhh\n";
 static_assert(kBwRepTmpl.size() == kOobBwReportBytes);
 
 // The field ("qpn") whose value or name covers position `pos` of a template.
@@ -89,8 +91,10 @@ std::string field_at(std::string_view tmpl, size_t pos) {
   return std::string(tmpl.substr(start, eq - start));
 }
 
-// Checks `line` against `tmpl`; throws naming the message and the field.
-void check_template(std::string_view line, std::string_view tmpl, std::string_view what) {
+// The first bytes of a message: an sf-nic message of this version? Checked
+// before reading the rest, so a foreign protocol or another version (whose
+// messages may be shorter) fails at once instead of at the receive timeout.
+void check_version(std::string_view line, std::string_view what) {
   const std::string_view version = kOobVersion;
   if (line.substr(0, 6) != "SFOOB/") {
     throw OobError(std::string(what) + ": not an sf-nic OOB message (got '" + printable(line) + "')");
@@ -101,6 +105,11 @@ void check_template(std::string_view line, std::string_view tmpl, std::string_vi
                    printable(line.substr(0, end == std::string_view::npos ? 10 : end)) + ", this side " +
                    std::string(version));
   }
+}
+
+// Checks `line` against `tmpl`; throws naming the message and the field.
+void check_template(std::string_view line, std::string_view tmpl, std::string_view what) {
+  check_version(line, what);
   if (line.size() != tmpl.size()) {
     throw OobError(std::string(what) + ": expected " + std::to_string(tmpl.size()) + " bytes, got " +
                    std::to_string(line.size()));
@@ -168,13 +177,47 @@ void resolve(const OobOptions& opts, bool passive, AddrInfo& out) {
 
 // ---- codec ----
 
-std::string encode_hello(uint32_t num_qps) {
-  return std::string(kOobVersion) + " HELLO nqp=" + hex(num_qps & 0xffff, 4) + "\n";
+std::string encode_hello(const OobHello& h) {
+  return std::string(kOobVersion) + " HELLO nqp=" + hex(h.num_qps & 0xffff, 4) + " tr=" + hex(h.transport, 2) +
+         " np=" + hex(h.num_ports, 2) + "\n";
 }
 
-uint32_t parse_hello(std::string_view line, std::string_view what) {
+OobHello parse_hello(std::string_view line, std::string_view what) {
   check_template(line, kHelloTmpl, what);
-  return static_cast<uint32_t>(hex_field(line, kHelloTmpl, "nqp"));
+  OobHello h;
+  h.num_qps = static_cast<uint32_t>(hex_field(line, kHelloTmpl, "nqp"));
+  h.transport = static_cast<uint8_t>(hex_field(line, kHelloTmpl, "tr"));
+  h.num_ports = static_cast<uint8_t>(hex_field(line, kHelloTmpl, "np"));
+  if (h.transport > 1) throw OobError(std::string(what) + ": unknown transport " + std::to_string(h.transport));
+  if (h.num_ports < 1 || h.num_ports > kMaxConnPorts) {
+    throw OobError(std::string(what) + ": np is " + std::to_string(h.num_ports) + ", want 1.." +
+                   std::to_string(kMaxConnPorts));
+  }
+  return h;
+}
+
+std::string encode_port(uint32_t idx, const std::array<uint8_t, 16>& gid, const std::array<uint8_t, 6>& mac) {
+  std::string g, m;
+  for (uint8_t b : gid) g += hex(b, 2);
+  for (uint8_t b : mac) m += hex(b, 2);
+  return std::string(kOobVersion) + " PORT idx=" + hex(idx & 0xff, 2) + " gid=" + g + " mac=" + m + "\n";
+}
+
+void parse_port(std::string_view line, uint32_t expect_idx, std::string_view what, std::array<uint8_t, 16>* gid,
+                std::array<uint8_t, 6>* mac) {
+  check_template(line, kPortTmpl, what);
+  const auto idx = static_cast<uint32_t>(hex_field(line, kPortTmpl, "idx"));
+  if (idx != expect_idx) {
+    throw OobError(std::string(what) + ": idx is " + std::to_string(idx) + ", expected " + std::to_string(expect_idx));
+  }
+  const size_t gid_at = kPortTmpl.find(" gid=") + 5;
+  for (size_t i = 0; i < 16; ++i) {
+    (*gid)[i] = static_cast<uint8_t>(hex_value(line[gid_at + 2 * i]) * 16 + hex_value(line[gid_at + 2 * i + 1]));
+  }
+  const size_t mac_at = kPortTmpl.find(" mac=") + 5;
+  for (size_t i = 0; i < 6; ++i) {
+    (*mac)[i] = static_cast<uint8_t>(hex_value(line[mac_at + 2 * i]) * 16 + hex_value(line[mac_at + 2 * i + 1]));
+  }
 }
 
 std::string encode_qp(uint32_t idx, const QpConnInfo& qp) {
@@ -409,22 +452,50 @@ std::string OobConnection::recv_exact(size_t n, std::string_view what) {
 }
 
 std::vector<QpConnInfo> OobConnection::exchange(std::span<const QpConnInfo> local) {
-  std::string mine = encode_hello(static_cast<uint32_t>(local.size()));
+  if (local.empty()) throw OobError("no QP to exchange");
+  const QpConnInfo& me = local[0];  // transport and ports: the same in every QP
+  const OobHello my_hello{static_cast<uint32_t>(local.size()), me.transport, me.num_ports};
+  std::string mine = encode_hello(my_hello);
   for (size_t i = 0; i < local.size(); ++i) mine += encode_qp(static_cast<uint32_t>(i), local[i]);
+  for (uint32_t k = 0; k < me.num_ports; ++k) mine += encode_port(k, me.port_gid[k], me.port_mac[k]);
   const std::string hello_what = "HELLO from " + peer_;
 
   auto receive_peer = [&]() {
-    const uint32_t n = parse_hello(recv_exact(kOobHelloBytes, hello_what), hello_what);
-    if (n != local.size()) {
-      if (server_) send_all(encode_hello(static_cast<uint32_t>(local.size())), "HELLO");
-      throw OobError(peer_ + " has " + std::to_string(n) + " QPs, this side " + std::to_string(local.size()) +
-                     " (the number of QPs, -q, must match)");
+    std::string line = recv_exact(kOobVersion.size() + 1, hello_what);
+    check_version(line, hello_what);
+    line += recv_exact(kOobHelloBytes - line.size(), hello_what);
+    const OobHello h = parse_hello(line, hello_what);
+    auto refuse = [&](const std::string& why) {
+      if (server_) send_all(encode_hello(my_hello), "HELLO");  // so the client can say why too
+      throw OobError(why);
+    };
+    if (h.num_qps != local.size()) {
+      refuse(peer_ + " has " + std::to_string(h.num_qps) + " QPs, this side " + std::to_string(local.size()) +
+             " (the number of QPs, -q, must match)");
+    }
+    if (h.transport != me.transport) {
+      auto name = [](uint8_t t) { return t == 1 ? std::string("mrc") : std::string("rc"); };
+      refuse(peer_ + " uses transport " + name(h.transport) + ", this side " + name(me.transport) +
+             " (--transport must match)");
     }
     std::vector<QpConnInfo> remote;
-    remote.reserve(n);
-    for (uint32_t i = 0; i < n; ++i) {
+    remote.reserve(h.num_qps);
+    for (uint32_t i = 0; i < h.num_qps; ++i) {
       const std::string what = "QP " + std::to_string(i) + " info from " + peer_;
       remote.push_back(parse_qp(recv_exact(kOobQpBytes, what), i, what));
+    }
+    QpConnInfo ports;
+    ports.transport = h.transport;
+    ports.num_ports = h.num_ports;
+    for (uint32_t k = 0; k < h.num_ports; ++k) {
+      const std::string what = "port " + std::to_string(k + 1) + " info from " + peer_;
+      parse_port(recv_exact(kOobPortBytes, what), k, what, &ports.port_gid[k], &ports.port_mac[k]);
+    }
+    for (QpConnInfo& q : remote) {
+      q.transport = ports.transport;
+      q.num_ports = ports.num_ports;
+      q.port_gid = ports.port_gid;
+      q.port_mac = ports.port_mac;
     }
     return remote;
   };

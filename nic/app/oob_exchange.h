@@ -4,17 +4,21 @@
 // "done" barrier so both sides finish together. Control thread only:
 // blocking sockets with poll() timeouts; never used on the data path.
 //
-// Wire format (version 2, fixed-length text lines, all numbers lower-case hex):
-//   hello   "SFOOB/2 HELLO nqp=NNNN\n"                                   (23 bytes)
-//   per QP  "SFOOB/2 QP idx=IIII lid=LLLL qpn=QQQQQQ psn=PPPPPP rkey=KKKKKKKK
+// Wire format (version 3, fixed-length text lines, all numbers lower-case hex):
+//   hello   "SFOOB/3 HELLO nqp=NNNN tr=TT np=PP\n"                       (35 bytes)
+//            tr: the transport (00 RC, 01 MRC; must match), np: the host's ports
+//   per QP  "SFOOB/3 QP idx=IIII lid=LLLL qpn=QQQQQQ psn=PPPPPP rkey=KKKKKKKK
 //            va=VVVVVVVVVVVVVVVV gid=<32 hex> mac=<12 hex> mtu=MMMM size=SSSSSSSSSSSSSSSS\n"
 //            (one line, single spaces, 170 bytes; version 2 added the MAC)
-//   barrier "SFOOB/2 DONE\n"                                             (13 bytes)
+//   per port "SFOOB/3 PORT idx=II gid=<32 hex> mac=<12 hex>\n"            (74 bytes)
+//            (version 3: an MRC QP sprays over every port, plane p to port p + 1)
+//   barrier "SFOOB/3 DONE\n"                                             (13 bytes)
 // The client sends first and the server answers (perftest's order). Every
 // message is checked on receipt; a bad, truncated, or foreign message is an
 // OobError naming the peer, the message and the field, never a crash.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <span>
@@ -28,7 +32,7 @@
 namespace sf::nic {
 
 inline constexpr uint16_t kOobDefaultPort = 18515;  // perftest's default port
-inline constexpr std::string_view kOobVersion = "SFOOB/2";
+inline constexpr std::string_view kOobVersion = "SFOOB/3";
 
 // Every failure of the exchange (setup time: exceptions are fine here).
 class OobError : public std::runtime_error {
@@ -115,15 +119,24 @@ class OobConnection {
 
 // The message codec, public for tests and tools. parse_* throw OobError
 // with `what` naming the message ("QP 2 info from 127.0.0.1:18515").
-std::string encode_hello(uint32_t num_qps);
-uint32_t parse_hello(std::string_view line, std::string_view what);
+struct OobHello {
+  uint32_t num_qps = 0;
+  uint8_t transport = 0;  // QpConnInfo::transport
+  uint8_t num_ports = 1;
+};
+std::string encode_hello(const OobHello& h);
+OobHello parse_hello(std::string_view line, std::string_view what);
+std::string encode_port(uint32_t idx, const std::array<uint8_t, 16>& gid, const std::array<uint8_t, 6>& mac);
+void parse_port(std::string_view line, uint32_t expect_idx, std::string_view what, std::array<uint8_t, 16>* gid,
+                std::array<uint8_t, 6>* mac);
 std::string encode_qp(uint32_t idx, const QpConnInfo& qp);
 QpConnInfo parse_qp(std::string_view line, uint32_t expect_idx, std::string_view what);
 std::string encode_done();
 void parse_done(std::string_view line, std::string_view what);
 std::string encode_bw_report(const OobBwReport& r);
 OobBwReport parse_bw_report(std::string_view line, std::string_view what);
-inline constexpr size_t kOobHelloBytes = 23;
+inline constexpr size_t kOobHelloBytes = 35;
+inline constexpr size_t kOobPortBytes = 74;
 inline constexpr size_t kOobQpBytes = 170;
 inline constexpr size_t kOobDoneBytes = 13;
 inline constexpr size_t kOobBwReportBytes = 78;

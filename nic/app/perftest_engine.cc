@@ -165,6 +165,7 @@ Workload::Workload(const AppWorkload& cfg, const AppHost& host, NicNode& node, s
     ia.cap.max_recv_wr = static_cast<uint32_t>(slots_ + 8);
     ia.cap.max_send_sge = 1;
     ia.cap.max_recv_sge = 1;
+    if (cfg_.transport == Transport::kMrc) ia.qp_type = v::QpType::kMrc;
     q.qp = v::create_qp(pd_, &ia);
     if (q.qp == nullptr) err("create_qp");
     q.region = buf_.get() + qi * region;
@@ -187,6 +188,15 @@ Workload::Workload(const AppWorkload& cfg, const AppHost& host, NicNode& node, s
     info.mac = port_.mac.bytes;
     info.mtu_bytes = host_.mtu_bytes;
     info.msg_size_bytes = cfg_.size_bytes;
+    // The host's ports (an MRC QP sprays over them; the peer sends plane p
+    // to port p + 1).
+    info.transport = cfg_.transport == Transport::kMrc ? 1 : 0;
+    info.num_ports = std::min<uint8_t>(host_.num_ports(), static_cast<uint8_t>(kMaxConnPorts));
+    for (uint8_t k = 1; k <= info.num_ports; ++k) {
+      const AppPort hp = host_.port(k);
+      info.port_gid[k - 1] = hp.ipv4 ? v::gid_from_ipv4(wire::Ipv4Addr{*hp.ipv4}).bytes : *hp.ipv6;
+      info.port_mac[k - 1] = hp.mac.bytes;
+    }
     local_.push_back(info);
   }
 }
@@ -204,6 +214,28 @@ Workload::~Workload() {
   if (pd_ != nullptr) v::dealloc_pd(pd_);
 }
 
+// MRC in INIT: the profile and tunables of nic.json "mrc", and the peer's
+// address on every plane (its port p + 1) when the QP sprays over several.
+std::string Workload::configure_mrc(QpRun& q, const QpConnInfo& p) {
+  v::MrcQpAttr m = cfg_.mrc;
+  const uint16_t planes = m.num_planes == 0 ? host_.num_ports() : m.num_planes;
+  if (planes > 1) {
+    if (p.num_ports < planes) {
+      return "the peer has " + std::to_string(p.num_ports) + " port(s), this side sprays over " +
+             std::to_string(planes) + " planes (one peer port per plane)";
+    }
+    m.num_peer_ports = static_cast<uint8_t>(planes);
+    for (uint16_t k = 0; k < planes; ++k) {
+      std::copy(p.port_gid[k].begin(), p.port_gid[k].end(), m.peer_gid[k].bytes.begin());
+      std::copy(p.port_mac[k].begin(), p.port_mac[k].end(), m.peer_mac[k]);
+    }
+  }
+  if (int rc = v::mrc_modify_qp(q.qp, &m, v::kMrcAllAttrs); rc != 0) {
+    return "mrc_modify_qp: errno " + std::to_string(rc) + ": " + q.qp->mrc_error();
+  }
+  return "";
+}
+
 std::string Workload::connect(std::span<const QpConnInfo> peer, TimeNs now) {
   if (peer.size() != qps_.size()) {
     return "peer has " + std::to_string(peer.size()) + " QPs, this side " + std::to_string(qps_.size());
@@ -216,6 +248,10 @@ std::string Workload::connect(std::span<const QpConnInfo> peer, TimeNs now) {
       return "peer uses message size " + std::to_string(p.msg_size_bytes) + ", this side " +
              std::to_string(cfg_.size_bytes);
     }
+    if (p.transport != local_[qi].transport) {
+      auto name = [](uint8_t t) { return std::string(t == 1 ? "mrc" : "rc"); };
+      return "peer uses transport " + name(p.transport) + ", this side " + name(local_[qi].transport);
+    }
     mtu_bytes_ = std::min(mtu_bytes_, p.mtu_bytes);
     q.peer = p;
     v::QpAttr a;
@@ -225,6 +261,9 @@ std::string Workload::connect(std::span<const QpConnInfo> peer, TimeNs now) {
     a.qp_access_flags = v::kAccessRemoteWrite | v::kAccessRemoteRead | v::kAccessLocalWrite;
     if (int rc = v::modify_qp(q.qp, &a, v::kQpState | v::kQpPkeyIndex | v::kQpPort | v::kQpAccessFlags); rc != 0) {
       return "modify_qp to INIT: errno " + std::to_string(rc);
+    }
+    if (cfg_.transport == Transport::kMrc) {
+      if (std::string e = configure_mrc(q, p); !e.empty()) return e;
     }
     v::QpAttr r;
     r.qp_state = v::QpState::kRtr;

@@ -150,6 +150,7 @@ class Workload {
   };
 
   bool client() const { return cfg_.role == Role::kClient; }
+  std::string configure_mrc(QpRun& q, const QpConnInfo& p);
   void fail(std::string why);
   uint8_t* slot(QpRun& q, uint64_t msg) { return q.region + (msg % slots_) * cfg_.size_bytes; }
   void fill(uint32_t qi, uint8_t* dst, uint64_t msg) const;

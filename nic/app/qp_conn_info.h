@@ -8,6 +8,8 @@
 
 namespace sf::nic {
 
+inline constexpr uint32_t kMaxConnPorts = 32;  // = verbs::MrcQpAttr peer_gid's size
+
 struct QpConnInfo {
   uint16_t lid = 0;        // always 0 on RoCE
   uint32_t qpn = 0;        // 24 bits
@@ -20,6 +22,13 @@ struct QpConnInfo {
   std::array<uint8_t, 6> mac{};
   uint32_t mtu_bytes = 0;  // path MTU the side uses (256..4096, or larger for jumbo sf-nic links)
   uint64_t msg_size_bytes = 0;  // -s of the test, so both ends agree
+  // Per side, the same in every QP of a workload: the transport (0 RC, 1 MRC,
+  // both ends must agree) and the host's ports (verbs port k = index k - 1):
+  // an MRC QP sprays over all of them, plane p to the peer's port p + 1.
+  uint8_t transport = 0;
+  uint8_t num_ports = 1;
+  std::array<std::array<uint8_t, 16>, kMaxConnPorts> port_gid{};
+  std::array<std::array<uint8_t, 6>, kMaxConnPorts> port_mac{};
 
   bool operator==(const QpConnInfo&) const = default;
 };

@@ -23,6 +23,7 @@ constexpr std::array<std::pair<std::string_view, WorkloadType>, 6> kTypes{{
 }};
 
 constexpr std::array<config::EnumName<Role>, 2> kRoles{{{"server", Role::kServer}, {"client", Role::kClient}}};
+constexpr std::array<config::EnumName<Transport>, 2> kTransports{{{"rc", Transport::kRc}, {"mrc", Transport::kMrc}}};
 
 bool valid_mtu(uint32_t m) { return m == 256 || m == 512 || m == 1024 || m == 2048 || m == 4096; }
 
@@ -140,6 +141,65 @@ uint8_t parse_prios(config::ConfigNode& n, std::string_view key) {
   }
 }
 
+}  // namespace
+
+verbs::MrcQpAttr app_mrc_defaults() {
+  verbs::MrcQpAttr a;
+  a.base_rtt_ns = 500'000;
+  a.rto_ns = 64'000'000;
+  a.probe_interval_ns = 1'000'000;
+  a.ooo_tolerance_ns = 1'000'000;
+  a.ev_probe_interval_ns = 5'000'000;
+  return a;
+}
+
+namespace {
+
+// nic.json "mrc": the verbs::MrcQpAttr fields by their names (times in ns,
+// as mrc_modify_qp takes them), checked here with the JSON path so nothing
+// fails later at connect. Absent keys keep the verbs defaults.
+verbs::MrcQpAttr parse_mrc(std::optional<config::ConfigNode> m, const AppHost& host) {
+  using config::in_range;
+  verbs::MrcQpAttr a = app_mrc_defaults();
+  if (!m) return a;
+  m->expect_object();
+  a.num_evs = m->opt<uint16_t>("num_evs", a.num_evs, in_range<uint16_t>(1, 256));
+  a.num_planes = m->opt<uint16_t>("num_planes", a.num_planes, in_range<uint16_t>(0, kMaxAppPorts));
+  if (a.num_planes > host.num_ports()) {
+    m->fail_key("num_planes", "host \"" + host.name + "\" has " + std::to_string(host.num_ports()) +
+                                  " port(s): one plane per port at most (0 = one per port)");
+  }
+  const uint16_t planes = a.num_planes == 0 ? host.num_ports() : a.num_planes;
+  if (a.num_evs % planes != 0) {
+    m->fail_key("num_evs", std::to_string(a.num_evs) + " is not a multiple of the " + std::to_string(planes) +
+                               " plane(s)");
+  }
+  a.backup_per_plane = m->opt<uint16_t>("backup_per_plane", a.backup_per_plane, in_range<uint16_t>(0, 255));
+  if (a.backup_per_plane >= a.num_evs / planes) m->fail_key("backup_per_plane", "must be below num_evs / planes");
+  a.ev_base = m->opt<uint32_t>("ev_base", a.ev_base, in_range<uint32_t>(0, 0x3FFF));
+  a.probes_to_readmit = m->opt<uint16_t>("probes_to_readmit", a.probes_to_readmit, in_range<uint16_t>(1, 1000));
+  a.mpr = m->opt<uint16_t>("mpr", a.mpr, in_range<uint16_t>(1, 64));
+  a.window_bytes = m->opt<uint32_t>("window_bytes", a.window_bytes, in_range<uint32_t>(0, UINT32_MAX));
+  a.base_rtt_ns = m->opt<uint32_t>("base_rtt_ns", a.base_rtt_ns, in_range<uint32_t>(100, 10'000'000));
+  a.rto_ns = m->opt<uint32_t>("rto_ns", a.rto_ns, in_range<uint32_t>(1000, 1'000'000'000));
+  a.ooo_tolerance_ns = m->opt<uint32_t>("ooo_tolerance_ns", a.ooo_tolerance_ns, in_range<uint32_t>(0, a.rto_ns));
+  a.probe_interval_ns = m->opt<uint32_t>("probe_interval_ns", a.probe_interval_ns, in_range<uint32_t>(1000, a.rto_ns));
+  a.ev_probe_interval_ns =
+      m->opt<uint32_t>("ev_probe_interval_ns", a.ev_probe_interval_ns, in_range<uint32_t>(1000, 1'000'000'000));
+  a.sack_every_pkts = m->opt<uint16_t>("sack_every_pkts", a.sack_every_pkts, in_range<uint16_t>(1, 64));
+  a.sack_delay_ns = m->opt<uint32_t>("sack_delay_ns", a.sack_delay_ns, in_range<uint32_t>(0, 1'000'000));
+  a.max_timeouts = m->opt<uint8_t>("max_timeouts", a.max_timeouts, in_range<uint8_t>(1, 255));
+  if (m->has("trim_lasthop_dscp")) a.trim_lasthop_dscp = m->opt<uint8_t>("trim_lasthop_dscp", 0, in_range<uint8_t>(0, 63));
+  a.seed = m->opt<uint64_t>("seed", a.seed);
+  if (m->has("ev_mode")) {
+    const auto mode = m->req<std::string>("ev_mode");
+    if (mode == "srv6") m->fail_key("ev_mode", "\"srv6\": SRv6 uSID paths are not implemented (only \"udp_sport\")");
+    if (mode != "udp_sport") m->fail_key("ev_mode", "\"" + mode + "\" is not one of udp_sport");
+  }
+  m->finish();
+  return a;
+}
+
 AppWorkload parse_workload(config::ConfigNode n, const std::vector<AppHost>& hosts) {
   n.expect_object();
   AppWorkload w;
@@ -191,6 +251,13 @@ AppWorkload parse_workload(config::ConfigNode n, const std::vector<AppHost>& hos
   w.stop_with_others = n.opt<bool>("stop_with_others", false);
   w.samples = n.opt<bool>("samples", false);
   if (n.has("dscp")) w.dscp = n.opt<uint8_t>("dscp", 26, config::in_range<uint8_t>(0, 63));
+  w.transport = n.opt_enum<Transport>("transport", Transport::kRc, kTransports);
+  if (std::optional<config::ConfigNode> m = n.opt_child("mrc")) {
+    if (w.transport != Transport::kMrc) n.fail_key("mrc", "needs \"transport\": \"mrc\"");
+    w.mrc = parse_mrc(*m, *it);
+  } else if (w.transport == Transport::kMrc) {
+    w.mrc = parse_mrc(std::nullopt, *it);
+  }
   n.finish();
   return w;
 }
@@ -218,6 +285,8 @@ bool is_send(WorkloadType t) { return t == WorkloadType::kSendBw || t == Workloa
 bool is_read(WorkloadType t) { return t == WorkloadType::kReadBw || t == WorkloadType::kReadLat; }
 
 std::string_view to_string(Role r) { return r == Role::kServer ? "server" : "client"; }
+
+std::string_view to_string(Transport t) { return t == Transport::kMrc ? "mrc" : "rc"; }
 
 bool parse_ip(std::string_view text, std::optional<std::array<uint8_t, 4>>* v4,
               std::optional<std::array<uint8_t, 16>>* v6) {
@@ -273,6 +342,17 @@ void validate_app_config(const AppConfig& cfg) {
     }
     if (is_latency(w.type) && w.qps != 1) {
       throw config::ConfigError(where + ".qps", "latency tests run on one QP (perftest's ib_*_lat do too)");
+    }
+    if (w.transport == Transport::kMrc && w.type != WorkloadType::kWriteBw && w.type != WorkloadType::kWriteLat) {
+      throw config::ConfigError(where + ".transport", "mrc carries WRITE and WRITE_WITH_IMM only: write_bw or "
+                                                      "write_lat, not " + std::string(to_string(w.type)));
+    }
+    if (w.transport == Transport::kMrc && w.rate_limit.bps() != 0) {
+      throw config::ConfigError(where + ".rate_limit", "an MRC QP is not paced per QP yet (it sprays over every "
+                                                       "port at line rate; docs/mrc.md)");
+    }
+    if (w.transport == Transport::kMrc && w.cc.algorithm != CcAlgorithm::kNone) {
+      throw config::ConfigError(where + ".cc", "an MRC QP takes no cc yet (NSCC is not wired in; docs/mrc.md)");
     }
     if (w.type == WorkloadType::kWriteLat && w.size_bytes < 2) {
       throw config::ConfigError(where + ".size", "write_lat needs at least 2 bytes (the last one is the marker)");

@@ -15,6 +15,7 @@
 #include "common/config/config_node.h"
 #include "common/config/port_config.h"
 #include "nic/cc/congestion_control.h"
+#include "nic/verbs/verbs.h"
 
 namespace sf::nic::app {
 
@@ -29,6 +30,13 @@ bool is_read(WorkloadType t);
 
 enum class Role : uint8_t { kServer, kClient };
 std::string_view to_string(Role r);
+
+// The QP transport of a workload: RoCEv2 RC, or MRC (docs/mrc.md: sprayed
+// over entropy values and every port of the host, SACK, out-of-order
+// placement; WRITE and WRITE_WITH_IMM only, so write_bw and write_lat).
+enum class Transport : uint8_t { kRc, kMrc };
+std::string_view to_string(Transport t);
+inline constexpr std::string_view kTransportNames = "rc, mrc";
 
 // One port of a host (its own DPDK device, addresses and line rate).
 struct AppPort {
@@ -104,7 +112,23 @@ struct AppWorkload {
   bool stop_with_others = false;
   bool samples = false;
   std::optional<uint8_t> dscp;   // this workload's QPs instead of the host's DSCP
+  Transport transport = Transport::kRc;  // --transport
+  // transport mrc: nic.json "mrc" (the verbs::mrc_modify_qp fields, same
+  // names; docs/nic-app.md). The peer's per-port addresses come over OOB.
+  verbs::MrcQpAttr mrc;
 };
+
+// sf-nic's MRC timers: verbs' defaults are a hardware NIC's (100 us RTO,
+// 20 us probes, 15 us reordering tolerance); a software endpoint whose
+// processes share cores may not run for milliseconds (an RTO then fires
+// spuriously and max_timeouts of them fail the QP). nic.json "mrc" starts
+// from these: base_rtt_ns 500 us (the default window is one BDP at line
+// rate x base_rtt_ns: 10 us would allow 3 packets in flight at 10 Gb/s, and
+// a round trip between two sf-nic processes that sleep when idle takes
+// hundreds of us), rto_ns 64 ms (RC's perftest timeout 14 is 67 ms),
+// probe_interval_ns and ooo_tolerance_ns 1 ms, ev_probe_interval_ns 5 ms;
+// the rest as verbs. sf-lab's virtual-time runs pass the hardware timers.
+verbs::MrcQpAttr app_mrc_defaults();
 
 struct AppConfig {
   std::vector<AppHost> hosts;

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "nic/app/perftest_report.h"
+#include "nic/mrc/transport.h"
 
 namespace sf::nic::app {
 
@@ -74,6 +75,89 @@ rc::QpCounters qp_sum(const Host& host) {
   return s;
 }
 
+// The MRC QPs of host h, summed: transport counters, and per EV index and
+// per plane what the QPs sent on them (each QP's EV i is its own path, but
+// the same index is the same UDP source port on every QP with the same
+// ev_base, so per index is per path through an ECMP fabric).
+struct MrcSum {
+  uint32_t qps = 0;
+  mrc::MrcCounters c;
+  std::vector<uint64_t> ev_sent, ev_rtx, ev_retired;
+  std::vector<uint64_t> plane_pkts;  // first transmissions + retransmissions per plane
+  uint32_t evs_assumed_bad = 0;      // now
+};
+
+MrcSum mrc_sum(const Host& host) {
+  MrcSum s;
+  for (uint32_t i = 0; i < host.qp_capacity(); ++i) {
+    const rc::Qp& qp = host.qp_slot(i);
+    if (!qp.in_use() || !qp.is_mrc()) continue;
+    ++s.qps;
+    const mrc::MrcCounters& c = qp.mrc()->counters();
+    for (size_t a = 0; a < s.c.rx.size(); ++a) s.c.rx[a] += c.rx[a];
+    s.c.tx_data_pkts += c.tx_data_pkts;
+    s.c.tx_retransmits += c.tx_retransmits;
+    s.c.rtx_sack += c.rtx_sack;
+    s.c.rtx_nack += c.rtx_nack;
+    s.c.rtx_timeout += c.rtx_timeout;
+    s.c.tx_sacks += c.tx_sacks;
+    s.c.tx_nacks += c.tx_nacks;
+    s.c.tx_probes += c.tx_probes;
+    s.c.tx_ev_probes += c.tx_ev_probes;
+    s.c.tx_port_status += c.tx_port_status;
+    s.c.timeouts += c.timeouts;
+    s.c.stall_timeouts += c.stall_timeouts;
+    s.c.ooo_arrivals += c.ooo_arrivals;
+    s.c.ce_arrivals += c.ce_arrivals;
+    s.c.no_usable_ev += c.no_usable_ev;
+    const mrc::EvSet* ev = qp.mrc()->ev_set();
+    if (ev == nullptr) continue;  // not yet RTR
+    if (s.ev_sent.size() < ev->size()) {
+      s.ev_sent.resize(ev->size());
+      s.ev_rtx.resize(ev->size());
+      s.ev_retired.resize(ev->size());
+    }
+    if (s.plane_pkts.size() < ev->num_planes()) s.plane_pkts.resize(ev->num_planes());
+    for (uint16_t e = 0; e < ev->size(); ++e) {
+      const mrc::EvCounters& ec = ev->counters(e);
+      s.ev_sent[e] += ec.sent;
+      s.ev_rtx[e] += ec.retransmitted;
+      s.ev_retired[e] += ec.retired;
+      s.plane_pkts[ev->plane(e)] += ec.sent + ec.retransmitted;
+      if (ev->state(e) == mrc::EvState::kAssumedBad) ++s.evs_assumed_bad;
+    }
+  }
+  return s;
+}
+
+nlohmann::json mrc_json(const MrcSum& m, bool per_ev) {
+  nlohmann::json rx = nlohmann::json::object();
+  for (int a = 0; a < mrc::kNumMrcRx; ++a) {
+    if (m.c.rx[a] != 0) rx[mrc::to_string(static_cast<mrc::MrcRx>(a))] = m.c.rx[a];
+  }
+  nlohmann::json j = {{"qps", m.qps},
+                      {"tx_data_packets", m.c.tx_data_pkts},
+                      {"retransmits", m.c.tx_retransmits},
+                      {"rtx_sack", m.c.rtx_sack},
+                      {"rtx_nack", m.c.rtx_nack},
+                      {"rtx_timeout", m.c.rtx_timeout},
+                      {"sacks_sent", m.c.tx_sacks},
+                      {"nacks_sent", m.c.tx_nacks},
+                      {"probes_sent", m.c.tx_probes},
+                      {"ev_probes_sent", m.c.tx_ev_probes},
+                      {"port_status_sent", m.c.tx_port_status},
+                      {"timeouts", m.c.timeouts},
+                      {"stall_timeouts", m.c.stall_timeouts},
+                      {"ooo_arrivals", m.c.ooo_arrivals},
+                      {"ce_arrivals", m.c.ce_arrivals},
+                      {"no_usable_ev", m.c.no_usable_ev},
+                      {"evs_assumed_bad", m.evs_assumed_bad},
+                      {"plane_packets", m.plane_pkts},
+                      {"rx", rx}};
+  if (per_ev) j["evs"] = {{"sent", m.ev_sent}, {"retransmitted", m.ev_rtx}, {"retired", m.ev_retired}};
+  return j;
+}
+
 // The pacing rate of the host's first QP in use, Gb/s (line rate when unpaced).
 double first_qp_rate_gbps(const NicNode& node, size_t h) {
   const Host& host = node.host(h);
@@ -96,6 +180,7 @@ std::string perftest_text(const Workload& w) {
   b.role = c.role == Role::kClient ? PerftestRole::kClient : PerftestRole::kServer;
   b.device = "sf-nic:" + w.host().name;
   b.num_qps = c.qps;
+  if (c.transport == Transport::kMrc) b.connection_type = "MRC";  // perftest's row for the QP type
   b.tx_depth = c.tx_depth;
   b.cq_moderation = w.cq_moderation();
   b.mtu_bytes = w.path_mtu_bytes();
@@ -168,6 +253,7 @@ nlohmann::json workload_json(const Workload& w) {
                       {"port", w.config().port},
                       {"type", std::string(to_string(c.type))},
                       {"role", std::string(to_string(c.role))},
+                      {"transport", std::string(to_string(c.transport))},
                       {"bytes", r.bytes},
                       {"messages", r.messages},
                       {"seconds", sec},
@@ -290,6 +376,11 @@ nlohmann::json host_json(const NicNode& node, size_t h) {
     j["tx_prio" + std::to_string(p) + "_pause"] = ps.tx.pause_frames[p];
   }
   j["drops"] = drops_json(pc);
+  if (const MrcSum m = mrc_sum(host); m.qps > 0) {
+    j["mrc"] = mrc_json(m, true);
+    j["retransmits"] = q.tx_retransmit_pkts + m.c.tx_retransmits;
+    j["timeouts"] = q.timeouts + m.c.timeouts;
+  }
   // Per verbs port: its address and its node port's counters (the host's
   // figures above are their sums).
   nlohmann::json ports = nlohmann::json::array();
@@ -347,6 +438,11 @@ nlohmann::json timeseries_sample(const NicNode& node, double t_s) {
                                  {"pace_idle_ns", q.pace_idle_ns},
                                  {"pace_burst_bytes", q.pace_burst_bytes},
                                  {"rate_gbps", first_qp_rate_gbps(node, h)}};
+    if (const MrcSum m = mrc_sum(host); m.qps > 0) {
+      // Per EV too: the load of every path over time (docs/nic-app.md).
+      hosts[host.config().name]["mrc"] = mrc_json(m, true);
+      hosts[host.config().name]["retransmits"] = q.tx_retransmit_pkts + m.c.tx_retransmits;
+    }
     if (host.num_ports() > 1) {
       // A multi-port host: each port's (plane's) own traffic too.
       nlohmann::json ports = nlohmann::json::array();

@@ -479,7 +479,16 @@ void Transport::lost(Psn p, bool timeout, TimeNs now) {
   SendRec& r = rec(p);
   if (!r.live || r.queued) return;
   r.missing = false;
-  if (ev_->on_signal(r.ev, EvSignal::kLoss) == EvOutcome::kRetired) ++retired_;
+  // A timeout with no SACK, NACK or probe response from the peer since the
+  // packet left says nothing about its path: the peer (or this host) stalled,
+  // e.g. a software peer not yet polling or descheduled for longer than the
+  // RTO; every EV would be retired at once. Such a loss is retransmitted
+  // without blaming its EV (counted in stall_timeouts); a loss with feedback
+  // since (a SACK hole, or an RTO while other packets were acknowledged)
+  // blames it as before.
+  const bool stalled = timeout && last_feedback_ <= r.sent;
+  if (!stalled && ev_->on_signal(r.ev, EvSignal::kLoss) == EvOutcome::kRetired) ++retired_;
+  if (stalled) ++ctr_.stall_timeouts;
   if (timeout) {
     ++ctr_.timeouts;
     ++ctr_.rtx_timeout;

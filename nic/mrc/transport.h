@@ -86,6 +86,7 @@ struct MrcCounters {
   uint64_t tx_probe_responses = 0;
   uint64_t tx_port_status = 0;    // ERTH port-status updates sent
   uint64_t timeouts = 0;          // RTO expiries (PSNs)
+  uint64_t stall_timeouts = 0;    //   of which: no feedback from the peer since the send (EV not blamed)
   uint64_t ooo_arrivals = 0;      // data packets that arrived past a hole
   uint64_t ce_arrivals = 0;
   uint64_t imm_waiting_rq = 0;    // an immediate waited for a posted receive

@@ -69,6 +69,7 @@ class Params:
     size_bytes: int = 1 << 20
     qps: int = 1
     cc: str = "dcqcn-nvidia"
+    transport: str = "rc"       # nic flows: rc (one flow per plane) or mrc (one flow spraying over every plane)
     duration_s: float = 10.0
     seed: int = 1               # traffic permutation: the draw
     mmu_bytes: int = 0          # switch buffer (0: the profile's 32 MiB); pools scale with it
@@ -158,6 +159,10 @@ def plan(p):
         raise GenError(f"--cc '{p.cc}': one of {', '.join(tp.NIC_CCS)}")
     if not 1 <= p.qps <= 64:
         raise GenError(f"--qps {p.qps}: 1..64 (sf-nic QPs per workload)")
+    if p.transport not in tp.TRANSPORTS:
+        raise GenError(f"--transport '{p.transport}': one of {', '.join(tp.TRANSPORTS)}")
+    if p.transport == "mrc" and p.host_kind != "nic":
+        raise GenError("--transport mrc: MRC runs on nic hosts (sf-nic), not pktio")
     if p.size_bytes <= 0:
         raise GenError(f"--size {p.size_bytes}: must be > 0")
     if not 0.1 <= p.duration_s <= 3600:
@@ -356,7 +361,7 @@ def _check_traffic(f):
     per_host = {}
     for s, d in pairs:
         for h in (s, d):
-            per_host[h] = per_host.get(h, 0) + (1 if p.traffic == "permutation" else p.planes)
+            per_host[h] = per_host.get(h, 0) + (1 if p.traffic == "permutation" or p.transport == "mrc" else p.planes)
     if p.host_kind == "nic" and max(per_host.values()) > 64:
         raise GenError(f"--traffic {p.traffic}: a host would run {max(per_host.values())} sf-nic workloads (at most "
                        "64); use fewer --incast-senders or planes")
@@ -366,22 +371,25 @@ def _workloads(f):
     p = f.p
     pairs = _flows(f)
     out = []
+    mrc = p.transport == "mrc"
+    tr = {"transport": "mrc"} if mrc else {}
     if p.traffic == "permutation":
         # One RC flow per host, on one plane: source host h sends on plane
         # h mod P (its port h mod P + 1, the destination's port of that plane),
-        # so the flows spread evenly over the planes.
-        extra = {"qps": p.qps} if p.qps > 1 else {}
+        # so the flows spread evenly over the planes. An MRC flow sprays over
+        # every plane itself.
+        extra = dict({"qps": p.qps} if p.qps > 1 else {}, **tr)
         for s, d in pairs:
             pl = s % p.planes
-            port = {"port": pl + 1} if p.planes > 1 else {}
-            suffix = f"-p{pl}" if p.planes > 1 else ""
+            port = {"port": pl + 1} if p.planes > 1 and not mrc else {}
+            suffix = f"-p{pl}" if p.planes > 1 and not mrc else ""
             out.append(dict({"name": f"perm-h{s}-h{d}{suffix}", "type": "background", "src": f"h{s}",
                              "dst": f"h{d}", "size_bytes": p.size_bytes, "dscp": 26}, **port, **extra))
         return out
-    for pl in range(p.planes):
-        suffix = f"-p{pl}" if p.planes > 1 else ""
-        port = {"port": pl + 1} if p.planes > 1 else {}
-        extra = {"qps": p.qps} if p.host_kind == "nic" and p.qps > 1 else {}
+    for pl in range(1 if mrc else p.planes):  # MRC: one set of flows, each spraying over every plane
+        suffix = f"-p{pl}" if p.planes > 1 and not mrc else ""
+        port = {"port": pl + 1} if p.planes > 1 and not mrc else {}
+        extra = dict({"qps": p.qps} if p.host_kind == "nic" and p.qps > 1 else {}, **tr)
         if p.traffic == "incast":
             out.append(dict({"name": f"incast{suffix}", "type": "incast",
                              "senders": [f"h{s}" for s, _ in pairs], "receiver": "h0",
@@ -590,7 +598,7 @@ def command_line(p):
             ("--hosts", "hosts"), ("--planes", "planes"), ("--speed-gbps", "speeds"), ("--delay-ns", "delays"),
             ("--profile", "profile"), ("--host-kind", "host_kind"), ("--traffic", "traffic"),
             ("--incast-senders", "incast_senders"), ("--size", "size_bytes"), ("--qps", "qps"), ("--cc", "cc"),
-            ("--duration", "duration_s"), ("--mmu-size", "mmu_bytes"), ("--seed", "seed")]
+            ("--transport", "transport"), ("--duration", "duration_s"), ("--mmu-size", "mmu_bytes"), ("--seed", "seed")]
     out = [f"{opt} {text(getattr(p, attr))}" for opt, attr in opts
            if text(getattr(p, attr)) != text(getattr(d, attr))
            and not (attr == "mmu_bytes" and getattr(p, attr) == PROFILE_MMU)]

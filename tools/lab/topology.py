@@ -116,6 +116,8 @@ class Flow:
     qps: int = 1
     path: str = ""            # JSON path of the workload (errors)
     port: int = 1             # 1-based port of src and dst the flow runs on (multi-port hosts)
+    transport: str = "rc"     # nic: rc, or mrc (sprays over every port of src; docs/mrc.md)
+    mrc: dict = None          # nic mrc: sf-nic nic.json "mrc" (MrcQpAttr fields), passed through
 
     @property
     def sport(self):
@@ -137,6 +139,8 @@ class Probe:
     dscp: int = 26            # its QPs' DSCP (default: the src host's, as its flows)
     path: str = ""
     port: int = 1             # 1-based port of src and dst
+    transport: str = "rc"     # write_lat only: rc or mrc
+    mrc: dict = None
 
 
 @dataclass
@@ -311,13 +315,33 @@ LINK_KEYS = {"a", "b", "speed_gbps", "delay_ns"}
 MAX_DELAY_NS = 1_000_000_000
 WL_KEYS = {
     "incast": {"name", "type", "senders", "receiver", "size_bytes", "start_ms", "dscp", "rate_gbps",
-               "message_bytes", "qps", "port"},
+               "message_bytes", "qps", "port", "transport", "mrc"},
     "background": {"name", "type", "src", "dst", "size_bytes", "duration_s", "rate_gbps", "start_ms", "dscp",
-                   "message_bytes", "qps", "port"},
+                   "message_bytes", "qps", "port", "transport", "mrc"},
 }
 WL_KEYS["victim"] = WL_KEYS["background"]
 WL_KEYS["probe"] = {"name", "type", "src", "dst", "test", "size_bytes", "interval_us", "start_ms", "duration_s", "dscp",
-                    "port"}
+                    "port", "transport", "mrc"}
+TRANSPORTS = ("rc", "mrc")
+
+
+def _transport(obj, p, kinds, test="write_bw", rate=0.0):
+    """A nic workload's "transport" and "mrc" (sf-nic nic.json keys, checked there
+    again by sf-nic with the JSON path of its nic.json)."""
+    tr = _str(obj, "transport", p, default="rc", choices=TRANSPORTS)
+    mrc = obj.get("mrc")
+    if mrc is not None and tr != "mrc":
+        raise TopologyError(f"{p}.mrc", "needs \"transport\": \"mrc\"")
+    if mrc is not None and not isinstance(mrc, dict):
+        raise TopologyError(f"{p}.mrc", "want an object (sf-nic nic.json \"mrc\": MrcQpAttr fields, docs/nic-app.md)")
+    if tr == "mrc":
+        if any(k != "nic" for k in kinds):
+            raise TopologyError(f"{p}.transport", "mrc runs between nic hosts (sf-nic)")
+        if test not in ("write_bw", "write_lat"):
+            raise TopologyError(f"{p}.transport", f"mrc carries RDMA WRITE only: not {test}")
+        if rate:
+            raise TopologyError(f"{p}.rate_gbps", "an MRC QP is not paced per QP yet (docs/mrc.md)")
+    return tr, mrc
 
 
 def load(path, *, duration_override=None, memory_bytes=None):
@@ -697,8 +721,9 @@ def _load_workloads(t, wls):
             fname = name if len(pairs) == 1 else f"{name}/{src}"
             # An sf-nic flow without its own dscp sends with its host's, as sf-nic does.
             fdscp = dscp if ("dscp" in obj or hs.kind != "nic") else hs.dscp
+            tr, mrc = _transport(obj, p, (hs.kind, hd.kind), rate=rate)
             t.flows.append(Flow(fname, name, typ, src, dst, len(t.flows), fdscp, size, dur, rate, start_ms,
-                                msg, qps, p, port))
+                                msg, qps, p, port, tr, mrc))
         t.workloads.append(dict(obj, name=name))
     for pr in t.probes:
         proc = t.hosts[pr.src].process
@@ -758,10 +783,11 @@ def _load_probe(t, obj, name, p):
     interval = _num(obj, "interval_us", p, default=None, lo=0, hi=10_000_000, integer=True)
     port = _num(obj, "port", p, default=1, lo=1, hi=MAX_HOST_PORTS, integer=True)
     _check_port(t, port, (src, dst), p)
+    tr, mrc = _transport(obj, p, ("nic", "nic"), test=test)
     return Probe(name, src, dst, test, size, interval,
                  _num(obj, "start_ms", p, default=0, lo=0, hi=3_600_000, integer=True),
                  _num(obj, "duration_s", p, default=0.0, lo=0.01, hi=3600),
-                 _num(obj, "dscp", p, default=t.hosts[src].dscp, lo=0, hi=63, integer=True), p, port)
+                 _num(obj, "dscp", p, default=t.hosts[src].dscp, lo=0, hi=63, integer=True), p, port, tr, mrc)
 
 
 def probe_interval_us(t, pr):

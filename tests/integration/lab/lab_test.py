@@ -602,7 +602,7 @@ def case_nic_config(build):
                               "/o/ts.jsonl", 100, 8, "/w/ready")
         check(cmd == ["/b/nic/app/sf-nic", "--no-pci", "--file-prefix", "p", "--", "--config", "/r/nic.json",
                       "--report", "/o/rep.json", "--timeseries", "/o/ts.jsonl", "--ts-period-ms", "100",
-                      "--run-limit", "8", "--backoff", "--ready-file", "/w/ready", "--log-level", "warn"], f"cmd {cmd}")
+                      "--run-limit", "8", "--backoff", "--ready-file", "/w/ready", "--log-level", "warn", "--id-seed", "0"], f"cmd {cmd}")
         ports = nic.free_tcp_ports(4)
         check(len(set(ports)) == 4 and all(1024 <= p < 65536 for p in ports), f"ports {ports}")
         # A report shaped as the contract says (what sf-nic will write); parse it.

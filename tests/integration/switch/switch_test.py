@@ -114,10 +114,13 @@ def memif_l2(h, size, count, shard_map=None):
     With shard_map (e.g. "0,1,0"): the same on 2 datapath lcores, ports
     sharded by the map, so floods and unicast cross the shards both ways."""
     names = ["Ethernet0", "Ethernet4", "Ethernet8"]
-    # A large buffer (default profiles: alpha 1 over 64 MiB pools) absorbs the
-    # tens of milliseconds a process may wait for a CPU on a loaded 2-core
-    # machine: this test is about forwarding, not about admission.
-    cfg = {"DEVICE_METADATA": {"localhost": {"mmu_size": "64MiB"}}, "PORT": memif_ports(h, names)}
+    # A large buffer (default profiles: alpha 1 over the pools) absorbs the
+    # hundreds of milliseconds a process may wait for a CPU on a loaded 2-core
+    # machine: this test is about forwarding, not about admission. 64 MiB was
+    # not enough there: with the gens and the sink descheduled, the queues
+    # toward them reached 10 and 18 MB and Ethernet4's ingress PG met its
+    # dynamic limit (5,244 ingress_limit drops in a ./dev test run).
+    cfg = {"DEVICE_METADATA": {"localhost": {"mmu_size": "256MiB"}}, "PORT": memif_ports(h, names)}
     if shard_map:
         # Two EAL lcores, both floating over the 2 CPUs like lcore 0 (EAL_COMMON).
         sw = h.start_switch(cfg, telemetry=True, app=["--shard-map", shard_map, "--stats-interval", 1],

@@ -63,15 +63,29 @@ std::string error_of(const std::function<void()>& f) {
 
 // 1. The codec round-trips and has the documented fixed sizes.
 TEST(OobCodec, RoundTripAndSizes) {
-  EXPECT_EQ(encode_hello(4), "SFOOB/2 HELLO nqp=0004\n");
-  EXPECT_EQ(encode_hello(4).size(), kOobHelloBytes);
-  EXPECT_EQ(parse_hello(encode_hello(300), "t"), 300u);
+  EXPECT_EQ(encode_hello({4, 0, 1}), "SFOOB/3 HELLO nqp=0004 tr=00 np=01\n");
+  EXPECT_EQ(encode_hello({4, 1, 8}).size(), kOobHelloBytes);
+  const OobHello h = parse_hello(encode_hello({300, 1, 8}), "t");
+  EXPECT_EQ(h.num_qps, 300u);
+  EXPECT_EQ(h.transport, 1u);
+  EXPECT_EQ(h.num_ports, 8u);
+  std::array<uint8_t, 16> gid{};
+  gid[15] = 0x42;
+  const std::array<uint8_t, 6> mac{2, 0, 0, 0, 0, 7};
+  const std::string port = encode_port(3, gid, mac);
+  EXPECT_EQ(port.size(), kOobPortBytes);
+  EXPECT_EQ(port.substr(0, 20), "SFOOB/3 PORT idx=03 ");
+  std::array<uint8_t, 16> gid_back{};
+  std::array<uint8_t, 6> mac_back{};
+  parse_port(port, 3, "t", &gid_back, &mac_back);
+  EXPECT_EQ(gid_back, gid);
+  EXPECT_EQ(mac_back, mac);
   const QpConnInfo q = qp(3);
   const std::string line = encode_qp(2, q);
   EXPECT_EQ(line.size(), kOobQpBytes);
-  EXPECT_EQ(line.substr(0, 40), "SFOOB/2 QP idx=0002 lid=0000 qpn=000103 ");
+  EXPECT_EQ(line.substr(0, 40), "SFOOB/3 QP idx=0002 lid=0000 qpn=000103 ");
   EXPECT_EQ(parse_qp(line, 2, "t"), q);
-  EXPECT_EQ(encode_done(), "SFOOB/2 DONE\n");
+  EXPECT_EQ(encode_done(), "SFOOB/3 DONE\n");
   parse_done(encode_done(), "t");
   // A bw client's result for its server (perftest's xchg_bw_reports).
   const OobBwReport r{5000, 1234567890, 240000};
@@ -96,6 +110,12 @@ TEST(OobCodec, BadMessagesNameTheField) {
   EXPECT_NE(e.find("idx is 1, expected 0"), std::string::npos) << e;
   e = error_of([] { parse_hello("GET / HTTP/1.1\r\nHost: x\n", "HELLO"); });
   EXPECT_NE(e.find("not an sf-nic OOB message"), std::string::npos) << e;
+  e = error_of([] { parse_hello("SFOOB/2 HELLO nqp=0004\n", "HELLO"); });
+  EXPECT_NE(e.find("peer speaks SFOOB/2"), std::string::npos) << e;
+  e = error_of([] { parse_hello("SFOOB/3 HELLO nqp=0004 tr=07 np=01\n", "HELLO"); });
+  EXPECT_NE(e.find("unknown transport 7"), std::string::npos) << e;
+  e = error_of([] { parse_hello("SFOOB/3 HELLO nqp=0004 tr=00 np=00\n", "HELLO"); });
+  EXPECT_NE(e.find("np is 0"), std::string::npos) << e;
   e = error_of([] { parse_hello("SFOOB/1 HELLO nqp=0004\n", "HELLO"); });
   EXPECT_NE(e.find("peer speaks SFOOB/1"), std::string::npos) << e;
   std::string zero_mtu = encode_qp(0, qp(0));
@@ -154,7 +174,7 @@ TEST(OobExchange, MalformedPeerMessage) {
 TEST(OobExchange, TruncatedPeerMessage) {
   OobListener listener(loopback(0));
   const int fd = raw_connect(listener.port());
-  const std::string partial = encode_hello(1) + encode_qp(0, qp(0)).substr(0, 60);
+  const std::string partial = encode_hello({1, 0, 1}) + encode_qp(0, qp(0)).substr(0, 60);
   ASSERT_EQ(::send(fd, partial.data(), partial.size(), 0), static_cast<ssize_t>(partial.size()));
   ::close(fd);
   OobConnection c = listener.accept();
@@ -177,6 +197,48 @@ TEST(OobExchange, QpCountMismatch) {
   const std::string server_err = server.get();
   EXPECT_NE(server_err.find("has 4 QPs, this side 2"), std::string::npos) << server_err;
   EXPECT_NE(client_err.find("has 2 QPs, this side 4"), std::string::npos) << client_err;
+}
+
+// 6b. Different transports: both sides fail and say why; the ports of a
+// multi-port host reach the peer in every QP's info.
+TEST(OobExchange, TransportMismatchAndPorts) {
+  {
+    OobListener listener(loopback(0));
+    auto server = std::async(std::launch::async, [&] {
+      OobConnection c = listener.accept();
+      std::vector<QpConnInfo> rc{qp(0)};
+      return error_of([&] { c.exchange(rc); });
+    });
+    OobConnection c = OobConnection::connect(loopback(listener.port()));
+    std::vector<QpConnInfo> mrc{qp(1)};
+    mrc[0].transport = 1;
+    const std::string client_err = error_of([&] { c.exchange(mrc); });
+    const std::string server_err = server.get();
+    EXPECT_NE(server_err.find("uses transport mrc, this side rc"), std::string::npos) << server_err;
+    EXPECT_NE(client_err.find("uses transport rc, this side mrc"), std::string::npos) << client_err;
+  }
+  OobListener listener(loopback(0));
+  std::vector<QpConnInfo> srv{qp(0), qp(1)};
+  for (QpConnInfo& q : srv) {
+    q.transport = 1;
+    q.num_ports = 3;
+    for (uint8_t k = 0; k < 3; ++k) {
+      q.port_gid[k][15] = static_cast<uint8_t>(10 + k);
+      q.port_mac[k] = {2, 0, 0, 0, 1, k};
+    }
+  }
+  auto server = std::async(std::launch::async, [&] {
+    OobConnection c = listener.accept();
+    std::vector<QpConnInfo> mine = srv;
+    return c.exchange(mine);
+  });
+  OobConnection c = OobConnection::connect(loopback(listener.port()));
+  std::vector<QpConnInfo> cli{qp(5), qp(6)};
+  for (QpConnInfo& q : cli) q.transport = 1;
+  const auto from_server = c.exchange(cli);
+  EXPECT_EQ(from_server, srv);
+  EXPECT_EQ(from_server[1].port_gid[2][15], 12);
+  EXPECT_EQ(server.get(), cli);
 }
 
 // 7. Nobody listening: the client tries exactly connect_attempts times

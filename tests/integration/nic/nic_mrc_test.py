@@ -1,0 +1,160 @@
+#!/usr/bin/python3
+"""sf-nic with MRC QPs (--transport mrc, nic.json "transport": "mrc"): real
+sf-nic processes over memif, every byte checked at the receiver (--verify),
+judged by their --report JSON, stdout and exit status (docs/mrc.md,
+docs/nic-app.md).
+
+Cases:
+  write_bw   write_bw --transport mrc, 64 KiB x 300 --verify over one memif link:
+             every message lands and is checked; the perftest banner says MRC;
+             the report's host "mrc" object counts the data packets (16 per
+             message at 4096 B MTU), SACKs the other way, no retransmission on a
+             lossless link, and the EVs: every packet on one of the 128.
+  write_lat  write_lat --transport mrc -n 200: 200 round trips, latency table.
+  multiport  two 2-port hosts (two memif links, one per plane): one MRC write_bw
+             (64 KiB x 200, --verify) sprays over both: every message lands and is
+             checked, both planes carry data on their own ports, the per-plane
+             counts add up to what was sent (the split is uneven in real time:
+             docs/mrc.md "Not implemented").
+  mismatch   client --transport mrc, server rc: both exit 1 naming the mismatch;
+             --transport mrc with read_bw / --rate-limit / --cc refused (exit 2).
+
+Usage: nic_mrc_test.py --build BUILD_DIR CASE
+"""
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "switch"))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+import nic_test as nt  # noqa: E402
+
+MSG = 65536
+PKTS_PER_MSG = MSG // 4096
+
+
+def mrc_of(rep):
+    m = rep["hosts"][0].get("mrc")
+    check(m is not None, f"no mrc object in the host report: {rep['hosts'][0].keys()}")
+    return m
+
+
+def write_bw(h):
+    s, c = nt.memif_devs(h)
+    srv, cli, out = nt.pair(h, "write_bw", ["-s", MSG, "-n", 300, "--verify", "--speed", 10, "--transport", "mrc"],
+                            s, c)
+    nt.check_clean(srv, "server")
+    nt.check_clean(cli, "client")
+    cw, sw = cli["workloads"][0], srv["workloads"][0]
+    check(cw["transport"] == "mrc" and sw["transport"] == "mrc", f"transport {cw['transport']}, {sw['transport']}")
+    check(cw["messages"] == 300 and cw["bytes"] == 300 * MSG, f"client moved {cw}")
+    check(sw["messages"] == 300, f"server checked {sw['messages']} messages, want 300")
+    check("RDMA_Write BW Test" in out and "Connection type : MRC" in out and f" {MSG}      300 " in out,
+          f"no MRC perftest table:\n{out}")
+    cm, sm = mrc_of(cli), mrc_of(srv)
+    print("client mrc:", {k: cm[k] for k in cm if k != "evs"})
+    print("server mrc:", {k: sm[k] for k in sm if k != "evs"})
+    sent = cm["tx_data_packets"]
+    check(sent == 300 * PKTS_PER_MSG, f"client sent {sent} data packets, want {300 * PKTS_PER_MSG}")
+    # One memif link neither loses nor reorders: no SACK hole, no NACK. A
+    # retransmission can only be an RTO while a process waited for a CPU
+    # longer than rto_ns (64 ms) on a loaded machine; each was placed anyway
+    # (a duplicate at the server).
+    check(cm["rtx_sack"] == 0 and cm["rtx_nack"] == 0 and cm["retransmits"] == cm["rtx_timeout"],
+          f"retransmissions other than timeouts on one lossless link: {cm}")
+    check(sm["rx"].get("placed") == sent and sm["rx"].get("duplicate", 0) == cm["retransmits"],
+          f"server placed {sm['rx']}, client retransmitted {cm['retransmits']}")
+    check(sm["sacks_sent"] > 0 and cm["rx"].get("sack", 0) > 0, f"SACKs: sent {sm['sacks_sent']}, applied {cm['rx']}")
+    # Every data packet and probe picks an EV: sent per EV counts both.
+    evs = cm["evs"]["sent"]
+    check(len(evs) == 128 and sum(evs) == sent + cm["probes_sent"],
+          f"EV counts: {len(evs)} EVs, {sum(evs)} packets, want 128 / {sent} + {cm['probes_sent']} probes")
+    # 4,800 packets uniformly over 128 EVs: ~37.5 each; every EV used.
+    check(min(evs) > 0, f"an EV carried nothing: {evs}")
+    check(cm["plane_packets"] == [sum(evs) + sum(cm["evs"]["retransmitted"])], f"one plane: {cm['plane_packets']}")
+
+
+def write_lat(h):
+    s, c = nt.memif_devs(h)
+    srv, cli, out = nt.pair(h, "write_lat", ["-s", 64, "-n", 200, "--speed", 10, "--transport", "mrc"], s, c)
+    nt.check_clean(srv, "server")
+    nt.check_clean(cli, "client")
+    cw = cli["workloads"][0]
+    check(cw["transport"] == "mrc" and cw["latency_us"] and cw["latency_us"]["samples"] >= 190, f"client {cw}")
+    check("RDMA_Write Latency Test" in out and "Connection type : MRC" in out and "t_avg[usec]" in out,
+          f"no MRC latency table:\n{out}")
+    check(mrc_of(cli)["tx_data_packets"] == 200, f"one packet per round trip: {mrc_of(cli)['tx_data_packets']}")
+
+
+def mrc_multiport_cfg(h, side, oob_port):
+    cfg = nt.multiport_cfg(h, side, oob_port)
+    w = cfg["workloads"][0]
+    w["transport"] = "mrc"
+    w["mrc"] = {"num_evs": 64}
+    del w["port"]  # port 1: an MRC QP sprays over every port of its host anyway
+    for p in cfg["hosts"]["h"]["ports"]:
+        p["devargs"] += ",bsize=8192"
+    return cfg
+
+
+def multiport(h):
+    oob = nt.free_port()
+    srv = nt.start_nic_config(h, "server", mrc_multiport_cfg(h, 1, oob))
+    cli = nt.start_nic_config(h, "client", mrc_multiport_cfg(h, 2, oob))
+    rc_cli = nt.finish_nic(cli, 60)
+    rc_srv = nt.finish_nic(srv, 20)
+    nt.check_clean(rc_srv, "server")
+    nt.check_clean(rc_cli, "client")
+    sw, cw = rc_srv["workloads"][0], rc_cli["workloads"][0]
+    check(sw["messages"] == 200 and cw["bytes"] == 200 * MSG, f"server {sw}, client {cw}")
+    cm = mrc_of(rc_cli)
+    sent = cm["tx_data_packets"]
+    print("client mrc:", {k: cm[k] for k in cm if k != "evs"})
+    check(sent == 200 * PKTS_PER_MSG, f"client sent {sent} data packets")
+    planes = cm["plane_packets"]
+    check(len(planes) == 2 and sum(planes) == sent + cm["probes_sent"] + cm["retransmits"],
+          f"per plane {planes}, sent {sent} + {cm['probes_sent']} probes + {cm['retransmits']} retransmissions")
+    check(len(cm["evs"]["sent"]) == 64, f"num_evs 64: {len(cm['evs']['sent'])}")
+    # Both planes carry data, each on its own port at both ends. (Known: in
+    # real time the split is uneven, 6-25 % on plane 0 here, with plane-0
+    # EVs retired; the even split is asserted in virtual time by
+    # nic_mrc_qp_multiplane. docs/mrc.md "Not implemented".)
+    cp, sp = rc_cli["hosts"][0]["ports"], rc_srv["hosts"][0]["ports"]
+    print(f"per plane {planes}, client ports tx {[p['tx_packets'] for p in cp]}")
+    for k in (0, 1):
+        check(planes[k] > 0 and cp[k]["tx_packets"] > 0 and sp[k]["rx_packets"] > 0,
+              f"plane {k}: {planes[k]} packets, client port {k + 1} sent {cp[k]['tx_packets']}, "
+              f"server port {k + 1} received {sp[k]['rx_packets']}")
+
+
+def mismatch(h):
+    s, c = nt.memif_devs(h)
+    port = nt.free_port()
+    base = ["-s", MSG, "-n", 10, "--speed", 10, "-p", port]
+    srv = nt.start_nic(h, "server", s, "write_bw", nt.SERVER_MAC, nt.SERVER_IP, base)
+    cli = nt.start_nic(h, "client", c, "write_bw", nt.CLIENT_MAC, nt.CLIENT_IP, base + ["--transport", "mrc"],
+                       server_addr="127.0.0.1")
+    rc_cli, rc_srv = cli.wait(30), srv.wait(30)
+    check(rc_cli == 1 and rc_srv == 1, f"exit codes client {rc_cli}, server {rc_srv}, want 1 and 1")
+    check("uses transport rc, this side mrc" in cli.err() + cli.out(), f"client:\n{cli.err_tail()}")
+    check("uses transport mrc, this side rc" in srv.err() + srv.out(), f"server:\n{srv.err_tail()}")
+    b = nt.sf_nic(h)
+
+    def refused(args, want):
+        r = subprocess.run([b, "--no-pci", "--no-huge", "--", "--port", "x", "--mac", nt.CLIENT_MAC, "--ip",
+                            nt.CLIENT_IP] + args, capture_output=True, text=True, timeout=20)
+        check(r.returncode == 2 and want in r.stderr, f"{args}: exit {r.returncode}, stderr:\n{r.stderr}")
+
+    refused(["read_bw", "--transport", "mrc"], "--transport: mrc carries WRITE and WRITE_WITH_IMM only")
+    refused(["write_bw", "--transport", "mrc", "--rate-limit", "1"], "an MRC QP is not paced per QP yet")
+    refused(["write_bw", "--transport", "mrc", "--cc", "dcqcn"], "an MRC QP takes no cc yet")
+    refused(["write_bw", "--transport", "uet"], "--transport: \"uet\"")
+
+
+CASES = {"write_bw": write_bw, "write_lat": write_lat, "multiport": multiport, "mismatch": mismatch}
+
+if __name__ == "__main__":
+    sys.exit(harness.run_main(CASES, "nicmrc-"))
