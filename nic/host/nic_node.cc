@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/wire/mac_control.h"
+#include "common/wire/int_shim.h"
 #include "common/wire/mbuf_icrc.h"
 #include "nic/mrc/transport.h"
 
@@ -54,6 +55,7 @@ const char* to_string(RxDrop d) {
     case RxDrop::kUnknownQp: return "unknown_qp";
     case RxDrop::kMrcEndpoint: return "mrc_endpoint";
     case RxDrop::kRxRingFull: return "rx_ring_full";
+    case RxDrop::kBadInt: return "bad_int";
     case RxDrop::kCount: break;
   }
   return "?";
@@ -228,7 +230,7 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
     done.add(m);
     return kNoSlot;
   };
-  const wire::FrameInfo fi = wire::parse_mbuf(m);
+  wire::FrameInfo fi = wire::parse_mbuf(m);
   if (!fi.ok()) {
     switch (fi.reason) {
       case wire::ParseReason::kNotContiguous: return drop(RxDrop::kNotContiguous);
@@ -267,6 +269,30 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
   }
   // A trimmed MRC data frame has lost its payload and ICRC: its headers go
   // to the QP unverified (it only NACKs the PSN; docs/mrc.md).
+  // An INT shim (HPCC, common/wire/int_shim.h) sits outside the ICRC: its
+  // records are copied, the shim stripped, then the frame is verified. The
+  // echoed records of an ACK go to the QP (HPCC's input); a data frame's
+  // records are dropped (the responder does not echo them yet: docs/cc.md).
+  std::array<wire::IntHop, wire::kIntMaxHops> int_hops;
+  size_t int_n = 0;
+  if (fi.kind == wire::FrameKind::kRoce && wire::bth_int_flag(*fi.bth)) [[unlikely]] {
+    if (m->nb_segs != 1) return drop(RxDrop::kBadInt);
+    const std::span<uint8_t> buf(rte_pktmbuf_mtod(m, uint8_t*), m->data_len);
+    const wire::IntFrameRef ref = wire::int_frame_ref(fi);
+    const wire::IntShim shim = wire::int_read(buf, ref);
+    if (shim.status != wire::IntStatus::kOk) return drop(RxDrop::kBadInt);
+    if (shim.echo()) {
+      int_n = shim.hops.size();
+      std::copy(shim.hops.begin(), shim.hops.end(), int_hops.begin());
+    }
+    uint32_t len = m->data_len;
+    if (wire::int_strip(buf, len, ref) != wire::IntStatus::kOk) return drop(RxDrop::kBadInt);
+    m->data_len = static_cast<uint16_t>(len);
+    m->pkt_len = len;
+    fi = wire::parse_mbuf(m);
+    if (!fi.ok() || fi.bth == nullptr) return drop(RxDrop::kBadInt);
+    ++p.ctr.rx_int_frames;
+  }
   const bool trimmed = fi.kind == wire::FrameKind::kMrc && fi.mrc.trimmed;
   if (!trimmed && wire::icrc_verify_mbuf(m, fi) != wire::IcrcStatus::kOk) return drop(RxDrop::kBadIcrc);
   if (fi.kind == wire::FrameKind::kMrc && fi.bth->dest_qp.value() == wire::kMrcEndpointQpn) [[unlikely]] {
@@ -276,7 +302,13 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
   }
   rc::Qp* qp = h.qp_by_qpn(fi.bth->dest_qp.value());
   if (qp == nullptr) return drop(RxDrop::kUnknownQp);
-  qp->on_rx(fi, m, now);
+  if (int_n != 0) [[unlikely]] {
+    qp->set_rx_int({int_hops.data(), int_n});
+    qp->on_rx(fi, m, now);
+    qp->set_rx_int({});
+  } else {
+    qp->on_rx(fi, m, now);
+  }
   done.add(m);
   return qp->qp_num() - h.first_qpn();
 }

@@ -246,6 +246,8 @@ int Qp::modify(const verbs::QpAttr& a, int mask, TimeNs now) {
       next_psn_ = Psn(attr_.sq_psn);
       acked_psn_ = next_psn_ - 1;
       sent_next_psn_ = next_psn_;
+      cc_acked_psn_ = acked_psn_;
+      cc_reset_tracking();
       retry_left_ = attr_.retry_cnt;
       rnr_left_ = attr_.rnr_retry;
       state_ = next;

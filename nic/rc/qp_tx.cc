@@ -252,6 +252,11 @@ bool Qp::has_data(TimeNs now) const {
   // A fenced WR starts only when every earlier READ has completed (a later
   // WRITE may otherwise be executed before the READ's data is read, IBA 10.8.3).
   if (w.fence && tx_pkt_ == 0 && reads_in_flight() > 0) return false;
+  // The ACK-driven CC's window (docs/cc.md "RC integration"): the packet
+  // must fit in it, unless nothing is in flight (one packet always may go).
+  if (cc_window_ != kNoWindow && cc_inflight_ != 0 && cc_inflight_ + next_request_bytes(w) > cc_window_) {
+    return false;
+  }
   return true;
 }
 
@@ -303,6 +308,7 @@ rte_mbuf* Qp::make_request(TimeNs now) {
     f.reth_dma_length = w.length - off;
     m = build(f, nullptr, nullptr, 0, 0);
     if (m == nullptr) return nullptr;
+    if (cc_acks_) cc_track_tx(psn, 0, now);
     end = w.last_psn() + 1;
     ++sq_next_;
     tx_pkt_ = 0;
@@ -316,7 +322,9 @@ rte_mbuf* Qp::make_request(TimeNs now) {
     const bool imm = w.opcode == WrOpcode::kRdmaWriteWithImm || w.opcode == WrOpcode::kSendWithImm;
     f.opcode = is_write ? write_opcode(first, last, imm) : send_opcode(first, last, imm);
     f.se = w.solicited && last;
-    f.ack_req = last || pkts_since_ackreq_ + 1 >= env_.cfg->ack_req_every_pkts;
+    // An ACK-driven CC asks for an ACK per packet (its RTT and delivery
+    // samples; a window-limited QP would otherwise wait for the timeout).
+    f.ack_req = last || cc_acks_ || pkts_since_ackreq_ + 1 >= env_.cfg->ack_req_every_pkts;
     if (is_write && first) {
       f.reth_va = w.remote_addr;
       f.reth_rkey = w.rkey;
@@ -331,6 +339,7 @@ rte_mbuf* Qp::make_request(TimeNs now) {
     }
     m = build(f, nullptr, &w, off, n);
     if (m == nullptr) return nullptr;
+    if (cc_acks_) cc_track_tx(psn, n, now);
     end = psn + 1;
     ackreq_sent = f.ack_req;
     if (last) {
@@ -346,6 +355,9 @@ rte_mbuf* Qp::make_request(TimeNs now) {
   ++ctr_.tx_data_pkts;
   ctr_.tx_data_bytes += m->pkt_len;
   if (retx_deadline_ == TimeNs::max()) arm_retx(now);
+  // Ran dry with the window open: the rate samples of what is in flight
+  // understate the path (BBR ignores them unless they raise its estimate).
+  if (cc_acks_ && sq_next_ == sq_posted_ && cc_inflight_ < cc_window_) cc_rs_.on_app_limited(cc_inflight_);
   return m;
 }
 

@@ -1,0 +1,163 @@
+// The ACK-driven congestion control wired into the RC QP (docs/cc.md "RC
+// integration"), between two NicNodes over a virtual-time link: RTT samples
+// are the virtual path delay exactly, the window bounds the bytes in flight
+// exactly (and so the throughput), timeouts and NAKs reach the algorithm,
+// and every byte still arrives.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <variant>
+
+#include "common/sim/simulator.h"
+#include "tests/support/eal_env.h"
+#include "tests/unit/nic/nic_harness.h"
+
+namespace sf::nic::test {
+namespace {
+
+struct Pair {
+  NicNode a;
+  NicNode b;
+  ScriptApp app_a;
+  ScriptApp app_b;
+  sim::Simulator sim;
+  Endpoint ea;
+  Endpoint eb;
+  Pair(size_t buf_bytes, const CcChoice& cc, sim::LinkParams lp, uint64_t seed = 1, ConnParams p = {})
+      : a(one_host_cfg(0), sf::test::mbuf_pool()), b(one_host_cfg(1), sf::test::mbuf_pool()), sim(seed) {
+    a.set_app(&app_a);
+    b.set_app(&app_b);
+    const auto ia = sim.add_node(a, "a");
+    const auto ib = sim.add_node(b, "b");
+    sim.connect(ia, 0, ib, 0, lp);
+    ea = make_endpoint(a, 0, buf_bytes);
+    eb = make_endpoint(b, 0, buf_bytes);
+    connect_pair(ea, eb, p);
+    EXPECT_TRUE(ea.qp->set_congestion_control(cc, BitRate::gbps(100)));
+  }
+  // One signalled WRITE of `len` from a to b; runs until its completion (or `limit`).
+  TimeNs write(uint32_t len, TimeNs limit = TimeNs::from_ms(20)) {
+    fill_pattern(ea.buf, 7);
+    EXPECT_EQ(post_write(ea, 1, 0, len, eb.addr(), eb.mr->rkey), 0);
+    const TimeNs start = sim.now();
+    std::vector<v::Wc> wcs;
+    while (wcs.empty() && sim.now() < start + limit) {
+      sim.run_for(TimeNs::from_us(1));
+      wcs = drain(ea.scq);
+    }
+    EXPECT_EQ(wcs.size(), 1u);
+    if (!wcs.empty()) {
+      EXPECT_EQ(wcs[0].status, v::WcStatus::kSuccess) << v::to_string(wcs[0].status);
+    }
+    EXPECT_TRUE(std::equal(ea.buf.begin(), ea.buf.begin() + len, eb.buf.begin()));
+    return sim.now() - start;
+  }
+};
+
+CcChoice choice(const char* name) { return *cc_choice_from_string(name, CcEvents::kAckDriven); }
+
+// The expected RTT of a one-packet WRITE: the data frame's wire time, the
+// link delay, the ACK's wire time, the link delay (the responder ACKs in the
+// poll that received the packet; the NIC's timestamps are the node's now).
+TimeNs path_rtt(BitRate rate, TimeNs delay, uint32_t data_frame, uint32_t ack_frame) {
+  return rate.tx_time(wire_bytes(data_frame)) + delay + rate.tx_time(wire_bytes(ack_frame)) + delay;
+}
+
+// 1. One-packet WRITEs over 100 G links of 1 us and 7 us. Expect: every
+//    ACK gives an RTT sample equal to the virtual path delay to the ns.
+TEST(CcQp, RttSampleIsThePathDelay) {
+  for (const TimeNs d : {TimeNs::from_us(1), TimeNs::from_us(7)}) {
+    for (const char* cc : {"swift", "bbr", "hpcc"}) {
+      Pair p(4096, choice(cc), {BitRate::gbps(100), d});
+      p.write(256);
+      p.write(256);
+      const rc::QpCcStats& s = p.ea.qp->cc_stats();
+      ASSERT_EQ(s.rtt_samples, 2u) << cc;
+      const uint32_t data_frame = static_cast<uint32_t>(p.ea.qp->counters().tx_data_bytes / 2);
+      const uint32_t ack_frame = static_cast<uint32_t>(p.b.counters(0).tx_bytes / p.b.counters(0).tx_pkts);
+      const TimeNs want = path_rtt(BitRate::gbps(100), d, data_frame, ack_frame);
+      EXPECT_EQ(s.rtt_last, want) << cc << " d=" << d.ns();
+      EXPECT_EQ(s.rtt_min, want) << cc;
+      EXPECT_EQ(s.rtt_avg(), want) << cc;
+      EXPECT_EQ(p.ea.qp->cc_inflight_bytes(), 0u) << cc;
+    }
+  }
+}
+
+// 2. Swift with its window pinned to 3 packets (initial = max = 3 x 4096)
+//    over a 100 G link with 10 us each way (BDP ~ 61 packets): a 1 MiB
+//    WRITE. Expect: bytes in flight never above the window at any poll, and
+//    exactly at it while the QP is window-limited; the WRITE takes about
+//    256 / 3 round trips; without CC the same WRITE takes its wire time
+//    plus about one.
+TEST(CcQp, WindowBoundsBytesInFlightExactly) {
+  SwiftParams sp;
+  sp.initial_cwnd = 3;
+  sp.max_cwnd = 3;
+  sp.max_ecwnd = 3;
+  CcChoice c = choice("swift");
+  c.params = sp;
+  const sim::LinkParams lp{BitRate::gbps(100), TimeNs::from_us(10)};
+  Pair p(1 << 20, c, lp);
+  uint64_t max_inflight = 0;
+  uint64_t violations = 0;
+  p.app_a.every([&](TimeNs) {
+    const uint64_t in = p.ea.qp->cc_inflight_bytes();
+    max_inflight = std::max(max_inflight, in);
+    if (in > p.ea.qp->cc_window()) ++violations;
+  });
+  ASSERT_EQ(p.ea.qp->cc_window(), 3u * 4096);
+  const TimeNs t = p.write(1 << 20);
+  EXPECT_EQ(violations, 0u);
+  EXPECT_EQ(max_inflight, 3u * 4096);
+  EXPECT_EQ(p.ea.qp->cc_window(), 3u * 4096);
+  const TimeNs rtt = p.ea.qp->cc_stats().rtt_min;
+  EXPECT_GE(rtt.ns(), 20'000);
+  // 256 packets, 3 per round trip: 86 round trips (the last one partly).
+  EXPECT_GE(t.ns(), 85 * rtt.ns());
+  EXPECT_LE(t.ns(), 87 * rtt.ns());
+
+  Pair none(1 << 20, choice("none"), lp);
+  const TimeNs t0 = none.write(1 << 20);
+  // Line rate: 1 MiB in ~86 us of wire time, plus one round trip.
+  EXPECT_LT(t0.ns(), BitRate::gbps(100).tx_time(1 << 20).ns() * 11 / 10 + 2 * rtt.ns());
+}
+
+// 3. A lossy link (2 %) under each algorithm: a 2 MiB WRITE completes with
+//    every byte; the losses reach the CC (NAK -> kNackLoss, timeouts ->
+//    on_rto) and bytes declared lost left the flight; nothing is left in
+//    flight at the end.
+TEST(CcQp, LossReachesTheAlgorithm) {
+  for (const char* cc : {"swift", "bbr", "hpcc"}) {
+    ConnParams cp;
+    cp.timeout = 4;  // 65 us
+    Pair p(2 << 20, choice(cc), {BitRate::gbps(100), TimeNs::from_us(1), 0.02}, 5, cp);
+    p.write(2 << 20, TimeNs::from_ms(200));
+    const rc::QpCcStats& s = p.ea.qp->cc_stats();
+    EXPECT_GT(p.ea.qp->counters().go_back, 0u) << cc;
+    EXPECT_GT(s.lost_bytes, 0u) << cc;
+    EXPECT_EQ(s.rtos, p.ea.qp->counters().timeouts) << cc;
+    EXPECT_EQ(p.ea.qp->cc_inflight_bytes(), 0u) << cc;
+    EXPECT_GT(s.rtt_samples, 0u) << cc;
+    if (const auto* sw = std::get_if<Swift>(&p.ea.qp->congestion_control())) {
+      EXPECT_GT(sw->counters().loss_cuts + sw->counters().rtos, 0u);
+    }
+  }
+}
+
+// 4. The names: swift, bbr, hpcc are accepted on RC QPs; nscc is refused
+//    with a reason (MRC only) and leaves the QP without CC.
+TEST(CcQp, NsccRefusedOnRc) {
+  EXPECT_EQ(rc::Qp::cc_refusal(choice("swift"), false), nullptr);
+  EXPECT_EQ(rc::Qp::cc_refusal(choice("hpcc"), false), nullptr);
+  ASSERT_NE(rc::Qp::cc_refusal(choice("nscc"), false), nullptr);
+  EXPECT_NE(std::string(rc::Qp::cc_refusal(choice("nscc"), false)).find("MRC"), std::string::npos);
+  Pair p(4096, choice("bbr"), {BitRate::gbps(100), TimeNs::from_us(1)});
+  EXPECT_FALSE(p.ea.qp->set_congestion_control(choice("nscc"), BitRate::gbps(100)));
+  EXPECT_FALSE(p.ea.qp->cc_active());
+  EXPECT_EQ(p.ea.qp->cc_window(), kNoWindow);
+  p.write(4096);
+}
+
+}  // namespace
+}  // namespace sf::nic::test
