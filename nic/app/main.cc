@@ -160,7 +160,8 @@ po::options_description describe(Options& o) {
     ("duration,D", po::value(&o.duration_s)->default_value(0), "run for this many seconds instead of -n")
     ("qp,q", po::value(&o.qps)->default_value(1), "QPs (bandwidth tests)")
     ("tx-depth,t", po::value(&o.tx_depth)->default_value(128), "outstanding work requests per QP")
-    ("cc", po::value(&o.cc)->default_value("none"), "congestion control: none, dcqcn, dcqcn-nvidia, dcqcn-paper")
+    ("cc", po::value(&o.cc)->default_value("none"),
+     "congestion control: none, dcqcn, dcqcn-nvidia, dcqcn-paper, swift, bbr, hpcc (parameters: nic.json cc_params)")
     ("rate-limit", po::value(&o.rate_limit_gbps)->default_value(0), "pace every QP at this many Gb/s (0 = line rate)")
     ("burst-size", po::value(&o.burst_size)->default_value("0"),
      "the pacer's burst bucket (ibv_modify_qp_rate_limit max_burst_sz), bytes or e.g. 64KiB: a QP served late "

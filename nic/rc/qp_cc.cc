@@ -35,7 +35,20 @@ bool Qp::set_congestion_control(const CcChoice& c, BitRate line_rate) {
     apply_cc_rate();
     return false;
   }
-  cc_ = make_congestion_control(c, line_rate);
+  // The packet the windows count is this QP's (path MTU, set at RTR).
+  CcChoice with_mtu = c;
+  auto set_mtu = [&](auto p) {
+    p.mtu_bytes = mtu_;
+    with_mtu.params = p;
+  };
+  if (c.algorithm == CcAlgorithm::kSwift) {
+    const auto* p = std::get_if<SwiftParams>(&c.params);
+    set_mtu(p != nullptr ? *p : SwiftParams{});
+  } else if (c.algorithm == CcAlgorithm::kBbr) {
+    const auto* p = std::get_if<BbrParams>(&c.params);
+    set_mtu(p != nullptr ? *p : BbrParams{});
+  }
+  cc_ = make_congestion_control(with_mtu, line_rate);
   cc_active_ = c.algorithm != CcAlgorithm::kNone;
   cc_acks_ = cc_needs_acks(c.algorithm);
   if (cc_acks_) {

@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "common/sim/simulator.h"
+#include "nic/app/sf_nic_report.h"
 #include "tests/support/eal_env.h"
 #include "tests/unit/nic/nic_harness.h"
 
@@ -157,6 +158,32 @@ TEST(CcQp, NsccRefusedOnRc) {
   EXPECT_FALSE(p.ea.qp->cc_active());
   EXPECT_EQ(p.ea.qp->cc_window(), kNoWindow);
   p.write(4096);
+}
+
+// 5. sf-nic's report and time series carry each CC QP's entry: the
+//    algorithm, window, in flight, RTT min/avg/last and the algorithm's state.
+TEST(CcQp, ReportCarriesPerQpCc) {
+  Pair p(1 << 16, choice("bbr"), {BitRate::gbps(100), TimeNs::from_us(2)});
+  p.write(1 << 16);
+  const nlohmann::json h = app::host_json(p.a, 0);
+  ASSERT_TRUE(h.contains("qp_cc")) << h.dump();
+  ASSERT_EQ(h["qp_cc"].size(), 1u);
+  const nlohmann::json& q = h["qp_cc"][0];
+  const rc::QpCcStats& s = p.ea.qp->cc_stats();
+  EXPECT_EQ(q["cc"], "bbr");
+  EXPECT_EQ(q["qpn"], p.ea.qp->qp_num());
+  EXPECT_EQ(q["window_bytes"], p.ea.qp->cc_window());
+  EXPECT_EQ(q["inflight_bytes"], 0u);
+  EXPECT_EQ(q["rtt_samples"], s.rtt_samples);
+  EXPECT_EQ(q["rtt_samples"], 16u);  // 16 packets, one ACK each
+  EXPECT_DOUBLE_EQ(q["rtt_min_us"].get<double>(), s.rtt_min.us());
+  EXPECT_DOUBLE_EQ(q["rtt_last_us"].get<double>(), s.rtt_last.us());
+  EXPECT_EQ(q["state"], std::string(to_string(std::get<Bbr>(p.ea.qp->congestion_control()).phase())));
+  EXPECT_FALSE(app::host_json(p.b, 0).contains("qp_cc"));  // the responder runs no CC
+  const nlohmann::json t = app::timeseries_sample(p.a, 1.0);
+  const nlohmann::json& th = t["hosts"].begin().value();
+  ASSERT_TRUE(th.contains("qp_cc"));
+  EXPECT_EQ(th["qp_cc"][0]["rtt_samples"], 16u);
 }
 
 }  // namespace
