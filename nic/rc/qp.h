@@ -35,6 +35,7 @@
 #include "common/time.h"
 #include "common/wire/frame_builder.h"
 #include "common/wire/frame_parser.h"
+#include "common/wire/int_shim.h"
 #include "common/wire/psn.h"
 #include "nic/cc/rate_sample.h"
 #include "nic/rc/cc_seam.h"
@@ -185,6 +186,9 @@ struct QpCcStats {
   uint64_t rtos = 0;             // retransmission timeouts delivered (cc_on_rto)
   uint64_t lost_bytes = 0;       // bytes declared lost by go-back-N (taken out of flight)
   uint64_t int_acks = 0;         // ACKs that carried echoed INT records
+  uint64_t int_opened = 0;       // requests sent with an (empty) INT shim (HPCC)
+  uint64_t int_unopened = 0;     // requests of an HPCC QP sent without one (no room: docs/cc.md)
+  uint64_t int_echoed = 0;       // responder: ACKs that echoed a request's INT records
   TimeNs rtt_avg() const { return TimeNs(rtt_samples == 0 ? 0 : static_cast<int64_t>(rtt_sum_ns / rtt_samples)); }
 };
 
@@ -352,9 +356,14 @@ class Qp {
   uint64_t cc_inflight_bytes() const { return cc_inflight_; }
   uint64_t cc_window() const { return cc_window_; }
   const QpCcStats& cc_stats() const { return cc_stats_; }
-  // The host, for the frame it is about to hand to on_rx(): the INT records
-  // it stripped from it (an echo in an ACK: HPCC's input). Empty otherwise.
-  void set_rx_int(std::span<const wire::IntHop> hops) { rx_int_ = hops; }
+  // The host, for the frame it is about to hand to on_rx(): the INT shim it
+  // stripped from it (`present`), its records and tail flags. An echo in an
+  // ACK is HPCC's input; a request's records are echoed in the next ACK.
+  void set_rx_int(std::span<const wire::IntHop> hops, bool present, uint8_t flags) {
+    rx_int_ = hops;
+    rx_int_present_ = present;
+    rx_int_flags_ = flags;
+  }
 
   const QpCounters& counters() const { return ctr_; }
   // Introspection for tests and telemetry.
@@ -544,6 +553,10 @@ class Qp {
   void cc_rto(TimeNs now);
   void cc_reset_tracking();
   uint32_t next_request_bytes(const SendWqe& w) const;
+  // qp_int.cc (HPCC's INT at the QP)
+  void open_int(rte_mbuf* m);
+  void take_rx_int(const wire::IntHop* hops, uint32_t n, uint8_t flags);
+  void echo_int(rte_mbuf* m);
   BitRate rate_{0};
   BitRate rate_limit_{0};
   CongestionControl cc_{FixedRate(BitRate(0))};
@@ -559,6 +572,14 @@ class Qp {
   DeliveryRateSampler cc_rs_;
   QpCcStats cc_stats_;
   std::span<const wire::IntHop> rx_int_{};
+  bool rx_int_present_ = false;
+  uint8_t rx_int_flags_ = 0;
+  bool cc_int_ = false;           // HPCC: requests carry an INT shim
+  // responder: the latest request's INT records, echoed in the next ACK
+  std::array<wire::IntHop, wire::kIntMaxHops> int_rx_hops_{};
+  uint8_t int_rx_n_ = 0;
+  uint8_t int_rx_flags_ = 0;
+  bool int_rx_pending_ = false;
   TimeNs pace_next_{0};
   TimeNs pace_filed_{0};         // when file_departure() last filed the QP
   uint32_t pace_burst_bytes_ = 0;  // max_burst_sz, wire bytes

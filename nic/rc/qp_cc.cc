@@ -30,7 +30,7 @@ const char* Qp::cc_refusal(const CcChoice& c, bool mrc) {
 bool Qp::set_congestion_control(const CcChoice& c, BitRate line_rate) {
   if (cc_refusal(c, mrc_ != nullptr) != nullptr) {
     cc_ = make_congestion_control(CcChoice{}, line_rate);
-    cc_active_ = cc_acks_ = false;
+    cc_active_ = cc_acks_ = cc_int_ = false;
     cc_window_ = kNoWindow;
     apply_cc_rate();
     return false;
@@ -51,6 +51,7 @@ bool Qp::set_congestion_control(const CcChoice& c, BitRate line_rate) {
   cc_ = make_congestion_control(with_mtu, line_rate);
   cc_active_ = c.algorithm != CcAlgorithm::kNone;
   cc_acks_ = cc_needs_acks(c.algorithm);
+  cc_int_ = c.algorithm == CcAlgorithm::kHpcc;
   if (cc_acks_) {
     const uint32_t win = env_.cfg != nullptr ? env_.cfg->max_unacked_psns : 128;
     cc_tx_.assign(std::bit_ceil(win + 2), TxStamp{});
@@ -72,6 +73,8 @@ void Qp::cc_reset_tracking() {
   cc_snd_nxt_ = cc_ack_seq_ = cc_inflight_ = 0;
   cc_rs_ = DeliveryRateSampler{};
   rx_int_ = {};
+  rx_int_present_ = false;
+  int_rx_pending_ = false;
 }
 
 void Qp::apply_cc_rate() {
@@ -187,8 +190,10 @@ void Qp::cc_feedback(AckKind kind, Psn trigger, TimeNs now) {
     if (ev.rtt > cc_stats_.rtt_max) cc_stats_.rtt_max = ev.rtt;
     if (ev.acked_bytes > 0) cc_rs_.on_ack(rs, ev.acked_bytes, now, ev);
   }
-  ev.int_hops = rx_int_;
-  if (!rx_int_.empty()) ++cc_stats_.int_acks;
+  if (rx_int_present_ && (rx_int_flags_ & wire::IntTail::kFlagEcho) != 0) {
+    ev.int_hops = rx_int_;
+    ++cc_stats_.int_acks;
+  }
   ++cc_stats_.acks;
   nic::cc_on_ack(cc_, ev, now);
   cc_window_ = nic::cc_window_bytes(cc_);

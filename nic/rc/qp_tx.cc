@@ -13,6 +13,8 @@
 
 #include "common/node.h"
 #include "common/wire/icrc.h"
+#include "common/wire/int_shim.h"
+#include "common/wire/mbuf_icrc.h"
 #include "nic/mrc/transport.h"
 #include "nic/rc/chain_copy.h"
 #include "nic/rc/qp.h"
@@ -181,6 +183,10 @@ rte_mbuf* Qp::build(const TxFields& f, const uint8_t* payload_contig, const Send
   }
   m->data_len = static_cast<uint16_t>(header_bytes);
   m->pkt_len = header_bytes;
+  if (f.int_flag) [[unlikely]] {
+    const uint32_t bth_off = ip_off + layout.ip_header_bytes + wire::UdpHeader::kSize;
+    wire::set_bth_int_flag(*reinterpret_cast<wire::Bth*>(data + bth_off), true);
+  }
   if (slot >= 0) {
     acc = tx_hdr_.icrc(slot);
     icrc_from = tx_hdr_.icrc_resume_offset(slot);
@@ -337,8 +343,10 @@ rte_mbuf* Qp::make_request(TimeNs now) {
       to_error(WcStatus::kLocProtErr, sq_next_, WcStatus::kWrFlushErr, now);
       return nullptr;
     }
+    f.int_flag = cc_int_;
     m = build(f, nullptr, &w, off, n);
     if (m == nullptr) return nullptr;
+    if (cc_int_) [[unlikely]] open_int(m);
     if (cc_acks_) cc_track_tx(psn, n, now);
     end = psn + 1;
     ackreq_sent = f.ack_req;
@@ -439,6 +447,7 @@ rte_mbuf* Qp::make_ctrl(TimeNs now) {
   }
   m->data_len = static_cast<uint16_t>(r.frame_bytes);
   m->pkt_len = static_cast<uint32_t>(r.frame_bytes);
+  if (send_ack && int_rx_pending_) [[unlikely]] echo_int(m);
   if (send_nak) {
     nak_pending_ = false;
     const auto t = static_cast<wire::AethType>((nak_syndrome_ >> 5) & 3u);

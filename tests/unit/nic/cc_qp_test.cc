@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <deque>
 #include <variant>
 
 #include "common/sim/simulator.h"
+#include "common/wire/int_shim.h"
+#include "common/wire/mbuf_icrc.h"
 #include "nic/app/sf_nic_report.h"
 #include "tests/support/eal_env.h"
 #include "tests/unit/nic/nic_harness.h"
@@ -56,6 +59,55 @@ struct Pair {
 };
 
 CcChoice choice(const char* name) { return *cc_choice_from_string(name, CcEvents::kAckDriven); }
+
+// A two-port wire tap standing in for an INT-enabled switch hop: frames go
+// through unchanged and at once, except that a frame from port 0 carrying
+// an INT shim gets one hand-made record: the tap's time, the bytes it has
+// passed towards port 1, a queue length the test sets, 100 G.
+class IntTap final : public Node {
+ public:
+  uint64_t qlen_bytes = 0;
+  uint64_t appended = 0;
+  uint16_t num_ports() const override { return 2; }
+  void receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) override {
+    for (rte_mbuf* m : pkts) {
+      if (port == 0) {
+        const wire::FrameInfo fi = wire::parse_mbuf(m);
+        if (fi.ok() && fi.bth != nullptr && wire::bth_int_flag(*fi.bth) && m->nb_segs == 1) {
+          uint32_t len = m->data_len;
+          const std::span<uint8_t> buf(rte_pktmbuf_mtod(m, uint8_t*), m->data_len + rte_pktmbuf_tailroom(m));
+          const wire::IntHop hop = wire::make_int_hop(static_cast<uint64_t>(now.ns()), tx_bytes_, qlen_bytes, 100'000'000'000ull);
+          if (wire::int_append_hop(buf, len, wire::int_frame_ref(fi), hop) == wire::IntStatus::kOk) {
+            m->data_len = static_cast<uint16_t>(len);
+            m->pkt_len = len;
+            ++appended;
+          }
+        }
+        tx_bytes_ += m->pkt_len;
+      }
+      q_[1 - port].push_back(m);
+    }
+  }
+  uint16_t transmit(PortId port, std::span<rte_mbuf*> out, TimeNs) override {
+    uint16_t n = 0;
+    while (n < out.size() && !q_[port].empty()) {
+      out[n++] = q_[port].front();
+      q_[port].pop_front();
+    }
+    return n;
+  }
+  TimeNs next_wakeup(TimeNs now) const override { return q_[0].empty() && q_[1].empty() ? TimeNs::max() : now; }
+  void advance(TimeNs) override {}
+  ~IntTap() override {
+    for (auto& q : q_) {
+      for (rte_mbuf* m : q) rte_pktmbuf_free(m);
+    }
+  }
+
+ private:
+  std::array<std::deque<rte_mbuf*>, 2> q_;
+  uint64_t tx_bytes_ = 0;
+};
 
 // The expected RTT of a one-packet WRITE: the data frame's wire time, the
 // link delay, the ACK's wire time, the link delay (the responder ACKs in the
@@ -158,6 +210,62 @@ TEST(CcQp, NsccRefusedOnRc) {
   EXPECT_FALSE(p.ea.qp->cc_active());
   EXPECT_EQ(p.ea.qp->cc_window(), kNoWindow);
   p.write(4096);
+}
+
+// 4b. HPCC end to end through the tap (MTU 1024, 100 G, 1 us links): the
+//    requester opens an INT shim in every request, the tap appends its
+//    record, the responder echoes it in the ACK, HPCC reads it. With the
+//    tap reporting an empty queue the window stays near eta x W_init and the
+//    WRITE completes; with a standing queue of 4 x B x T, U >= 4 and the
+//    window falls far below.
+TEST(CcQp, HpccReadsTheEchoedRecords) {
+  for (const uint64_t q : {uint64_t{0}, uint64_t{500'000}}) {
+    NicNode a(one_host_cfg(0), sf::test::mbuf_pool());
+    NicNode b(one_host_cfg(1), sf::test::mbuf_pool());
+    IntTap tap;
+    tap.qlen_bytes = q;
+    sim::Simulator sim(3);
+    const auto ia = sim.add_node(a, "a");
+    const auto it = sim.add_node(tap, "tap");
+    const auto ib = sim.add_node(b, "b");
+    sim.connect(ia, 0, it, 0, {BitRate::gbps(100), TimeNs::from_us(1)});
+    sim.connect(it, 1, ib, 0, {BitRate::gbps(100), TimeNs::from_us(1)});
+    Endpoint ea = make_endpoint(a, 0, 4 << 20);
+    Endpoint eb = make_endpoint(b, 0, 4 << 20);
+    ConnParams cp;
+    cp.mtu = v::Mtu::k1024;
+    connect_pair(ea, eb, cp);
+    ASSERT_TRUE(ea.qp->set_congestion_control(choice("hpcc"), BitRate::gbps(100)));
+    const auto& h = std::get<Hpcc>(ea.qp->congestion_control());
+    const double w_init = h.w_init_bytes();
+    EXPECT_DOUBLE_EQ(w_init, 125'000);  // 100 G x 10 us
+    ASSERT_EQ(post_write(ea, 1, 0, 4 << 20, eb.addr(), eb.mr->rkey), 0);
+    sim.run_for(TimeNs::from_us(200));
+    const rc::QpCcStats& s = ea.qp->cc_stats();
+    EXPECT_GT(s.int_opened, 50u) << q;
+    EXPECT_EQ(s.int_unopened, 0u) << q;
+    EXPECT_GT(eb.qp->cc_stats().int_echoed, 50u) << q;
+    EXPECT_EQ(s.int_acks, s.acks) << q;  // every ACK echoed a record
+    EXPECT_GT(h.counters().commits, 0u) << q;
+    EXPECT_EQ(h.counters().acks_without_int, 0u) << q;
+    if (q == 0) {
+      EXPECT_GT(h.window(), 0.8 * w_init) << h.window();
+      EXPECT_LT(h.utilisation(), 1.1);
+    } else {
+      EXPECT_GT(h.utilisation(), 4.0);
+      EXPECT_LT(h.window(), 0.25 * w_init) << h.window();
+      EXPECT_LE(ea.qp->cc_window(), static_cast<uint64_t>(0.25 * w_init));
+    }
+    if (q == 0) {
+      // Completes, and every request carried its shim to the tap.
+      sim.run_for(TimeNs::from_ms(1));
+      EXPECT_EQ(drain(ea.scq).size(), 1u);
+      EXPECT_EQ(tap.appended, s.int_opened);
+      EXPECT_TRUE(std::equal(ea.buf.begin(), ea.buf.end(), eb.buf.begin()));
+    }
+    // (With the standing queue the tap reports HPCC holds W near
+    // min_rate x T: the 4 MiB would take ~0.3 s; not waited for.)
+  }
 }
 
 // 5. sf-nic's report and time series carry each CC QP's entry: the
