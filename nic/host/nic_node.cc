@@ -52,12 +52,14 @@ namespace {
 // frame is then what its sender's ICRC covers. False (frame untouched) if
 // the shim is not sound.
 bool strip_int_chain(rte_mbuf* m, const wire::FrameInfo& fi, wire::IntHop* hops, size_t* n, uint8_t* flags) {
-  if (fi.udp == nullptr || fi.udp_end > m->pkt_len || fi.udp_end < fi.payload_offset + wire::int_shim_bytes(0) + wire::kIcrcBytes) {
+  if (fi.udp == nullptr || fi.udp_end > m->pkt_len ||
+      fi.udp_end < fi.payload_offset + wire::int_shim_bytes(0) + wire::kIcrcBytes) {
     return false;
   }
   const uint32_t icrc_at = fi.udp_end - static_cast<uint32_t>(wire::kIcrcBytes);
   wire::IntTail tail;
-  const auto* t = static_cast<const wire::IntTail*>(rte_pktmbuf_read(m, icrc_at - wire::IntTail::kSize, wire::IntTail::kSize, &tail));
+  const auto* t = static_cast<const wire::IntTail*>(
+      rte_pktmbuf_read(m, icrc_at - wire::IntTail::kSize, wire::IntTail::kSize, &tail));
   if (t == nullptr || t->magic != wire::IntTail::kMagic || t->max_hops == 0 || t->max_hops > wire::kIntMaxHops ||
       t->hop_count > t->max_hops) {
     return false;
