@@ -68,6 +68,12 @@ int Qp::create(const QpEnv& env, uint32_t qpn, verbs::Pd* pd, const verbs::QpIni
   pace_next_ = TimeNs(0);
   pace_filed_ = TimeNs(0);
   ctr_ = QpCounters{};
+  // A new QP in a reused slot starts without congestion control.
+  cc_ = CongestionControl(std::in_place_type<FixedRate>, BitRate(0));
+  cc_active_ = cc_acks_ = cc_int_ = false;
+  cc_window_ = kNoWindow;
+  cc_tx_.clear();
+  cc_stats_ = QpCcStats{};
   av_set_ = false;
   pkey_ = env.cfg->pkey_table.empty() ? wire::Bth::kDefaultPkey : env.cfg->pkey_table[0];
   cnp_gate_ = CnpGate(env.cfg->cnp_interval);
