@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "common/wire/int_shim.h"
+
 namespace sf::wire {
 
 const char* to_string(ParseReason r) {
@@ -218,12 +220,15 @@ ParseReason parse_roce(const Bounds& b, uint32_t off, FrameInfo& fi, const Parse
   const uint64_t rest = fi.icrc_offset - p;
   fi.payload_offset = static_cast<uint32_t>(p);
   if (!layout->payload) {
-    if (rest != 0) return ParseReason::kBadLength;
+    // Nothing may follow the headers but an INT shim (int_shim.h: an ACK's
+    // echo), announced by the BTH INT flag; the receiver strips it.
+    if (rest != 0 && !bth_int_flag(*fi.bth)) return ParseReason::kBadLength;
+    fi.payload_bytes = 0;
   } else {
     fi.pad_bytes = fi.bth->pad_count();
     if (fi.pad_bytes > rest) return ParseReason::kBadPad;
+    fi.payload_bytes = static_cast<uint32_t>(rest - fi.pad_bytes);
   }
-  fi.payload_bytes = static_cast<uint32_t>(rest - fi.pad_bytes);
   fi.kind = FrameKind::kRoce;
   return ParseReason::kOk;
 }

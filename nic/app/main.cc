@@ -161,7 +161,8 @@ po::options_description describe(Options& o) {
     ("duration,D", po::value(&o.duration_s)->default_value(0), "run for this many seconds instead of -n")
     ("qp,q", po::value(&o.qps)->default_value(1), "QPs (bandwidth tests)")
     ("tx-depth,t", po::value(&o.tx_depth)->default_value(128), "outstanding work requests per QP")
-    ("cc", po::value(&o.cc)->default_value("none"), "congestion control: none, dcqcn, dcqcn-nvidia, dcqcn-paper")
+    ("cc", po::value(&o.cc)->default_value("none"),
+     "congestion control: none, dcqcn, dcqcn-nvidia, dcqcn-paper, swift, bbr, hpcc (parameters: nic.json cc_params)")
     ("transport", po::value(&o.transport)->default_value("rc"),
      "QP transport: rc (RoCEv2 RC) or mrc (sprayed over 128 entropy values, SACK, out-of-order placement; "
      "write_bw and write_lat; both sides must agree; docs/mrc.md)")

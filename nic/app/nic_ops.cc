@@ -52,7 +52,7 @@ uint32_t unacked_psns(const rc::Qp& qp) {
 
 const char* cc_name(const rc::Qp& qp) {
   if (!qp.cc_active()) return "none";
-  return std::holds_alternative<Dcqcn>(qp.congestion_control()) ? "dcqcn" : "fixed";
+  return to_string(cc_algorithm(qp.congestion_control())).data();  // static, NUL-terminated names
 }
 
 int cmd_hosts(const char*, const char*, rte_tel_data* d) {

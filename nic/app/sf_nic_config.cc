@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/config/json_loader.h"
+#include "nic/cc/cc_config.h"
 
 namespace sf::nic::app {
 
@@ -236,10 +237,8 @@ AppWorkload parse_workload(config::ConfigNode n, const std::vector<AppHost>& hos
   if (w.iterations == 0 && w.duration_s == 0) n.fail("needs \"iterations\" > 0 or \"duration_s\" > 0");
   w.qps = n.opt<uint32_t>("qps", 1, config::in_range<uint32_t>(1, 64));
   w.tx_depth = n.opt<uint32_t>("tx_depth", 128, config::in_range<uint32_t>(1, 4096));
-  const auto cc = n.opt<std::string>("cc", "none");
-  const auto choice = cc_choice_from_string(cc);
-  if (!choice) n.fail_key("cc", "\"" + cc + "\" is not one of " + std::string(kCcChoiceNames));
-  w.cc = *choice;
+  w.cc = parse_cc_choice(n);  // "cc", "cc_params" (nic/cc/cc_config.h)
+  if (w.cc.algorithm == CcAlgorithm::kNscc) n.fail_key("cc", "nscc runs on MRC QPs only; a workload's QPs are RC");
   w.rate_limit = n.has("rate_limit") ? n.req_rate("rate_limit", {BitRate::mbps(1), BitRate::gbps(800)}) : BitRate(0);
   w.burst_bytes = static_cast<uint32_t>(n.opt_bytes("burst_size", 0, {0, UINT32_MAX}));
   if (w.burst_bytes != 0 && w.rate_limit.bps() == 0) {

@@ -170,6 +170,61 @@ double first_qp_rate_gbps(const NicNode& node, size_t h) {
   return 0.0;
 }
 
+// One QP's congestion control (docs/cc.md "Counters"): the algorithm, the
+// rate and window in force, the RTT samples of the ACK-driven ones, and the
+// algorithm's own state. Null for a QP without CC.
+nlohmann::json qp_cc_json(const rc::Qp& qp) {
+  if (!qp.cc_active()) return nullptr;
+  const CongestionControl& cc = qp.congestion_control();
+  nlohmann::json j = {{"qpn", qp.qp_num()},
+                      {"cc", std::string(to_string(cc_algorithm(cc)))},
+                      {"rate_gbps", qp.rate().bps() == 0 ? 0.0 : qp.rate().gbps_value()}};
+  if (qp.cc_window() != kNoWindow) {
+    const rc::QpCcStats& s = qp.cc_stats();
+    j["window_bytes"] = qp.cc_window();
+    j["inflight_bytes"] = qp.cc_inflight_bytes();
+    j["acks"] = s.acks;
+    j["rtt_samples"] = s.rtt_samples;
+    j["rtt_last_us"] = s.rtt_last.us();
+    j["rtt_min_us"] = s.rtt_samples == 0 ? 0.0 : s.rtt_min.us();
+    j["rtt_avg_us"] = s.rtt_avg().us();
+    j["rtt_max_us"] = s.rtt_max.us();
+    j["rtos"] = s.rtos;
+    j["lost_bytes"] = s.lost_bytes;
+    j["int_acks"] = s.int_acks;
+  }
+  if (const auto* d = std::get_if<Dcqcn>(&cc)) {
+    j["state"] = std::string(to_string(d->stage()));
+    j["alpha"] = d->alpha();
+    j["target_rate_gbps"] = d->target_rate().gbps_value();
+  } else if (const auto* sw = std::get_if<Swift>(&cc)) {
+    j["fcwnd_pkts"] = sw->fcwnd();
+    j["ecwnd_pkts"] = sw->ecwnd();
+    j["srtt_us"] = sw->srtt().us();
+    j["decreases"] = sw->counters().fabric_decreases + sw->counters().endpoint_decreases;
+  } else if (const auto* b = std::get_if<Bbr>(&cc)) {
+    j["state"] = std::string(to_string(b->phase()));
+    j["btl_bw_gbps"] = static_cast<double>(b->btl_bw_bps()) / 1e9;
+    j["rtprop_us"] = b->rtprop().us();
+    j["pacing_gain"] = b->pacing_gain();
+  } else if (const auto* h = std::get_if<Hpcc>(&cc)) {
+    j["utilisation"] = h->utilisation();
+    j["inc_stage"] = h->inc_stage();
+  }
+  return j;
+}
+
+// The CC entries of the host's QPs that run one.
+nlohmann::json qps_cc_json(const Host& host) {
+  nlohmann::json a = nlohmann::json::array();
+  for (uint32_t i = 0; i < host.qp_capacity(); ++i) {
+    const rc::Qp& qp = host.qp_slot(i);
+    if (!qp.in_use()) continue;
+    if (nlohmann::json q = qp_cc_json(qp); !q.is_null()) a.push_back(std::move(q));
+  }
+  return a;
+}
+
 }  // namespace
 
 std::string perftest_text(const Workload& w) {
@@ -311,6 +366,7 @@ HostPortSum port_sum(const NicNode& node, const Host& host) {
     s.c.tx_ctrl_pkts += pc.tx_ctrl_pkts;
     s.c.tx_pfc_frames += pc.tx_pfc_frames;
     s.c.rx_pfc_frames += pc.rx_pfc_frames;
+    s.c.rx_int_frames += pc.rx_int_frames;
     s.c.paused_skips += pc.paused_skips;
     for (int d = 0; d < kNumRxDrops; ++d) s.c.drops[d] += pc.drops[d];
     const PfcRxCounters& rx = node.pfc_rx(port).counters();
@@ -381,6 +437,8 @@ nlohmann::json host_json(const NicNode& node, size_t h) {
     j["retransmits"] = q.tx_retransmit_pkts + m.c.tx_retransmits;
     j["timeouts"] = q.timeouts + m.c.timeouts;
   }
+  j["rx_int_frames"] = pc.rx_int_frames;
+  if (nlohmann::json cc = qps_cc_json(host); !cc.empty()) j["qp_cc"] = std::move(cc);
   // Per verbs port: its address and its node port's counters (the host's
   // figures above are their sums).
   nlohmann::json ports = nlohmann::json::array();
@@ -443,6 +501,7 @@ nlohmann::json timeseries_sample(const NicNode& node, double t_s) {
       hosts[host.config().name]["mrc"] = mrc_json(m, true);
       hosts[host.config().name]["retransmits"] = q.tx_retransmit_pkts + m.c.tx_retransmits;
     }
+    if (nlohmann::json cc = qps_cc_json(host); !cc.empty()) hosts[host.config().name]["qp_cc"] = std::move(cc);
     if (host.num_ports() > 1) {
       // A multi-port host: each port's (plane's) own traffic too.
       nlohmann::json ports = nlohmann::json::array();

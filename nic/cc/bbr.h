@@ -46,6 +46,7 @@ struct BbrParams {
   uint32_t initial_cwnd_pkts = 10;   // TCP_INIT_CWND; pacing at line rate until the first bw sample
 
   std::optional<std::string_view> validate() const;
+  bool operator==(const BbrParams&) const = default;
 };
 
 struct BbrCounters {

@@ -61,14 +61,22 @@ std::optional<CcChoice> cc_choice_from_string(std::string_view s, CcEvents event
   return CcChoice{*a, DcqcnParamSet::kNvidia};
 }
 
+namespace {
+template <typename P>
+P params_or_default(const CcChoice& c) {
+  const P* p = std::get_if<P>(&c.params);
+  return p != nullptr ? *p : P{};
+}
+}  // namespace
+
 CongestionControl make_congestion_control(const CcChoice& c, BitRate line_rate) {
   switch (c.algorithm) {
     case CcAlgorithm::kDcqcn:
       return make_congestion_control(DcqcnParams::from_set(c.dcqcn_params, line_rate), line_rate);
-    case CcAlgorithm::kSwift: return make_congestion_control(SwiftParams{}, line_rate);
-    case CcAlgorithm::kBbr: return make_congestion_control(BbrParams{}, line_rate);
-    case CcAlgorithm::kHpcc: return make_congestion_control(HpccParams{}, line_rate);
-    case CcAlgorithm::kNscc: return make_congestion_control(NsccParams{}, line_rate);
+    case CcAlgorithm::kSwift: return make_congestion_control(params_or_default<SwiftParams>(c), line_rate);
+    case CcAlgorithm::kBbr: return make_congestion_control(params_or_default<BbrParams>(c), line_rate);
+    case CcAlgorithm::kHpcc: return make_congestion_control(params_or_default<HpccParams>(c), line_rate);
+    case CcAlgorithm::kNscc: return make_congestion_control(params_or_default<NsccParams>(c), line_rate);
     case CcAlgorithm::kNone:
       break;
   }

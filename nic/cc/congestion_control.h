@@ -81,9 +81,14 @@ enum class CcEvents : uint8_t { kRateOnly, kAckDriven };
 //   "dcqcn-paper"   DCQCN with the SIGCOMM'15 paper parameters
 //   "swift", "bbr", "hpcc", "nscc"   (CcEvents::kAckDriven only)
 // The parameter set is a separate enum (DcqcnParamSet), ignored but for kDcqcn.
+// The parameters of an ACK-driven choice (nic.json "cc_params", docs/cc.md);
+// monostate = the algorithm's defaults. Must match `algorithm` (the config
+// layer builds them together; make_congestion_control ignores a mismatch).
+using CcParams = std::variant<std::monostate, SwiftParams, BbrParams, HpccParams, NsccParams>;
 struct CcChoice {
   CcAlgorithm algorithm = CcAlgorithm::kNone;
   DcqcnParamSet dcqcn_params = DcqcnParamSet::kNvidia;
+  CcParams params{};
   bool operator==(const CcChoice&) const = default;
 };
 // Canonical spelling: "none", "dcqcn-paper", "dcqcn-nvidia", "swift", "bbr", "hpcc", "nscc".

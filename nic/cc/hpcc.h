@@ -40,6 +40,7 @@ struct HpccParams {
   bool update_hops_every_ack = false;
 
   std::optional<std::string_view> validate() const;
+  bool operator==(const HpccParams&) const = default;
 };
 
 struct HpccCounters {

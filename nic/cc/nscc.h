@@ -51,6 +51,7 @@ struct NsccParams {
   double delay_ewma = 0.125;                    // weight of a new sample in the average delay
 
   std::optional<std::string_view> validate() const;
+  bool operator==(const NsccParams&) const = default;
 };
 
 struct NsccCounters {

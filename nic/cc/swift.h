@@ -47,6 +47,7 @@ struct SwiftParams {
 
   // nullopt when usable, else "<field>: <why>" (static text).
   std::optional<std::string_view> validate() const;
+  bool operator==(const SwiftParams&) const = default;
 };
 
 struct SwiftCounters {

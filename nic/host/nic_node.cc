@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/wire/mac_control.h"
+#include "common/wire/int_shim.h"
 #include "common/wire/mbuf_icrc.h"
 #include "nic/mrc/transport.h"
 
@@ -43,6 +44,89 @@ bool same_bytes(const std::array<uint8_t, N>& a, const std::array<uint8_t, N>& b
 }
 }  // namespace
 
+namespace {
+
+// The INT shim of a chained frame (the payload spans segments; the headers
+// are in the first): copies the records and tail flags out, moves the ICRC
+// back over the shim, trims the chain and restores the IP / UDP lengths. The
+// frame is then what its sender's ICRC covers. False (frame untouched) if
+// the shim is not sound.
+bool strip_int_chain(rte_mbuf* m, const wire::FrameInfo& fi, wire::IntHop* hops, size_t* n, uint8_t* flags) {
+  if (fi.udp == nullptr || fi.udp_end > m->pkt_len ||
+      fi.udp_end < fi.payload_offset + wire::int_shim_bytes(0) + wire::kIcrcBytes) {
+    return false;
+  }
+  const uint32_t icrc_at = fi.udp_end - static_cast<uint32_t>(wire::kIcrcBytes);
+  wire::IntTail tail;
+  const auto* t = static_cast<const wire::IntTail*>(
+      rte_pktmbuf_read(m, icrc_at - wire::IntTail::kSize, wire::IntTail::kSize, &tail));
+  if (t == nullptr || t->magic != wire::IntTail::kMagic || t->max_hops == 0 || t->max_hops > wire::kIntMaxHops ||
+      t->hop_count > t->max_hops) {
+    return false;
+  }
+  const uint32_t shim = wire::int_shim_bytes(t->hop_count);
+  if (icrc_at < fi.payload_offset + shim) return false;
+  const uint32_t start = icrc_at - shim;
+  *flags = t->flags;
+  *n = t->hop_count;
+  if (*n > 0) {
+    const void* p = rte_pktmbuf_read(m, start, *n * wire::IntHop::kSize, hops);
+    if (p == nullptr) return false;
+    if (p != hops) std::memcpy(hops, p, *n * wire::IntHop::kSize);
+  }
+  uint8_t icrc[wire::kIcrcBytes];
+  const void* ic = rte_pktmbuf_read(m, icrc_at, wire::kIcrcBytes, icrc);
+  if (ic == nullptr) return false;
+  if (ic != icrc) std::memcpy(icrc, ic, wire::kIcrcBytes);
+  // ICRC to `start`, then cut the chain at start + 4.
+  uint32_t off = start;
+  const uint32_t new_len = start + static_cast<uint32_t>(wire::kIcrcBytes);
+  uint32_t k = 0;
+  for (rte_mbuf* s = m; s != nullptr && k < wire::kIcrcBytes; s = s->next) {
+    if (off >= s->data_len) {
+      off -= s->data_len;
+      continue;
+    }
+    while (off < s->data_len && k < wire::kIcrcBytes) rte_pktmbuf_mtod(s, uint8_t*)[off++] = icrc[k++];
+    off = 0;
+  }
+  uint32_t seen = 0;
+  uint16_t segs = 0;
+  for (rte_mbuf* s = m; s != nullptr; s = s->next) {
+    ++segs;
+    if (seen + s->data_len >= new_len) {
+      s->data_len = static_cast<uint16_t>(new_len - seen);
+      if (s->next != nullptr) {
+        rte_pktmbuf_free(s->next);
+        s->next = nullptr;
+      }
+      break;
+    }
+    seen += s->data_len;
+  }
+  m->nb_segs = segs;
+  m->pkt_len = new_len;
+  // The lengths as the sender's ICRC saw them.
+  const uint16_t d = static_cast<uint16_t>(shim);
+  if (fi.outer_ipv6 != nullptr) {
+    auto* o = const_cast<wire::Ipv6Header*>(fi.outer_ipv6);
+    o->payload_length.set(static_cast<uint16_t>(o->payload_length.value() - d));
+  }
+  if (fi.ipv4 != nullptr) {
+    auto* h = const_cast<wire::Ipv4Header*>(fi.ipv4);
+    h->total_length.set(static_cast<uint16_t>(h->total_length.value() - d));
+    wire::ipv4_set_checksum(*h);
+  } else if (fi.ipv6 != nullptr) {
+    auto* h = const_cast<wire::Ipv6Header*>(fi.ipv6);
+    h->payload_length.set(static_cast<uint16_t>(h->payload_length.value() - d));
+  }
+  auto* u = const_cast<wire::UdpHeader*>(fi.udp);
+  u->length.set(static_cast<uint16_t>(u->length.value() - d));
+  return true;
+}
+
+}  // namespace
+
 const char* to_string(RxDrop d) {
   switch (d) {
     case RxDrop::kMalformed: return "malformed";
@@ -54,6 +138,7 @@ const char* to_string(RxDrop d) {
     case RxDrop::kUnknownQp: return "unknown_qp";
     case RxDrop::kMrcEndpoint: return "mrc_endpoint";
     case RxDrop::kRxRingFull: return "rx_ring_full";
+    case RxDrop::kBadInt: return "bad_int";
     case RxDrop::kCount: break;
   }
   return "?";
@@ -228,7 +313,7 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
     done.add(m);
     return kNoSlot;
   };
-  const wire::FrameInfo fi = wire::parse_mbuf(m);
+  wire::FrameInfo fi = wire::parse_mbuf(m);
   if (!fi.ok()) {
     switch (fi.reason) {
       case wire::ParseReason::kNotContiguous: return drop(RxDrop::kNotContiguous);
@@ -267,6 +352,35 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
   }
   // A trimmed MRC data frame has lost its payload and ICRC: its headers go
   // to the QP unverified (it only NACKs the PSN; docs/mrc.md).
+  // An INT shim (HPCC, common/wire/int_shim.h) sits outside the ICRC: its
+  // records are copied, the shim stripped, then the frame is verified. The
+  // records go to the QP: an ACK's echo is HPCC's input, a request's are
+  // echoed in the responder's next ACK.
+  std::array<wire::IntHop, wire::kIntMaxHops> int_hops;
+  size_t int_n = 0;
+  bool int_present = false;
+  uint8_t int_flags = 0;
+  if (fi.kind == wire::FrameKind::kRoce && wire::bth_int_flag(*fi.bth)) [[unlikely]] {
+    if (m->nb_segs == 1) {
+      const std::span<uint8_t> buf(rte_pktmbuf_mtod(m, uint8_t*), m->data_len);
+      const wire::IntFrameRef ref = wire::int_frame_ref(fi);
+      const wire::IntShim shim = wire::int_read(buf, ref);
+      if (shim.status != wire::IntStatus::kOk) return drop(RxDrop::kBadInt);
+      int_flags = shim.flags;
+      int_n = shim.hops.size();
+      std::copy(shim.hops.begin(), shim.hops.end(), int_hops.begin());
+      uint32_t len = m->data_len;
+      if (wire::int_strip(buf, len, ref) != wire::IntStatus::kOk) return drop(RxDrop::kBadInt);
+      m->data_len = static_cast<uint16_t>(len);
+      m->pkt_len = len;
+    } else if (!strip_int_chain(m, fi, int_hops.data(), &int_n, &int_flags)) {
+      return drop(RxDrop::kBadInt);
+    }
+    int_present = true;
+    fi = wire::parse_mbuf(m);
+    if (!fi.ok() || fi.bth == nullptr) return drop(RxDrop::kBadInt);
+    ++p.ctr.rx_int_frames;
+  }
   const bool trimmed = fi.kind == wire::FrameKind::kMrc && fi.mrc.trimmed;
   if (!trimmed && wire::icrc_verify_mbuf(m, fi) != wire::IcrcStatus::kOk) return drop(RxDrop::kBadIcrc);
   if (fi.kind == wire::FrameKind::kMrc && fi.bth->dest_qp.value() == wire::kMrcEndpointQpn) [[unlikely]] {
@@ -276,7 +390,13 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
   }
   rc::Qp* qp = h.qp_by_qpn(fi.bth->dest_qp.value());
   if (qp == nullptr) return drop(RxDrop::kUnknownQp);
-  qp->on_rx(fi, m, now);
+  if (int_present) [[unlikely]] {
+    qp->set_rx_int({int_hops.data(), int_n}, true, int_flags);
+    qp->on_rx(fi, m, now);
+    qp->set_rx_int({}, false, 0);
+  } else {
+    qp->on_rx(fi, m, now);
+  }
   done.add(m);
   return qp->qp_num() - h.first_qpn();
 }

@@ -52,6 +52,7 @@ enum class RxDrop : uint8_t {
   kUnknownQp,    // no QP with that number in the host
   kMrcEndpoint,  // MRC endpoint request/response no MRC QP of the host takes (unknown peer, bad op)
   kRxRingFull,   // receive backlog full
+  kBadInt,       // BTH INT flag set but no valid INT shim (or a chained frame): docs/cc.md
   kCount
 };
 const char* to_string(RxDrop d);
@@ -65,6 +66,7 @@ struct NicPortCounters {
   uint64_t tx_ctrl_pkts = 0;
   uint64_t tx_pfc_frames = 0;
   uint64_t rx_pfc_frames = 0;
+  uint64_t rx_int_frames = 0;   // frames whose INT shim was stripped (records of ACKs go to HPCC)
   uint64_t paused_skips = 0;  // a due QP was set aside because its priority is paused
   std::array<uint64_t, kNumRxDrops> drops{};
   uint64_t dropped() const {

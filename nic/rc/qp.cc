@@ -68,6 +68,12 @@ int Qp::create(const QpEnv& env, uint32_t qpn, verbs::Pd* pd, const verbs::QpIni
   pace_next_ = TimeNs(0);
   pace_filed_ = TimeNs(0);
   ctr_ = QpCounters{};
+  // A new QP in a reused slot starts without congestion control.
+  cc_ = CongestionControl(std::in_place_type<FixedRate>, BitRate(0));
+  cc_active_ = cc_acks_ = cc_int_ = false;
+  cc_window_ = kNoWindow;
+  cc_tx_.clear();
+  cc_stats_ = QpCcStats{};
   av_set_ = false;
   pkey_ = env.cfg->pkey_table.empty() ? wire::Bth::kDefaultPkey : env.cfg->pkey_table[0];
   cnp_gate_ = CnpGate(env.cfg->cnp_interval);
@@ -246,6 +252,8 @@ int Qp::modify(const verbs::QpAttr& a, int mask, TimeNs now) {
       next_psn_ = Psn(attr_.sq_psn);
       acked_psn_ = next_psn_ - 1;
       sent_next_psn_ = next_psn_;
+      cc_acked_psn_ = acked_psn_;
+      cc_reset_tracking();
       retry_left_ = attr_.retry_cnt;
       rnr_left_ = attr_.rnr_retry;
       state_ = next;

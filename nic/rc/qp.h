@@ -29,12 +29,15 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "common/time.h"
 #include "common/wire/frame_builder.h"
 #include "common/wire/frame_parser.h"
+#include "common/wire/int_shim.h"
 #include "common/wire/psn.h"
+#include "nic/cc/rate_sample.h"
 #include "nic/rc/cc_seam.h"
 #include "nic/rc/identifiers.h"
 #include "nic/rc/tx_header_cache.h"
@@ -168,6 +171,25 @@ struct QpCounters {
   // filed, i.e. sent back to back to make up lost or idle time. Always 0
   // with max_burst_sz = 0.
   uint64_t pace_burst_bytes = 0;
+};
+
+// The ACK-driven congestion control's view of a QP (qp_cc.cc; docs/cc.md
+// "RC integration"): RTT samples from the NIC's transmit and receive times,
+// the window and rate in force. Zero while the QP runs no ACK-driven CC.
+struct QpCcStats {
+  uint64_t acks = 0;             // ACK / NAK / read-response events delivered to the CC
+  uint64_t rtt_samples = 0;      // of which with an RTT (Karn: not of a retransmitted packet)
+  uint64_t rtt_sum_ns = 0;
+  TimeNs rtt_min = TimeNs::max();
+  TimeNs rtt_max{0};
+  TimeNs rtt_last{0};
+  uint64_t rtos = 0;             // retransmission timeouts delivered (cc_on_rto)
+  uint64_t lost_bytes = 0;       // bytes declared lost by go-back-N (taken out of flight)
+  uint64_t int_acks = 0;         // ACKs that carried echoed INT records
+  uint64_t int_opened = 0;       // requests sent with an (empty) INT shim (HPCC)
+  uint64_t int_unopened = 0;     // requests of an HPCC QP sent without one (no room: docs/cc.md)
+  uint64_t int_echoed = 0;       // responder: ACKs that echoed a request's INT records
+  TimeNs rtt_avg() const { return TimeNs(rtt_samples == 0 ? 0 : static_cast<int64_t>(rtt_sum_ns / rtt_samples)); }
 };
 
 class Qp {
@@ -318,11 +340,30 @@ class Qp {
   TimeNs cc_next_deadline() const;
   void cc_advance(TimeNs now);
   CnpGate& cnp_gate() { return cnp_gate_; }
-  // Control path (any state): the QP's congestion control (docs/cc.md); the
-  // CC starts at `line_rate`. CcAlgorithm::kNone (the default) = no CC.
-  void set_congestion_control(const CcChoice& c, BitRate line_rate);
+  // Control path (after RTS: it restarts the ACK-driven CC's tracking): the
+  // QP's congestion control (docs/cc.md); the CC starts at `line_rate`.
+  // CcAlgorithm::kNone (the default) = no CC. The ACK-driven algorithms
+  // (Swift, BBR, HPCC) run on RC QPs only; false (and no CC set) for a
+  // choice cc_refusal() names (NSCC; any ACK-driven one on an MRC QP).
+  bool set_congestion_control(const CcChoice& c, BitRate line_rate);
   const CongestionControl& congestion_control() const { return cc_; }
   bool cc_active() const { return cc_active_; }
+  // Why `c` cannot run on a QP of this kind (nullptr: it can).
+  static const char* cc_refusal(const CcChoice& c, bool mrc);
+  // The ACK-driven CC's state: bytes in flight (payload of data packets sent
+  // and neither acknowledged nor declared lost), the window (kNoWindow
+  // without one), RTT statistics.
+  uint64_t cc_inflight_bytes() const { return cc_inflight_; }
+  uint64_t cc_window() const { return cc_window_; }
+  const QpCcStats& cc_stats() const { return cc_stats_; }
+  // The host, for the frame it is about to hand to on_rx(): the INT shim it
+  // stripped from it (`present`), its records and tail flags. An echo in an
+  // ACK is HPCC's input; a request's records are echoed in the next ACK.
+  void set_rx_int(std::span<const wire::IntHop> hops, bool present, uint8_t flags) {
+    rx_int_ = hops;
+    rx_int_present_ = present;
+    rx_int_flags_ = flags;
+  }
 
   const QpCounters& counters() const { return ctr_; }
   // Introspection for tests and telemetry.
@@ -487,10 +528,58 @@ class Qp {
 
   // pacing and congestion control (qp_cc.cc)
   void apply_cc_rate();
+  // ACK-driven CC (cc_acks_): one entry per PSN sent, at psn & mask (the
+  // PSN window keeps every sent, unacknowledged PSN within max_unacked_psns
+  // + 1 of acked_psn_, so live entries never collide).
+  struct TxStamp {
+    static constexpr uint32_t kEmpty = UINT32_MAX;
+    uint32_t psn = kEmpty;      // 24-bit PSN, kEmpty = free slot
+    uint32_t bytes = 0;         // payload bytes (0: READ request)
+    TimeNs sent{0};             // last transmission (the NIC's now)
+    uint64_t end_seq = 0;       // byte sequence after this packet (first transmission)
+    TxRateStamp rate;           // delivery-rate state at first transmission
+    bool in_flight = false;
+    bool retransmitted = false; // Karn: its ACK gives no RTT / rate sample
+  };
+  // A data packet (request) with PSN `psn` and `bytes` of payload left at `now`.
+  void cc_track_tx(Psn psn, uint32_t bytes, TimeNs now);
+  // PSNs in (from, to]: acknowledged (sum their bytes, free the slots) or
+  // declared lost (taken out of flight, kept for a late ACK's sample).
+  uint64_t cc_release(Psn from, Psn to, bool lost, uint64_t* ack_seq);
+  // An ACK / NAK / read response arrived (acked_psn_ moved, or not);
+  // `trigger` is the PSN it names (its packet's send time gives the RTT).
+  // Releases (cc_acked_psn_, acked_psn_].
+  void cc_feedback(AckKind kind, Psn trigger, TimeNs now);
+  void cc_rto(TimeNs now);
+  void cc_reset_tracking();
+  uint32_t next_request_bytes(const SendWqe& w) const;
+  // qp_int.cc (HPCC's INT at the QP)
+  void open_int(rte_mbuf* m);
+  void take_rx_int(const wire::IntHop* hops, uint32_t n, uint8_t flags);
+  void echo_int(rte_mbuf* m);
   BitRate rate_{0};
   BitRate rate_limit_{0};
   CongestionControl cc_{FixedRate(BitRate(0))};
   bool cc_active_ = false;
+  bool cc_acks_ = false;          // the CC is an AckController (cc_needs_acks)
+  std::vector<TxStamp> cc_tx_;    // allocated by set_congestion_control (control path)
+  uint32_t cc_tx_mask_ = 0;
+  Psn cc_acked_psn_;              // acked_psn_ as the CC last saw it
+  uint64_t cc_snd_nxt_ = 0;       // payload bytes first sent (byte sequence)
+  uint64_t cc_ack_seq_ = 0;       // highest byte sequence acknowledged
+  uint64_t cc_inflight_ = 0;
+  uint64_t cc_window_ = kNoWindow;
+  DeliveryRateSampler cc_rs_;
+  QpCcStats cc_stats_;
+  std::span<const wire::IntHop> rx_int_{};
+  bool rx_int_present_ = false;
+  uint8_t rx_int_flags_ = 0;
+  bool cc_int_ = false;           // HPCC: requests carry an INT shim
+  // responder: the latest request's INT records, echoed in the next ACK
+  std::array<wire::IntHop, wire::kIntMaxHops> int_rx_hops_{};
+  uint8_t int_rx_n_ = 0;
+  uint8_t int_rx_flags_ = 0;
+  bool int_rx_pending_ = false;
   TimeNs pace_next_{0};
   TimeNs pace_filed_{0};         // when file_departure() last filed the QP
   uint32_t pace_burst_bytes_ = 0;  // max_burst_sz, wire bytes

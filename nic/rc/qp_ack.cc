@@ -75,10 +75,13 @@ RxAction Qp::on_response(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs no
     case wire::AethType::kAck:
       if (!psn.after(acked_psn_)) return RxAction::kStaleResponse;
       ack_upto(psn, now);
+      if (cc_acks_) cc_feedback(AckKind::kAck, psn, now);
       return RxAction::kAckProcessed;
     case wire::AethType::kRnrNak: {
       if (!psn.after(acked_psn_)) return RxAction::kStaleResponse;
       ack_upto(psn - 1, now);
+      // Not congestion: the bytes before it are acknowledged, no RTT sample.
+      if (cc_acks_) cc_feedback(AckKind::kAck, acked_psn_ + 1, now);
       if (state_ != QpState::kRts) return RxAction::kAckProcessed;
       if (rnr_left_ == 0) {
         fail_oldest(WcStatus::kRnrRetryExcErr, now);
@@ -96,8 +99,12 @@ RxAction Qp::on_response(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs no
     case wire::AethType::kNak: {
       if (!psn.after(acked_psn_)) return RxAction::kStaleResponse;
       ack_upto(psn - 1, now);
-      if (state_ != QpState::kRts) return RxAction::kAckProcessed;
       const auto code = static_cast<wire::NakCode>(aeth.syndrome_value());
+      // A sequence-error NAK: the packet at `psn` was lost (kNackLoss).
+      if (cc_acks_) {
+        cc_feedback(code == wire::NakCode::kPsnSequenceError ? AckKind::kNackLoss : AckKind::kAck, acked_psn_ + 1, now);
+      }
+      if (state_ != QpState::kRts) return RxAction::kAckProcessed;
       if (code == wire::NakCode::kPsnSequenceError) {
         if (retry_left_ == 0) {
           fail_oldest(WcStatus::kRetryExcErr, now);
@@ -212,6 +219,8 @@ RxAction Qp::on_read_response(const wire::FrameInfo& fi, const rte_mbuf* m, Time
     acked_psn_ = w.last_psn();
   }
   note_progress(now);
+  // The READ request's PSN is its first response's: that one gives the RTT.
+  if (cc_acks_) cc_feedback(AckKind::kAck, psn, now);
   // Later WQEs may already be covered by earlier coalesced ACKs.
   return RxAction::kAccepted;
 }

@@ -29,6 +29,12 @@ void Qp::go_back(Psn psn, TimeNs now) {
     break;
   }
   pkts_since_ackreq_ = 0;
+  // Everything from `psn` is resent: out of flight until it is (its bytes
+  // count again as it leaves; qp_cc.cc).
+  if (cc_acks_) {
+    uint64_t unused = 0;
+    cc_stats_.lost_bytes += cc_release(psn - 1, sent_next_psn_ - 1, true, &unused);
+  }
   arm_retx(now);
 }
 
@@ -51,6 +57,7 @@ void Qp::advance(TimeNs now) {
     retx_deadline_ = TimeNs::max();
     if (state_ == QpState::kRts && outstanding()) {
       ++ctr_.timeouts;
+      if (cc_acks_) cc_rto(now);
       if (retry_left_ == 0) {
         fail_oldest(WcStatus::kRetryExcErr, now);
       } else {

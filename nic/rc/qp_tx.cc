@@ -13,6 +13,8 @@
 
 #include "common/node.h"
 #include "common/wire/icrc.h"
+#include "common/wire/int_shim.h"
+#include "common/wire/mbuf_icrc.h"
 #include "nic/mrc/transport.h"
 #include "nic/rc/chain_copy.h"
 #include "nic/rc/qp.h"
@@ -181,6 +183,10 @@ rte_mbuf* Qp::build(const TxFields& f, const uint8_t* payload_contig, const Send
   }
   m->data_len = static_cast<uint16_t>(header_bytes);
   m->pkt_len = header_bytes;
+  if (f.int_flag) [[unlikely]] {
+    const uint32_t bth_off = ip_off + layout.ip_header_bytes + wire::UdpHeader::kSize;
+    wire::set_bth_int_flag(*reinterpret_cast<wire::Bth*>(data + bth_off), true);
+  }
   if (slot >= 0) {
     acc = tx_hdr_.icrc(slot);
     icrc_from = tx_hdr_.icrc_resume_offset(slot);
@@ -252,6 +258,11 @@ bool Qp::has_data(TimeNs now) const {
   // A fenced WR starts only when every earlier READ has completed (a later
   // WRITE may otherwise be executed before the READ's data is read, IBA 10.8.3).
   if (w.fence && tx_pkt_ == 0 && reads_in_flight() > 0) return false;
+  // The ACK-driven CC's window (docs/cc.md "RC integration"): the packet
+  // must fit in it, unless nothing is in flight (one packet always may go).
+  if (cc_window_ != kNoWindow && cc_inflight_ != 0 && cc_inflight_ + next_request_bytes(w) > cc_window_) {
+    return false;
+  }
   return true;
 }
 
@@ -303,6 +314,7 @@ rte_mbuf* Qp::make_request(TimeNs now) {
     f.reth_dma_length = w.length - off;
     m = build(f, nullptr, nullptr, 0, 0);
     if (m == nullptr) return nullptr;
+    if (cc_acks_) cc_track_tx(psn, 0, now);
     end = w.last_psn() + 1;
     ++sq_next_;
     tx_pkt_ = 0;
@@ -316,7 +328,9 @@ rte_mbuf* Qp::make_request(TimeNs now) {
     const bool imm = w.opcode == WrOpcode::kRdmaWriteWithImm || w.opcode == WrOpcode::kSendWithImm;
     f.opcode = is_write ? write_opcode(first, last, imm) : send_opcode(first, last, imm);
     f.se = w.solicited && last;
-    f.ack_req = last || pkts_since_ackreq_ + 1 >= env_.cfg->ack_req_every_pkts;
+    // An ACK-driven CC asks for an ACK per packet (its RTT and delivery
+    // samples; a window-limited QP would otherwise wait for the timeout).
+    f.ack_req = last || cc_acks_ || pkts_since_ackreq_ + 1 >= env_.cfg->ack_req_every_pkts;
     if (is_write && first) {
       f.reth_va = w.remote_addr;
       f.reth_rkey = w.rkey;
@@ -329,8 +343,11 @@ rte_mbuf* Qp::make_request(TimeNs now) {
       to_error(WcStatus::kLocProtErr, sq_next_, WcStatus::kWrFlushErr, now);
       return nullptr;
     }
+    f.int_flag = cc_int_;
     m = build(f, nullptr, &w, off, n);
     if (m == nullptr) return nullptr;
+    if (cc_int_) [[unlikely]] open_int(m);
+    if (cc_acks_) cc_track_tx(psn, n, now);
     end = psn + 1;
     ackreq_sent = f.ack_req;
     if (last) {
@@ -346,6 +363,9 @@ rte_mbuf* Qp::make_request(TimeNs now) {
   ++ctr_.tx_data_pkts;
   ctr_.tx_data_bytes += m->pkt_len;
   if (retx_deadline_ == TimeNs::max()) arm_retx(now);
+  // Ran dry with the window open: the rate samples of what is in flight
+  // understate the path (BBR ignores them unless they raise its estimate).
+  if (cc_acks_ && sq_next_ == sq_posted_ && cc_inflight_ < cc_window_) cc_rs_.on_app_limited(cc_inflight_);
   return m;
 }
 
@@ -427,6 +447,7 @@ rte_mbuf* Qp::make_ctrl(TimeNs now) {
   }
   m->data_len = static_cast<uint16_t>(r.frame_bytes);
   m->pkt_len = static_cast<uint32_t>(r.frame_bytes);
+  if (send_ack && int_rx_pending_) [[unlikely]] echo_int(m);
   if (send_nak) {
     nak_pending_ = false;
     const auto t = static_cast<wire::AethType>((nak_syndrome_ >> 5) & 3u);

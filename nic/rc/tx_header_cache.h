@@ -37,6 +37,9 @@ struct TxFields {
   uint32_t imm = 0;
   uint8_t aeth_syndrome = 0;
   uint32_t aeth_msn = 0;
+  // BTH kBthIntFlag (an INT shim follows, common/wire/int_shim.h): set by
+  // Qp::build() after the headers are written, before the ICRC folds them.
+  bool int_flag = false;
 
   // `base` (the QP's addressing) with this packet's fields: what
   // build_roce_headers is given when no cached header fits.

@@ -63,7 +63,7 @@ struct NicIncast {
       w.iterations = msgs;
       w.tx_depth = 32;
       w.verify = true;
-      w.cc = *nic::cc_choice_from_string(cc);
+      w.cc = *nic::cc_choice_from_string(cc, nic::CcEvents::kAckDriven);
       w.name = "c" + std::to_string(i);
       w.role = nic::app::Role::kClient;
       clients.push_back(std::make_unique<nic::app::Workload>(w, hosts[i], *nodes[i], 0));

@@ -101,8 +101,8 @@ TEST(SfNicConfig, ErrorsNameThePath) {
             "workloads[0].oob: \"127.0.0.1\": want HOST:PORT");
   EXPECT_EQ(error_of(good_with("\"oob\": \"127.0.0.1:18600\"", "\"oob\": \"127.0.0.1:99999\"")),
             "workloads[0].oob: \"127.0.0.1:99999\": the port must be 1-65535");
-  EXPECT_EQ(error_of(good_with("\"cc\": \"dcqcn-paper\"", "\"cc\": \"bbr\"")),
-            "workloads[0].cc: \"bbr\" is not one of none, dcqcn, dcqcn-nvidia, dcqcn-paper");
+  EXPECT_EQ(error_of(good_with("\"cc\": \"dcqcn-paper\"", "\"cc\": \"bbrv2\"")),
+            "workloads[0].cc: \"bbrv2\" is not one of none, dcqcn, dcqcn-nvidia, dcqcn-paper, swift, bbr, hpcc, nscc");
   EXPECT_EQ(error_of(good_with("\"iterations\": 0, \"duration_s\": 2.5", "\"iterations\": 0")),
             "workloads[1]: needs \"iterations\" > 0 or \"duration_s\" > 0");
   EXPECT_EQ(error_of(good_with("\"qps\": 2", "\"qsp\": 2")).rfind("workloads[0]: unknown key \"qsp\"", 0), 0u);
