@@ -122,6 +122,7 @@ struct Options {
   uint32_t ts_period_ms = 100;
   double run_limit_s = 0;
   uint32_t link_wait_s = 30;
+  uint32_t oob_wait_s = 120;
   bool backoff = false;
   std::string sched = "other";
   std::string idle = "spin";
@@ -172,6 +173,7 @@ po::options_description describe(Options& o) {
     ("ts-period-ms", po::value(&o.ts_period_ms)->default_value(100), "time-series sample period")
     ("run-limit", po::value(&o.run_limit_s)->default_value(0), "give up after this many seconds of traffic (0 = none)")
     ("link-wait-s", po::value(&o.link_wait_s)->default_value(30), "wait up to this long for every link to come up")
+    ("oob-wait-s", po::value(&o.oob_wait_s)->default_value(120), "server: give up (exit 1) when no client connects within this long (1..86400)")
     ("backoff", po::bool_switch(&o.backoff), "idle back-off to share cores with other processes")
     ("sched", po::value(&o.sched)->default_value("other"),
      "scheduling of the data-path thread: other, nice:N (-20..19), fifo:N or rr:N (1..99, needs --idle "
@@ -325,6 +327,10 @@ int run(int argc, char** argv) {
       return 2;
     }
     o.id_seed_value = v;
+  }
+  if (o.oob_wait_s == 0 || o.oob_wait_s > 86400) {
+    std::cerr << "sf-nic: --oob-wait-s must be 1..86400\n";
+    return 2;
   }
   if (o.max_unacked_psns == 0 || o.max_unacked_psns > kMaxUnackedPsns) {
     std::cerr << "sf-nic: --max-unacked-psns must be 1.." << kMaxUnackedPsns << "\n";
@@ -523,6 +529,7 @@ int run(int argc, char** argv) {
           oo.connect_attempts = 120;  // 60 s for the server to come up
           oo.retry_interval = std::chrono::milliseconds(500);
           oo.io_timeout = std::chrono::milliseconds(600000);
+          oo.accept_timeout = std::chrono::seconds(o.oob_wait_s);
           sessions.push_back(std::make_unique<OobSession>(*w, oo, g_stop));
         }
         if (!o.ready_file.empty()) {

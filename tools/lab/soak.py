@@ -364,6 +364,8 @@ class Soak:
                "-p", str(oob_port)]
         if server_addr:
             cmd.append(server_addr)
+        else:
+            cmd += ["--oob-wait-s", str(int(ORPHAN_GRACE_S))]  # a client killed before it connected
         p = self.start(role, cmd, prefix)
         p.report, p.ready = report, ready
         return p
@@ -389,14 +391,16 @@ class Soak:
             self.judge_pair(pr)
             self.pair = None
             return
-        # A server whose client was killed before it connected waits for it
-        # (as perftest's servers do): told to stop (SIGINT) after a grace.
+        # A server whose client was killed before it connected gives up by
+        # itself after --oob-wait-s (exit 1, "no client connected"); one still
+        # waiting well after that is a fault (it used to wait 600 s).
         if (cli is False or cli.killed) and srv.alive():
             pr.setdefault("orphan_since", self.now())
-            if self.now() - pr["orphan_since"] > ORPHAN_GRACE_S and not pr.get("told"):
+            if self.now() - pr["orphan_since"] > ORPHAN_GRACE_S + 15 and not pr.get("told"):
                 pr["told"] = True
+                self.fail(f"nic pair {pr['n']}: server still waiting {ORPHAN_GRACE_S + 15:g} s after its client "
+                          f"was killed (--oob-wait-s {int(ORPHAN_GRACE_S)})")
                 srv.interrupt()
-                self.say(f"nic pair {pr['n']}: server told to stop (client killed before it connected)")
             return
         # Otherwise a pair still running long after a transfer's time is a hang.
         if self.now() - pr["t0"] > self.a.pair_timeout_s:
