@@ -3,7 +3,9 @@
 // Startup order (STYLE G14): parse -> EAL -> mempool -> ports -> node -> loop.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <boost/program_options.hpp>
 #include <csignal>
 #include <cstdio>
@@ -33,6 +35,7 @@ using namespace sf::dpdk;
 namespace {
 
 std::atomic<bool> g_stop{false};
+constexpr int kInterruptedExit = 130;  // a signal before the loop ran (128 + SIGINT, as sf-lab)
 extern "C" void on_signal(int) { g_stop.store(true, std::memory_order_relaxed); }
 
 constexpr const char* kUsage = R"(sf-pktio: packet I/O smoke tool for the softfabric real-time driver.
@@ -238,11 +241,27 @@ int run(int argc, char** argv) {
   }
   if (!app::set_log_level(o.log_level, "sf-pktio")) return 2;
 
+  // SIGINT/SIGTERM from here on only set the stop flag, so a signal during
+  // EAL init, port start or the link wait still reaches cleanup_eal() (the
+  // runtime directory /var/run/dpdk/<prefix> removed): start-up stops at the
+  // next step, exit 130, no JSON line.
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  auto interrupted = [] {
+    if (!g_stop.load(std::memory_order_relaxed)) return false;
+    spdlog::error("interrupted during start-up");
+    return true;
+  };
+
   // 2. EAL.
   auto eal = init_eal(args.eal);
   if (!eal) {
     spdlog::error("{}", eal.error());
     return 1;
+  }
+  if (interrupted()) {
+    cleanup_eal();
+    return kInterruptedExit;
   }
   spdlog::info("EAL up: prefix {}, {}", eal->file_prefix,
                eal->no_huge ? (eal->no_huge_added ? "no huge pages free: --no-huge" : "--no-huge") : "huge pages");
@@ -273,6 +292,10 @@ int run(int argc, char** argv) {
     // 4. Ports.
     std::vector<Port> ports;
     for (const auto& d : devargs) {
+      if (interrupted()) {
+        rc = kInterruptedExit;
+        break;
+      }
       PortConfig pc;
       pc.devargs = d;
       pc.rx_desc = o.rx_desc;
@@ -289,11 +312,20 @@ int run(int argc, char** argv) {
                    p->mtu(), p->multi_seg_tx());
       ports.push_back(std::move(*p));
     }
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    // Bounded link wait (every port by one deadline); a signal ends it.
+    const auto link_deadline = std::chrono::steady_clock::now() +
+                               std::chrono::nanoseconds(static_cast<int64_t>(o.link_wait_s * 1e9));
     for (auto& p : ports) {
-      if (rc != 0) break;
-      if (auto st = p.wait_link_up(TimeNs(static_cast<int64_t>(o.link_wait_s * 1e9))); !st) spdlog::warn("{}", st.error());
+      while (rc == 0 && !p.link_up()) {
+        if (interrupted()) {
+          rc = kInterruptedExit;
+        } else if (std::chrono::steady_clock::now() >= link_deadline) {
+          spdlog::warn("port {}: link still down after {} s (peer process or link partner?)", p.name(), o.link_wait_s);
+          break;
+        } else {
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));  // bounded wait on the peer
+        }
+      }
     }
 
     // 5. Node and loop.
