@@ -89,6 +89,11 @@ std::string memif_devargs_for_mtu(const std::string& devargs, uint32_t mtu_bytes
   return devargs + ",bsize=" + std::to_string(b);
 }
 
+std::string memif_devargs_for_link(const std::string& devargs, uint32_t mtu_bytes) {
+  constexpr uint32_t kFrameExtraBytes = 14 + 4 + 4;  // as memif_devargs_for_mtu
+  return memif_devargs_for_mtu(devargs, std::max(mtu_bytes, kMemifLinkMaxFrameBytes - kFrameExtraBytes));
+}
+
 Result<Port> Port::open(const PortConfig& cfg_in, rte_mempool* pool) {
   PortConfig cfg = cfg_in;
   cfg.devargs = memif_devargs_for_mtu(cfg.devargs, cfg.mtu);

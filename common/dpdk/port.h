@@ -57,6 +57,18 @@ struct PortStats {
 // avoids it. Other devargs are returned unchanged. Pure (unit-tested).
 std::string memif_devargs_for_mtu(const std::string& devargs, uint32_t mtu_bytes);
 
+// The largest frame a memif link between our processes may carry whatever
+// the local MTU: a jumbo frame of a 9100 B switch port (flooded to every
+// port), 9216 B with headers.
+inline constexpr uint32_t kMemifLinkMaxFrameBytes = 9216;
+// memif_devargs_for_mtu() for a link that may carry any frame up to
+// kMemifLinkMaxFrameBytes (bsize 16384), or the MTU's frame if larger: what
+// sf-pktio and sf-nic give a memif port whose devargs set no bsize (a user's
+// bsize is kept). Frames larger than bsize mixed with one-descriptor frames
+// make DPDK 22.11's memif receiver lose its ring (4,000 mixed 60 B / 2-9 KiB
+// frames arrived as 91,317 at bsize 2048; docs/soak.md "Findings"). Pure.
+std::string memif_devargs_for_link(const std::string& devargs, uint32_t mtu_bytes);
+
 // Names of the ethdev ports that exist now (e.g. from --vdev / -a), in port id order.
 std::vector<std::string> existing_port_names();
 

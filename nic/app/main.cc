@@ -446,8 +446,8 @@ int run(int argc, char** argv) {
     for (size_t i = 0; i < node_ports.size(); ++i) {
       const AppHost& h = cfg.hosts[node_ports[i].first];
       dpdk::PortConfig pc;
-      pc.devargs = h.port(node_ports[i].second).devargs;
       pc.mtu = static_cast<uint16_t>(h.mtu_bytes + 128);  // RoCE headers on top of the path MTU
+      pc.devargs = dpdk::memif_devargs_for_link(h.port(node_ports[i].second).devargs, pc.mtu);  // flooded jumbo frames
       pc.mtu_best_effort = true;
       pc.link_wait = dpdk::LinkWait::kSkip;
       auto p = dpdk::Port::open(pc, *pool);

@@ -122,6 +122,15 @@ TEST(PortDevargs, MemifBufferSizedForTheMtu) {
   EXPECT_EQ(sf::dpdk::memif_devargs_for_mtu("net_memif0", 0), "net_memif0");
   EXPECT_EQ(sf::dpdk::memif_devargs_for_mtu("net_ring0", 9100), "net_ring0");
   EXPECT_EQ(sf::dpdk::memif_devargs_for_mtu("0000:3b:00.0", 9100), "0000:3b:00.0");
+  // A link's default (sf-pktio, sf-nic): a jumbo frame in one descriptor
+  // whatever the local MTU (none, 1500, 4224), the MTU's if larger; a
+  // user's bsize and other drivers untouched.
+  EXPECT_EQ(sf::dpdk::memif_devargs_for_link("net_memif0,role=client", 0), "net_memif0,role=client,bsize=16384");
+  EXPECT_EQ(sf::dpdk::memif_devargs_for_link("net_memif0", 1500), "net_memif0,bsize=16384");
+  EXPECT_EQ(sf::dpdk::memif_devargs_for_link("net_memif0", 4224), "net_memif0,bsize=16384");
+  EXPECT_EQ(sf::dpdk::memif_devargs_for_link("net_memif0", 20000), "net_memif0,bsize=32768");
+  EXPECT_EQ(sf::dpdk::memif_devargs_for_link("net_memif0,bsize=2048", 0), "net_memif0,bsize=2048");
+  EXPECT_EQ(sf::dpdk::memif_devargs_for_link("net_pcap0,rx_pcap=a.pcap", 0), "net_pcap0,rx_pcap=a.pcap");
 }
 
 // 5. A memif server port (no peer needed to open it). Expect: its bursts run

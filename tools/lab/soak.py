@@ -52,7 +52,7 @@ NIC_IPS = {"nic_server": "10.7.0.1", "nic_client": "10.7.0.2"}
 # after its last frame so that the switch (asleep in --backoff on a loaded
 # machine) reads every frame it sent (checked: rogue port rx == rogue tx).
 ROGUE_LINGER_MS = 2000
-MEMIF_BSIZE = 16384  # memif buffer of the pktio hosts: every frame (<= 9300 B) in one descriptor
+MEMIF_BSIZE = 0  # memif buffer of the hosts: 0 = the tools' default (16384: every frame <= 9216 B in one descriptor)
 ORPHAN_GRACE_S = 5.0
 RX_BURST = 32  # the poll loop's rx burst (common/dpdk/packet_io.h kMaxBurst)
 RX_SEGS = 5    # mbufs (2 KiB) of the longest frame the soak sends (9300 B)  # a NIC server whose client died before connecting is stopped after this
@@ -325,11 +325,11 @@ class Soak:
             return None
 
     def memif(self, port, idx=0):
-        """A memif client on the switch's `port`. sf-pktio (no --mtu) leaves memif's
-        bsize at 2048 and sf-nic sets 8192 (its 4096 MTU); a frame over it spans
-        descriptors, which DPDK 22.11's memif splits and, mixed with one-descriptor
-        frames at line rate, loses track of (docs/soak.md "Findings"): every host
-        gets --memif-bsize, which holds the longest frame the soak sends."""
+        """A memif client on the switch's `port`. sf-pktio and sf-nic give a memif
+        devargs without bsize= one that holds a 9216 B frame (16384); a frame over
+        bsize spans descriptors, which DPDK 22.11's memif splits and, mixed with
+        one-descriptor frames at line rate, loses track of (docs/soak.md
+        "Findings"). --memif-bsize B (e.g. 2048) overrides it on every host."""
         b = f",bsize={self.a.memif_bsize}" if self.a.memif_bsize else ""
         return f"net_memif{idx},role=client,socket={self.path(port + '.sock')}{b}"
 
@@ -959,8 +959,8 @@ def main(argv=None):
     ap.add_argument("--out", help="write soak-report.json, soak-schedule.json, rss.json here (default: not kept)")
     ap.add_argument("--pair-timeout-s", type=float, default=90.0, help="a NIC pair running longer is a hang")
     ap.add_argument("--memif-bsize", type=int, default=MEMIF_BSIZE, metavar="B",
-                    help=f"memif buffer size of the sf-pktio hosts (default {MEMIF_BSIZE}: a frame in one descriptor; "
-                    "0: the PMD's 2048, which DPDK 22.11 mishandles with frames over it: docs/soak.md \"Findings\")")
+                    help="memif buffer size of every host (default 0: the tools' 16384, a frame in one descriptor; "
+                    "2048, the PMD's own default, DPDK 22.11 mishandles with frames over it: docs/soak.md \"Findings\")")
     ap.add_argument("--keep", action="store_true", help="keep the work dir (logs, configs)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every event as it happens")
     a = ap.parse_args(argv)

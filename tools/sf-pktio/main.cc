@@ -160,7 +160,7 @@ po::options_description describe(Options& o) {
     ("linger-ms", po::value(&o.linger_ms)->default_value(200), "gen/fwd: keep the ports open this long after the last frame left, so the peer can drain the link (memif frees its rings on disconnect); fwd also at SIGINT/--duration, after sending what it had queued")
     ("rx-desc", po::value(&o.rx_desc)->default_value(1024), "rx descriptors per queue")
     ("tx-desc", po::value(&o.tx_desc)->default_value(1024), "tx descriptors per queue")
-    ("mtu", po::value(&o.mtu)->default_value(0), "port MTU (0 = device default)")
+    ("mtu", po::value(&o.mtu)->default_value(0), "port MTU (0 = device default); a memif port whose devargs have no bsize= gets one holding a 9216 B frame (the MTU's frame if larger)")
     ("tx-only", po::bool_switch(&o.tx_only), "gen: do not poll rx (e.g. net_null, whose rx invents packets)")
     ("backoff", po::bool_switch(&o.backoff), "idle back-off (pause, then sleep up to 200 us) to share cores")
     ("ready-file", po::value(&o.ready_file), "create this file once ports are up and the loop starts (for orchestration)")
@@ -297,7 +297,8 @@ int run(int argc, char** argv) {
         break;
       }
       PortConfig pc;
-      pc.devargs = d;
+      // memif: a bsize that holds any frame of the link unless the user gave one.
+      pc.devargs = memif_devargs_for_link(d, o.mtu);
       pc.rx_desc = o.rx_desc;
       pc.tx_desc = o.tx_desc;
       pc.mtu = o.mtu;
