@@ -173,7 +173,7 @@ po::options_description describe(Options& o) {
     ("ts-period-ms", po::value(&o.ts_period_ms)->default_value(100), "time-series sample period")
     ("run-limit", po::value(&o.run_limit_s)->default_value(0), "give up after this many seconds of traffic (0 = none)")
     ("link-wait-s", po::value(&o.link_wait_s)->default_value(30), "wait up to this long for every link to come up")
-    ("oob-wait-s", po::value(&o.oob_wait_s)->default_value(120), "server: give up (exit 1) when no client connects within this long (1..86400)")
+    ("oob-wait-s", po::value(&o.oob_wait_s)->default_value(120), "give up (exit 1) when the out-of-band peer has not come within this long: a server's client (default 120), a client's server (default 60) (1..86400)")
     ("backoff", po::bool_switch(&o.backoff), "idle back-off to share cores with other processes")
     ("sched", po::value(&o.sched)->default_value("other"),
      "scheduling of the data-path thread: other, nice:N (-20..19), fifo:N or rr:N (1..99, needs --idle "
@@ -526,10 +526,13 @@ int run(int argc, char** argv) {
           nic::OobOptions oo;
           oo.host = w->config().oob_host;
           oo.port = w->config().oob_port;
-          oo.connect_attempts = 120;  // 60 s for the server to come up
+          // --oob-wait-s: a server's wait for its client, a client's for its server (default 60 s).
+          const bool client = w->config().role == Role::kClient;
+          const uint32_t wait_s = client && vm["oob-wait-s"].defaulted() ? 60 : o.oob_wait_s;
+          oo.connect_attempts = wait_s * 2;  // every 500 ms
           oo.retry_interval = std::chrono::milliseconds(500);
           oo.io_timeout = std::chrono::milliseconds(600000);
-          oo.accept_timeout = std::chrono::seconds(o.oob_wait_s);
+          oo.accept_timeout = std::chrono::seconds(wait_s);
           sessions.push_back(std::make_unique<OobSession>(*w, oo, g_stop));
         }
         if (!o.ready_file.empty()) {

@@ -462,8 +462,9 @@ def sigint_mid_transfer(h):
 def server_without_client(h):
     """A server whose client never comes (died before connecting): it used
     to wait 600 s. Expect: with --oob-wait-s 1 it gives up after ~1 s, exit
-    1, a message naming the address and the option; --oob-wait-s 0 is
-    refused (exit 2)."""
+    1, a message naming the address and the option; a client whose server
+    never listens gives up after its 2 tries; --oob-wait-s 0 is refused
+    (exit 2)."""
     s, _ = memif_devs(h)
     port = free_port()
     srv = start_nic(h, "server", s, "write_bw", SERVER_MAC, SERVER_IP, ["-p", port, "--oob-wait-s", 1])
@@ -473,6 +474,16 @@ def server_without_client(h):
     err = srv.out() + srv.err()  # spdlog writes to stdout
     check(f"no client connected to 0.0.0.0:{port} within 1000 ms" in err and "--oob-wait-s" in err,
           f"server's message does not say why:\n{err[-1500:]}")
+    # A client whose server never listens gives up after --oob-wait-s too (one connect try every 500 ms).
+    s2 = f"net_memif0,role=server,socket={h.path('client-side.sock')}"  # a port that opens without a peer
+    port2 = free_port()
+    cli = start_nic(h, "client", s2, "write_bw", CLIENT_MAC, CLIENT_IP, ["-p", port2, "--oob-wait-s", 1],
+                    server_addr="127.0.0.1")
+    rc = cli.wait(20)
+    check_no_crash(cli)
+    out = cli.out() + cli.err()
+    check(rc == 1 and f"cannot connect to 127.0.0.1:{port2} after 2 attempts" in out,
+          f"client without a server: exit {rc}:\n{out[-1500:]}")
     r = subprocess.run([sf_nic(h), "--no-pci", "--", "write_bw", "--oob-wait-s", "0"], capture_output=True,
                        text=True, timeout=30)
     check(r.returncode == 2 and "--oob-wait-s must be 1..86400" in r.stderr,
