@@ -26,11 +26,14 @@
 // Those are DPDK's to fix; they have not been seen here.
 //
 // Cost: one sigsetjmp without the signal mask (no system call) per guarded
-// burst. What an abandoned burst leaves (the PMD is not re-entered for it):
-// rx: the mbufs the PMD had taken for it leak; tx: the whole burst is lost
-// (memif may have freed some of it, so none can be freed or offered again:
-// they leak, at most one burst per disconnect); the PMD's ring indices are
-// reset by its next connect.
+// burst. What an abandoned burst leaves (the PMD is not re-entered for it;
+// its ring indices are reset by its next connect) is accounted for by Port
+// (port.h) with the pools' per-thread balance (burst_guard_pool.h): rx: the
+// packets the PMD completed are handed over, the mbufs of the one it was
+// building are lost with its stack, counted exactly; tx: the PMD freed a
+// prefix of the burst (the balance says which), the rest is freed by Port.
+// Only a tx burst with a shared or foreign mbuf cannot be split so: it
+// leaks, counted as inexact.
 // Threading: any thread; the guard is per thread (thread_local).
 #pragma once
 

@@ -4,6 +4,7 @@
 #include "common/dpdk/port.h"
 
 #include "common/dpdk/burst_guard.h"
+#include "common/dpdk/burst_guard_pool.h"
 
 #include <rte_bus.h>
 #include <rte_dev.h>
@@ -69,9 +70,12 @@ Port& Port::operator=(Port&& o) noexcept {
     open_ = o.open_;
     probed_ = o.probed_;
     multi_seg_tx_ = o.multi_seg_tx_;
+    pool_ = o.pool_;
     guarded_ = o.guarded_;
     burst_faults_ = o.burst_faults_;
     burst_fault_pkts_ = o.burst_fault_pkts_;
+    burst_fault_leaked_mbufs_ = o.burst_fault_leaked_mbufs_;
+    burst_fault_inexact_ = o.burst_fault_inexact_;
     o.open_ = false;
     o.guarded_ = false;
     o.probed_ = false;
@@ -87,6 +91,11 @@ std::string memif_devargs_for_mtu(const std::string& devargs, uint32_t mtu_bytes
   uint32_t b = kMemifDefaultBsize;
   while (b < mtu_bytes + kFrameExtraBytes && b < 32768) b <<= 1;  // memif's bsize is 16 bits
   return devargs + ",bsize=" + std::to_string(b);
+}
+
+std::string memif_devargs_for_link(const std::string& devargs, uint32_t mtu_bytes) {
+  constexpr uint32_t kFrameExtraBytes = 14 + 4 + 4;  // as memif_devargs_for_mtu
+  return memif_devargs_for_mtu(devargs, std::max(mtu_bytes, kMemifLinkMaxFrameBytes - kFrameExtraBytes));
 }
 
 Result<Port> Port::open(const PortConfig& cfg_in, rte_mempool* pool) {
@@ -118,6 +127,7 @@ Result<Port> Port::open(const PortConfig& cfg_in, rte_mempool* pool) {
   rte_eth_dev_info info{};
   if (int rc = rte_eth_dev_info_get(pid, &info); rc != 0) return fail(dev_name, "rte_eth_dev_info_get", rc);
   p.driver_ = info.driver_name != nullptr ? info.driver_name : "";
+  p.pool_ = pool;
   // DPDK 22.11's memif unmaps its regions under a running burst when the
   // peer leaves (burst_guard.h).
   if (p.driver_ == "net_memif") {
@@ -232,9 +242,37 @@ void do_burst(void* ctx) {
 }
 }  // namespace
 
+// The segment counts of a tx burst's packets, taken before the burst: after
+// a fault some of them are freed and may not be read. exact: every packet is
+// ours alone (refcnt 1) and from a counted pool, so what the PMD freed shows
+// in thread_pool_balance() as whole packets.
+struct TxScan {
+  static constexpr uint16_t kMax = 64;
+  uint16_t segs[kMax];
+  bool exact = true;
+  void scan(rte_mbuf* const* pkts, uint16_t n) {
+    if (n > kMax) {
+      exact = false;
+      return;
+    }
+    for (uint16_t i = 0; i < n; ++i) {
+      segs[i] = pkts[i]->nb_segs;
+      exact = exact && rte_mbuf_refcnt_read(pkts[i]) == 1 && pool_is_counted(pkts[i]->pool);
+    }
+  }
+};
+
 uint16_t Port::burst_guarded(rte_mbuf** pkts, uint16_t n, uint16_t queue, bool tx) {
   BurstCall c{port_id_, queue, pkts, n, tx, 0};
+  TxScan scan;
+  if (tx) {
+    scan.scan(pkts, n);
+  } else {
+    std::fill_n(pkts, n, nullptr);  // the PMD writes a packet's slot once the packet is complete
+  }
+  const int64_t balance0 = thread_pool_balance();
   if (!run_guarded(do_burst, &c)) [[likely]] return c.got;
+  const int64_t moved = thread_pool_balance() - balance0;  // mbufs the PMD took (+) or freed (-)
   // memif_disconnect marks the link down before it unmaps: a fault with the
   // link up is not the peer leaving but a real bug, and stays a crash.
   if (link_up()) {
@@ -246,13 +284,44 @@ uint16_t Port::burst_guarded(rte_mbuf** pkts, uint16_t n, uint16_t queue, bool t
     std::fprintf(stderr,
                  "port %s: the peer left during a %s burst (DPDK's memif unmapped the link's memory under it); "
                  "burst abandoned%s\n",
-                 name_.c_str(), tx ? "tx" : "rx", tx ? ", its packets lost" : "");
+                 name_.c_str(), tx ? "tx" : "rx", tx ? ", its unsent packets dropped" : "");
   }
-  // tx: memif may have freed some of the burst (it frees as it copies, or
-  // all at the end) and we cannot tell which: all n count as taken and
-  // lost; the ones it had not freed leak rather than being freed twice.
-  if (tx) burst_fault_pkts_ += n;
-  return tx ? n : 0;
+  if (!tx) {
+    // The completed packets are ours (copies made before the unmap): handed
+    // over. What the PMD allocated beyond them is the packet it was building
+    // (memif's copy path allocates every mbuf it delivers within the burst):
+    // lost with the PMD's stack, counted. A PMD that delivers mbufs it held
+    // from before (a ring, zero-copy) moved fewer than it delivered: nothing lost.
+    uint16_t k = 0;
+    int64_t delivered_segs = 0;
+    while (k < n && pkts[k] != nullptr) delivered_segs += pkts[k++]->nb_segs;
+    if (pool_is_counted(pool_)) {
+      burst_fault_leaked_mbufs_ += static_cast<uint64_t>(std::max<int64_t>(0, moved - delivered_segs));
+    } else {
+      ++burst_fault_inexact_;
+    }
+    return k;
+  }
+  // tx: the PMD copies and frees packets in order, so it freed a prefix of
+  // the burst: the one whose segments add up to what returned to the pools.
+  // The rest it never freed: free them here (dropped, counted).
+  const int64_t returned = -moved;
+  if (scan.exact) {
+    int64_t sum = 0;
+    uint16_t j = 0;
+    while (j < n && sum < returned) sum += scan.segs[j++];
+    if (sum == returned) {
+      for (uint16_t i = j; i < n; ++i) rte_pktmbuf_free(pkts[i]);
+      burst_fault_pkts_ += n - j;
+      return n;
+    }
+  }
+  // Not exact (a shared or foreign mbuf, a burst over TxScan::kMax, or a
+  // return that is no prefix): memif may have freed any of them, so none may
+  // be freed again: they leak, counted as before.
+  ++burst_fault_inexact_;
+  burst_fault_pkts_ += n;
+  return n;
 }
 
 bool Port::link_up() const {

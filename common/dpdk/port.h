@@ -57,6 +57,18 @@ struct PortStats {
 // avoids it. Other devargs are returned unchanged. Pure (unit-tested).
 std::string memif_devargs_for_mtu(const std::string& devargs, uint32_t mtu_bytes);
 
+// The largest frame a memif link between our processes may carry whatever
+// the local MTU: a jumbo frame of a 9100 B switch port (flooded to every
+// port), 9216 B with headers.
+inline constexpr uint32_t kMemifLinkMaxFrameBytes = 9216;
+// memif_devargs_for_mtu() for a link that may carry any frame up to
+// kMemifLinkMaxFrameBytes (bsize 16384), or the MTU's frame if larger: what
+// sf-pktio and sf-nic give a memif port whose devargs set no bsize (a user's
+// bsize is kept). Frames larger than bsize mixed with one-descriptor frames
+// make DPDK 22.11's memif receiver lose its ring (4,000 mixed 60 B / 2-9 KiB
+// frames arrived as 91,317 at bsize 2048; docs/soak.md "Findings"). Pure.
+std::string memif_devargs_for_link(const std::string& devargs, uint32_t mtu_bytes);
+
 // Names of the ethdev ports that exist now (e.g. from --vdev / -a), in port id order.
 std::vector<std::string> existing_port_names();
 
@@ -78,9 +90,15 @@ class Port {
   // of the first n transmitted to the PMD.
   // memif ports run each burst under a fault guard (burst_guard.h): a peer
   // that leaves while we are inside the PMD (its memory unmapped under us)
-  // is an abandoned burst, not a crash. rx: 0 packets. tx: all n count as
-  // taken and are lost (memif may have freed some; none may be freed or sent
-  // again), counted in burst_fault_pkts().
+  // is an abandoned burst, not a crash, and every mbuf is accounted for
+  // (burst_guard_pool.h, with the port's pools counted: create_pktmbuf_pool):
+  // rx: the packets the PMD had completed are returned; the mbufs of the one
+  // it was building are lost, counted in burst_fault_leaked_mbufs().
+  // tx: all n count as taken; the packets the PMD had not yet copied (and
+  // freed) are freed here and counted in burst_fault_pkts(). Where the
+  // accounting cannot be exact (an uncounted pool, a shared mbuf in a tx
+  // burst) the tx packets leak as before, counted in burst_fault_pkts() and
+  // burst_fault_inexact().
   uint16_t rx_burst(std::span<rte_mbuf*> pkts, uint16_t queue = 0) {
     if (guarded_) return burst_guarded(pkts.data(), static_cast<uint16_t>(pkts.size()), queue, false);
     return rte_eth_rx_burst(port_id_, queue, pkts.data(), static_cast<uint16_t>(pkts.size()));
@@ -93,6 +111,11 @@ class Port {
   // packets lost with them; data-path thread.
   uint64_t burst_faults() const { return burst_faults_; }
   uint64_t burst_fault_pkts() const { return burst_fault_pkts_; }
+  // mbufs abandoned bursts left out of every pool (never returned), and the
+  // faults whose mbufs could not be counted exactly (then burst_fault_pkts()
+  // tx packets may have leaked too).
+  uint64_t burst_fault_leaked_mbufs() const { return burst_fault_leaked_mbufs_; }
+  uint64_t burst_fault_inexact() const { return burst_fault_inexact_; }
   bool guarded() const { return guarded_; }
   // memif ports are guarded from open(); tests guard another port to drive
   // a fault through it (a burst callback that touches unmapped memory).
@@ -141,8 +164,11 @@ class Port {
   bool probed_ = false;
   bool multi_seg_tx_ = false;
   bool guarded_ = false;        // memif: bursts under run_guarded()
+  rte_mempool* pool_ = nullptr;  // the rx queues' mbufs (a fault's accounting)
   uint64_t burst_faults_ = 0;
   uint64_t burst_fault_pkts_ = 0;
+  uint64_t burst_fault_leaked_mbufs_ = 0;
+  uint64_t burst_fault_inexact_ = 0;
 
   uint16_t burst_guarded(rte_mbuf** pkts, uint16_t n, uint16_t queue, bool tx);
 };

@@ -122,6 +122,7 @@ struct Options {
   uint32_t ts_period_ms = 100;
   double run_limit_s = 0;
   uint32_t link_wait_s = 30;
+  uint32_t oob_wait_s = 120;
   bool backoff = false;
   std::string sched = "other";
   std::string idle = "spin";
@@ -177,6 +178,7 @@ po::options_description describe(Options& o) {
     ("ts-period-ms", po::value(&o.ts_period_ms)->default_value(100), "time-series sample period")
     ("run-limit", po::value(&o.run_limit_s)->default_value(0), "give up after this many seconds of traffic (0 = none)")
     ("link-wait-s", po::value(&o.link_wait_s)->default_value(30), "wait up to this long for every link to come up")
+    ("oob-wait-s", po::value(&o.oob_wait_s)->default_value(120), "give up (exit 1) when the out-of-band peer has not come within this long: a server's client (default 120), a client's server (default 60) (1..86400)")
     ("backoff", po::bool_switch(&o.backoff), "idle back-off to share cores with other processes")
     ("sched", po::value(&o.sched)->default_value("other"),
      "scheduling of the data-path thread: other, nice:N (-20..19), fifo:N or rr:N (1..99, needs --idle "
@@ -333,6 +335,10 @@ int run(int argc, char** argv) {
     }
     o.id_seed_value = v;
   }
+  if (o.oob_wait_s == 0 || o.oob_wait_s > 86400) {
+    std::cerr << "sf-nic: --oob-wait-s must be 1..86400\n";
+    return 2;
+  }
   if (o.max_unacked_psns == 0 || o.max_unacked_psns > kMaxUnackedPsns) {
     std::cerr << "sf-nic: --max-unacked-psns must be 1.." << kMaxUnackedPsns << "\n";
     return 2;
@@ -447,8 +453,8 @@ int run(int argc, char** argv) {
     for (size_t i = 0; i < node_ports.size(); ++i) {
       const AppHost& h = cfg.hosts[node_ports[i].first];
       dpdk::PortConfig pc;
-      pc.devargs = h.port(node_ports[i].second).devargs;
       pc.mtu = static_cast<uint16_t>(h.mtu_bytes + 128);  // RoCE headers on top of the path MTU
+      pc.devargs = dpdk::memif_devargs_for_link(h.port(node_ports[i].second).devargs, pc.mtu);  // flooded jumbo frames
       pc.mtu_best_effort = true;
       pc.link_wait = dpdk::LinkWait::kSkip;
       auto p = dpdk::Port::open(pc, *pool);
@@ -527,9 +533,13 @@ int run(int argc, char** argv) {
           nic::OobOptions oo;
           oo.host = w->config().oob_host;
           oo.port = w->config().oob_port;
-          oo.connect_attempts = 120;  // 60 s for the server to come up
+          // --oob-wait-s: a server's wait for its client, a client's for its server (default 60 s).
+          const bool client = w->config().role == Role::kClient;
+          const uint32_t wait_s = client && vm["oob-wait-s"].defaulted() ? 60 : o.oob_wait_s;
+          oo.connect_attempts = wait_s * 2;  // every 500 ms
           oo.retry_interval = std::chrono::milliseconds(500);
           oo.io_timeout = std::chrono::milliseconds(600000);
+          oo.accept_timeout = std::chrono::seconds(wait_s);
           sessions.push_back(std::make_unique<OobSession>(*w, oo, g_stop));
         }
         if (!o.ready_file.empty()) {

@@ -139,13 +139,37 @@ std::string hex(uint64_t v, int digits) {
   return buf;
 }
 
-int poll_one(int fd, short events, Clock::time_point deadline) {
+// The longest a wait goes without looking at the cancel flag.
+constexpr std::chrono::milliseconds kCancelCheck{50};
+
+bool cancelled(const std::atomic<bool>* cancel) {
+  return cancel != nullptr && cancel->load(std::memory_order_relaxed);
+}
+
+// poll() for one fd until `deadline`, in slices of kCancelCheck: > 0 ready,
+// 0 timed out, < 0 error; throws OobCancelled once `cancel` is set.
+int poll_one(int fd, short events, Clock::time_point deadline, const std::atomic<bool>* cancel) {
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (cancelled(cancel)) throw OobCancelled();
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const bool sliced = cancel != nullptr && left > kCancelCheck;
+    if (sliced) left = kCancelCheck;
     pollfd p{fd, events, 0};
     const int r = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
     if (r < 0 && errno == EINTR) continue;
+    if (r == 0 && sliced) continue;
     return r;
+  }
+}
+
+// Sleeps `d`, in slices of kCancelCheck; throws OobCancelled once `cancel` is set.
+void sleep_unless_cancelled(std::chrono::milliseconds d, const std::atomic<bool>* cancel) {
+  const auto until = Clock::now() + d;
+  for (;;) {
+    if (cancelled(cancel)) throw OobCancelled();
+    const auto now = Clock::now();
+    if (now >= until) return;
+    std::this_thread::sleep_for(std::min<Clock::duration>(until - now, kCancelCheck));
   }
 }
 
@@ -332,17 +356,19 @@ OobListener& OobListener::operator=(OobListener&& o) noexcept {
 }
 
 OobConnection OobListener::accept() {
-  const auto deadline = Clock::now() + opts_.io_timeout;
-  const int r = poll_one(fd_, POLLIN, deadline);
+  const auto wait = opts_.accept_timeout.count() > 0 ? opts_.accept_timeout : opts_.io_timeout;
+  const auto deadline = Clock::now() + wait;
+  const int r = poll_one(fd_, POLLIN, deadline, opts_.cancel);
   if (r == 0) {
     throw OobError("no client connected to " + host_port(opts_.host, port_) + " within " +
-                   std::to_string(opts_.io_timeout.count()) + " ms");
+                   std::to_string(wait.count()) + " ms");
   }
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
   const int fd = r < 0 ? -1 : ::accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_CLOEXEC);
   if (fd < 0) throw OobError("accept on " + host_port(opts_.host, port_) + " failed: " + errno_text(errno));
-  return OobConnection(fd, true, sockaddr_text(reinterpret_cast<sockaddr*>(&ss), len), opts_.io_timeout);
+  return OobConnection(fd, true, sockaddr_text(reinterpret_cast<sockaddr*>(&ss), len), opts_.io_timeout,
+                       opts_.cancel);
 }
 
 // ---- connection ----
@@ -365,7 +391,13 @@ OobConnection OobConnection::connect(const OobOptions& opts) {
       if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
         err = errno;
         if (err == EINPROGRESS) {
-          const int r = poll_one(fd, POLLOUT, Clock::now() + opts.io_timeout);
+          int r = 0;
+          try {
+            r = poll_one(fd, POLLOUT, Clock::now() + opts.io_timeout, opts.cancel);
+          } catch (const OobCancelled&) {
+            ::close(fd);
+            throw;
+          }
           if (r == 0) {
             err = ETIMEDOUT;
           } else {
@@ -376,12 +408,12 @@ OobConnection OobConnection::connect(const OobOptions& opts) {
       }
       if (err == 0) {
         set_nonblocking(fd, false);
-        return OobConnection(fd, false, target, opts.io_timeout);
+        return OobConnection(fd, false, target, opts.io_timeout, opts.cancel);
       }
       last_error = errno_text(err);
       ::close(fd);
     }
-    if (attempt < attempts) std::this_thread::sleep_for(opts.retry_interval);
+    if (attempt < attempts) sleep_unless_cancelled(opts.retry_interval, opts.cancel);
   }
   throw OobError("cannot connect to " + target + " after " + std::to_string(attempts) + " attempt" +
                  (attempts == 1 ? "" : "s") + " (" + std::to_string(opts.retry_interval.count()) +
@@ -393,7 +425,7 @@ OobConnection::~OobConnection() {
 }
 
 OobConnection::OobConnection(OobConnection&& o) noexcept
-    : fd_(o.fd_), server_(o.server_), peer_(std::move(o.peer_)), io_timeout_(o.io_timeout_) {
+    : fd_(o.fd_), server_(o.server_), peer_(std::move(o.peer_)), io_timeout_(o.io_timeout_), cancel_(o.cancel_) {
   o.fd_ = -1;
 }
 
@@ -404,6 +436,7 @@ OobConnection& OobConnection::operator=(OobConnection&& o) noexcept {
     server_ = o.server_;
     peer_ = std::move(o.peer_);
     io_timeout_ = o.io_timeout_;
+    cancel_ = o.cancel_;
     o.fd_ = -1;
   }
   return *this;
@@ -413,7 +446,7 @@ void OobConnection::send_all(std::string_view bytes, std::string_view what) {
   const auto deadline = Clock::now() + io_timeout_;
   size_t sent = 0;
   while (sent < bytes.size()) {
-    if (poll_one(fd_, POLLOUT, deadline) == 0) {
+    if (poll_one(fd_, POLLOUT, deadline, cancel_) == 0) {
       throw OobError("timed out after " + std::to_string(io_timeout_.count()) + " ms sending " +
                      std::string(what) + " to " + peer_);
     }
@@ -431,7 +464,7 @@ std::string OobConnection::recv_exact(size_t n, std::string_view what) {
   std::string buf(n, '\0');
   size_t got = 0;
   while (got < n) {
-    if (poll_one(fd_, POLLIN, deadline) == 0) {
+    if (poll_one(fd_, POLLIN, deadline, cancel_) == 0) {
       throw OobError("timed out after " + std::to_string(io_timeout_.count()) + " ms waiting for " +
                      std::string(what) + " from " + peer_ + " (" + std::to_string(got) + " of " +
                      std::to_string(n) + " bytes received)");

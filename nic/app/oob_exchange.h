@@ -19,6 +19,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <span>
@@ -45,7 +46,20 @@ struct OobOptions {
   uint16_t port = kOobDefaultPort;  // server: 0 = any free port (see OobListener::port())
   uint32_t connect_attempts = 10;   // client: tries before giving up (>= 1)
   std::chrono::milliseconds retry_interval{500};  // client: wait between tries
-  std::chrono::milliseconds io_timeout{30000};    // accept / each receive and send
+  std::chrono::milliseconds io_timeout{30000};    // each receive and send
+  // server: how long accept() waits for a client (a client that died before
+  // connecting must not hold the server for io_timeout); 0 = io_timeout.
+  std::chrono::milliseconds accept_timeout{0};
+  // When set, every wait (accept, connect and its retries, send, receive)
+  // looks at it at least every 50 ms and gives up with OobCancelled once it
+  // is true: the owner of a session thread can stop and join it.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+// A wait given up because OobOptions::cancel was set.
+class OobCancelled : public OobError {
+ public:
+  OobCancelled() : OobError("cancelled") {}
 };
 
 class OobConnection;
@@ -61,7 +75,7 @@ class OobListener {
   OobListener& operator=(OobListener&& o) noexcept;
 
   uint16_t port() const { return port_; }  // the bound port (useful with port 0)
-  // Waits up to io_timeout for one client.
+  // Waits up to accept_timeout (io_timeout if 0) for one client.
   OobConnection accept();
 
  private:
@@ -104,8 +118,9 @@ class OobConnection {
   const std::string& peer() const { return peer_; }  // "host:port" for messages
 
  private:
-  OobConnection(int fd, bool server, std::string peer, std::chrono::milliseconds io_timeout)
-      : fd_(fd), server_(server), peer_(std::move(peer)), io_timeout_(io_timeout) {}
+  OobConnection(int fd, bool server, std::string peer, std::chrono::milliseconds io_timeout,
+                const std::atomic<bool>* cancel)
+      : fd_(fd), server_(server), peer_(std::move(peer)), io_timeout_(io_timeout), cancel_(cancel) {}
   friend class OobListener;
 
   void send_all(std::string_view bytes, std::string_view what);
@@ -115,6 +130,7 @@ class OobConnection {
   bool server_ = false;
   std::string peer_;
   std::chrono::milliseconds io_timeout_{};
+  const std::atomic<bool>* cancel_ = nullptr;
 };
 
 // The message codec, public for tests and tools. parse_* throw OobError

@@ -9,6 +9,7 @@ namespace sf::nic::app {
 
 OobSession::OobSession(Workload& w, OobOptions opts, const std::atomic<bool>& stop)
     : w_(w), opts_(std::move(opts)), stop_(stop) {
+  opts_.cancel = &cancel_;
   thread_ = std::thread([this] { run(); });
 }
 
@@ -16,11 +17,9 @@ OobSession::~OobSession() { release(); }
 
 void OobSession::release() {
   if (!thread_.joinable()) return;
-  if (ended()) {
-    thread_.join();
-  } else {
-    thread_.detach();  // blocked on a silent peer; the process exit ends it
-  }
+  cancel_.store(true, std::memory_order_relaxed);
+  cv_.notify_all();
+  thread_.join();
 }
 
 std::string OobSession::error() const {
@@ -54,7 +53,7 @@ bool OobSession::wait_for(Phase p) {
   for (;;) {
     if (phase_ == Phase::kFailed) return false;
     if (static_cast<int>(phase_) >= static_cast<int>(p)) return true;
-    if (stop_.load(std::memory_order_relaxed)) return false;
+    if (stop_.load(std::memory_order_relaxed) || cancel_.load(std::memory_order_relaxed)) return false;
     cv_.wait_for(lk, std::chrono::milliseconds(50));
   }
 }
@@ -73,7 +72,13 @@ void OobSession::run() {
     std::optional<OobConnection> conn;
     if (w_.config().role == Role::kServer) {
       OobListener listener(opts_);
-      conn.emplace(listener.accept());
+      try {
+        conn.emplace(listener.accept());
+      } catch (const OobCancelled&) {
+        throw;
+      } catch (const OobError& e) {
+        throw OobError(std::string(e.what()) + " (the client never came: --oob-wait-s)");
+      }
     } else {
       conn.emplace(OobConnection::connect(opts_));
     }
@@ -86,7 +91,7 @@ void OobSession::run() {
     conn->barrier();  // both sides' QPs are in RTS
     set_phase(Phase::kSynced);
     while (!w_.traffic_done()) {
-      if (stop_.load(std::memory_order_relaxed)) {
+      if (stop_.load(std::memory_order_relaxed) || cancel_.load(std::memory_order_relaxed)) {
         ended_.store(true, std::memory_order_release);
         return;
       }
@@ -106,6 +111,8 @@ void OobSession::run() {
       }
     }
     w_.set_peer_done();
+  } catch (const OobCancelled&) {
+    fail(who + ": stopped before the peer answered");
   } catch (const std::exception& e) {
     fail(who + ": " + e.what());
   }

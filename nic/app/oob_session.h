@@ -11,6 +11,12 @@
 // A failure in any phase is kept as an error message (never thrown across
 // threads). Threading: the session's thread plus the main thread through
 // the synchronised accessors below.
+// Lifetime: the thread reads the Workload and the session itself until it
+// ends, so release() (and the destructor) stop it -- every wait of the
+// exchange looks at the session's cancel flag at least every 50 ms -- and
+// join it; the owner destroys the Workload only after that. It is never
+// detached (a detached thread blocked on a silent peer woke up after main()
+// had destroyed both: a use-after-free when SIGINT came mid-run).
 #pragma once
 
 #include <atomic>
@@ -46,8 +52,9 @@ class OobSession {
   // The thread has ended (phase 3 done, failed, or stopped); never blocks.
   bool ended() const { return ended_.load(std::memory_order_acquire); }
   std::string error() const;
-  // Joins if the thread ended; otherwise detaches it (a peer that never says
-  // DONE must not keep the process alive after SIGINT).
+  // Stops the thread if it has not ended (a peer that never says DONE must
+  // not keep the process alive after SIGINT) and joins it, within ~50 ms.
+  // Idempotent.
   void release();
 
  private:
@@ -66,6 +73,7 @@ class OobSession {
   Phase phase_ = Phase::kExchanging;
   std::string error_;
   std::atomic<bool> ended_{false};
+  std::atomic<bool> cancel_{false};  // release(): every wait of the exchange gives up
   std::thread thread_;
 };
 

@@ -493,6 +493,8 @@ int run(int argc, char** argv) {
           // tx packets lost with them (within tx_packets, like driver_tx_drops).
           report["ports"][i]["burst_faults"] = ports[i].burst_faults();
           report["ports"][i]["burst_fault_pkts"] = ports[i].burst_fault_pkts();
+          report["ports"][i]["burst_fault_leaked_mbufs"] = ports[i].burst_fault_leaked_mbufs();
+          report["ports"][i]["burst_fault_inexact"] = ports[i].burst_fault_inexact();
           // What the device lost before the switch saw it (rx ring overflow, no mbuf).
           if (auto st = ports[i].stats(); st) {
             report["ports"][i]["device"] = {{"rx_missed", st->rx_missed}, {"rx_errors", st->rx_errors},

@@ -122,6 +122,15 @@ TEST(PortDevargs, MemifBufferSizedForTheMtu) {
   EXPECT_EQ(sf::dpdk::memif_devargs_for_mtu("net_memif0", 0), "net_memif0");
   EXPECT_EQ(sf::dpdk::memif_devargs_for_mtu("net_ring0", 9100), "net_ring0");
   EXPECT_EQ(sf::dpdk::memif_devargs_for_mtu("0000:3b:00.0", 9100), "0000:3b:00.0");
+  // A link's default (sf-pktio, sf-nic): a jumbo frame in one descriptor
+  // whatever the local MTU (none, 1500, 4224), the MTU's if larger; a
+  // user's bsize and other drivers untouched.
+  EXPECT_EQ(sf::dpdk::memif_devargs_for_link("net_memif0,role=client", 0), "net_memif0,role=client,bsize=16384");
+  EXPECT_EQ(sf::dpdk::memif_devargs_for_link("net_memif0", 1500), "net_memif0,bsize=16384");
+  EXPECT_EQ(sf::dpdk::memif_devargs_for_link("net_memif0", 4224), "net_memif0,bsize=16384");
+  EXPECT_EQ(sf::dpdk::memif_devargs_for_link("net_memif0", 20000), "net_memif0,bsize=32768");
+  EXPECT_EQ(sf::dpdk::memif_devargs_for_link("net_memif0,bsize=2048", 0), "net_memif0,bsize=2048");
+  EXPECT_EQ(sf::dpdk::memif_devargs_for_link("net_pcap0,rx_pcap=a.pcap", 0), "net_pcap0,rx_pcap=a.pcap");
 }
 
 // 5. A memif server port (no peer needed to open it). Expect: its bursts run
@@ -145,17 +154,33 @@ TEST(Port, MemifBurstsAreGuarded) {
 // port guarded for the test, with an rx / tx burst callback (run inside
 // rte_eth_rx/tx_burst, as memif's copy is) that writes to an unmapped page.
 // Expect, with the link down (what memif's disconnect sets before it
-// unmaps): rx returns 0, tx returns all n and counts them lost, one fault
-// each; the port works again afterwards. With the link up the fault is not
+// unmaps): rx returns 0, tx returns all n and counts them dropped (freed:
+// none was sent), one fault each; every mbuf is returned or counted (the
+// pool's use); the port works again afterwards. With the link up the fault is not
 // the peer leaving: the process aborts.
 namespace {
 volatile uint8_t* g_unmapped = nullptr;
 volatile bool g_fault_on = false;
-uint16_t faulting_rx_cb(uint16_t, uint16_t, rte_mbuf**, uint16_t n, uint16_t, void*) {
+// As memif's copy path: rx allocates what it delivers, a slot written once
+// its packet is complete; tx copies and frees packets in order.
+volatile bool g_memif_like = false;
+uint16_t faulting_rx_cb(uint16_t, uint16_t, rte_mbuf** pkts, uint16_t n, uint16_t, void*) {
+  if (g_fault_on && g_memif_like) {
+    rte_mbuf* done = rte_pktmbuf_alloc(sf::test::mbuf_pool());
+    rte_pktmbuf_chain(done, rte_pktmbuf_alloc(sf::test::mbuf_pool()));
+    pkts[0] = done;  // one 2-segment packet delivered
+    rte_mbuf* building = rte_pktmbuf_alloc(sf::test::mbuf_pool());
+    rte_pktmbuf_chain(building, rte_pktmbuf_alloc(sf::test::mbuf_pool()));
+    rte_pktmbuf_chain(building, rte_pktmbuf_alloc(sf::test::mbuf_pool()));  // 3 mbufs, in no slot
+  }
   if (g_fault_on) g_unmapped[0] = 1;
   return n;
 }
-uint16_t faulting_tx_cb(uint16_t, uint16_t, rte_mbuf**, uint16_t n, void*) {
+uint16_t faulting_tx_cb(uint16_t, uint16_t, rte_mbuf** pkts, uint16_t n, void*) {
+  if (g_fault_on && g_memif_like) {
+    rte_pktmbuf_free(pkts[0]);  // copied and freed
+    rte_pktmbuf_free(pkts[1]);
+  }
   if (g_fault_on) g_unmapped[0] = 1;
   return n;
 }
@@ -176,14 +201,36 @@ TEST(Port, FaultInsideAGuardedBurstIsAnAbandonedBurst) {
   std::vector<uint8_t> bytes(100, 0x11);
   std::array<rte_mbuf*, 4> tx{};
   for (auto& m : tx) m = sf::test::make_mbuf(bytes);
+  rte_mempool* mp = sf::test::mbuf_pool();
+  const unsigned used0 = rte_mempool_in_use_count(mp);
   g_fault_on = true;
-  EXPECT_EQ(port->tx_burst(tx), 4);  // all taken, lost (their mbufs leak, by design)
+  EXPECT_EQ(port->tx_burst(tx), 4);  // all taken; none sent, all freed here
   EXPECT_EQ(port->burst_faults(), 1u);
   EXPECT_EQ(port->burst_fault_pkts(), 4u);
+  EXPECT_EQ(rte_mempool_in_use_count(mp), used0 - 4);
   std::array<rte_mbuf*, 8> rx{};
   EXPECT_EQ(port->rx_burst(rx), 0);
   EXPECT_EQ(port->burst_faults(), 2u);
   EXPECT_EQ(port->burst_fault_pkts(), 4u);  // rx loses nothing it handed over
+  // memif-like: tx had freed 2 of 4 when the fault came: the other 2 are
+  // freed here (dropped); rx had delivered one 2-segment packet and was
+  // building a 3-mbuf one: the first is returned, the 3 counted as leaked.
+  // Every mbuf returned or counted: the pool's use moves by exactly that.
+  for (auto& m : tx) m = sf::test::make_mbuf(bytes);
+  const unsigned used1 = rte_mempool_in_use_count(mp);
+  g_memif_like = true;
+  EXPECT_EQ(port->tx_burst(tx), 4);
+  EXPECT_EQ(port->burst_fault_pkts(), 6u);
+  EXPECT_EQ(rte_mempool_in_use_count(mp), used1 - 4);
+  EXPECT_EQ(port->rx_burst(rx), 1);
+  ASSERT_NE(rx[0], nullptr);
+  EXPECT_EQ(rx[0]->nb_segs, 2);
+  rte_pktmbuf_free(rx[0]);
+  EXPECT_EQ(port->burst_fault_leaked_mbufs(), 3u);
+  EXPECT_EQ(rte_mempool_in_use_count(mp), used1 - 4 + 3);
+  EXPECT_EQ(port->burst_fault_inexact(), 0u);
+  EXPECT_EQ(port->burst_faults(), 4u);
+  g_memif_like = false;
   // No fault: the burst goes through (the ring loops the frames back).
   g_fault_on = false;
   ASSERT_EQ(rte_eth_dev_set_link_up(port->port_id()), 0);
@@ -192,7 +239,7 @@ TEST(Port, FaultInsideAGuardedBurstIsAnAbandonedBurst) {
   const uint16_t n = port->rx_burst(rx);
   EXPECT_EQ(n, 4);
   rte_pktmbuf_free_bulk(rx.data(), n);
-  EXPECT_EQ(port->burst_faults(), 2u);
+  EXPECT_EQ(port->burst_faults(), 4u);
   // With the link up, a fault is a bug, and stays a crash.
   EXPECT_DEATH(
       {

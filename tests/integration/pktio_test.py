@@ -2,7 +2,7 @@
 """Integration tests of the real-time driver through sf-pktio processes.
 
 Usage: pktio_test.py SF_PKTIO CASE   with CASE one of memif, memif_4k, pcap, af_packet,
-af_xdp, shaper. Each case starts real DPDK processes (each with its own
+af_xdp, shaper, sigint_startup, memif_mixed_jumbo. Each case starts real DPDK processes (each with its own
 --file-prefix, chosen by sf-pktio), waits for them with a timeout, and checks
 the JSON line they print. Exit 0 = pass, 77 = skipped (meson), else fail.
 Waiting here is bounded polling on external processes, never a sleep to let
@@ -210,6 +210,111 @@ def shaper_case(binary):
         check(port["shaper_held_ms"] > 0, "the shaper never held the generator back")
 
 
+
+def hugetlbfs_mounts():
+    with open("/proc/mounts") as f:
+        return [ln.split()[1] for ln in f if ln.split()[2] == "hugetlbfs"]
+
+
+def dpdk_leftovers(prefix):
+    """The runtime directory and huge page files EAL made for `prefix`, if still there."""
+    left = [d for d in (f"/var/run/dpdk/{prefix}",) if os.path.exists(d)]
+    for m in hugetlbfs_mounts():
+        try:
+            left += [os.path.join(m, n) for n in os.listdir(m) if n.startswith(prefix + "map_")]
+        except OSError:
+            pass
+    return left
+
+
+def sigint_startup_case(binary):
+    """SIGINT while sf-pktio starts: at spawn + 0..300 ms (before main, in
+    EAL init, opening the port) and once the port is open and it waits for
+    a memif link that never comes (--link-wait-s 30). It used to install its
+    handler only after the ports were open: an early signal killed it (exit
+    -2) with /var/run/dpdk/<prefix> left behind, and one during the link wait
+    was held until the wait ended. Expect: each run ends within 10 s, by the
+    signal before main() runs (nothing made yet) or with exit 130 and an
+    'interrupted during start-up' message; nothing of its prefix left."""
+    import signal
+    with tempfile.TemporaryDirectory(prefix="sf-sigint-") as d:
+        sock = os.path.join(d, "nobody.sock")  # a memif server no client joins: the link never comes up
+        app = ["--mode", "gen", "--port", f"net_memif0,role=server,socket={sock}", "--link-wait-s", "30",
+               "--backoff", "--log-level", "info"]
+        outcomes = []
+        for delay_ms in (0, 5, 20, 50, 100, 200, 300, None):
+            p = subprocess.Popen([binary] + EAL + ["--"] + app, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 text=True)
+            prefix = f"sf-{p.pid}"
+            if delay_ms is None:
+                # Wait (bounded) for the port to be open: the link wait is running.
+                out = ""
+                deadline = time.monotonic() + 30
+                while "open: id" not in out:
+                    line = p.stdout.readline()
+                    check(line or p.poll() is None, f"sf-pktio exited early ({p.poll()}):\n{out}")
+                    out += line
+                    check(time.monotonic() < deadline, f"port never opened:\n{out}")
+            else:
+                time.sleep(delay_ms / 1000)  # when the signal comes, not how long the code under test takes
+                out = ""
+            p.send_signal(signal.SIGINT)
+            try:
+                rest, _ = p.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                rest, _ = p.communicate()
+                raise AssertionError(f"SIGINT at {delay_ms} ms: still running 10 s later:\n{(out + rest)[-1500:]}")
+            out += rest
+            left = dpdk_leftovers(prefix)
+            check(not left, f"SIGINT at {delay_ms} ms: exit {p.returncode}, left behind: {left}\n{out[-1500:]}")
+            check(p.returncode in (-signal.SIGINT, 130),
+                  f"SIGINT at {delay_ms} ms: exit {p.returncode}, want 130 (or the signal before main):\n{out[-1500:]}")
+            if p.returncode == 130:
+                check("interrupted during start-up" in out, f"exit 130 without the message:\n{out[-1500:]}")
+            outcomes.append(p.returncode)
+        check(outcomes[-1] == 130, f"SIGINT during the link wait: exit {outcomes[-1]}")
+        print("outcomes by delay:", outcomes)
+
+
+
+def memif_mixed_jumbo_case(binary):
+    """fwd replays a pcap of 4,000 frames alternating 60 B and 2-9 KiB into a
+    memif client (devargs without bsize=, no --mtu) at 10 Gb/s; a sink on the
+    memif server counts them. At memif's default bsize (2048) a frame spans
+    several descriptors and DPDK 22.11's receiver loses its ring among the
+    one-descriptor frames (91,317 frames received, 8-segment pieces).
+    Expect: sf-pktio's default bsize (16384) carries each in one
+    descriptor: exactly 4,000 frames received."""
+    n = 4000
+    frames = []
+    for i in range(n):
+        size = 60 if i % 2 == 0 else 2000 + (i * 977) % 7000
+        frames.append(bytes.fromhex("020000000002020000000001") + b"\x88\xb6" +
+                      bytes((i + k) & 0xFF for k in range(size - 14)))
+    with tempfile.TemporaryDirectory(prefix="sf-jumbo-") as d:
+        inp, sock = os.path.join(d, "in.pcap"), os.path.join(d, "m.sock")
+        write_pcap(inp, frames)
+        sink, _ = start_bg(binary, [], ["--mode", "sink", "--port", f"net_memif0,role=server,socket={sock}",
+                                        "--idle-exit-ms", "1000", "--duration", "40", "--backoff"])
+        deadline = time.monotonic() + 15
+        while sock not in open("/proc/net/unix").read():
+            if sink.poll() is not None:
+                raise AssertionError("sink exited early: " + sink.stderr.read())
+            check(time.monotonic() < deadline, "memif server never listened on " + sock)
+            time.sleep(0.02)
+        fp, _ = run_pktio(binary, [], ["--mode", "fwd", "--port", f"net_pcap0,rx_pcap={inp}",
+                                       "--port", f"net_memif0,role=client,socket={sock}", "--count", str(n),
+                                       "--rate-gbps", "10", "--link-wait-s", "10", "--duration", "30"], 60)
+        out, err = finish_bg(sink, 60)
+        check(fp.returncode == 0, f"fwd failed ({fp.returncode}): {fp.stderr[-2000:]}")
+        check(sink.returncode == 0, f"sink failed ({sink.returncode}): {err[-2000:]}")
+        jf, js = last_json(fp.stdout), last_json(out)
+        print("fwd:", jf["fwd"], "sink:", js["sink"])
+        check(jf["ports"][1]["tx_pkts"] == n, f"fwd sent {jf['ports'][1]['tx_pkts']} of {n} into memif")
+        check(js["sink"]["rx_pkts"] == n, f"sink received {js['sink']['rx_pkts']} frames, {n} were sent")
+
+
 def main():
     binary, case = sys.argv[1], sys.argv[2]
     cases = {
@@ -219,6 +324,8 @@ def main():
         "af_xdp": lambda: veth_case(binary, "net_af_xdp"),
         "af_packet": lambda: veth_case(binary, "net_af_packet"),
         "shaper": lambda: shaper_case(binary),
+        "sigint_startup": lambda: sigint_startup_case(binary),
+        "memif_mixed_jumbo": lambda: memif_mixed_jumbo_case(binary),
     }
     rc = cases[case]()
     if rc == SKIP:

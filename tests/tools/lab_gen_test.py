@@ -615,6 +615,30 @@ def case_sim(c):
         cores = {s: spine_tx(out, s)[0] for s in ("core0", "core1", "core2", "core3")}
         print(f"  3 tiers: core tx bytes {cores}")
         check(sum(1 for v in cores.values() if v) >= 2, f"h0's 4 QPs cross more than one core: {cores}")
+        # MRC (--transport mrc) on 2 planes of 100G: one flow h0 -> h3, one QP
+        # spraying over both of h0's ports and, by its EVs (UDP source ports),
+        # over both spines of each plane; hardware timers in virtual time.
+        o = os.path.join(d, "mrc")
+        f, path = c.write(o, radix=4, leaves=2, hosts_per_leaf=2, planes=2, traffic="pair", transport="mrc",
+                          profile="mrc-trim", size_bytes=4 << 20, duration_s=1)
+        out = os.path.join(d, "out-mrc")
+        r = c.lab("run", "--sim", path, "--out", out, "--build", c.build, "--speed-gbps", "100")
+        check(r.returncode == 0, f"mrc: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        (fl,) = json.load(open(os.path.join(out, "results.json")))["flows"]
+        check(fl["complete"] and fl["bytes_received"] == 4 << 20, f"mrc: {fl}")
+        nic_rep = json.load(open(os.path.join(out, "run", "nic-rack0.json")))
+        check(nic_rep["workloads"][0]["transport"] == "mrc" and nic_rep["workloads"][0]["mrc"]["rto_ns"] == 100_000,
+              f"mrc workload in virtual time: {nic_rep['workloads'][0]}")
+        reps = [json.load(open(os.path.join(out, fn))) for fn in sorted(os.listdir(out))
+                if fn.startswith("nic-") and fn.endswith("-report.json")]
+        (m,) = [h["mrc"] for rep in reps for h in rep["hosts"] if h["name"] == "h0"]
+        print(f"  mrc: {fl['goodput_gbps']:.1f} Gb/s, per plane {m['plane_packets']}, retransmits {m['retransmits']}")
+        check(m["tx_data_packets"] == 1024 and m["retransmits"] == 0, f"mrc h0: {m}")
+        check(min(m["plane_packets"]) >= 400, f"mrc: both planes carry the flow: {m['plane_packets']}")
+        check(fl["goodput_gbps"] > 150, f"mrc: {fl['goodput_gbps']:.1f} Gb/s over 2 x 100G")
+        for pl in (0, 1):
+            tx = {s: spine_tx(out, f"p{pl}-{s}")[0] for s in ("spine0", "spine1")}
+            check(min(tx.values()) > 0, f"mrc plane {pl}: one QP's EVs cross both spines: {tx}")
     print("sim: ok")
 
 

@@ -1,7 +1,8 @@
 """The chaos soak's fault schedule (docs/soak.md): drawn from a seed, the same
 for the real-time soak (tools/lab/soak.py) and its virtual-time twin
-(tools/lab/soak_sim.py), which runs the kinds sf-sim has (link_flap, loss,
-blackhole, reset) on a scaled clock.
+(tools/lab/soak_sim.py), which runs the kinds sf-sim has (nic_kill and
+pktio_kill as a host's link down and up, link_flap, loss, blackhole, reset)
+on a scaled clock.
 
 Each kind has its own random stream (seeded by "SEED:KIND"), so the times of
 one kind do not depend on which other kinds are on: the twin's link flaps
@@ -15,7 +16,10 @@ import random
 
 KINDS = ("nic_kill", "pktio_kill", "link_flap", "pfc_storm", "malformed_burst", "bad_command", "bad_config",
          "loss", "blackhole", "reset")
-SIM_KINDS = ("link_flap", "loss", "blackhole", "reset")  # what sf-sim's events can do
+# What sf-sim's events can do: a killed host process is its link down, then
+# up again when it restarts (nic_kill, pktio_kill); PFC storms, malformed
+# bursts and bad inputs have no event in sf-sim.
+SIM_KINDS = ("nic_kill", "pktio_kill", "link_flap", "loss", "blackhole", "reset")
 PARAMS = {  # kind -> allowed keys besides mean_s
     "nic_kill": set(), "pktio_kill": {"down_s"}, "link_flap": {"down_s"}, "pfc_storm": {"len_s"},
     "malformed_burst": {"frames"}, "bad_command": set(), "bad_config": set(),

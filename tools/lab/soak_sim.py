@@ -2,8 +2,10 @@
 """The chaos soak's virtual-time twin (docs/soak.md "Virtual time").
 
 The real-time soak's schedule (tools/lab/soak_schedule.py, same config and
-seed) restricted to the kinds sf-sim can inject -- link_flap (link down, up
-after down_s), loss (a rate for len_s), blackhole (for len_s), reset (a
+seed) restricted to the kinds sf-sim can inject -- nic_kill and pktio_kill
+(the killed host's link down, up when it restarts: a NIC after
+NIC_RESTART_S, a pktio host after the event's down_s), link_flap (link
+down, up after down_s), loss (a rate for len_s), blackhole (for len_s), reset (a
 reboot with the links down for REBOOT_DOWN_MS) -- on a scaled clock: one
 second of the real schedule is --ms-per-s virtual milliseconds. The fabric is
 the soak switch's config with four sf-nic hosts: h0 -> h1 and h2 -> h3, RDMA
@@ -36,6 +38,12 @@ import soak_schedule  # noqa: E402
 
 REBOOT_DOWN_MS = 0.05
 HOSTS = ("h0", "h1", "h2", "h3")
+# The real soak's processes as the twin's hosts: its NIC pair is rdma0
+# (client h0 -> server h1); its pktio stream (gen -> sink) is rdma1 (h2 -> h3).
+KILL_HOST = {("nic_kill", "client"): "h0", ("nic_kill", "server"): "h1",
+             ("pktio_kill", "gen"): "h2", ("pktio_kill", "sink"): "h3"}
+NIC_RESTART_S = 0.5  # a killed NIC host's link is down this long (schedule seconds): the next pair starts
+KILL_TARGETS = ("gen", "sink")  # as tools/lab/soak.py draws pktio_kill
 
 
 def sim_events(schedule, ports, ms_per_s, end_ms):
@@ -47,6 +55,12 @@ def sim_events(schedule, ports, ms_per_s, end_ms):
         k = e["kind"]
         if k == "reset":
             out.append({"kind": "reboot", "switch": "sw0", "at_ms": at, "down_ms": REBOOT_DOWN_MS})
+            continue
+        if k in ("nic_kill", "pktio_kill"):
+            host = KILL_HOST[(k, e.get("side", e.get("target")))]
+            down_s = e.get("down_s", NIC_RESTART_S)
+            until = round(min(end_ms, at + down_s * ms_per_s), 6)
+            out += [{"kind": "link_down", "link": host, "at_ms": at}, {"kind": "link_up", "link": host, "at_ms": until}]
             continue
         host = ports.get(e["port"])
         if host is None:
@@ -198,7 +212,8 @@ def main(argv=None):
         print("soak_sim: FAIL:", msg, flush=True)
     try:
         ports = list(cfg["switch"]["ports"])
-        sched = soak_schedule.draw(cfg, a.seed, a.seconds, kinds=soak_schedule.SIM_KINDS, fault_ports=ports)
+        sched = soak_schedule.draw(cfg, a.seed, a.seconds, kinds=soak_schedule.SIM_KINDS, fault_ports=ports,
+                                   kill_targets=KILL_TARGETS)
         _, port_host = topology(cfg, work, [], a)
         events = sim_events(sched, port_host, a.ms_per_s, a.run_limit_s * 1000)
         topo, _ = topology(cfg, work, events, a)

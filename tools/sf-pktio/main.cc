@@ -3,7 +3,9 @@
 // Startup order (STYLE G14): parse -> EAL -> mempool -> ports -> node -> loop.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <boost/program_options.hpp>
 #include <csignal>
 #include <cstdio>
@@ -33,6 +35,7 @@ using namespace sf::dpdk;
 namespace {
 
 std::atomic<bool> g_stop{false};
+constexpr int kInterruptedExit = 130;  // a signal before the loop ran (128 + SIGINT, as sf-lab)
 extern "C" void on_signal(int) { g_stop.store(true, std::memory_order_relaxed); }
 
 constexpr const char* kUsage = R"(sf-pktio: packet I/O smoke tool for the softfabric real-time driver.
@@ -157,7 +160,7 @@ po::options_description describe(Options& o) {
     ("linger-ms", po::value(&o.linger_ms)->default_value(200), "gen/fwd: keep the ports open this long after the last frame left, so the peer can drain the link (memif frees its rings on disconnect); fwd also at SIGINT/--duration, after sending what it had queued")
     ("rx-desc", po::value(&o.rx_desc)->default_value(1024), "rx descriptors per queue")
     ("tx-desc", po::value(&o.tx_desc)->default_value(1024), "tx descriptors per queue")
-    ("mtu", po::value(&o.mtu)->default_value(0), "port MTU (0 = device default)")
+    ("mtu", po::value(&o.mtu)->default_value(0), "port MTU (0 = device default); a memif port whose devargs have no bsize= gets one holding a 9216 B frame (the MTU's frame if larger)")
     ("tx-only", po::bool_switch(&o.tx_only), "gen: do not poll rx (e.g. net_null, whose rx invents packets)")
     ("backoff", po::bool_switch(&o.backoff), "idle back-off (pause, then sleep up to 200 us) to share cores")
     ("ready-file", po::value(&o.ready_file), "create this file once ports are up and the loop starts (for orchestration)")
@@ -238,11 +241,27 @@ int run(int argc, char** argv) {
   }
   if (!app::set_log_level(o.log_level, "sf-pktio")) return 2;
 
+  // SIGINT/SIGTERM from here on only set the stop flag, so a signal during
+  // EAL init, port start or the link wait still reaches cleanup_eal() (the
+  // runtime directory /var/run/dpdk/<prefix> removed): start-up stops at the
+  // next step, exit 130, no JSON line.
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  auto interrupted = [] {
+    if (!g_stop.load(std::memory_order_relaxed)) return false;
+    spdlog::error("interrupted during start-up");
+    return true;
+  };
+
   // 2. EAL.
   auto eal = init_eal(args.eal);
   if (!eal) {
     spdlog::error("{}", eal.error());
     return 1;
+  }
+  if (interrupted()) {
+    cleanup_eal();
+    return kInterruptedExit;
   }
   spdlog::info("EAL up: prefix {}, {}", eal->file_prefix,
                eal->no_huge ? (eal->no_huge_added ? "no huge pages free: --no-huge" : "--no-huge") : "huge pages");
@@ -273,8 +292,13 @@ int run(int argc, char** argv) {
     // 4. Ports.
     std::vector<Port> ports;
     for (const auto& d : devargs) {
+      if (interrupted()) {
+        rc = kInterruptedExit;
+        break;
+      }
       PortConfig pc;
-      pc.devargs = d;
+      // memif: a bsize that holds any frame of the link unless the user gave one.
+      pc.devargs = memif_devargs_for_link(d, o.mtu);
       pc.rx_desc = o.rx_desc;
       pc.tx_desc = o.tx_desc;
       pc.mtu = o.mtu;
@@ -289,11 +313,20 @@ int run(int argc, char** argv) {
                    p->mtu(), p->multi_seg_tx());
       ports.push_back(std::move(*p));
     }
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    // Bounded link wait (every port by one deadline); a signal ends it.
+    const auto link_deadline = std::chrono::steady_clock::now() +
+                               std::chrono::nanoseconds(static_cast<int64_t>(o.link_wait_s * 1e9));
     for (auto& p : ports) {
-      if (rc != 0) break;
-      if (auto st = p.wait_link_up(TimeNs(static_cast<int64_t>(o.link_wait_s * 1e9))); !st) spdlog::warn("{}", st.error());
+      while (rc == 0 && !p.link_up()) {
+        if (interrupted()) {
+          rc = kInterruptedExit;
+        } else if (std::chrono::steady_clock::now() >= link_deadline) {
+          spdlog::warn("port {}: link still down after {} s (peer process or link partner?)", p.name(), o.link_wait_s);
+          break;
+        } else {
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));  // bounded wait on the peer
+        }
+      }
     }
 
     // 5. Node and loop.

@@ -240,7 +240,8 @@ def memif_peer_killed(h, rounds=8):
     rep = h.stop_switch(sw)
     p0, p1 = (port_by_name(rep, n) for n in names)
     print("switch:", json.dumps({p["name"]: {k: p[k] for k in ("rx_packets", "tx_packets", "dropped", "drops",
-                                                                  "burst_faults", "burst_fault_pkts")}
+                                                                  "burst_faults", "burst_fault_pkts",
+                                                                  "burst_fault_leaked_mbufs")}
                                  for p in rep["ports"]}), "rounds", rounds_done)
     check(p0["rx_packets"] > 0 and p1["tx_packets"] > 0, f"no traffic forwarded: {p0} {p1}")
     # Conservation with the hosts gone: an arrival is handed to the driver
@@ -258,6 +259,14 @@ def memif_peer_killed(h, rounds=8):
     check(tx + dropped + queued == rx and driver <= tx,
           f"conservation: rx {rx} != tx {tx} + dropped {dropped} + queued {queued} (driver drops {driver})")
     harness.check_drop_causes(rep)
+    # Every mbuf back in the pool or counted: what abandoned bursts left out
+    # is exactly burst_fault_leaked_mbufs (common/dpdk/burst_guard_pool.h).
+    mp = rep["mempool"]
+    leak = mp["in_use_at_stop"] - mp["in_use_at_ready"]
+    counted = sum(p["burst_fault_leaked_mbufs"] for p in rep["ports"])
+    inexact = sum(p["burst_fault_inexact"] for p in rep["ports"])
+    check(leak == counted or (inexact > 0 and leak >= counted),
+          f"mempool: {leak} mbufs not back at stop, the switch counted {counted} ({inexact} faults inexact)")
 
 
 # ---- 2. incast, shaping, ECN ---------------------------------------------------------

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <functional>
 #include <future>
 #include <string>
@@ -275,6 +276,51 @@ TEST(OobExchange, PortInUse) {
   OobListener first(loopback(0));
   const std::string e = error_of([&] { OobListener second(loopback(first.port())); });
   EXPECT_NE(e.find("cannot listen on 127.0.0.1:" + std::to_string(first.port())), std::string::npos) << e;
+}
+
+// 10. A server whose client never comes: accept() gives up after
+// accept_timeout, not the (long) io_timeout, naming address and wait.
+TEST(OobExchange, AcceptGivesUpAfterAcceptTimeout) {
+  OobOptions o = loopback(0);
+  o.io_timeout = std::chrono::milliseconds(600000);  // sf-nic's: a silent peer mid-test
+  o.accept_timeout = std::chrono::milliseconds(1);
+  OobListener listener(o);
+  const std::string e = error_of([&] { listener.accept(); });
+  EXPECT_NE(e.find("no client connected to 127.0.0.1:" + std::to_string(listener.port()) + " within 1 ms"),
+            std::string::npos)
+      << e;
+}
+
+// 11. The cancel flag ends every wait: accept, the connect retries and a
+// receive from a silent peer, each with 600 s timeouts (the test would hang
+// without it). Set before the wait and from another thread during it.
+TEST(OobExchange, CancelEndsEveryWait) {
+  std::atomic<bool> cancel{true};
+  OobOptions o = loopback(0);
+  o.io_timeout = std::chrono::milliseconds(600000);
+  o.cancel = &cancel;
+  OobListener listener(o);
+  EXPECT_THROW(listener.accept(), OobCancelled);
+
+  uint16_t closed_port = 0;
+  {
+    OobListener probe(loopback(0));
+    closed_port = probe.port();
+  }
+  OobOptions oc = o;
+  oc.port = closed_port;
+  oc.connect_attempts = 1000;
+  oc.retry_interval = std::chrono::milliseconds(600000);
+  EXPECT_THROW(OobConnection::connect(oc), OobCancelled);
+
+  // A connected peer that never speaks; the flag set while the receive waits.
+  cancel = false;
+  const int fd = raw_connect(listener.port());
+  OobConnection c = listener.accept();
+  auto waiting = std::async(std::launch::async, [&] { return error_of([&] { c.barrier(); }); });
+  cancel = true;
+  EXPECT_EQ(waiting.get(), "cancelled");
+  ::close(fd);
 }
 
 }  // namespace
