@@ -97,6 +97,7 @@ const char* to_string(MrcRx r) {
     case MrcRx::kProbe: return "probe";
     case MrcRx::kProbeResponse: return "probe_response";
     case MrcRx::kPortStatus: return "port_status";
+    case MrcRx::kPortStatusAnswered: return "port_status_answered";
     case MrcRx::kCount: break;
   }
   return "?";
@@ -940,8 +941,11 @@ TimeNs Transport::next_deadline() const {
   t = std::min(t, port_status_repeat_);
   if (sb_ && q_.state_ == QpState::kRts) {
     if (sb_->in_flight() > 0) t = std::min(t, next_probe_at_);
+    // A probe already pending (not sent yet: its plane's port has not asked)
+    // needs no timer; counting its past due time would make every advance()
+    // due again at once (the node's timer loop would never end).
     if (ev_probe_out_ >= 0) t = std::min(t, ev_probe_sent_ + TimeNs(attr_.rto_ns));
-    else if (retired_ > 0) t = std::min(t, next_ev_probe_at_);
+    else if (retired_ > 0 && ev_probe_pending_ < 0) t = std::min(t, next_ev_probe_at_);
   }
   return t;
 }
@@ -1021,6 +1025,9 @@ void Transport::on_peer_port_status(uint32_t up_mask, uint8_t num_ports, uint16_
 
 bool Transport::from_peer(const wire::FrameInfo& fi) const { return ev_.has_value() && peer_ok(fi); }
 
-void Transport::on_port_status_answered() { port_status_repeat_ = TimeNs::max(); }
+void Transport::on_port_status_answered() {
+  port_status_repeat_ = TimeNs::max();
+  ++ctr_.rx[static_cast<int>(MrcRx::kPortStatusAnswered)];
+}
 
 }  // namespace sf::nic::mrc

@@ -67,6 +67,7 @@ enum class MrcRx : uint8_t {
   kProbe,           // reliability probe answered
   kProbeResponse,   // SACK with PR: probe answered
   kPortStatus,      // port-status update applied
+  kPortStatusAnswered,  // the peer's EETH answered our port-status update
   kCount
 };
 const char* to_string(MrcRx r);
