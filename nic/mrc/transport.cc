@@ -6,7 +6,9 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <variant>
 
+#include "common/wire/icrc.h"
 #include "nic/rc/chain_copy.h"
 #include "nic/rc/identifiers.h"
 #include "nic/rc/qp.h"
@@ -296,7 +298,7 @@ void Transport::fail(WcStatus st, uint64_t wqe, TimeNs now) {
 
 // ---------------------------------------------------------------- frames
 
-rte_mbuf* Transport::emit(wire::MrcFrameSpec& s, uint32_t payload_bytes, uint32_t ev, uint8_t plane) {
+void Transport::address(wire::MrcFrameSpec& s, uint32_t ev, uint8_t plane) const {
   s.udp_src_port = static_cast<uint16_t>(0xC000u | (ev & 0x3FFFu));
   if (auto* v6 = std::get_if<wire::Ipv6Spec>(&s.l3)) v6->flow_label = ev & 0xFFFFFu;
   if (spray_) {
@@ -316,6 +318,10 @@ rte_mbuf* Transport::emit(wire::MrcFrameSpec& s, uint32_t payload_bytes, uint32_
       if (peer) v6b->dst = attr_.peer_gid[plane];
     }
   }
+}
+
+rte_mbuf* Transport::emit(wire::MrcFrameSpec& s, uint32_t payload_bytes, uint32_t ev, uint8_t plane) {
+  address(s, ev, plane);
   const wire::BuildResult r =
       wire::build_mrc_frame(frame_, s, std::span<const uint8_t>(payload_.data(), payload_bytes));
   if (!r.ok()) {
@@ -324,6 +330,130 @@ rte_mbuf* Transport::emit(wire::MrcFrameSpec& s, uint32_t payload_bytes, uint32_
   }
   rte_mbuf* m = to_mbuf(q_.env_.pool, frame_.data(), static_cast<uint32_t>(r.frame_bytes));
   if (m == nullptr) ++q_.ctr_.alloc_failures;
+  return m;
+}
+
+namespace {
+
+// Appends n bytes (src, or zeros when src is null) at the end of the chain,
+// a new segment whenever the tail is full, folding them into the ICRC.
+bool append(rte_mempool* pool, rte_mbuf* head, rte_mbuf*& tail, const uint8_t* src, uint32_t n,
+            wire::IcrcAccumulator& acc) {
+  while (n > 0) {
+    uint32_t room = rte_pktmbuf_tailroom(tail);
+    if (room == 0) {
+      rte_mbuf* seg = rte_pktmbuf_alloc(pool);
+      if (seg == nullptr) return false;
+      tail->next = seg;
+      tail = seg;
+      head->nb_segs++;
+      room = rte_pktmbuf_tailroom(seg);
+    }
+    const uint32_t k = std::min(room, n);
+    uint8_t* dst = rte_pktmbuf_mtod_offset(tail, uint8_t*, tail->data_len);
+    if (src != nullptr) {
+      rc::copy_bytes(dst, src, k);
+      src += k;
+    } else {
+      std::memset(dst, 0, k);
+    }
+    acc.update({dst, k});
+    tail->data_len = static_cast<uint16_t>(tail->data_len + k);
+    head->pkt_len += k;
+    n -= k;
+  }
+  return true;
+}
+
+}  // namespace
+
+rte_mbuf* Transport::emit_data(wire::MrcFrameSpec& s, uint64_t wqe, uint32_t off, uint32_t n, uint8_t plane,
+                               bool* lkey_failed) {
+  *lkey_failed = false;
+  address(s, s.meth.ev, plane);
+  const bool v4 = std::holds_alternative<wire::Ipv4Spec>(s.l3);
+  if (!v4 && !std::holds_alternative<wire::Ipv6Spec>(s.l3)) {
+    // Not IPv4 / IPv6 (no other L3 is set up today): the generic path.
+    if (!gather(wqe, off, n)) {
+      *lkey_failed = true;
+      return nullptr;
+    }
+    return emit(s, n, s.meth.ev, plane);
+  }
+  rte_mbuf* m = rte_pktmbuf_alloc(q_.env_.pool);
+  if (m == nullptr) {
+    ++q_.ctr_.alloc_failures;
+    return nullptr;
+  }
+  uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
+  const wire::BuildResult r = wire::build_mrc_headers({data, rte_pktmbuf_tailroom(m)}, s, n);
+  const wire::IcrcLayout layout{v4 ? wire::IpVersion::kV4 : wire::IpVersion::kV6, v4 ? 20u : 40u};
+  const uint32_t ip_off = wire::EthHeader::kSize + (s.l2.vlan ? wire::VlanTag::kSize : 0);
+  const auto hb = static_cast<uint32_t>(r.header_bytes);
+  wire::IcrcAccumulator acc;
+  if (!r.ok() || hb < ip_off + layout.masked_bytes() || !acc.begin({data + ip_off, hb - ip_off}, layout)) {
+    rte_pktmbuf_free(m);
+    ++q_.ctr_.alloc_failures;
+    return nullptr;
+  }
+  acc.update({data + ip_off + layout.masked_bytes(), hb - ip_off - layout.masked_bytes()});
+  m->data_len = static_cast<uint16_t>(hb);
+  m->pkt_len = hb;
+  rte_mbuf* tail = m;
+  // The payload straight from the SGEs into the chain, each piece checked
+  // with the MR table in the packet that reads it.
+  const rc::Qp::SendWqe& w = q_.sq_at(wqe);
+  uint32_t skip = off;
+  uint32_t left = n;
+  bool ok = true;
+  for (uint32_t i = 0; i < w.num_sge && left > 0 && ok; ++i) {
+    const verbs::Sge& g = w.sge[i];
+    if (skip >= g.length) {
+      skip -= g.length;
+      continue;
+    }
+    const uint32_t k = std::min(g.length - skip, left);
+    if (q_.env_.mrs->check(g.lkey, false, q_.pd_, g.addr + skip, k, 0) != verbs::MrCheck::kOk) {
+      rte_pktmbuf_free(m);
+      *lkey_failed = true;
+      return nullptr;
+    }
+    ok = append(q_.env_.pool, m, tail, reinterpret_cast<const uint8_t*>(g.addr) + skip, k, acc);
+    left -= k;
+    skip = 0;
+  }
+  if (ok && left != 0) {
+    rte_pktmbuf_free(m);
+    *lkey_failed = true;
+    return nullptr;
+  }
+  const uint32_t pad = (4 - (n & 3u)) & 3u;
+  if (ok && pad > 0) ok = append(q_.env_.pool, m, tail, nullptr, pad, acc);
+  if (ok) {
+    const uint32_t icrc = acc.value();
+    const std::array<uint8_t, 4> le{static_cast<uint8_t>(icrc), static_cast<uint8_t>(icrc >> 8),
+                                    static_cast<uint8_t>(icrc >> 16), static_cast<uint8_t>(icrc >> 24)};
+    for (uint32_t k = 0; k < 4 && ok; ++k) {
+      if (rte_pktmbuf_tailroom(tail) == 0) {
+        rte_mbuf* seg = rte_pktmbuf_alloc(q_.env_.pool);
+        if (seg == nullptr) {
+          ok = false;
+          break;
+        }
+        tail->next = seg;
+        tail = seg;
+        m->nb_segs++;
+      }
+      *rte_pktmbuf_mtod_offset(tail, uint8_t*, tail->data_len) = le[k];
+      tail->data_len = static_cast<uint16_t>(tail->data_len + 1);
+      m->pkt_len += 1;
+    }
+  }
+  if (!ok) {
+    rte_pktmbuf_free(m);
+    ++q_.ctr_.alloc_failures;
+    return nullptr;
+  }
   return m;
 }
 
@@ -353,10 +483,6 @@ rte_mbuf* Transport::build_data(Psn psn, SendRec& r, bool rtx, TimeNs now) {
   const bool first = r.offset == 0;
   const bool last = r.offset + r.len == w.length;
   const bool imm = w.opcode == verbs::WrOpcode::kRdmaWriteWithImm;
-  if (!gather(r.wqe, r.offset, r.len)) {
-    fail(WcStatus::kLocProtErr, r.wqe, now);
-    return nullptr;
-  }
   wire::MrcFrameSpec s = spec_;
   s.op = data_op(first, last, imm);
   s.bth.psn = psn;
@@ -372,7 +498,10 @@ rte_mbuf* Transport::build_data(Psn psn, SendRec& r, bool rtx, TimeNs now) {
   s.reth_rkey = w.rkey;
   s.reth_dma_length = w.length;
   s.immdt = w.imm;
-  return emit(s, r.len, s.meth.ev, ev_->plane(r.ev));
+  bool lkey_failed = false;
+  rte_mbuf* m = emit_data(s, r.wqe, r.offset, r.len, ev_->plane(r.ev), &lkey_failed);
+  if (lkey_failed) fail(WcStatus::kLocProtErr, r.wqe, now);
+  return m;
 }
 
 // ---------------------------------------------------------------- requester

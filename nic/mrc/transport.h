@@ -207,8 +207,17 @@ class Transport {
   rte_mbuf* make_probe(uint8_t plane, TimeNs now);
   void queue_rtx(wire::Psn p);
   void lost(wire::Psn p, bool timeout, TimeNs now);
-  // Builds one MRC frame of `spec` with `payload` (scratch) into an mbuf.
+  // Source port / flow label of `ev`, and plane `plane`'s addresses.
+  void address(wire::MrcFrameSpec& s, uint32_t ev, uint8_t plane) const;
+  // Builds one MRC frame of `spec` with `payload` (scratch) into an mbuf
+  // (control frames).
   rte_mbuf* emit(wire::MrcFrameSpec& spec, uint32_t payload_bytes, uint32_t ev, uint8_t plane);
+  // A data frame: headers built in the mbuf, `n` payload bytes at `off` of
+  // WQE `wqe` copied from its SGEs straight into the chain (each piece's MR
+  // checked), ICRC folded on the way: one copy of the payload. nullptr with
+  // *lkey_failed when an SGE piece failed its MR check.
+  rte_mbuf* emit_data(wire::MrcFrameSpec& s, uint64_t wqe, uint32_t off, uint32_t n, uint8_t plane,
+                      bool* lkey_failed);
   rte_mbuf* build_data(wire::Psn psn, SendRec& r, bool rtx, TimeNs now);
   bool gather(uint64_t wqe, uint32_t off, uint32_t n);
   void complete_acked(TimeNs now);
