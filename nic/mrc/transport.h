@@ -241,6 +241,21 @@ class Transport {
 
   // frame template (RTR)
   wire::MrcFrameSpec spec_{};
+  // Data-frame headers by kind (op, SE, payload bytes, plane), most recent
+  // 8: a packet of a known kind copies them and writes its own PSN, METH,
+  // RETH, ImmDt, UDP source port and flow label over them (emit_data).
+  static constexpr uint32_t kTxHdrBytes = 160;
+  struct TxHdr {
+    bool valid = false;
+    bool se = false;
+    wire::MrcOp op = wire::MrcOp::kWriteOnly;
+    uint8_t plane = 0;
+    uint16_t bytes = 0;
+    uint32_t n = 0;
+    std::array<uint8_t, kTxHdrBytes> b{};
+  };
+  std::array<TxHdr, 8> tx_hdr_{};
+  uint32_t tx_hdr_next_ = 0;
   std::vector<uint8_t> payload_;   // one packet's payload (gathered)
   std::vector<uint8_t> frame_;     // one frame
 
