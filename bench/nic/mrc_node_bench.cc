@@ -15,7 +15,8 @@
 //  {"bench":"mrc_node","size":65536,"mtu":4096,"rounds":5,"seconds":0.3,
 //   "rc_ns_per_frame":..,"mrc_ns_per_frame":..,"ratio":rc/mrc (MRC throughput
 //   per CPU-second relative to RC's; goal >= 0.9),"rc_gbps":..,"mrc_gbps":..,
-//   "mrc_rtx":retransmissions in all MRC rounds (0 expected)}
+//   "mrc_rtx":retransmissions in all MRC rounds (0 expected),
+//   "rc_acks_per_frame" / "mrc_acks_per_frame": ACKs / SACKs per data frame}
 // Usage: mrc_node_bench [--seconds S] [--rounds N] [--sizes 65536,4096] [--only rc|mrc]
 // (--only: run one transport, no JSON; for perf / callgrind.)
 #include <rte_mbuf.h>
@@ -142,6 +143,7 @@ struct Run {
   uint64_t frames = 0;
   uint64_t bytes = 0;
   uint64_t rtx = 0;
+  uint64_t acks = 0;  // ACKs / SACKs the responder sent
 };
 
 [[gnu::noinline]] Run run(rte_mempool* pool, bool mrc, uint32_t size, double seconds) {
@@ -197,6 +199,7 @@ struct Run {
   r.frames = x.qp->counters().tx_data_pkts - f0;
   r.bytes = done * size;
   r.rtx = x.qp->counters().tx_retransmit_pkts;
+  r.acks = y.qp->counters().tx_acks;
   return r;
 }
 
@@ -255,7 +258,7 @@ int main(int argc, char** argv) {
                    r.cpu_s * 1e9 / static_cast<double>(std::max<uint64_t>(r.frames, 1)));
       continue;
     }
-    std::vector<double> rc_ns, mrc_ns, rc_gbps, mrc_gbps;
+    std::vector<double> rc_ns, mrc_ns, rc_gbps, mrc_gbps, rc_acks, mrc_acks;
     uint64_t mrc_rtx = 0;
     for (int round = 0; round < rounds; ++round) {
       for (const bool mrc : {false, true}) {
@@ -264,14 +267,15 @@ int main(int argc, char** argv) {
         (mrc ? mrc_ns : rc_ns).push_back(r.cpu_s * 1e9 / static_cast<double>(r.frames));
         (mrc ? mrc_gbps : rc_gbps).push_back(static_cast<double>(r.bytes) * 8 / r.cpu_s / 1e9);
         if (mrc) mrc_rtx += r.rtx;
+        (mrc ? mrc_acks : rc_acks).push_back(static_cast<double>(r.acks) / static_cast<double>(r.frames));
       }
     }
     const double rn = median(rc_ns), mn = median(mrc_ns);
     std::printf(
         "{\"bench\":\"mrc_node\",\"size\":%u,\"mtu\":%u,\"rounds\":%d,\"seconds\":%.2f,\"rc_ns_per_frame\":%.1f,"
-        "\"mrc_ns_per_frame\":%.1f,\"ratio\":%.3f,\"rc_gbps\":%.2f,\"mrc_gbps\":%.2f,\"mrc_rtx\":%llu}\n",
+        "\"mrc_ns_per_frame\":%.1f,\"ratio\":%.3f,\"rc_gbps\":%.2f,\"mrc_gbps\":%.2f,\"mrc_rtx\":%llu,\"rc_acks_per_frame\":%.3f,\"mrc_acks_per_frame\":%.3f}\n",
         size, kMtu, rounds, seconds, rn, mn, rn / mn, median(rc_gbps), median(mrc_gbps),
-        static_cast<unsigned long long>(mrc_rtx));
+        static_cast<unsigned long long>(mrc_rtx), median(rc_acks), median(mrc_acks));
     std::fflush(stdout);
   }
   rte_mempool_free(pool);
