@@ -6,7 +6,9 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <variant>
 
+#include "common/wire/icrc.h"
 #include "nic/rc/chain_copy.h"
 #include "nic/rc/identifiers.h"
 #include "nic/rc/qp.h"
@@ -97,6 +99,7 @@ const char* to_string(MrcRx r) {
     case MrcRx::kProbe: return "probe";
     case MrcRx::kProbeResponse: return "probe_response";
     case MrcRx::kPortStatus: return "port_status";
+    case MrcRx::kPortStatusAnswered: return "port_status_answered";
     case MrcRx::kCount: break;
   }
   return "?";
@@ -248,6 +251,7 @@ void Transport::on_rtr(TimeNs now) {
   const rc::LocalAddr& local = q_.local_of(q_.attr_.port_num);
   spec_ = wire::MrcFrameSpec{};
   rc::peer_addressing(ah, local, q_.env_.cfg->ecn_capable, &spec_.l2, &spec_.l3);
+  for (TxHdr& c : tx_hdr_) c.valid = false;
   spec_.bth.dest_qp = q_.attr_.dest_qp_num;
   spec_.bth.pkey = q_.pkey_;
   last_feedback_ = now;
@@ -295,7 +299,7 @@ void Transport::fail(WcStatus st, uint64_t wqe, TimeNs now) {
 
 // ---------------------------------------------------------------- frames
 
-rte_mbuf* Transport::emit(wire::MrcFrameSpec& s, uint32_t payload_bytes, uint32_t ev, uint8_t plane) {
+void Transport::address(wire::MrcFrameSpec& s, uint32_t ev, uint8_t plane) const {
   s.udp_src_port = static_cast<uint16_t>(0xC000u | (ev & 0x3FFFu));
   if (auto* v6 = std::get_if<wire::Ipv6Spec>(&s.l3)) v6->flow_label = ev & 0xFFFFFu;
   if (spray_) {
@@ -315,6 +319,10 @@ rte_mbuf* Transport::emit(wire::MrcFrameSpec& s, uint32_t payload_bytes, uint32_
       if (peer) v6b->dst = attr_.peer_gid[plane];
     }
   }
+}
+
+rte_mbuf* Transport::emit(wire::MrcFrameSpec& s, uint32_t payload_bytes, uint32_t ev, uint8_t plane) {
+  address(s, ev, plane);
   const wire::BuildResult r =
       wire::build_mrc_frame(frame_, s, std::span<const uint8_t>(payload_.data(), payload_bytes));
   if (!r.ok()) {
@@ -323,6 +331,199 @@ rte_mbuf* Transport::emit(wire::MrcFrameSpec& s, uint32_t payload_bytes, uint32_
   }
   rte_mbuf* m = to_mbuf(q_.env_.pool, frame_.data(), static_cast<uint32_t>(r.frame_bytes));
   if (m == nullptr) ++q_.ctr_.alloc_failures;
+  return m;
+}
+
+namespace {
+
+// Appends n bytes (src, or zeros when src is null) at the end of the chain,
+// a new segment whenever the tail is full, folding them into the ICRC.
+bool append(rte_mempool* pool, rte_mbuf* head, rte_mbuf*& tail, const uint8_t* src, uint32_t n,
+            wire::IcrcAccumulator& acc) {
+  while (n > 0) {
+    uint32_t room = rte_pktmbuf_tailroom(tail);
+    if (room == 0) {
+      rte_mbuf* seg = rte_pktmbuf_alloc(pool);
+      if (seg == nullptr) return false;
+      tail->next = seg;
+      tail = seg;
+      head->nb_segs++;
+      room = rte_pktmbuf_tailroom(seg);
+    }
+    const uint32_t k = std::min(room, n);
+    uint8_t* dst = rte_pktmbuf_mtod_offset(tail, uint8_t*, tail->data_len);
+    if (src != nullptr) {
+      rc::copy_bytes(dst, src, k);
+      src += k;
+    } else {
+      std::memset(dst, 0, k);
+    }
+    acc.update({dst, k});
+    tail->data_len = static_cast<uint16_t>(tail->data_len + k);
+    head->pkt_len += k;
+    n -= k;
+  }
+  return true;
+}
+
+}  // namespace
+
+rte_mbuf* Transport::emit_data(wire::MrcFrameSpec& s, uint64_t wqe, uint32_t off, uint32_t n, uint8_t plane,
+                               bool* lkey_failed) {
+  *lkey_failed = false;
+  address(s, s.meth.ev, plane);
+  const bool v4 = std::holds_alternative<wire::Ipv4Spec>(s.l3);
+  if (!v4 && !std::holds_alternative<wire::Ipv6Spec>(s.l3)) {
+    // Not IPv4 / IPv6 (no other L3 is set up today): the generic path.
+    if (!gather(wqe, off, n)) {
+      *lkey_failed = true;
+      return nullptr;
+    }
+    return emit(s, n, s.meth.ev, plane);
+  }
+  rte_mbuf* m = rte_pktmbuf_alloc(q_.env_.pool);
+  if (m == nullptr) {
+    ++q_.ctr_.alloc_failures;
+    return nullptr;
+  }
+  uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
+  const wire::IcrcLayout layout{v4 ? wire::IpVersion::kV4 : wire::IpVersion::kV6, v4 ? 20u : 40u};
+  const uint32_t ip_off = wire::EthHeader::kSize + (s.l2.vlan ? wire::VlanTag::kSize : 0);
+  const bool imm = wire::mrc_has_imm(s.op);
+  const uint32_t udp_off = ip_off + layout.ip_header_bytes;
+  const uint32_t bth_off = udp_off + static_cast<uint32_t>(wire::UdpHeader::kSize);
+  const uint32_t meth_off = bth_off + static_cast<uint32_t>(wire::Bth::kSize);
+  const uint32_t reth_off = meth_off + static_cast<uint32_t>(wire::Meth::kSize);
+  const uint32_t end_off = reth_off + 16 + (imm ? 4u : 0u);
+  // Headers: a copy of the last ones of this kind (op, SE, payload bytes,
+  // plane: everything else in them is the QP's) with the per-packet fields
+  // written over, else built (and kept when the layout is the expected one).
+  TxHdr* h = nullptr;
+  for (TxHdr& c : tx_hdr_) {
+    if (c.valid && c.op == s.op && c.se == s.bth.se && c.n == n && c.plane == plane) {
+      h = &c;
+      break;
+    }
+  }
+  uint32_t hb = 0;
+  bool built_ok = true;
+  if (h != nullptr && h->bytes <= rte_pktmbuf_tailroom(m)) {
+    std::memcpy(data, h->b.data(), h->bytes);
+    hb = h->bytes;
+    const uint16_t sport = static_cast<uint16_t>(0xC000u | (s.meth.ev & 0x3FFFu));
+    data[udp_off] = static_cast<uint8_t>(sport >> 8);
+    data[udp_off + 1] = static_cast<uint8_t>(sport);
+    if (!v4) {
+      const uint32_t fl = s.meth.ev & 0xFFFFFu;
+      data[ip_off + 1] = static_cast<uint8_t>((data[ip_off + 1] & 0xF0) | (fl >> 16));
+      data[ip_off + 2] = static_cast<uint8_t>(fl >> 8);
+      data[ip_off + 3] = static_cast<uint8_t>(fl);
+    }
+    const uint32_t psn = s.bth.psn.value();
+    data[bth_off + wire::Bth::kOffPsn] = static_cast<uint8_t>(psn >> 16);
+    data[bth_off + wire::Bth::kOffPsn + 1] = static_cast<uint8_t>(psn >> 8);
+    data[bth_off + wire::Bth::kOffPsn + 2] = static_cast<uint8_t>(psn);
+    auto* me = reinterpret_cast<wire::Meth*>(data + meth_off);
+    me->flags = static_cast<uint8_t>((s.meth.rtx ? wire::Meth::kFlagRtx : 0) |
+                                     (wire::mrc_is_last(s.op) ? wire::Meth::kFlagLast : 0) |
+                                     (s.meth.ts_valid ? wire::Meth::kFlagTs : 0));
+    me->reserved = 0;
+    me->rqmsn = wire::Be16(s.meth.rqmsn);
+    me->msn = wire::Be32(s.meth.msn);
+    me->msg_offset = wire::Be32(s.meth.msg_offset);
+    me->ev = wire::Be32(s.meth.ev);
+    me->tx_ts = wire::Be32(s.meth.tx_ts);
+    auto put32 = [&](uint32_t off, uint32_t v) {
+      data[off] = static_cast<uint8_t>(v >> 24);
+      data[off + 1] = static_cast<uint8_t>(v >> 16);
+      data[off + 2] = static_cast<uint8_t>(v >> 8);
+      data[off + 3] = static_cast<uint8_t>(v);
+    };
+    put32(reth_off, static_cast<uint32_t>(s.reth_va >> 32));
+    put32(reth_off + 4, static_cast<uint32_t>(s.reth_va));
+    put32(reth_off + 8, s.reth_rkey);
+    put32(reth_off + 12, s.reth_dma_length);
+    if (imm) put32(reth_off + 16, s.immdt);
+  } else {
+    address(s, s.meth.ev, plane);
+    const wire::BuildResult r = wire::build_mrc_headers({data, rte_pktmbuf_tailroom(m)}, s, n);
+    built_ok = r.ok();
+    hb = static_cast<uint32_t>(r.header_bytes);
+    if (built_ok && hb == end_off && hb <= kTxHdrBytes) {
+      TxHdr& c = tx_hdr_[tx_hdr_next_++ % tx_hdr_.size()];
+      c.valid = true;
+      c.op = s.op;
+      c.se = s.bth.se;
+      c.n = n;
+      c.plane = plane;
+      c.bytes = static_cast<uint16_t>(hb);
+      std::memcpy(c.b.data(), data, hb);
+    }
+  }
+  wire::IcrcAccumulator acc;
+  if (!built_ok || hb < ip_off + layout.masked_bytes() || !acc.begin({data + ip_off, hb - ip_off}, layout)) {
+    rte_pktmbuf_free(m);
+    ++q_.ctr_.alloc_failures;
+    return nullptr;
+  }
+  acc.update({data + ip_off + layout.masked_bytes(), hb - ip_off - layout.masked_bytes()});
+  m->data_len = static_cast<uint16_t>(hb);
+  m->pkt_len = hb;
+  rte_mbuf* tail = m;
+  // The payload straight from the SGEs into the chain, each piece checked
+  // with the MR table in the packet that reads it.
+  const rc::Qp::SendWqe& w = q_.sq_at(wqe);
+  uint32_t skip = off;
+  uint32_t left = n;
+  bool ok = true;
+  for (uint32_t i = 0; i < w.num_sge && left > 0 && ok; ++i) {
+    const verbs::Sge& g = w.sge[i];
+    if (skip >= g.length) {
+      skip -= g.length;
+      continue;
+    }
+    const uint32_t k = std::min(g.length - skip, left);
+    if (q_.env_.mrs->check(g.lkey, false, q_.pd_, g.addr + skip, k, 0) != verbs::MrCheck::kOk) {
+      rte_pktmbuf_free(m);
+      *lkey_failed = true;
+      return nullptr;
+    }
+    ok = append(q_.env_.pool, m, tail, reinterpret_cast<const uint8_t*>(g.addr) + skip, k, acc);
+    left -= k;
+    skip = 0;
+  }
+  if (ok && left != 0) {
+    rte_pktmbuf_free(m);
+    *lkey_failed = true;
+    return nullptr;
+  }
+  const uint32_t pad = (4 - (n & 3u)) & 3u;
+  if (ok && pad > 0) ok = append(q_.env_.pool, m, tail, nullptr, pad, acc);
+  if (ok) {
+    const uint32_t icrc = acc.value();
+    const std::array<uint8_t, 4> le{static_cast<uint8_t>(icrc), static_cast<uint8_t>(icrc >> 8),
+                                    static_cast<uint8_t>(icrc >> 16), static_cast<uint8_t>(icrc >> 24)};
+    for (uint32_t k = 0; k < 4 && ok; ++k) {
+      if (rte_pktmbuf_tailroom(tail) == 0) {
+        rte_mbuf* seg = rte_pktmbuf_alloc(q_.env_.pool);
+        if (seg == nullptr) {
+          ok = false;
+          break;
+        }
+        tail->next = seg;
+        tail = seg;
+        m->nb_segs++;
+      }
+      *rte_pktmbuf_mtod_offset(tail, uint8_t*, tail->data_len) = le[k];
+      tail->data_len = static_cast<uint16_t>(tail->data_len + 1);
+      m->pkt_len += 1;
+    }
+  }
+  if (!ok) {
+    rte_pktmbuf_free(m);
+    ++q_.ctr_.alloc_failures;
+    return nullptr;
+  }
   return m;
 }
 
@@ -352,10 +553,6 @@ rte_mbuf* Transport::build_data(Psn psn, SendRec& r, bool rtx, TimeNs now) {
   const bool first = r.offset == 0;
   const bool last = r.offset + r.len == w.length;
   const bool imm = w.opcode == verbs::WrOpcode::kRdmaWriteWithImm;
-  if (!gather(r.wqe, r.offset, r.len)) {
-    fail(WcStatus::kLocProtErr, r.wqe, now);
-    return nullptr;
-  }
   wire::MrcFrameSpec s = spec_;
   s.op = data_op(first, last, imm);
   s.bth.psn = psn;
@@ -371,7 +568,10 @@ rte_mbuf* Transport::build_data(Psn psn, SendRec& r, bool rtx, TimeNs now) {
   s.reth_rkey = w.rkey;
   s.reth_dma_length = w.length;
   s.immdt = w.imm;
-  return emit(s, r.len, s.meth.ev, ev_->plane(r.ev));
+  bool lkey_failed = false;
+  rte_mbuf* m = emit_data(s, r.wqe, r.offset, r.len, ev_->plane(r.ev), &lkey_failed);
+  if (lkey_failed) fail(WcStatus::kLocProtErr, r.wqe, now);
+  return m;
 }
 
 // ---------------------------------------------------------------- requester
@@ -949,8 +1149,11 @@ TimeNs Transport::next_deadline() const {
   t = std::min(t, port_status_repeat_);
   if (sb_ && q_.state_ == QpState::kRts) {
     if (sb_->in_flight() > 0) t = std::min(t, next_probe_at_);
+    // A probe already pending (not sent yet: its plane's port has not asked)
+    // needs no timer; counting its past due time would make every advance()
+    // due again at once (the node's timer loop would never end).
     if (ev_probe_out_ >= 0) t = std::min(t, ev_probe_sent_ + TimeNs(attr_.rto_ns));
-    else if (retired_ > 0) t = std::min(t, next_ev_probe_at_);
+    else if (retired_ > 0 && ev_probe_pending_ < 0) t = std::min(t, next_ev_probe_at_);
   }
   return t;
 }
@@ -1030,6 +1233,9 @@ void Transport::on_peer_port_status(uint32_t up_mask, uint8_t num_ports, uint16_
 
 bool Transport::from_peer(const wire::FrameInfo& fi) const { return ev_.has_value() && peer_ok(fi); }
 
-void Transport::on_port_status_answered() { port_status_repeat_ = TimeNs::max(); }
+void Transport::on_port_status_answered() {
+  port_status_repeat_ = TimeNs::max();
+  ++ctr_.rx[static_cast<int>(MrcRx::kPortStatusAnswered)];
+}
 
 }  // namespace sf::nic::mrc

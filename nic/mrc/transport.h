@@ -67,6 +67,7 @@ enum class MrcRx : uint8_t {
   kProbe,           // reliability probe answered
   kProbeResponse,   // SACK with PR: probe answered
   kPortStatus,      // port-status update applied
+  kPortStatusAnswered,  // the peer's EETH answered our port-status update
   kCount
 };
 const char* to_string(MrcRx r);
@@ -207,8 +208,17 @@ class Transport {
   rte_mbuf* make_probe(uint8_t plane, TimeNs now);
   void queue_rtx(wire::Psn p);
   void lost(wire::Psn p, bool timeout, TimeNs now);
-  // Builds one MRC frame of `spec` with `payload` (scratch) into an mbuf.
+  // Source port / flow label of `ev`, and plane `plane`'s addresses.
+  void address(wire::MrcFrameSpec& s, uint32_t ev, uint8_t plane) const;
+  // Builds one MRC frame of `spec` with `payload` (scratch) into an mbuf
+  // (control frames).
   rte_mbuf* emit(wire::MrcFrameSpec& spec, uint32_t payload_bytes, uint32_t ev, uint8_t plane);
+  // A data frame: headers built in the mbuf, `n` payload bytes at `off` of
+  // WQE `wqe` copied from its SGEs straight into the chain (each piece's MR
+  // checked), ICRC folded on the way: one copy of the payload. nullptr with
+  // *lkey_failed when an SGE piece failed its MR check.
+  rte_mbuf* emit_data(wire::MrcFrameSpec& s, uint64_t wqe, uint32_t off, uint32_t n, uint8_t plane,
+                      bool* lkey_failed);
   rte_mbuf* build_data(wire::Psn psn, SendRec& r, bool rtx, TimeNs now);
   bool gather(uint64_t wqe, uint32_t off, uint32_t n);
   void complete_acked(TimeNs now);
@@ -232,6 +242,21 @@ class Transport {
 
   // frame template (RTR)
   wire::MrcFrameSpec spec_{};
+  // Data-frame headers by kind (op, SE, payload bytes, plane), most recent
+  // 8: a packet of a known kind copies them and writes its own PSN, METH,
+  // RETH, ImmDt, UDP source port and flow label over them (emit_data).
+  static constexpr uint32_t kTxHdrBytes = 160;
+  struct TxHdr {
+    bool valid = false;
+    bool se = false;
+    wire::MrcOp op = wire::MrcOp::kWriteOnly;
+    uint8_t plane = 0;
+    uint16_t bytes = 0;
+    uint32_t n = 0;
+    std::array<uint8_t, kTxHdrBytes> b{};
+  };
+  std::array<TxHdr, 8> tx_hdr_{};
+  uint32_t tx_hdr_next_ = 0;
   std::vector<uint8_t> payload_;   // one packet's payload (gathered)
   std::vector<uint8_t> frame_;     // one frame
 
