@@ -39,7 +39,8 @@ constexpr const char* kUsage =
     "  PLAN.json: {\"seed\", \"run_limit_s\", \"ts_period_us\", \"switches\": {name: switch.json},\n"
     "              \"nics\": {process: nic.json}, \"links\": [{\"a\", \"b\", \"speed_gbps\", \"delay_ns\"}]}\n"
     "  --mbufs N: the mbuf pool's size instead of the one sized from the plan\n"
-    "  --timing: one more JSON line on stderr: setup_s, run_s, peak_rss_mb (wall clock)\n"
+    "  --timing: one more JSON line on stderr: setup_s, run_s (run_split_s: events, samples, reports),\n"
+    "            peak_rss_mb (wall clock)\n"
     "  (docs/sf-sim.md)\n";
 
 // ---- Memory in proportion to the plan (docs/sf-sim.md "Cost").
@@ -363,6 +364,7 @@ int main(int argc, char** argv) {
       getrusage(RUSAGE_SELF, &ru);
       const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
       std::cerr << nlohmann::json{{"setup_s", setup_s}, {"run_s", total_s - setup_s},
+                                  {"run_split_s", {{"events", r.loop_s}, {"samples", r.samples_s}, {"reports", r.reports_s}}},
                                   {"setup_split_s", {{"plan", secs(t0, t_plan)}, {"eal", secs(t_plan, t_eal)},
                                                      {"pool", secs(t_eal, t_pool)},
                                                      {"nodes", setup_s - secs(t0, t_pool)}}},
