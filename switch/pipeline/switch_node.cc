@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/wire/credit_frame.h"
@@ -161,9 +163,7 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
     for (const StaticFdbEntry& e : cfg.fdb) {
       if (!fdb_->add_static(e.mac, e.vlan, e.port)) throw std::runtime_error("fdb: static entries exceed capacity");
     }
-    size_t n_v6 = 0;
-    for (const StaticRoute& r : cfg.routes) n_v6 += r.v6 ? 1 : 0;
-    routes_ = std::make_shared<RouteTable>(route_limits_for(cfg.routes.size() - n_v6, n_v6));
+    routes_ = std::make_shared<RouteTable>(route_limits(cfg));
     for (const StaticRoute& r : cfg.routes) {
       std::vector<uint32_t> ids;
       for (const RouteNextHop& nh : r.next_hops) ids.push_back(routes_->add_next_hop({nh.port, nh.mac, ports_[nh.port].mac}));
@@ -171,14 +171,28 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
       std::array<uint8_t, 4> v4{};
       std::copy_n(r.prefix.begin(), 4, v4.begin());
       if (!(r.v6 ? routes_->add_v6(r.prefix, r.depth, t) : routes_->add_v4(v4, r.depth, t))) {
-        throw std::runtime_error("routes: cannot add a static route (table full?)");
+        std::string text;
+        if (r.v6) {
+          char buf[64];
+          for (size_t i = 0; i < 16; i += 2) {
+            std::snprintf(buf, sizeof(buf), "%s%x", i == 0 ? "" : ":", unsigned{r.prefix[i]} << 8 | r.prefix[i + 1]);
+            text += buf;
+          }
+        } else {
+          for (size_t i = 0; i < 4; ++i) text += (i == 0 ? "" : ".") + std::to_string(r.prefix[i]);
+        }
+        throw std::runtime_error("routes: STATIC_ROUTE " + text + "/" + std::to_string(r.depth) +
+                                 ": cannot be added (the table is sized for the config's " +
+                                 std::to_string(cfg.routes.size()) + " routes; a duplicate or a full table)");
       }
     }
   }
   if (cfg.srv6) {
-    srv6_slot_.assign(1u << 16, -1);
+    // Zero pages until written (0: no entry), not 256 KiB written per switch.
+    srv6_slot_.reset(static_cast<uint32_t*>(std::calloc(size_t{1} << 16, sizeof(uint32_t))));
+    if (!srv6_slot_) throw std::runtime_error("srv6: cannot allocate the uSID table");
     for (const auto& e : cfg.srv6->table) {
-      srv6_slot_[e.usid] = static_cast<int32_t>(srv6_next_.size());
+      srv6_slot_[e.usid] = static_cast<uint32_t>(srv6_next_.size() + 1);
       srv6_next_.push_back({e.next_hop.port, e.next_hop.mac, ports_[e.next_hop.port].mac});
     }
   }
@@ -194,6 +208,19 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
     if (ctl_active(ports_[p])) mark_ctl(static_cast<uint16_t>(p));  // watchdog, credit FC
   }
 }
+
+RouteTableLimits SwitchNode::route_limits(const SwitchConfig& cfg) {
+  size_t v6 = 0;
+  uint64_t v6_tbl8s = 0;
+  for (const StaticRoute& r : cfg.routes) {
+    if (!r.v6) continue;
+    ++v6;
+    v6_tbl8s += lpm6_tbl8s_for(r.depth);
+  }
+  return route_limits_for(cfg.routes.size() - v6, v6, v6_tbl8s);
+}
+
+void SwitchNode::FreeDeleter::operator()(uint32_t* p) const { std::free(p); }
 
 SwitchNode::~SwitchNode() {
   for (Port& p : ports_) {
@@ -552,9 +579,9 @@ void SwitchNode::forward_v6(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, w
       if (wire::usid_args_zero(da)) return drop(in, m, DropCause::kNoRoute);  // End: no local decap here
       wire::usid_shift(da);
     }
-    const int32_t slot = srv6_slot_[wire::active_usid(da)];
-    if (slot < 0) return drop(in, m, DropCause::kNoRoute);
-    nh = &srv6_next_[static_cast<size_t>(slot)];
+    const uint32_t slot = srv6_slot_[wire::active_usid(da)];
+    if (slot == 0) return drop(in, m, DropCause::kNoRoute);
+    nh = &srv6_next_[slot - 1];
   } else {
     const auto t = routes_->lookup_v6(da.bytes.data());
     if (!t) return drop(in, m, DropCause::kNoRoute);

@@ -73,6 +73,9 @@ class SwitchNode final : public Node {
   SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8_t, 6>> port_macs,
              rte_mempool* ctrl_pool = nullptr, const ShardInit& shard = {});
   ~SwitchNode() override;
+  // The route table's sizes for `cfg` (its IPv4 / IPv6 routes and their
+  // depths); sf-sim sizes its EAL memory from route_table_dpdk_bytes() of it.
+  static RouteTableLimits route_limits(const SwitchConfig& cfg);
 
   uint16_t num_ports() const override { return static_cast<uint16_t>(ports_.size()); }
   void receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) override;
@@ -446,7 +449,10 @@ class SwitchNode final : public Node {
   uint32_t held_pgs_ = 0;  // number of non-empty hold FIFOs
   size_t held_rr_ = 0;     // hold FIFO (port * 8 + pg) drain_held() starts after
   std::vector<NextHop> srv6_next_;  // indexed by uSID slot (see .cc)
-  std::vector<int32_t> srv6_slot_;  // uSID -> index into srv6_next_, -1 none
+  struct FreeDeleter {
+    void operator()(uint32_t* p) const;
+  };
+  std::unique_ptr<uint32_t[], FreeDeleter> srv6_slot_;  // uSID -> index into srv6_next_ + 1, 0 none (calloc'd)
   // The last source learned and destination looked up in this receive() burst.
   struct L2Cache {
     bool src_valid = false;
