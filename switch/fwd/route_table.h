@@ -1,17 +1,24 @@
-// L3 forwarding: IPv4 and IPv6 longest-prefix match (rte_lpm / rte_lpm6) to a
-// next hop or an ECMP group; groups pick a member by the flow hash (5-tuple,
-// UDP source port included, so RoCEv2 entropy spreads). Built at setup by the
-// config loader; lookups are read-only and safe from several lcores.
+// L3 forwarding: IPv4 and IPv6 longest-prefix match to a next hop or an ECMP
+// group; groups pick a member by the flow hash (5-tuple, UDP source port
+// included, so RoCEv2 entropy spreads). Built at setup by the config loader;
+// lookups are read-only and safe from several lcores.
+//
+// Memory follows the routes (docs/sf-sim.md "Cost"): IPv4 is a DIR-16-8-8
+// table on the heap (a 2^16-entry first level, 256 KiB of zero pages of
+// which lookups touch what routes fill, and one 1 KiB group per /17../24 and
+// per /25../32 prefix's /16 and /24, at most two per route, reserved for the
+// configured count); IPv6 is rte_lpm6 (its 2^24-entry first level is a
+// fixed 64 MiB of DPDK memory) with tbl8 groups sized from the routes' depths.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
-struct rte_lpm;
 struct rte_lpm6;
 
 namespace sf::sw {
@@ -29,17 +36,29 @@ struct RouteTarget {
   constexpr bool operator==(const RouteTarget&) const = default;
 };
 
-// Table sizes. A family with 0 routes gets no DPDK table at all (rte_lpm and
-// rte_lpm6 each take a fixed 2^24-entry first level, 64 MiB, whatever the
-// rule count): its lookups miss and its add_* fail.
+// Table sizes. A family with 0 routes gets no table at all: its lookups miss
+// and its add_* fail. Adding more distinct prefixes than max_*_routes fails
+// (add_* returns false, nothing changes).
 struct RouteTableLimits {
   uint32_t max_v4_routes = 4096;
   uint32_t max_v6_routes = 4096;
+  uint32_t v6_tbl8s = 4096;  // rte_lpm6 tbl8 groups (lpm6_tbl8s_for() per route)
 };
 // Limits for `v4` / `v6` configured routes: room for that many (at least
-// kMinRoutes), 0 for a family without any.
-RouteTableLimits route_limits_for(size_t v4, size_t v6);
+// kMinRoutes), 0 for a family without any. `v6_tbl8s`: the sum of
+// lpm6_tbl8s_for(depth) over the IPv6 routes (0: as for /128 routes).
+RouteTableLimits route_limits_for(size_t v4, size_t v6, uint64_t v6_tbl8s = 0);
 inline constexpr uint32_t kMinRoutes = 64;
+// The most routes of one family a switch holds (STATIC_ROUTE is refused
+// beyond it): 2 x 2^20 IPv4 groups of 1 KiB at most, 2 GiB.
+inline constexpr uint32_t kMaxRoutes = 1u << 20;
+// rte_lpm6 tbl8 groups a prefix of `depth` needs at most: one per byte past the 24th bit.
+constexpr uint32_t lpm6_tbl8s_for(uint32_t depth) { return depth <= 24 ? 1 : (depth - 24 + 7) / 8; }
+// DPDK (EAL) memory a table of these limits takes: rte_lpm6's only (IPv4 is
+// on the heap). sf-sim sizes its EAL memory with it.
+uint64_t route_table_dpdk_bytes(const RouteTableLimits& limits);
+// Heap bytes the IPv4 table may take at most.
+uint64_t route_table_heap_bytes(const RouteTableLimits& limits);
 
 class RouteTable {
  public:
@@ -97,9 +116,35 @@ class RouteTable {
   }
   static uint32_t encode(RouteTarget t) { return (t.is_group ? kGroupBit : 0u) | t.id; }
   static RouteTarget decode(uint32_t v) { return {(v & kGroupBit) != 0, v & ~kGroupBit}; }
-  static constexpr uint32_t kGroupBit = 1u << 23;  // rte_lpm next hops are 24 bits
+  static constexpr uint32_t kGroupBit = 1u << 23;  // next hops are 24 bits (rte_lpm6's too)
 
-  rte_lpm* v4_ = nullptr;
+  // IPv4 DIR-16-8-8 entry: valid, extended (value = group index), the depth
+  // of the prefix that set it, and 24 bits of value (encode()).
+  static constexpr uint32_t kValid = 1u << 31;
+  static constexpr uint32_t kExt = 1u << 30;
+  static constexpr uint32_t kValue = 0x00FFFFFFu;
+  static uint32_t depth_of(uint32_t e) { return (e >> 24) & 0x3Fu; }
+  uint32_t lookup4(uint32_t ip) const {
+    uint32_t e = v4_tbl16_[ip >> 16];
+    if ((e & kExt) != 0) {
+      e = v4_tbl8_[(e & kValue) * 256 + ((ip >> 8) & 0xFFu)];
+      if ((e & kExt) != 0) e = v4_tbl8_[(e & kValue) * 256 + (ip & 0xFFu)];
+    }
+    return e;
+  }
+  // The group under *slot (created from its entry if it has none); kValue: none left.
+  uint32_t group_of(uint32_t* slot);
+  // Entries [first, first + n) of a level take (value, depth) where their depth is not longer.
+  void fill4(uint32_t* first, uint32_t n, uint32_t entry);
+
+  struct FreeDeleter {
+    void operator()(uint32_t* p) const;
+  };
+  std::unique_ptr<uint32_t[], FreeDeleter> v4_tbl16_;  // calloc'd: untouched pages cost nothing
+  std::vector<uint32_t> v4_tbl8_;                      // groups of 256, capacity reserved
+  uint32_t v4_max_groups_ = 0;
+  uint32_t v4_max_routes_ = 0;
+  std::vector<uint64_t> v4_prefixes_;  // (prefix << 8 | depth) of the routes added, sorted
   rte_lpm6* v6_ = nullptr;
   std::vector<NextHop> next_hops_;
   std::vector<std::vector<uint32_t>> groups_;

@@ -5,6 +5,9 @@
 #include <rte_mbuf.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/wire/credit_frame.h"
@@ -160,9 +163,7 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
     for (const StaticFdbEntry& e : cfg.fdb) {
       if (!fdb_->add_static(e.mac, e.vlan, e.port)) throw std::runtime_error("fdb: static entries exceed capacity");
     }
-    size_t n_v6 = 0;
-    for (const StaticRoute& r : cfg.routes) n_v6 += r.v6 ? 1 : 0;
-    routes_ = std::make_shared<RouteTable>(route_limits_for(cfg.routes.size() - n_v6, n_v6));
+    routes_ = std::make_shared<RouteTable>(route_limits(cfg));
     for (const StaticRoute& r : cfg.routes) {
       std::vector<uint32_t> ids;
       for (const RouteNextHop& nh : r.next_hops) ids.push_back(routes_->add_next_hop({nh.port, nh.mac, ports_[nh.port].mac}));
@@ -170,14 +171,28 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
       std::array<uint8_t, 4> v4{};
       std::copy_n(r.prefix.begin(), 4, v4.begin());
       if (!(r.v6 ? routes_->add_v6(r.prefix, r.depth, t) : routes_->add_v4(v4, r.depth, t))) {
-        throw std::runtime_error("routes: cannot add a static route (table full?)");
+        std::string text;
+        if (r.v6) {
+          char buf[64];
+          for (size_t i = 0; i < 16; i += 2) {
+            std::snprintf(buf, sizeof(buf), "%s%x", i == 0 ? "" : ":", unsigned{r.prefix[i]} << 8 | r.prefix[i + 1]);
+            text += buf;
+          }
+        } else {
+          for (size_t i = 0; i < 4; ++i) text += (i == 0 ? "" : ".") + std::to_string(r.prefix[i]);
+        }
+        throw std::runtime_error("routes: STATIC_ROUTE " + text + "/" + std::to_string(r.depth) +
+                                 ": cannot be added (the table is sized for the config's " +
+                                 std::to_string(cfg.routes.size()) + " routes; a duplicate or a full table)");
       }
     }
   }
   if (cfg.srv6) {
-    srv6_slot_.assign(1u << 16, -1);
+    // Zero pages until written (0: no entry), not 256 KiB written per switch.
+    srv6_slot_.reset(static_cast<uint32_t*>(std::calloc(size_t{1} << 16, sizeof(uint32_t))));
+    if (!srv6_slot_) throw std::runtime_error("srv6: cannot allocate the uSID table");
     for (const auto& e : cfg.srv6->table) {
-      srv6_slot_[e.usid] = static_cast<int32_t>(srv6_next_.size());
+      srv6_slot_[e.usid] = static_cast<uint32_t>(srv6_next_.size() + 1);
       srv6_next_.push_back({e.next_hop.port, e.next_hop.mac, ports_[e.next_hop.port].mac});
     }
   }
@@ -187,7 +202,25 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
   reset_seen_ = st_->reset_seq();
   next_age_ = kAgeingPeriod;
   init_credit();  // switch_node_credit.cc
+  tx_ports_.assign((ports_.size() + 63) / 64, 0);
+  ctl_ports_.assign(tx_ports_.size(), 0);
+  for (size_t p = 0; p < ports_.size(); ++p) {
+    if (ctl_active(ports_[p])) mark_ctl(static_cast<uint16_t>(p));  // watchdog, credit FC
+  }
 }
+
+RouteTableLimits SwitchNode::route_limits(const SwitchConfig& cfg) {
+  size_t v6 = 0;
+  uint64_t v6_tbl8s = 0;
+  for (const StaticRoute& r : cfg.routes) {
+    if (!r.v6) continue;
+    ++v6;
+    v6_tbl8s += lpm6_tbl8s_for(r.depth);
+  }
+  return route_limits_for(cfg.routes.size() - v6, v6, v6_tbl8s);
+}
+
+void SwitchNode::FreeDeleter::operator()(uint32_t* p) const { std::free(p); }
 
 SwitchNode::~SwitchNode() {
   for (Port& p : ports_) {
@@ -546,9 +579,9 @@ void SwitchNode::forward_v6(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, w
       if (wire::usid_args_zero(da)) return drop(in, m, DropCause::kNoRoute);  // End: no local decap here
       wire::usid_shift(da);
     }
-    const int32_t slot = srv6_slot_[wire::active_usid(da)];
-    if (slot < 0) return drop(in, m, DropCause::kNoRoute);
-    nh = &srv6_next_[static_cast<size_t>(slot)];
+    const uint32_t slot = srv6_slot_[wire::active_usid(da)];
+    if (slot == 0) return drop(in, m, DropCause::kNoRoute);
+    nh = &srv6_next_[slot - 1];
   } else {
     const auto t = routes_->lookup_v6(da.bytes.data());
     if (!t) return drop(in, m, DropCause::kNoRoute);
@@ -636,6 +669,7 @@ void SwitchNode::on_mac_control(uint16_t in, const wire::FrameInfo& f, TimeNs no
     ip.pfc_rx.on_pause(f.pause->pause_quanta.value(), now);
     if (f.pause->pause_quanta.value() != 0) pausing = 0xFF;
   }
+  mark_ctl(in);
   if (ip.wd_on) wd_pfc_frame(ip, pausing, now);
   refresh_pfc_paused(ip, now);
   if (ip.wd_on) wd_service(in, now);
@@ -678,6 +712,7 @@ bool SwitchNode::enqueue_run(const QueuedPkt* run, uint16_t n) {
   std::array<Ticket, kStageBurst> tickets;
   if (!mmu_.admit_run(p0.in_port, p0.pg, p0.out_port, p0.queue, cells.data(), n, pfc, tickets.data())) return false;
   for (uint16_t i = 0; i < n; ++i) q.push(run[i], tickets[i]);
+  mark_tx(p0.out_port);
   credit_in_hand(run[n - 1]);  // credit
   QueueCounters& qc = op.ctr.queues[p0.queue];
   qc.enqueued_packets += n;
@@ -786,6 +821,7 @@ void SwitchNode::to_egress(const QueuedPkt& p, const Ticket& t) {
     }
   }
   q.push(p, t);
+  mark_tx(p.out_port);
   ++qc.enqueued_packets;
   qc.watermark_bytes = std::max(qc.watermark_bytes, q.bytes());
 }
@@ -819,6 +855,11 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
   Port& p = ports_[port];
   credit_drop_vl_ = kNoCreditVl;  // credit: no received packet in hand
   if (st_->faulty() != 0 && !st_->oper_up(port)) return 0;  // down: sends nothing (queues flushed)
+  if (p.idle_round != kNotIdle) {
+    // The rounds since the port went idle that did not offer it (next_tx_port).
+    if (offer_rounds_ > p.idle_round + 1) settle_idle(p, offer_rounds_ - p.idle_round - 1);
+    p.idle_round = kNotIdle;
+  }
   uint16_t n = 0;
   // Control first: a PFC frame goes ahead of data (802.1Qbb).
   if (!out.empty()) {
@@ -898,8 +939,52 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
   p.ctr.tx_packets += n - first;
   p.ctr.tx_bytes += tx_bytes;
   if (p.credit) credit_note_backlog(p, blocked, now);  // credit
+  if (n == 0 && !out.empty()) p.idle_round = offer_rounds_;  // the scheduler found nothing: idle
   return n;
 }
+
+// ---- Transmit offers ----
+// sf-sim offers transmit after every call into the node on every idle port
+// (the wire free), in port order; next_tx_port() names the ports where that
+// can do anything: a queued packet (tx_ports_), PFC / watchdog / credit
+// state (ctl_ports_, ctl_active). On any other port transmit() would only
+// run the scheduler over empty queues, which moves its DWRR turn on by one
+// (PortScheduler::idle_picks): the port keeps the offer round of its last
+// empty pick (idle_round) and settle_idle() applies the picks of the rounds
+// that skipped it, so every schedule, and sf-sim's trace, is that of
+// offering every idle port. A round begins with next_tx_port(0).
+PortId SwitchNode::next_tx_port(PortId from, TimeNs /*now*/) {
+  if (from == 0) ++offer_rounds_;
+  for (size_t w = from >> 6; w < tx_ports_.size(); ++w) {
+    uint64_t bits = tx_ports_[w] | ctl_ports_[w];
+    if (w == static_cast<size_t>(from >> 6)) bits &= ~uint64_t{0} << (from & 63);
+    while (bits != 0) {
+      const int b = std::countr_zero(bits);
+      bits &= bits - 1;
+      const uint64_t bit = uint64_t{1} << b;
+      const Port& port = ports_[w * 64 + static_cast<size_t>(b)];
+      bool work = false;
+      if ((tx_ports_[w] & bit) != 0) {
+        if (queues_empty(port)) {
+          tx_ports_[w] &= ~bit;
+        } else {
+          work = true;
+        }
+      }
+      if ((ctl_ports_[w] & bit) != 0) {
+        if (ctl_active(port)) {
+          work = true;
+        } else {
+          ctl_ports_[w] &= ~bit;
+        }
+      }
+      if (work) return static_cast<PortId>(w * 64 + static_cast<size_t>(b));
+    }
+  }
+  return static_cast<PortId>(ports_.size());
+}
+
+void SwitchNode::settle_idle(Port& p, uint64_t rounds) { p.sched.idle_picks(rounds); }
 
 uint8_t SwitchNode::refresh_pfc_paused(Port& port, TimeNs now) {
   const uint8_t prios = port.pfc_rx.paused_mask(now);
@@ -936,6 +1021,7 @@ void SwitchNode::update_pfc_slow(uint16_t port, uint8_t pg, TimeNs now) {
     if (!((pp.prios >> prio) & 1u)) continue;
     p.pfc_tx.set_xoff(prio, ((asserted >> prio) & 1u) ? keep : over, now);
   }
+  mark_ctl(port);
 }
 
 rte_mbuf* SwitchNode::pfc_frame(Port& port, TimeNs now) {
@@ -961,13 +1047,25 @@ rte_mbuf* SwitchNode::pfc_frame(Port& port, TimeNs now) {
 TimeNs SwitchNode::next_wakeup(TimeNs now) const {
   // Pause expiries and PFC refreshes; a frame already owed goes out at the
   // next transmit offer, which the drivers make after every call.
+  // Only ports with PFC / watchdog state (ctl_ports_): every other port's
+  // timers are all TimeNs::max().
   if (st_->seq() != req_seen_) return now;  // a port state request to apply (advance)
   TimeNs t = next_age_;
-  for (const Port& p : ports_) {
-    t = std::min(t, p.pfc_rx.next_expiry());
-    const TimeNs d = p.pfc_tx.next_deadline();
-    if (d > now) t = std::min(t, d);
-    if (p.wd_on) t = std::min(t, p.wd.next_deadline());
+  for (size_t w = 0; w < ctl_ports_.size(); ++w) {
+    uint64_t bits = ctl_ports_[w];
+    while (bits != 0) {
+      const int b = std::countr_zero(bits);
+      bits &= bits - 1;
+      const Port& p = ports_[w * 64 + static_cast<size_t>(b)];
+      if (!ctl_active(p)) {
+        ctl_ports_[w] &= ~(uint64_t{1} << b);
+        continue;
+      }
+      t = std::min(t, p.pfc_rx.next_expiry());
+      const TimeNs d = p.pfc_tx.next_deadline();
+      if (d > now) t = std::min(t, d);
+      if (p.wd_on) t = std::min(t, p.wd.next_deadline());
+    }
   }
   return std::min(t, credit_wakeup(now));  // credit
 }

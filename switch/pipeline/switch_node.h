@@ -73,12 +73,24 @@ class SwitchNode final : public Node {
   SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8_t, 6>> port_macs,
              rte_mempool* ctrl_pool = nullptr, const ShardInit& shard = {});
   ~SwitchNode() override;
+  // The route table's sizes for `cfg` (its IPv4 / IPv6 routes and their
+  // depths); sf-sim sizes its EAL memory from route_table_dpdk_bytes() of it.
+  static RouteTableLimits route_limits(const SwitchConfig& cfg);
 
   uint16_t num_ports() const override { return static_cast<uint16_t>(ports_.size()); }
   void receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) override;
   uint16_t transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) override;
   TimeNs next_wakeup(TimeNs now) const override;
   void advance(TimeNs now) override;
+  // Transmit offers (sf-sim, Node::next_tx_port; switch_node.cc "Transmit
+  // offers"): the ports with a queued packet, a PFC frame owed or due, a
+  // received pause to refresh, a watchdog or credit FC, found from two
+  // bitmaps kept as packets are queued and PFC state changes, not by a scan.
+  bool tracks_tx_ports() const override { return track_offers_; }
+  PortId next_tx_port(PortId from, TimeNs now) override;
+  // Off: tracks_tx_ports() says no and sf-sim offers every idle port (the
+  // reference the tracked offers must equal; set before the simulator's add_node).
+  void set_offer_tracking(bool on) { track_offers_ = on; }
 
   // Queues paused by hand (bit q), on top of those paused by received PFC.
   void set_paused(PortId port, uint8_t queue_mask) { ports_[port].paused = queue_mask; }
@@ -209,7 +221,11 @@ class SwitchNode final : public Node {
     uint8_t lossless_pgs = 0;       // bit pg: the PG's ingress profile is lossless
     PortCounters ctr;
     std::unique_ptr<CreditLink> credit;  // CREDIT_FC ports only (switch_node_credit.cc)
+    // Offer round (offer_rounds_) of the last transmit() that found nothing
+    // to send with the port up; kNotIdle: none since (busy or down).
+    uint64_t idle_round = 0;
   };
+  static constexpr uint64_t kNotIdle = UINT64_MAX;
   // What stage A decided for one frame of a burst (10 bytes).
   enum class RxStep : uint8_t { kSlow, kL2, kRoute4, kRoute6 };
   struct RxMeta {
@@ -225,6 +241,32 @@ class SwitchNode final : public Node {
   static_assert(sizeof(RxMeta) == 10);
   // One stage pass over pkts[0, n), n <= kStageBurst (switch_node.cc).
   void receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs now);
+  // ---- transmit offers and wakeups (switch_node.cc "Transmit offers")
+  // Bit p of tx_ports_: port p may have a queued packet (set on every push,
+  // cleared lazily when found empty). Bit p of ctl_ports_: port p may have
+  // PFC / watchdog / credit work or timers (ctl_active), set when its PFC
+  // state changes; next_wakeup() reads these ports only.
+  void mark_tx(uint16_t p) { tx_ports_[p >> 6] |= uint64_t{1} << (p & 63); }
+  void mark_ctl(uint16_t p) { ctl_ports_[p >> 6] |= uint64_t{1} << (p & 63); }
+  static bool ctl_active(const Port& p) {
+    return p.pfc_rx.next_expiry() != TimeNs::max() || p.pfc_paused_queues != 0 ||
+           p.pfc_tx.next_deadline() != TimeNs::max() || p.wd_on || p.credit;
+  }
+  static bool queues_empty(const Port& p) {
+    for (const EgressQueue& q : p.queues) {
+      if (!q.empty()) return false;
+    }
+    return true;
+  }
+  // The empty scheduler picks of the offer rounds that skipped the idle port
+  // (each moves the DWRR turn by one), applied before the next transmit()
+  // or when the port goes down, so the schedule is the one of offering every
+  // idle port every round.
+  void settle_idle(Port& p, uint64_t rounds);
+  mutable std::vector<uint64_t> tx_ports_;
+  mutable std::vector<uint64_t> ctl_ports_;
+  uint64_t offer_rounds_ = 0;  // next_tx_port(0) calls: offer rounds begun
+  bool track_offers_ = true;
   // Received-pause state of `port` at `now`, as a queue mask.
   uint8_t refresh_pfc_paused(Port& port, TimeNs now);
   // XOFF / XON for the priorities of lossless PG (port, pg) from its occupancy.
@@ -407,7 +449,10 @@ class SwitchNode final : public Node {
   uint32_t held_pgs_ = 0;  // number of non-empty hold FIFOs
   size_t held_rr_ = 0;     // hold FIFO (port * 8 + pg) drain_held() starts after
   std::vector<NextHop> srv6_next_;  // indexed by uSID slot (see .cc)
-  std::vector<int32_t> srv6_slot_;  // uSID -> index into srv6_next_, -1 none
+  struct FreeDeleter {
+    void operator()(uint32_t* p) const;
+  };
+  std::unique_ptr<uint32_t[], FreeDeleter> srv6_slot_;  // uSID -> index into srv6_next_ + 1, 0 none (calloc'd)
   // The last source learned and destination looked up in this receive() burst.
   struct L2Cache {
     bool src_valid = false;

@@ -38,6 +38,16 @@ class PortScheduler {
   // (and charged as pick() would) when pick() would return q again; false
   // changes nothing, and pick() decides. Cheaper than pick() per packet.
   bool repeat(int q, uint32_t head_bytes);
+  // What `picks` pick() calls do when no DWRR queue has a packet it may
+  // send (every queue is visited 2 x 8 + 1 times: deficits cleared, the turn
+  // moves on by one per call), in O(1): a driver that stops offering an
+  // idle port keeps the schedule of one that offers it every round.
+  void idle_picks(uint64_t picks) {
+    if (picks == 0) return;
+    deficit_.fill(0);
+    fresh_ = true;
+    rr_ = static_cast<int>((static_cast<uint64_t>(rr_) + (picks % kSchedQueues) * (2 * kSchedQueues + 1)) % kSchedQueues);
+  }
 
  private:
   std::array<QueueSchedConfig, kSchedQueues> cfg_{};

@@ -81,7 +81,7 @@ wire::Ipv4Addr sender_ip(size_t i) { return {{10, 0, 1, static_cast<uint8_t>(i +
 wire::Ipv4Addr sink_ip() { return {{10, 0, 2, 1}}; }
 
 StarFabric::StarFabric(sw::SwitchConfig cfg, const std::vector<SenderConfig>& senders, uint64_t seed, TimeNs delay,
-                       bool record_arrivals)
+                       bool record_arrivals, bool track_offers)
     : cfg_(std::move(cfg)) {
   const size_t n = senders.size();
   if (cfg_.ports.ports.size() != n + 1) throw std::invalid_argument("StarFabric: the config needs senders + 1 ports");
@@ -89,6 +89,7 @@ StarFabric::StarFabric(sw::SwitchConfig cfg, const std::vector<SenderConfig>& se
   cfg_.fdb.push_back({sink_mac().bytes, sw::kDefaultVlan, static_cast<uint16_t>(n)});
   for (size_t p = 0; p <= n; ++p) macs_.push_back({0x02, 0x53, 0x46, 0x00, 0x00, static_cast<uint8_t>(p)});
   sw_ = std::make_unique<sw::SwitchNode>(cfg_, macs_);
+  sw_->set_offer_tracking(track_offers);
   sink_ = std::make_unique<RoceSink>(record_arrivals);
   for (const SenderConfig& s : senders) senders_.push_back(std::make_unique<RoceSender>(scenario_pool(), s));
   sim_ = std::make_unique<sim::Simulator>(seed);

@@ -56,8 +56,10 @@ wire::Ipv4Addr sink_ip();
 // The sink's MAC is a static FDB entry, so every frame is known unicast.
 class StarFabric {
  public:
+  // `track_offers` false: the switch is offered transmit on every idle port
+  // (SwitchNode::set_offer_tracking), the reference for the tracked offers.
   StarFabric(sw::SwitchConfig cfg, const std::vector<SenderConfig>& senders, uint64_t seed, TimeNs delay,
-             bool record_arrivals = false);
+             bool record_arrivals = false, bool track_offers = true);
   StarFabric(const StarFabric&) = delete;
   StarFabric& operator=(const StarFabric&) = delete;
 

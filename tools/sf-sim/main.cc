@@ -30,6 +30,7 @@
 #include "nic/app/sf_nic_config.h"
 #include "switch/config/switch_config.h"
 #include "switch/fwd/route_table.h"
+#include "switch/pipeline/switch_node.h"
 #include "tools/sf-sim/sim_lab.h"
 
 namespace {
@@ -39,7 +40,8 @@ constexpr const char* kUsage =
     "  PLAN.json: {\"seed\", \"run_limit_s\", \"ts_period_us\", \"switches\": {name: switch.json},\n"
     "              \"nics\": {process: nic.json}, \"links\": [{\"a\", \"b\", \"speed_gbps\", \"delay_ns\"}]}\n"
     "  --mbufs N: the mbuf pool's size instead of the one sized from the plan\n"
-    "  --timing: one more JSON line on stderr: setup_s, run_s, peak_rss_mb (wall clock)\n"
+    "  --timing: one more JSON line on stderr: setup_s, run_s (run_split_s: events, samples, reports),\n"
+    "            peak_rss_mb (wall clock)\n"
     "  (docs/sf-sim.md)\n";
 
 // ---- Memory in proportion to the plan (docs/sf-sim.md "Cost").
@@ -61,13 +63,12 @@ constexpr const char* kUsage =
 // buffers), sf-sim says so on stderr and exits 1: --mbufs N sets the size.
 //
 // EAL memory (-m, --no-huge: a mapping only the touched part of which costs
-// RAM): the pool, each switch's tables (FDB hash, the IPv4/IPv6 LPM only where
-// the switch has such routes), sharded switches' rings, and a base.
+// RAM, but whose page table EAL sets up in full): the pool, each switch's
+// DPDK tables (FDB hash; rte_lpm6 only where the switch has IPv6 routes:
+// IPv4 routes are on the heap, route_table.h), sharded switches' rings, and a base.
 constexpr uint64_t kSegBytes = 2048;        // RTE_MBUF_DEFAULT_DATAROOM
 constexpr uint64_t kFrameOverhead = 96;     // Ethernet + IP + UDP + BTH + RETH + ICRC, rounded up
 constexpr uint64_t kObjBytes = 2560;        // one mbuf in the pool: header, headroom, data room, mempool header
-constexpr uint64_t kLpm4Bytes = 66ull << 20;  // rte_lpm: 2^24 tbl24 entries x 4 B + tbl8s + rules
-constexpr uint64_t kLpm6Bytes = 72ull << 20;  // rte_lpm6: tbl24 + 4096 tbl8s + rules
 constexpr uint64_t kFdbEntryBytes = 160;    // rte_hash bucket, key and extendable table share per entry
 constexpr uint64_t kBaseEalMb = 96;         // EAL's own structures, memzones, the pool header
 
@@ -130,11 +131,9 @@ PoolPlan plan_pool(const std::string& plan) {
         const sf::sw::SwitchConfig cfg = sf::sw::load_switch_config(resolve(dir, path));
         pp.fabric += ceil_div(cfg.mmu.total_bytes * fm, frame);
         sw_ports += cfg.ports.ports.size();
-        size_t v6 = 0;
-        for (const auto& r : cfg.routes) v6 += r.v6 ? 1 : 0;
-        const sf::sw::RouteTableLimits lim = sf::sw::route_limits_for(cfg.routes.size() - v6, v6);
-        pp.table_bytes += uint64_t{cfg.fdb_capacity} * kFdbEntryBytes + (lim.max_v4_routes != 0 ? kLpm4Bytes : 0) +
-                          (lim.max_v6_routes != 0 ? kLpm6Bytes : 0);  // SRv6 uSIDs: a plain array, no LPM
+        // IPv4 routes and SRv6 uSIDs live on the heap; IPv6 in rte_lpm6 (64 MiB + its tbl8s).
+        pp.table_bytes += uint64_t{cfg.fdb_capacity} * kFdbEntryBytes +
+                          sf::sw::route_table_dpdk_bytes(sf::sw::SwitchNode::route_limits(cfg));
       }
     }
     if (const auto it = doc.find("links"); it != doc.end() && it->is_array()) {
@@ -363,6 +362,7 @@ int main(int argc, char** argv) {
       getrusage(RUSAGE_SELF, &ru);
       const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
       std::cerr << nlohmann::json{{"setup_s", setup_s}, {"run_s", total_s - setup_s},
+                                  {"run_split_s", {{"events", r.loop_s}, {"samples", r.samples_s}, {"reports", r.reports_s}}},
                                   {"setup_split_s", {{"plan", secs(t0, t_plan)}, {"eal", secs(t_plan, t_eal)},
                                                      {"pool", secs(t_eal, t_pool)},
                                                      {"nodes", setup_s - secs(t0, t_pool)}}},

@@ -2,6 +2,7 @@
 #include "tools/sf-sim/sim_lab.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -388,13 +389,18 @@ SimResult SimLab::run(const std::string& out_dir) {
     return done;
   };
   SimResult r;
+  using Clock = std::chrono::steady_clock;
+  const auto secs = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
   TimeNs next = TimeNs(0);
   while (true) {
+    const auto t0 = Clock::now();
     const double t_s = sim_->now().sec();
     for (size_t i = 0; i < switches_.size(); ++i) {
       sw_ts[i] << sw::timeseries_sample(switches_[i]->view(), switches_[i]->cfg, t_s).dump() << "\n";
     }
     for (size_t i = 0; i < nics_.size(); ++i) nic_ts[i] << nic::app::timeseries_sample(*nics_[i]->node, t_s).dump() << "\n";
+    const auto t1 = Clock::now();
+    r.samples_s += secs(t0, t1);
     if (all_done()) {
       r.finished = true;
       break;
@@ -402,7 +408,9 @@ SimResult SimLab::run(const std::string& out_dir) {
     if (sim_->now() >= run_limit_) break;
     next = next + ts_period_;
     sim_->run_until(next);
+    r.loop_s += secs(t1, Clock::now());
   }
+  const auto t_reports = Clock::now();
   r.end = sim_->now();
   r.events = sim_->events_processed();
   r.trace_hash = sim_->trace_hash();
@@ -426,6 +434,7 @@ SimResult SimLab::run(const std::string& out_dir) {
     }
     std::ofstream(out_dir + "/nic-" + n->name + "-report.json") << nic::app::report_json(*n->node, wl).dump(2) << "\n";
   }
+  r.reports_s = secs(t_reports, Clock::now());
   return r;
 }
 

@@ -47,6 +47,11 @@ struct SimResult {
   uint64_t events = 0;
   uint64_t trace_hash = 0;
   uint64_t failed_workloads = 0;
+  // Wall-clock seconds (sf-sim --timing only; not deterministic): the
+  // simulator's event loop, the time-series samples, the final reports.
+  double loop_s = 0;
+  double samples_s = 0;
+  double reports_s = 0;
 };
 
 class SimLab {

@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <map>
+#include <random>
+#include <vector>
 
 namespace sf::sw {
 namespace {
@@ -167,6 +170,100 @@ TEST(RouteTable, NoTableWithoutRoutes) {
   EXPECT_EQ(route_limits_for(0, 0).max_v4_routes, 0u);
   EXPECT_EQ(route_limits_for(3, 5000).max_v4_routes, kMinRoutes);
   EXPECT_EQ(route_limits_for(3, 5000).max_v6_routes, 5000u);
+}
+
+// 9. The IPv4 table (DIR-16-8-8, sized from the routes) answers as a
+// longest-prefix scan over the routes: 2,000 random routes (depths 1-32,
+// clustered in a few /8s so that prefixes nest), added in random order,
+// some prefixes twice (the second value wins), then 200,000 lookups of
+// addresses near the prefixes and random ones, single and bulk.
+TEST(RouteTable, Ipv4MatchesLongestPrefixScan) {
+  std::mt19937 rng(20261202);
+  struct Route {
+    uint32_t ip;
+    uint32_t depth;
+    uint32_t nh;
+  };
+  std::vector<Route> routes;
+  const uint32_t eights[] = {10u << 24, 172u << 24, 192u << 24};
+  const size_t n = 2000;
+  RouteTable rt(route_limits_for(n, 0));
+  for (uint32_t i = 0; i < 64; ++i) rt.add_next_hop({static_cast<uint16_t>(i), {}, {}});
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t depth = rng() % 4 == 0 ? 1 + rng() % 16 : 17 + rng() % 16;
+    uint32_t ip = eights[rng() % 3] | (rng() & 0x00FFFFFFu);
+    ip = depth == 32 ? ip : ip & ~(0xFFFFFFFFu >> depth);
+    const uint32_t nh = rng() % 64;
+    // A prefix already added gets a new value (a replacement, not a new route).
+    routes.erase(std::remove_if(routes.begin(), routes.end(), [&](const Route& r) { return r.ip == ip && r.depth == depth; }),
+                 routes.end());
+    routes.push_back({ip, depth, nh});
+    const std::array<uint8_t, 4> p{static_cast<uint8_t>(ip >> 24), static_cast<uint8_t>(ip >> 16), static_cast<uint8_t>(ip >> 8),
+                                   static_cast<uint8_t>(ip)};
+    ASSERT_TRUE(rt.add_v4(p, static_cast<uint8_t>(depth), {false, nh})) << i;
+  }
+  auto scan = [&](uint32_t ip) -> std::optional<uint32_t> {
+    const Route* best = nullptr;
+    for (const Route& r : routes) {
+      const uint32_t mask = r.depth == 32 ? 0xFFFFFFFFu : ~(0xFFFFFFFFu >> r.depth);
+      if ((ip & mask) == r.ip && (best == nullptr || r.depth > best->depth)) best = &r;
+    }
+    return best == nullptr ? std::nullopt : std::optional<uint32_t>(best->nh);
+  };
+  size_t hits = 0;
+  std::array<uint32_t, RouteTable::kBulkMax> bulk{};
+  for (int i = 0; i < 200000; ++i) {
+    const Route& near = routes[rng() % routes.size()];
+    const uint32_t ip = rng() % 3 == 0 ? static_cast<uint32_t>(rng()) : near.ip + (rng() % 3 == 0 ? rng() % 512 : rng() % 4);
+    const std::array<uint8_t, 4> a{static_cast<uint8_t>(ip >> 24), static_cast<uint8_t>(ip >> 16), static_cast<uint8_t>(ip >> 8),
+                                   static_cast<uint8_t>(ip)};
+    const std::optional<uint32_t> want = scan(ip);
+    const std::optional<RouteTarget> got = rt.lookup_v4(a.data());
+    ASSERT_EQ(got.has_value(), want.has_value()) << std::hex << ip;
+    if (want) {
+      ASSERT_EQ(got->id, *want) << std::hex << ip;
+      ++hits;
+    }
+    bulk[static_cast<size_t>(i) % bulk.size()] = ip;
+    if (static_cast<size_t>(i) % bulk.size() == bulk.size() - 1) {
+      std::array<std::optional<RouteTarget>, RouteTable::kBulkMax> out;
+      rt.lookup_v4_bulk(bulk.data(), RouteTable::kBulkMax, out.data());
+      for (size_t k = 0; k < bulk.size(); ++k) {
+        const std::array<uint8_t, 4> b{static_cast<uint8_t>(bulk[k] >> 24), static_cast<uint8_t>(bulk[k] >> 16),
+                                       static_cast<uint8_t>(bulk[k] >> 8), static_cast<uint8_t>(bulk[k])};
+        ASSERT_EQ(out[k], rt.lookup_v4(b.data()));
+      }
+    }
+  }
+  EXPECT_GT(hits, 100000u);
+}
+
+// 10. A table holds the routes it was sized for and refuses more without a
+// change: IPv4 and IPv6 sized for 1 route (room for kMinRoutes) take 64
+// distinct prefixes, the 65th is refused and the table answers as before;
+// a known prefix may still be replaced. Limits beyond kMaxRoutes are
+// refused at creation.
+TEST(RouteTable, RefusesRoutesBeyondItsSize) {
+  RouteTable rt(route_limits_for(1, 1));
+  const uint32_t a = rt.add_next_hop({1, {}, {}});
+  const uint32_t b = rt.add_next_hop({2, {}, {}});
+  for (uint32_t i = 0; i < kMinRoutes; ++i) {
+    ASSERT_TRUE(rt.add_v4({10, 0, static_cast<uint8_t>(i), 7}, 32, {false, a})) << i;
+    std::array<uint8_t, 16> p{0xfd, 0, static_cast<uint8_t>(i)};
+    ASSERT_TRUE(rt.add_v6(p, 128, {false, a})) << i;
+  }
+  EXPECT_FALSE(rt.add_v4({10, 0, 200, 7}, 32, {false, b}));
+  EXPECT_FALSE(rt.add_v4({11, 0, 0, 0}, 8, {false, b}));
+  const std::array<uint8_t, 4> probe{10, 0, 200, 7};
+  EXPECT_FALSE(rt.lookup_v4(probe.data()).has_value()) << "a refused route left no entry";
+  std::array<uint8_t, 16> p6{0xfd, 0, 200};
+  EXPECT_FALSE(rt.add_v6(p6, 128, {false, b}));
+  EXPECT_TRUE(rt.add_v4({10, 0, 3, 7}, 32, {false, b}));  // a replacement, not a new route
+  const std::array<uint8_t, 4> three{10, 0, 3, 7};
+  EXPECT_EQ(rt.lookup_v4(three.data())->id, b);
+  EXPECT_THROW(RouteTable(RouteTableLimits{kMaxRoutes + 1, 0, 0}), std::runtime_error);
+  EXPECT_EQ(route_table_dpdk_bytes(route_limits_for(100, 0)), 0u) << "IPv4 takes no DPDK memory";
+  EXPECT_LT(route_table_heap_bytes(route_limits_for(100, 0)), 1u << 20);
 }
 
 }  // namespace

@@ -64,5 +64,48 @@ TEST(SchedulerRepeat, SameOrderAsPick) {
   EXPECT_GT(repeated, sent / 4);
 }
 
+// 2. idle_picks(n) (a driver skipping an idle port's offers) leaves the
+// scheduler as n pick() calls over empty queues do: after random traffic has
+// left deficits and a turn anywhere, n = 0..20 empty picks on one copy and
+// idle_picks(n) on the other, then the same random backlog: the same queue
+// for every packet. Skipped picks move the DWRR turn, so with 2+ backlogged
+// DWRR queues a wrong count shows as another order.
+TEST(SchedulerRepeat, IdlePicksEqualEmptyPicks) {
+  std::mt19937 rng(4242);
+  size_t orders_differ = 0;  // n vs n + 1 skipped picks: the turn matters
+  for (int round = 0; round < 300; ++round) {
+    std::array<QueueSchedConfig, kSchedQueues> cfg{};
+    for (auto& c : cfg) {
+      c.type = rng() % 4 == 0 ? SchedType::kStrict : SchedType::kDwrr;
+      c.weight = 1 + rng() % 4;
+    }
+    PortScheduler a(cfg);
+    std::array<uint32_t, kSchedQueues> head{};
+    for (int i = 0; i < static_cast<int>(rng() % 30); ++i) {
+      head.fill(0);
+      for (int q = 0; q < kSchedQueues; ++q) head[q] = rng() % 2 ? 64 + rng() % 9000 : 0;
+      a.pick(head, 0xFF);
+    }
+    const std::array<uint32_t, kSchedQueues> none{};
+    a.pick(none, 0xFF);  // the port went idle: one empty pick (the offer that found nothing)
+    const auto n = static_cast<uint64_t>(rng() % 21);
+    PortScheduler b = a;
+    PortScheduler c = a;
+    for (uint64_t i = 0; i < n; ++i) a.pick(none, 0xFF);
+    b.idle_picks(n);
+    c.idle_picks(n + 1);
+    for (int q = 0; q < kSchedQueues; ++q) head[q] = 64 + rng() % 9000;
+    bool differ = false;
+    for (int k = 0; k < 24; ++k) {
+      const int want = a.pick(head, 0xFF);
+      ASSERT_EQ(b.pick(head, 0xFF), want) << "round " << round << " n " << n << " packet " << k;
+      differ = differ || c.pick(head, 0xFF) != want;
+      head[want] = 64 + rng() % 9000;
+    }
+    orders_differ += differ ? 1 : 0;
+  }
+  EXPECT_GT(orders_differ, 10u) << "one skipped pick more should often change the order";
+}
+
 }  // namespace
 }  // namespace sf::sw
