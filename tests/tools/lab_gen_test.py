@@ -639,6 +639,9 @@ def case_sim(c):
         for pl in (0, 1):
             tx = {s: spine_tx(out, f"p{pl}-{s}")[0] for s in ("spine0", "spine1")}
             check(min(tx.values()) > 0, f"mrc plane {pl}: one QP's EVs cross both spines: {tx}")
+        png = os.path.join(out, "mrc_paths.png")
+        check(os.path.exists(png) and os.path.getsize(png) > 10_000, "mrc: no mrc_paths.png in the report")
+        check(not os.path.exists(os.path.join(os.path.join(d, "out1"), "mrc_paths.png")), "mrc_paths.png without MRC")
     print("sim: ok")
 
 

@@ -1,5 +1,6 @@
 """sf-lab PNG plots (python3-matplotlib, Agg): queue depth per queue, ECN
-marks / CNPs / PFC pauses over time, per-flow throughput, latency CDF.
+marks / CNPs / PFC pauses over time, per-flow throughput, latency CDF, and
+for MRC senders per-plane / per-EV load and retransmissions over time.
 Each function returns True when it wrote its file."""
 import json
 import os
@@ -276,10 +277,74 @@ def latency_cdf(lab, res, path):
     return _save(fig, path)
 
 
+def mrc_paths(lab, res, path):
+    """MRC senders (sf-nic hosts whose time series carry "mrc"): packets per
+    plane over time, retransmissions by cause and EVs retired over time, and
+    the load of every EV (a heat map, EV index x time) of the busiest sender.
+    Nothing is written when no host ran MRC QPs."""
+    nser = lab.nic_series()
+    mrc = {h: [(t, v["mrc"]) for t, v in rows if "mrc" in v] for h, rows in nser.items()}
+    mrc = {h: rows for h, rows in mrc.items() if len(rows) >= 2 and rows[-1][1].get("tx_data_packets", 0) > 0}
+    if not mrc:
+        return False
+    fig, (a1, a2, a3) = plt.subplots(3, 1, figsize=(10, 10))
+
+    def rate(rows, get):
+        xs, ys = [], []
+        for (ta, a), (tb, b) in zip(rows, rows[1:]):
+            if tb > ta:
+                xs.append(tb)
+                ys.append((get(b) - get(a)) / (tb - ta))
+        return xs, ys
+
+    k = 0
+    for host in sorted(mrc):
+        rows = mrc[host]
+        planes = len(rows[-1][1].get("plane_packets", []))
+        for p in range(planes):
+            xs, ys = rate(rows, lambda v, p=p: v["plane_packets"][p] if p < len(v["plane_packets"]) else 0)
+            a1.plot(xs, [y / 1e6 for y in ys], lw=1.2, color=COLORS[k % len(COLORS)], ls=("-", "--", ":", "-.")[p % 4],
+                    label=f"{host} plane {p}")
+        for cause, ls in (("rtx_sack", "-"), ("rtx_nack", "--"), ("rtx_timeout", ":")):
+            xs, ys = rate(rows, lambda v, c=cause: v.get(c, 0))
+            if any(ys):
+                a2.plot(xs, [y / 1e3 for y in ys], lw=1.2, ls=ls, color=COLORS[k % len(COLORS)],
+                        label=f"{host} {cause} (k/s)")
+        a2.plot([t for t, _ in rows], [v.get("evs_assumed_bad", 0) for _, v in rows], lw=0.9, ls="-.",
+                color=COLORS[k % len(COLORS)], label=f"{host} EVs retired now")
+        k += 1
+    busiest = max(mrc, key=lambda h: mrc[h][-1][1].get("tx_data_packets", 0))
+    rows = mrc[busiest]
+    evs = [v["evs"]["sent"] for _, v in rows if "evs" in v]
+    if len(evs) >= 2:
+        n = max(len(e) for e in evs)
+        grid = [[(b[i] if i < len(b) else 0) - (a[i] if i < len(a) else 0) for i in range(n)]
+                for a, b in zip(evs, evs[1:])]
+        ts = [t for t, v in rows if "evs" in v]
+        im = a3.imshow(list(map(list, zip(*grid))), aspect="auto", origin="lower", interpolation="nearest",
+                       extent=(ts[0], ts[-1], -0.5, n - 0.5), cmap="viridis")
+        fig.colorbar(im, ax=a3, label="packets per sample")
+        a3.set_ylabel("EV index")
+        a3.set_title(f"{busiest}: packets per EV and sample (first transmissions and probes)", loc="left",
+                     fontsize=10)
+    a1.set_title("MRC packets per plane (first transmissions, retransmissions, probes)", loc="left", fontsize=10)
+    a1.set_ylabel("Mpkt/s")
+    a2.set_title("MRC retransmissions by cause and EVs retired", loc="left", fontsize=10)
+    for ax in (a1, a2):
+        ax.grid(True, alpha=0.3)
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize=7, loc="upper right")
+    for ax in (a1, a2, a3):
+        ax.set_xlabel("seconds since the start")
+    mark_events(lab, [a1, a2])
+    return _save(fig, path)
+
+
 PLOTS = [("queue_depth.png", "Queue depth per queue", queue_depth),
          ("marks_pauses.png", "ECN marks, CNPs and PFC pauses", marks_pauses),
          ("flow_throughput.png", "Throughput per flow", flow_throughput),
-         ("latency_cdf.png", "Latency CDF", latency_cdf)]
+         ("latency_cdf.png", "Latency CDF", latency_cdf),
+         ("mrc_paths.png", "MRC: packets per plane and EV, retransmissions", mrc_paths)]
 
 
 def make_all(lab, res, out, raw=None):
