@@ -85,6 +85,7 @@ struct MrcSum {
   std::vector<uint64_t> ev_sent, ev_rtx, ev_retired;
   std::vector<uint64_t> plane_pkts;  // first transmissions + retransmissions per plane
   uint32_t evs_assumed_bad = 0;      // now
+  uint64_t retire_refused = 0;       // losses that skipped, not retired, an EV at its plane's floor
 };
 
 MrcSum mrc_sum(const Host& host) {
@@ -112,6 +113,7 @@ MrcSum mrc_sum(const Host& host) {
     s.c.no_usable_ev += c.no_usable_ev;
     const mrc::EvSet* ev = qp.mrc()->ev_set();
     if (ev == nullptr) continue;  // not yet RTR
+    s.retire_refused += ev->retire_refused();
     if (s.ev_sent.size() < ev->size()) {
       s.ev_sent.resize(ev->size());
       s.ev_rtx.resize(ev->size());
@@ -152,6 +154,7 @@ nlohmann::json mrc_json(const MrcSum& m, bool per_ev) {
                       {"ce_arrivals", m.c.ce_arrivals},
                       {"no_usable_ev", m.c.no_usable_ev},
                       {"evs_assumed_bad", m.evs_assumed_bad},
+                      {"retire_refused", m.retire_refused},
                       {"plane_packets", m.plane_pkts},
                       {"rx", rx}};
   if (per_ev) j["evs"] = {{"sent", m.ev_sent}, {"retransmitted", m.ev_rtx}, {"retired", m.ev_retired}};

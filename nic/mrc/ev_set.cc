@@ -1,5 +1,7 @@
 #include "nic/mrc/ev_set.h"
 
+#include <algorithm>
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -168,6 +170,14 @@ std::optional<EvPick> EvSet::pick_next(Rng& rng, bool retransmission, std::optio
   return EvPick{idx, ev(idx), plane(idx)};
 }
 
+uint16_t EvSet::alive_in_plane(uint8_t p) const {
+  uint16_t n = 0;
+  for (uint16_t j = p; j < cfg_.num_evs; j = static_cast<uint16_t>(j + cfg_.num_planes)) {
+    n += evs_[j].active && (evs_[j].state == EvState::kGood || evs_[j].state == EvState::kSkip) ? 1 : 0;
+  }
+  return n;
+}
+
 uint16_t EvSet::usable_in_plane(uint8_t p) const {
   uint16_t n = 0;
   for (uint16_t i = 0; i < n_usable_; ++i) n += plane(usable_[i]) == p ? 1 : 0;
@@ -206,6 +216,18 @@ std::optional<EvPick> EvSet::pick_in_plane(Rng& rng, uint8_t p, bool retransmiss
   return EvPick{idx, ev(idx), plane(idx)};
 }
 
+EvOutcome EvSet::skip(uint16_t index) {
+  Ev& e = evs_[index];
+  if (skip_count_ == kSkipRing) pop_skip();
+  e.state = EvState::kSkip;
+  e.skip_until = picks_ + rotation_;
+  skip_ring_[(skip_head_ + skip_count_) % kSkipRing] = SkipEntry{index, e.skip_until};
+  ++skip_count_;
+  ++e.counters.skipped;
+  refresh(index);
+  return EvOutcome::kSkipped;
+}
+
 EvOutcome EvSet::on_signal(uint16_t index, EvSignal s) {
   if (index >= cfg_.num_evs) return EvOutcome::kNone;
   Ev& e = evs_[index];
@@ -213,20 +235,25 @@ EvOutcome EvSet::on_signal(uint16_t index, EvSignal s) {
     case EvSignal::kTrimmedLastHop:
       return EvOutcome::kNone;
     case EvSignal::kEcnEcho:
-    case EvSignal::kTrimmed: {
+    case EvSignal::kTrimmed:
       if (e.state != EvState::kGood) return EvOutcome::kNone;
-      if (skip_count_ == kSkipRing) pop_skip();
-      e.state = EvState::kSkip;
-      e.skip_until = picks_ + rotation_;
-      skip_ring_[(skip_head_ + skip_count_) % kSkipRing] = SkipEntry{index, e.skip_until};
-      ++skip_count_;
-      ++e.counters.skipped;
-      refresh(index);
-      return EvOutcome::kSkipped;
-    }
+      return skip(index);
     case EvSignal::kAlwaysSkip:
     case EvSignal::kLoss: {
       if (e.state == EvState::kAssumedBad || e.state == EvState::kDenied) return EvOutcome::kNone;
+      // Floor: a loss does not retire one of the last live EVs of its plane
+      // (1/8 of the plane's active share, at least 1); the EV is skipped for a
+      // rotation instead. Without it, reordering past ooo_tolerance (queues
+      // of a too-large window) read as losses retired all 128 EVs within
+      // 0.5 ms and the QP stalled until probes re-admitted them (docs/mrc.md).
+      // A dead plane is taken out by its port status, not by retirements.
+      if (e.active && plane_up(plane(index))) {
+        const uint16_t floor = static_cast<uint16_t>(std::max(1, target_active_ / 8));
+        if (alive_in_plane(plane(index)) <= floor) {
+          ++retire_refused_;
+          return skip(index);
+        }
+      }
       e.state = EvState::kAssumedBad;
       e.probe_streak = 0;
       ++e.counters.retired;

@@ -141,6 +141,9 @@ class EvSet {
   uint64_t no_backup() const { return no_backup_; }
   // Picks that found nothing usable.
   uint64_t no_usable() const { return no_usable_; }
+  // Loss signals that did not retire an EV because its plane was down to its
+  // floor of usable EVs (the EV was skipped instead).
+  uint64_t retire_refused() const { return retire_refused_; }
   // Picks so far; one rotation = rotation() picks.
   uint64_t picks() const { return picks_; }
   uint16_t rotation() const { return rotation_; }
@@ -156,6 +159,10 @@ class EvSet {
     EvCounters counters;
   };
 
+  // GOOD or SKIP -> SKIP for one rotation (ECN echo, trim, or a loss at the floor).
+  EvOutcome skip(uint16_t index);
+  // Active EVs of plane p that are GOOD or SKIP (not retired or denied): a scan.
+  uint16_t alive_in_plane(uint8_t p) const;
   bool is_usable(const Ev& e, uint16_t index) const {
     return e.state == EvState::kGood && e.active && plane_up(plane(index));
   }
@@ -177,6 +184,7 @@ class EvSet {
   uint64_t picks_ = 0;
   uint64_t no_backup_ = 0;
   uint64_t no_usable_ = 0;
+  uint64_t retire_refused_ = 0;
   std::array<Ev, kMaxEvs> evs_{};
   std::array<uint16_t, kMaxEvs> usable_{};
   std::array<uint16_t, kMaxPlanes> active_per_plane_{};

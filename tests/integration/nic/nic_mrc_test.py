@@ -13,9 +13,9 @@ Cases:
   write_lat  write_lat --transport mrc -n 200: 200 round trips, latency table.
   multiport  two 2-port hosts (two memif links, one per plane): one MRC write_bw
              (64 KiB x 200, --verify) sprays over both: every message lands and is
-             checked, both planes carry data on their own ports, the per-plane
-             counts add up to what was sent (the split is uneven in real time:
-             docs/mrc.md "Not implemented").
+             checked, both planes carry at least 1/7 of the packets on their own
+             ports, the per-plane counts add up to what was sent (the split is
+             uneven in real time: docs/mrc.md "Not implemented").
   mismatch   client --transport mrc, server rc: both exit 1 naming the mismatch;
              --transport mrc with read_bw / --rate-limit / --cc refused (exit 2).
 
@@ -118,14 +118,15 @@ def multiport(h):
     check(len(planes) == 2 and sum(planes) == sent + cm["probes_sent"] + cm["retransmits"],
           f"per plane {planes}, sent {sent} + {cm['probes_sent']} probes + {cm['retransmits']} retransmissions")
     check(len(cm["evs"]["sent"]) == 64, f"num_evs 64: {len(cm['evs']['sent'])}")
-    # Both planes carry data, each on its own port at both ends. (Known: in
-    # real time the split is uneven, 6-25 % on plane 0 here, with plane-0
-    # EVs retired; the even split is asserted in virtual time by
-    # nic_mrc_qp_multiplane. docs/mrc.md "Not implemented".)
+    # Both planes carry a real share, each on its own port at both ends. In
+    # real time the split is not even (35-45 % on the less used plane here,
+    # reordering between the two ports past ooo_tolerance retires EVs down
+    # to the floor); the even split is asserted in virtual time by
+    # nic_mrc_qp_multiplane (docs/mrc.md "Not implemented").
     cp, sp = rc_cli["hosts"][0]["ports"], rc_srv["hosts"][0]["ports"]
     print(f"per plane {planes}, client ports tx {[p['tx_packets'] for p in cp]}")
     for k in (0, 1):
-        check(planes[k] > 0 and cp[k]["tx_packets"] > 0 and sp[k]["rx_packets"] > 0,
+        check(planes[k] >= sum(planes) // 7 and cp[k]["tx_packets"] > 0 and sp[k]["rx_packets"] > 0,
               f"plane {k}: {planes[k]} packets, client port {k + 1} sent {cp[k]['tx_packets']}, "
               f"server port {k + 1} received {sp[k]['rx_packets']}")
 

@@ -351,5 +351,31 @@ TEST(MrcEvSet, PickInPlane) {
   EXPECT_EQ(p0->plane, 0);
 }
 
+// 14. Retirement floor: losses on every EV of a plane (spurious ones from
+//     reordering look the same) retire all but the last 1/8 of its active
+//     EVs; those are skipped instead (retire_refused), so the plane never
+//     runs out of usable EVs and the other plane is untouched.
+TEST(MrcEvSet, LossesNeverRetireAPlanesLastEvs) {
+  EvSet s(cfg(128, 2, 0));  // 64 active per plane
+  for (int round = 0; round < 3; ++round) {
+    for (uint16_t i = 0; i < 128; i = static_cast<uint16_t>(i + 2)) s.on_signal(i, EvSignal::kLoss);  // plane 0
+  }
+  EXPECT_EQ(s.usable_in_plane(1), 64);
+  uint16_t retired = 0;
+  for (uint16_t i = 0; i < 128; i = static_cast<uint16_t>(i + 2)) retired += s.state(i) == EvState::kAssumedBad;
+  EXPECT_EQ(retired, 64 - 8);  // floor: 64 / 8 = 8 left
+  EXPECT_GT(s.retire_refused(), 0u);
+  Rng r(7);
+  for (int k = 0; k < 100; ++k) {  // the skips end within a rotation; the plane keeps sending
+    const auto pk = s.pick_in_plane(r, 0);
+    ASSERT_TRUE(pk.has_value());
+    EXPECT_NE(s.state(pk->index), EvState::kAssumedBad);
+  }
+  // A one-EV plane keeps its EV.
+  EvSet one(cfg(2, 2, 0));
+  EXPECT_EQ(one.on_signal(0, EvSignal::kLoss), EvOutcome::kSkipped);
+  EXPECT_EQ(one.retire_refused(), 1u);
+}
+
 }  // namespace
 }  // namespace sf::nic::mrc
