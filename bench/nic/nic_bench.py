@@ -13,6 +13,10 @@
                   transport): placements[p].floor_* and best_of_all give
                   floor / ref (what a software RoCE NIC can reach here at
                   all) and ours / floor (how much of that sf-nic gets).
+  nic_mrc_write_bw  write_bw goodput of an MRC QP (--transport mrc) between
+                  two sf-nic over memif; ref = the same with --transport rc,
+                  rounds interleaved (goal >= 0.9: SACK and placement
+                  tracking must cost little).
   nic_msg_rate    write_bw message rate with 64 B messages; ref = testpmd's
                   frame rate at 122 B (a 64 B WRITE frame), in Mpps.
   nic_pacing_<R>G write_bw with --rate-limit R (the QP's timing wheel) on an
@@ -602,9 +606,10 @@ def interleaved(name, unit, opts, ref_round, ours_round, ref_tool, with_ceiling=
          **({} if main_p else {"note": "no placement had a counted round of both sides: value/ref are medians over every round, not a placement's"}))
 
 
-def sf_round(binary, tmp, opts, size_bytes, tag, r):
+def sf_round(binary, tmp, opts, size_bytes, tag, r, extra=()):
     t = f"{tag}{r}"
-    rep = sf_pair(binary, tmp, "write_bw", ["-s", str(size_bytes), "-D", str(opts.seconds)] + Link.sf_sched_args(), t,
+    rep = sf_pair(binary, tmp, "write_bw", ["-s", str(size_bytes), "-D", str(opts.seconds)] + list(extra) +
+                  Link.sf_sched_args(), t,
                   client_extra=["--timeseries", os.path.join(tmp, f"{t}-cli.jsonl"), "--ts-period-ms", "250"],
                   server_extra=["--timeseries", os.path.join(tmp, f"{t}-srv.jsonl"), "--ts-period-ms", "250"])
     return rep["workloads"][0], sf_round_account(tmp, t)
@@ -634,6 +639,23 @@ def write_bw(binary, tmp, opts):
     interleaved("nic_write_bw", "Gb/s", opts, ref_round, ours_round,
                 f"dpdk-testpmd txonly->rxonly memif {frame} B (payload Gb/s)", with_ceiling=True,
                 floor_round=floor_round if have_floor else None)
+
+
+def mrc_write_bw(binary, tmp, opts):
+    """nic_mrc_write_bw: the same write_bw (64 KiB, 4096 B MTU, one QP) with
+    --transport mrc (128 EVs, SACKs, out-of-order placement tracking; its
+    default window and timers) against --transport rc, rounds interleaved on
+    the same memif link. Goal (issue 15 section 5): >= 0.9."""
+    def ref_round(r):
+        w, acct = sf_round(binary, tmp, opts, 65536, "mrcref", r)
+        return {"value": round(w["goodput_gbps"], 4), "messages": w["messages"], **acct}
+
+    def ours_round(r):
+        w, acct = sf_round(binary, tmp, opts, 65536, "mrc", r, extra=["--transport", "mrc"])
+        return {"value": round(w["goodput_gbps"], 4), "messages": w["messages"], **acct}
+
+    interleaved("nic_mrc_write_bw", "Gb/s", opts, ref_round, ours_round,
+                "sf-nic write_bw --transport rc, same link and flags")
 
 
 def write_bw_sides(binary, tmp, opts):
@@ -907,6 +929,7 @@ def main():
         return 2
     runs = [("nic_write_bw", lambda t: write_bw(binary, t, opts)),
             ("nic_msg_rate", lambda t: msg_rate(binary, t, opts)),
+            ("nic_mrc_write_bw", lambda t: mrc_write_bw(binary, t, opts)),
             ("nic_write_bw_sides", lambda t: write_bw_sides(binary, t, opts)),
             ("nic_pacing_1G", lambda t: pacing(binary, t, 1, seconds, sched, idle, window, burst)),
             ("nic_pacing_10G", lambda t: pacing(binary, t, 10, seconds, sched, idle, window, burst)),

@@ -163,7 +163,8 @@ po::options_description describe(Options& o) {
     ("qp,q", po::value(&o.qps)->default_value(1), "QPs (bandwidth tests)")
     ("tx-depth,t", po::value(&o.tx_depth)->default_value(128), "outstanding work requests per QP")
     ("cc", po::value(&o.cc)->default_value("none"),
-     "congestion control: none, dcqcn, dcqcn-nvidia, dcqcn-paper, swift, bbr, hpcc (parameters: nic.json cc_params)")
+     "congestion control: none, dcqcn, dcqcn-nvidia, dcqcn-paper, swift, bbr, hpcc on RC; none, nscc on MRC "
+     "(parameters: nic.json cc_params)")
     ("transport", po::value(&o.transport)->default_value("rc"),
      "QP transport: rc (RoCEv2 RC) or mrc (sprayed over 128 entropy values, SACK, out-of-order placement; "
      "write_bw and write_lat; both sides must agree; docs/mrc.md)")

@@ -238,7 +238,6 @@ AppWorkload parse_workload(config::ConfigNode n, const std::vector<AppHost>& hos
   w.qps = n.opt<uint32_t>("qps", 1, config::in_range<uint32_t>(1, 64));
   w.tx_depth = n.opt<uint32_t>("tx_depth", 128, config::in_range<uint32_t>(1, 4096));
   w.cc = parse_cc_choice(n);  // "cc", "cc_params" (nic/cc/cc_config.h)
-  if (w.cc.algorithm == CcAlgorithm::kNscc) n.fail_key("cc", "nscc runs on MRC QPs only; a workload's QPs are RC");
   w.rate_limit = n.has("rate_limit") ? n.req_rate("rate_limit", {BitRate::mbps(1), BitRate::gbps(800)}) : BitRate(0);
   w.burst_bytes = static_cast<uint32_t>(n.opt_bytes("burst_size", 0, {0, UINT32_MAX}));
   if (w.burst_bytes != 0 && w.rate_limit.bps() == 0) {
@@ -257,6 +256,8 @@ AppWorkload parse_workload(config::ConfigNode n, const std::vector<AppHost>& hos
   } else if (w.transport == Transport::kMrc) {
     w.mrc = parse_mrc(std::nullopt, *it);
   }
+  // nscc runs on MRC QPs only; an MRC QP runs nscc or none (rc::Qp::cc_refusal).
+  if (const char* why = cc_refusal(w.cc.algorithm, w.transport == Transport::kMrc)) n.fail_key("cc", why);
   n.finish();
   return w;
 }
@@ -349,9 +350,6 @@ void validate_app_config(const AppConfig& cfg) {
     if (w.transport == Transport::kMrc && w.rate_limit.bps() != 0) {
       throw config::ConfigError(where + ".rate_limit", "an MRC QP is not paced per QP yet (it sprays over every "
                                                        "port at line rate; docs/mrc.md)");
-    }
-    if (w.transport == Transport::kMrc && w.cc.algorithm != CcAlgorithm::kNone) {
-      throw config::ConfigError(where + ".cc", "an MRC QP takes no cc yet (NSCC is not wired in; docs/mrc.md)");
     }
     if (w.type == WorkloadType::kWriteLat && w.size_bytes < 2) {
       throw config::ConfigError(where + ".size", "write_lat needs at least 2 bytes (the last one is the marker)");

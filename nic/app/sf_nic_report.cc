@@ -213,6 +213,18 @@ nlohmann::json qp_cc_json(const rc::Qp& qp) {
   } else if (const auto* h = std::get_if<Hpcc>(&cc)) {
     j["utilisation"] = h->utilisation();
     j["inc_stage"] = h->inc_stage();
+  } else if (const auto* ns = std::get_if<Nscc>(&cc)) {
+    const NsccCounters& k = ns->counters();
+    j["quadrant"] = std::string(to_string(ns->last_quadrant()));
+    j["base_rtt_us"] = ns->base_rtt().us();
+    j["avg_delay_us"] = ns->avg_delay().us();
+    j["proportional"] = k.proportional;
+    j["fair"] = k.fair;
+    j["decreases"] = k.decreases;
+    j["no_change"] = k.no_change;
+    j["trims"] = k.trims;
+    j["quick_adapts"] = k.quick_adapts;
+    j["penalties"] = k.penalties;
   }
   return j;
 }

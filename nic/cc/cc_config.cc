@@ -93,6 +93,7 @@ HpccParams parse_hpcc(ConfigNode& n) {
 
 NsccParams parse_nscc(ConfigNode& n) {
   NsccParams p;
+  p.base_rtt_from_qp = !n.has("base_rtt");
   p.base_rtt = n.opt_duration("base_rtt", p.base_rtt);
   p.target_qdelay = n.opt_duration("target_qdelay", p.target_qdelay);
   p.max_cwnd_bdp = opt_frac(n, "max_cwnd_bdp", p.max_cwnd_bdp, 0, 1000);

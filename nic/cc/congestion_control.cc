@@ -34,6 +34,15 @@ std::optional<CcAlgorithm> cc_algorithm_from_string(std::string_view s) {
   return std::nullopt;
 }
 
+const char* cc_refusal(CcAlgorithm a, bool mrc) {
+  if (!mrc) {
+    return a == CcAlgorithm::kNscc ? "nscc runs on MRC QPs only (UET NSCC needs per-EV ECN and SACKs), not on RC"
+                                   : nullptr;
+  }
+  if (a == CcAlgorithm::kNone || a == CcAlgorithm::kNscc) return nullptr;
+  return "an MRC QP runs nscc or none (dcqcn, swift, bbr and hpcc run on RC QPs)";
+}
+
 bool cc_needs_acks(CcAlgorithm a) {
   return a == CcAlgorithm::kSwift || a == CcAlgorithm::kBbr || a == CcAlgorithm::kHpcc || a == CcAlgorithm::kNscc;
 }

@@ -67,6 +67,11 @@ std::string_view to_string(CcAlgorithm a);
 std::optional<CcAlgorithm> cc_algorithm_from_string(std::string_view s);
 // True for the algorithms that need on_ack / on_rto (AckController).
 bool cc_needs_acks(CcAlgorithm a);
+// Why `a` cannot run on a QP of this transport (nullptr: it can). RC runs
+// all but nscc; MRC runs nscc or none (docs/cc.md "MRC integration": its
+// SACKs carry what NSCC reads; no CNPs for DCQCN, no INT echo for HPCC, no
+// per-packet delivery stamps for BBR, no turnaround split for Swift).
+const char* cc_refusal(CcAlgorithm a, bool mrc);
 
 // Which events the caller delivers. A choice is honoured or refused, never
 // accepted and ignored: a caller that does not call cc_on_ack() (today's RC

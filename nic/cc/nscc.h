@@ -39,6 +39,9 @@ std::string_view to_string(NsccQuadrant q);
 struct NsccParams {
   uint32_t mtu_bytes = 4096;
   TimeNs base_rtt = TimeNs::from_us(10);        // unloaded RTT of the path ([ours] default); lowered to the least sample
+  // Config only (Nscc ignores it): cc_params named no base_rtt, so an MRC QP
+  // puts its own (MrcQpAttr::base_rtt_ns) into base_rtt (Qp::set_congestion_control).
+  bool base_rtt_from_qp = true;
   TimeNs target_qdelay = TimeNs::from_us(5);    // [ours] queueing delay target (UET: per CC profile)
   double max_cwnd_bdp = 1.5;                    // window cap, in BDPs of line_rate x base_rtt (htsim)
   double initial_cwnd_bdp = 1.0;                // [ours]

@@ -261,6 +261,8 @@ void Transport::on_rts(TimeNs now) {
   sb_.emplace(Psn(q_.attr_.sq_psn), kRecRing);
   for (SendRec& r : recs_) r = SendRec{};
   inflight_bytes_ = 0;
+  cc_snd_nxt_ = cc_ack_seq_ = 0;
+  cc_rto_ = false;
   peer_mpr_ = attr_.mpr;
   imm_sent_ = 0;
   rto_deadline_ = TimeNs::max();
@@ -626,7 +628,51 @@ bool Transport::has_data(TimeNs) const {
   if (Psn::diff(psn, sb_->una()) >= static_cast<int32_t>(peer_mpr_) || !sb_->can_send()) return false;
   const uint32_t off = q_.tx_pkt_ << q_.mtu_shift_;
   const uint32_t n = std::min(q_.mtu_, w.length - off);
-  return inflight_bytes_ == 0 || inflight_bytes_ + n <= window_;
+  return inflight_bytes_ == 0 || inflight_bytes_ + n <= effective_window();
+}
+
+uint64_t Transport::effective_window() const {
+  if (!q_.cc_acks_) return window_;
+  // The CC's window, capped by window_bytes when the profile names one.
+  return attr_.window_bytes != 0 ? std::min<uint64_t>(q_.cc_window_, attr_.window_bytes) : q_.cc_window_;
+}
+
+void Transport::cc_feedback(AckKind kind, uint64_t acked, std::optional<uint32_t> ts_echo, uint16_t service_ns,
+                            bool ce, uint8_t pen, TimeNs now) {
+  AckEvent ev;
+  ev.kind = kind;
+  ev.acked_bytes = acked;
+  cc_ack_seq_ += acked;
+  ev.ack_seq = cc_ack_seq_;
+  ev.snd_nxt = cc_snd_nxt_;
+  ev.inflight_bytes = inflight_bytes_;
+  ev.ecn_echo = ce;
+  ev.rcv_cwnd_pen = pen;
+  if (ts_echo) {
+    // The echoed METH / PETH tx_ts of the packet that triggered the
+    // feedback: an RTT of that very transmission (no Karn ambiguity), less
+    // the time the responder held it (SACK coalescing). 32-bit ns, wraps
+    // every 4.3 s; a sample that is negative or beyond 1 s is not one, nor
+    // one the service time covers: in real time each side stamps with its
+    // poll loop's `now` (once per iteration), so a frame received late in a
+    // long iteration counts the rest of it as service time (seen: 3.4 us
+    // raw against 65 us of service); a 0 sample would drag NSCC's base RTT
+    // to 0.
+    const auto raw = static_cast<int32_t>(now_ts(now) - *ts_echo);
+    if (raw > service_ns && raw < 1'000'000'000) {
+      ev.rtt = TimeNs(raw - service_ns);
+      rc::QpCcStats& st = q_.cc_stats_;
+      ++st.rtt_samples;
+      st.rtt_sum_ns += static_cast<uint64_t>(ev.rtt.ns());
+      st.rtt_last = ev.rtt;
+      if (ev.rtt < st.rtt_min) st.rtt_min = ev.rtt;
+      if (ev.rtt > st.rtt_max) st.rtt_max = ev.rtt;
+    }
+  }
+  ++q_.cc_stats_.acks;
+  q_.cc_inflight_ = inflight_bytes_;
+  nic::cc_on_ack(q_.cc_, ev, now);
+  q_.cc_window_ = nic::cc_window_bytes(q_.cc_);
 }
 
 rte_mbuf* Transport::make_probe(uint8_t plane, TimeNs now) {
@@ -696,8 +742,10 @@ void Transport::lost(Psn p, bool timeout, TimeNs now) {
       fail(WcStatus::kRetryExcErr, r.wqe, now);
       return;
     }
+    cc_rto_ = true;  // one cc_on_rto per expiry scan (advance)
   } else {
     ++ctr_.rtx_sack;
+    if (q_.cc_acks_) cc_feedback(AckKind::kNackLoss, 0, std::nullopt, 0, false, 0, now);
   }
   queue_rtx(p);
 }
@@ -770,6 +818,7 @@ rte_mbuf* Transport::make_data(TimeNs now) {
   sb_->on_send();
   r.live = true;
   inflight_bytes_ += r.len;
+  cc_snd_nxt_ += r.len;
   if (q_.tx_pkt_ + 1 == w.npkts) {
     ++q_.sq_next_;
     q_.tx_pkt_ = 0;
@@ -819,12 +868,14 @@ void Transport::on_sack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now) {
       probe_out_ = false;
     }
   }
+  uint64_t acked = 0;
   const SackResult res = sb_->on_sack(cack, h.base_offset(), h.bitmap.value(), std::span<Psn>(missing_), [&](Psn p) {
     SendRec& r = rec(p);
     if (r.live) {
       r.live = false;
       r.missing = false;
       inflight_bytes_ -= r.len;
+      acked += r.len;
     }
   });
   if (res.verdict == SackVerdict::kInvalid) {
@@ -832,6 +883,11 @@ void Transport::on_sack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now) {
     return;
   }
   *out = h.probe_response() ? MrcRx::kProbeResponse : MrcRx::kSack;
+  if (q_.cc_acks_) {
+    const wire::MrcCcState* cs = fi.mrc.cc;
+    cc_feedback(AckKind::kAck, acked, cs != nullptr ? std::optional<uint32_t>(cs->ts_echo.value()) : std::nullopt,
+                cs != nullptr ? cs->service_time.value() : 0, h.ce(), cs != nullptr ? cs->rcv_cwnd_pen : 0, now);
+  }
   if (const uint16_t mpr = h.mpr.value(); mpr > 0) peer_mpr_ = std::min<uint16_t>(mpr, attr_.mpr);
   const TimeNs tol(attr_.ooo_tolerance_ns);
   for (uint16_t i = 0; i < res.missing; ++i) {
@@ -883,6 +939,9 @@ void Transport::on_nack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now) {
   const std::optional<uint16_t> idx = ev_->index_of(h.ev.value());
   if (reason == MrcNackReason::kTrimmed && idx) ev_->on_signal(*idx, EvSignal::kTrimmed);
   if (reason == MrcNackReason::kTrimmedLastHop && idx) ev_->on_signal(*idx, EvSignal::kTrimmedLastHop);
+  if (q_.cc_acks_ && (reason == MrcNackReason::kTrimmed || reason == MrcNackReason::kTrimmedLastHop)) {
+    cc_feedback(AckKind::kNackTrim, 0, h.ts_echo.value(), 0, h.ce(), 0, now);
+  }
   ++ctr_.rtx_nack;
   r.missing = false;
   queue_rtx(psn);
@@ -932,7 +991,7 @@ void Transport::on_data(const wire::FrameInfo& fi, const rte_mbuf* m, MrcRx* out
     // Duplicate (a spurious retransmission, a network copy): SACK now so the
     // sender stops resending it.
     *out = MrcRx::kDuplicate;
-    trig_ = Trigger{psn, me.ev.value(), me.tx_ts.value(), ce};
+    trig_ = Trigger{psn, me.ev.value(), me.tx_ts.value(), ce, now};
     sack_due_ = true;
     return;
   }
@@ -995,7 +1054,7 @@ void Transport::on_data(const wire::FrameInfo& fi, const rte_mbuf* m, MrcRx* out
     ++ecn_count_;
     ++ctr_.ce_arrivals;
   }
-  if (!(sack_due_ && trig_.ce)) trig_ = Trigger{psn, me.ev.value(), me.tx_ts.value(), ce};
+  if (!(sack_due_ && trig_.ce)) trig_ = Trigger{psn, me.ev.value(), me.tx_ts.value(), ce, now};
   ++unsacked_;
   if (hole || ce || mp.last || unsacked_ >= attr_.sack_every_pkts) {
     sack_due_ = true;
@@ -1075,6 +1134,7 @@ rte_mbuf* Transport::make_ctrl(TimeNs now) {
     s.cc.rcvd_bytes = rcvd_bytes_;
     s.cc.ecn_count = ecn_count_;
     s.cc.ooo_count = f.ooo_count;
+    if (q_.cc_acks_ && std::holds_alternative<Nscc>(q_.cc_)) s.cc.cc_type = wire::MrcCcType::kNscc;
     if (pr) {
       const ProbeResp& p = probe_resps_[probe_resp_head_];
       s.sack.probe_response = true;
@@ -1088,6 +1148,9 @@ rte_mbuf* Transport::make_ctrl(TimeNs now) {
       s.sack.ack_psn_offset = f.ack_psn_offset;
       s.sack.ev = trig_.ev;
       s.cc.ts_echo = trig_.ts;
+      // How long the trigger waited here (SACK coalescing): the sender takes
+      // it off its RTT sample.
+      s.cc.service_time = static_cast<uint16_t>(std::clamp<int64_t>((now - trig_.at).ns(), 0, UINT16_MAX));
       ev = trig_.ev;
     }
     pick_plane(ev);
@@ -1191,6 +1254,14 @@ void Transport::advance(TimeNs now) {
         continue;
       }
       if (q_.state_ != QpState::kRts) return;
+    }
+    if (cc_rto_) {
+      cc_rto_ = false;
+      if (q_.cc_acks_) {
+        ++q_.cc_stats_.rtos;
+        nic::cc_on_rto(q_.cc_, now);
+        q_.cc_window_ = nic::cc_window_bytes(q_.cc_);
+      }
     }
   }
   if (sb_->in_flight() > 0 && next_probe_at_ <= now) {

@@ -35,6 +35,7 @@
 #include "common/time.h"
 #include "common/wire/frame_parser.h"
 #include "common/wire/mrc_builder.h"
+#include "nic/cc/cc_event.h"
 #include "nic/mrc/ev_set.h"
 #include "nic/mrc/msg_tracker.h"
 #include "nic/mrc/sack_tracker.h"
@@ -152,7 +153,11 @@ class Transport {
   const MrcCounters& counters() const { return ctr_; }
   const EvSet* ev_set() const { return ev_ ? &*ev_ : nullptr; }
   uint32_t bytes_in_flight() const { return inflight_bytes_; }
+  // The fixed window (window_bytes, or one BDP when 0); effective_window()
+  // is what limits bytes in flight: the CC's window (NSCC) when the QP runs
+  // one, capped by window_bytes when the profile names it.
   uint32_t window_bytes() const { return window_; }
+  uint64_t effective_window() const;
   uint8_t num_planes() const { return planes_; }
   // The port a plane's packets leave on (plane p = port p + 1 when the QP
   // sprays, else the QP's port).
@@ -192,6 +197,7 @@ class Transport {
     uint32_t ev = 0;
     uint32_t ts = 0;
     bool ce = false;
+    TimeNs at{0};   // when it arrived (the SACK's service_time)
   };
 
   SendRec& rec(wire::Psn p) { return recs_[p.value() & rec_mask_]; }
@@ -227,6 +233,9 @@ class Transport {
   void on_nack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now);
   void push_nack(wire::MrcNackReason r, wire::Psn psn, const wire::FrameInfo& fi, bool ce);
   void drain_completions();
+  // Feedback for the QP's ACK-driven CC (NSCC; docs/cc.md "MRC integration").
+  void cc_feedback(AckKind kind, uint64_t acked, std::optional<uint32_t> ts_echo, uint16_t service_ns, bool ce,
+                   uint8_t pen, TimeNs now);
   void fail(verbs::WcStatus st, uint64_t wqe, TimeNs now);
   uint32_t now_ts(TimeNs now) const { return static_cast<uint32_t>(now.ns()); }
   void set_profile_error(const char* e) { error_ = e; }
@@ -274,6 +283,9 @@ class Transport {
   uint32_t rtx_count_ = 0;
   std::array<wire::Psn, 64> missing_{};
   uint32_t inflight_bytes_ = 0;
+  uint64_t cc_snd_nxt_ = 0;        // payload bytes sent (first transmissions), for the CC's AckEvent
+  uint64_t cc_ack_seq_ = 0;        // payload bytes acknowledged
+  bool cc_rto_ = false;            // an RTO expired in this advance()
   uint16_t peer_mpr_ = 64;
   uint16_t imm_sent_ = 0;          // rqmsn of the next message
   uint64_t rqmsn_wqe_ = 0;         // SQ index rqmsn was counted to

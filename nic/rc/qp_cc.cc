@@ -14,18 +14,12 @@
 // set_congestion_control().
 #include <bit>
 
+#include "nic/mrc/transport.h"
 #include "nic/rc/qp.h"
 
 namespace sf::nic::rc {
 
-const char* Qp::cc_refusal(const CcChoice& c, bool mrc) {
-  if (c.algorithm == CcAlgorithm::kNscc) {
-    return mrc ? "nscc: not wired into the MRC transport yet (docs/cc.md \"RC integration\")"
-               : "nscc: runs on MRC QPs only (UET NSCC needs per-EV ECN and SACKs), not on RC";
-  }
-  if (mrc && cc_needs_acks(c.algorithm)) return "ACK-driven CC is not wired into the MRC transport yet";
-  return nullptr;
-}
+const char* Qp::cc_refusal(const CcChoice& c, bool mrc) { return nic::cc_refusal(c.algorithm, mrc); }
 
 bool Qp::set_congestion_control(const CcChoice& c, BitRate line_rate) {
   if (cc_refusal(c, mrc_ != nullptr) != nullptr) {
@@ -47,6 +41,17 @@ bool Qp::set_congestion_control(const CcChoice& c, BitRate line_rate) {
   } else if (c.algorithm == CcAlgorithm::kBbr) {
     const auto* p = std::get_if<BbrParams>(&c.params);
     set_mtu(p != nullptr ? *p : BbrParams{});
+  } else if (c.algorithm == CcAlgorithm::kNscc) {
+    // NSCC on an MRC QP: the window is for every plane the QP sprays over,
+    // and its base RTT is the QP's (MrcQpAttr::base_rtt_ns) unless cc_params
+    // named one.
+    const auto* p = std::get_if<NsccParams>(&c.params);
+    NsccParams np = p != nullptr ? *p : NsccParams{};
+    if (mrc_ != nullptr) {
+      line_rate = BitRate(line_rate.bps() * mrc_->num_planes());
+      if (np.base_rtt_from_qp) np.base_rtt = TimeNs(mrc_->attr().base_rtt_ns);
+    }
+    set_mtu(np);
   }
   cc_ = make_congestion_control(with_mtu, line_rate);
   cc_active_ = c.algorithm != CcAlgorithm::kNone;

@@ -118,7 +118,7 @@ def build_nic_config(topo, process, devargs_of, oob_port_of):
                   "dscp": f.dscp}
         if f.rate_gbps:
             common["rate_limit"] = f.rate_gbps  # QP pacing, Gb/s (sf-nic nic.json "rate_limit")
-        _mrc(common, f)
+        _mrc(common, f, topo)
         if f.dst in members:
             workloads.append(dict({"name": sname, "host": f.dst, "role": "server"}, **common, start_ms=0,
                                   **_port(topo, f.dst, f.port)))
@@ -130,7 +130,7 @@ def build_nic_config(topo, process, devargs_of, oob_port_of):
         common = {"type": pr.test, "oob": f"127.0.0.1:{oob_port_of(pr)}", "size": pr.size_bytes, "iterations": 0,
                   "duration_s": pr.duration_s or topo.duration_s, "qps": 1, "cc": topo.hosts[pr.src].cc,
                   "verify": False, "dscp": pr.dscp}
-        _mrc(common, pr)
+        _mrc(common, pr, topo)
         if pr.dst in members:
             workloads.append(dict({"name": sname, "host": pr.dst, "role": "server"}, **common, start_ms=0,
                                   **_port(topo, pr.dst, pr.port)))
@@ -146,13 +146,13 @@ def _port(topo, host, port):
     return {"port": port} if topo.hosts[host].multi else {}
 
 
-def _mrc(common, f):
+def _mrc(common, f, topo):
     """An MRC flow's or probe's workload keys: its QPs spray over every port
-    of the host and take no cc (NSCC is not wired in yet: the host's cc applies
+    of the host and run the sender's `mrc_cc` (none or nscc; its `cc` applies
     to its RC flows; docs/lab.md)."""
     if f.transport == "mrc":
         common["transport"] = "mrc"
-        common["cc"] = "none"
+        common["cc"] = topo.hosts[f.src].mrc_cc
         if f.mrc:
             common["mrc"] = f.mrc
 

@@ -20,6 +20,7 @@ IB_MTUS = (256, 512, 1024)  # pktio frames must fit one 2 KiB mbuf (net_pcap)
 FLOW_SPORT_BASE = 49152     # UDP source port of flow 0 (sf-pktio sink --flow-sport-base)
 MAX_FLOWS = 65536 - FLOW_SPORT_BASE  # flow i's UDP source port FLOW_SPORT_BASE + i is a port number
 NIC_CCS = ("none", "dcqcn-paper", "dcqcn-nvidia")
+MRC_CCS = ("none", "nscc")  # an MRC QP runs nscc or none (docs/cc.md "MRC integration")
 WORKLOAD_TYPES = ("incast", "background", "victim", "probe")
 PROBE_TESTS = ("write_lat", "read_lat", "send_lat")  # sf-nic's latency tests (docs/nic-app.md)
 PROBE_SIZE_BYTES = 64
@@ -73,6 +74,7 @@ class Host:
     pfc_enable: str = "3"
     cnp_dscp: int = 48
     cc: str = "dcqcn-nvidia"
+    mrc_cc: str = "none"  # the cc of its MRC flows and probes
     rx_drain_gbps: float = 0.0  # nic: a slow receiver (nic.json rx_drain_rate); 0 = drains at once
     pfc_generate: str = ""      # nic: priorities it pauses its switch port for from that backlog
     pfc_xoff: int = 0           # nic: backlog bytes asserting / releasing the pause (0 = sf-nic's default)
@@ -309,7 +311,7 @@ SIM_KEYS = {"seed", "speed_gbps", "ts_period_us", "run_limit_s"}
 SWITCH_KEYS = {"kind", "config", "shaper_burst_us", "shards", "shard_map"}
 MAX_SHARDS = 8  # sf-switch --shards (switch/pipeline/shard_ring.h kMaxShards)
 PKTIO_KEYS = {"kind", "mac", "ip", "ib_mtu", "rate_gbps", "nice"}
-NIC_KEYS = {"kind", "process", "mac", "ip", "mtu", "dscp", "pfc_enable", "cnp_dscp", "cc", "rx_drain_gbps",
+NIC_KEYS = {"kind", "process", "mac", "ip", "mtu", "dscp", "pfc_enable", "cnp_dscp", "cc", "mrc_cc", "rx_drain_gbps",
             "pfc_generate", "pfc_xoff", "pfc_xon", "ports", "port_macs", "port_ips"}
 LINK_KEYS = {"a", "b", "speed_gbps", "delay_ns"}
 MAX_DELAY_NS = 1_000_000_000
@@ -468,6 +470,7 @@ def _load_nodes(t, nodes, topo_dir):
                      pfc_enable=_str(obj, "pfc_enable", p, default="3"),
                      cnp_dscp=_num(obj, "cnp_dscp", p, default=48, lo=0, hi=63, integer=True),
                      cc=_str(obj, "cc", p, default="dcqcn-nvidia", choices=NIC_CCS),
+                     mrc_cc=_str(obj, "mrc_cc", p, default="none", choices=MRC_CCS),
                      rx_drain_gbps=_num(obj, "rx_drain_gbps", p, default=0.0, lo=0, hi=MAX_SPEED_GBPS),
                      pfc_generate=_str(obj, "pfc_generate", p, default=""),
                      pfc_xoff=parse_bytes(obj["pfc_xoff"], f"{p}.pfc_xoff") if "pfc_xoff" in obj else 0,

@@ -11,6 +11,11 @@ Cases:
              message at 4096 B MTU), SACKs the other way, no retransmission on a
              lossless link, and the EVs: every packet on one of the 128.
   write_lat  write_lat --transport mrc -n 200: 200 round trips, latency table.
+  nscc       write_bw --transport mrc --cc nscc, 64 KiB x 300 --verify: every
+             message checked; the client's report has an NSCC qp_cc entry with
+             RTT samples from the SACKs' echoed timestamps, a window of at
+             least one MTU and NSCC's quadrant decisions; --cc nscc without
+             --transport mrc is refused (mismatch).
   multiport  two 2-port hosts (two memif links, one per plane): one MRC write_bw
              (64 KiB x 200, --verify) sprays over both: every message lands and is
              checked, both planes carry at least 1/7 of the packets on their own
@@ -89,6 +94,27 @@ def write_lat(h):
     check(mrc_of(cli)["tx_data_packets"] == 200, f"one packet per round trip: {mrc_of(cli)['tx_data_packets']}")
 
 
+def nscc(h):
+    s, c = nt.memif_devs(h)
+    srv, cli, out = nt.pair(h, "write_bw", ["-s", MSG, "-n", 300, "--verify", "--speed", 10, "--transport", "mrc",
+                                            "--cc", "nscc"], s, c)
+    nt.check_clean(srv, "server")
+    nt.check_clean(cli, "client")
+    cw, sw = cli["workloads"][0], srv["workloads"][0]
+    check(cw["messages"] == 300 and sw["messages"] == 300, f"client {cw}, server {sw}")
+    ccs = cli["hosts"][0].get("qp_cc") or []
+    print("client qp_cc:", ccs)
+    check(len(ccs) == 1 and ccs[0]["cc"] == "nscc", f"want one NSCC QP in the client's qp_cc: {ccs}")
+    q = ccs[0]
+    # Every SACK with an echoed timestamp gives a sample: about one per
+    # sack_every_pkts (4) data packets of the 4,800.
+    check(q["rtt_samples"] >= 300 and q["acks"] >= q["rtt_samples"], f"RTT samples {q['rtt_samples']}, acks {q['acks']}")
+    check(0 < q["rtt_min_us"] <= q["rtt_avg_us"] <= q["rtt_max_us"], f"RTT statistics {q}")
+    check(q["window_bytes"] >= 4096 and q["base_rtt_us"] > 0, f"window / base RTT {q}")
+    check(q["proportional"] + q["fair"] + q["decreases"] + q["no_change"] > 0, f"no NSCC decision: {q}")
+    check(mrc_of(cli)["tx_data_packets"] == 300 * PKTS_PER_MSG, f"data packets {mrc_of(cli)['tx_data_packets']}")
+
+
 def mrc_multiport_cfg(h, side, oob_port):
     cfg = nt.multiport_cfg(h, side, oob_port)
     w = cfg["workloads"][0]
@@ -151,11 +177,12 @@ def mismatch(h):
 
     refused(["read_bw", "--transport", "mrc"], "--transport: mrc carries WRITE and WRITE_WITH_IMM only")
     refused(["write_bw", "--transport", "mrc", "--rate-limit", "1"], "an MRC QP is not paced per QP yet")
-    refused(["write_bw", "--transport", "mrc", "--cc", "dcqcn"], "an MRC QP takes no cc yet")
+    refused(["write_bw", "--transport", "mrc", "--cc", "dcqcn"], "an MRC QP runs nscc or none")
+    refused(["write_bw", "--cc", "nscc"], "nscc runs on MRC QPs only")
     refused(["write_bw", "--transport", "uet"], "--transport: \"uet\"")
 
 
-CASES = {"write_bw": write_bw, "write_lat": write_lat, "multiport": multiport, "mismatch": mismatch}
+CASES = {"write_bw": write_bw, "write_lat": write_lat, "nscc": nscc, "multiport": multiport, "mismatch": mismatch}
 
 if __name__ == "__main__":
     sys.exit(harness.run_main(CASES, "nicmrc-"))

@@ -38,6 +38,25 @@ TEST(CcConfig, AckDrivenNames) {
   EXPECT_NE(error_of(R"("cc": "timely")").find("workloads[0].cc: \"timely\" is not one of"), std::string::npos);
 }
 
+// 1b. MRC workloads run nscc or none; nscc's base_rtt comes from the QP
+//     (MrcQpAttr::base_rtt_ns) unless cc_params names one.
+TEST(CcConfig, MrcTakesNsccOnly) {
+  const auto m = parse(R"("transport": "mrc", "cc": "nscc")");
+  EXPECT_EQ(m.workloads[0].cc.algorithm, CcAlgorithm::kNscc);
+  const auto named = parse(R"("transport": "mrc", "cc": "nscc", "cc_params": {"base_rtt": "3us"})");
+  const auto* np = std::get_if<NsccParams>(&named.workloads[0].cc.params);
+  ASSERT_NE(np, nullptr);
+  EXPECT_FALSE(np->base_rtt_from_qp);
+  EXPECT_EQ(np->base_rtt, TimeNs::from_us(3));
+  const auto unnamed = parse(R"("transport": "mrc", "cc": "nscc", "cc_params": {"target_qdelay": "8us"})");
+  EXPECT_TRUE(std::get<NsccParams>(unnamed.workloads[0].cc.params).base_rtt_from_qp);
+  EXPECT_EQ(parse(R"("transport": "mrc", "cc": "none")").workloads[0].cc.algorithm, CcAlgorithm::kNone);
+  for (const char* cc : {"dcqcn", "swift", "bbr", "hpcc"}) {
+    const std::string e = error_of(std::string(R"("transport": "mrc", "cc": ")") + cc + "\"");
+    EXPECT_NE(e.find("workloads[0].cc: an MRC QP runs nscc or none"), std::string::npos) << cc << ": " << e;
+  }
+}
+
 // 2. Parameters: values with units land in the algorithm's struct; the rest keep their defaults.
 TEST(CcConfig, ParametersLand) {
   const auto s = parse(R"("cc": "swift", "cc_params": {"base_target": "30us", "per_hop": 500, "beta": 0.5, "max_cwnd": 64})");

@@ -4,7 +4,8 @@
 // line rate, then `delay` of propagation) that the test controls frame by frame: every
 // frame is parsed and shown to a filter that delivers it, drops it, holds it
 // (for the test to release in any order), duplicates it or trims it to its
-// headers (as a trimming switch does). Deterministic: no clock, no
+// headers (as a trimming switch does) or marks it CE (as an ECN switch does,
+// IPv4 checksum fixed; the ICRC masks the ECN bits). Deterministic: no clock, no
 // randomness but the test's. Header-only; EAL must be up.
 #pragma once
 
@@ -43,7 +44,7 @@ struct LinkPkt {
   bool probe_response = false;
 };
 
-enum class Fate { kDeliver, kDrop, kHold, kDup, kTrim };
+enum class Fate { kDeliver, kDrop, kHold, kDup, kTrim, kCe };
 
 inline rte_mbuf* mbuf_of(const std::vector<uint8_t>& b) {
   rte_mbuf* head = rte_pktmbuf_alloc(sf::test::mbuf_pool());
@@ -260,6 +261,21 @@ class MrcRig {
             put(1 - n, port, bytes);
             put(1 - n, port, bytes);
             break;
+          case Fate::kCe: {
+            const wire::FrameInfo fi = wire::parse_frame(bytes);
+            if (fi.ipv4 != nullptr) {
+              auto* v4 = reinterpret_cast<wire::Ipv4Header*>(bytes.data() + (reinterpret_cast<const uint8_t*>(fi.ipv4) -
+                                                                             bytes.data()));
+              v4->set_dscp_ecn(v4->dscp(), wire::Ecn::kCe);
+              wire::ipv4_set_checksum(*v4);
+            } else if (fi.ipv6 != nullptr) {
+              auto* v6 = reinterpret_cast<wire::Ipv6Header*>(bytes.data() + (reinterpret_cast<const uint8_t*>(fi.ipv6) -
+                                                                             bytes.data()));
+              v6->set_dscp_ecn(v6->dscp(), wire::Ecn::kCe);
+            }
+            put(1 - n, port, bytes);
+            break;
+          }
           case Fate::kTrim: {
             const wire::FrameInfo fi = wire::parse_frame(bytes);
             const wire::TrimResult r = wire::trim_frame(bytes, fi, 0, 46);

@@ -1,0 +1,191 @@
+// NSCC in the MRC QP (docs/cc.md "MRC integration") between two NicNodes
+// over the test link in virtual time (mrc_qp_harness.h): RTT samples from
+// the SACK's echoed timestamp less the responder's service time, the window
+// of bytes in flight following NSCC's quadrants (growth on a clean path, a
+// cut on ECN with delay, no cut on ECN without delay, quick adapt on trims),
+// the refusals, and every byte delivered whatever the window does.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "nic/cc/congestion_control.h"
+#include "tests/unit/nic/mrc_qp_harness.h"
+
+namespace sf::nic::test {
+namespace {
+
+std::vector<v::Wc> wait_send(MrcRig& rig, Endpoint& e, size_t n, TimeNs limit = TimeNs::from_ms(50)) {
+  std::vector<v::Wc> got;
+  rig.run_until(
+      [&] {
+        auto w = drain(e.scq);
+        got.insert(got.end(), w.begin(), w.end());
+        return got.size() >= n;
+      },
+      rig.now + limit);
+  return got;
+}
+
+bool same(const Endpoint& x, const Endpoint& y, size_t len) {
+  return std::equal(x.buf.begin(), x.buf.begin() + static_cast<long>(len), y.buf.begin());
+}
+
+CcChoice nscc(std::optional<NsccParams> p = {}) {
+  CcChoice c;
+  c.algorithm = CcAlgorithm::kNscc;
+  if (p) c.params = *p;
+  return c;
+}
+
+const Nscc& nscc_of(const Endpoint& e) { return std::get<Nscc>(e.qp->congestion_control()); }
+
+// Sends `bytes` as 64 KiB WRITEs from x to y; true when all completed.
+bool send_all(MrcRig& rig, Endpoint& x, Endpoint& y, size_t bytes, TimeNs limit = TimeNs::from_ms(50)) {
+  const size_t msg = 64 * 1024;
+  size_t posted = 0;
+  size_t done = 0;
+  const TimeNs end = rig.now + limit;
+  while (done < bytes / msg && rig.now < end) {
+    while (posted < bytes / msg && posted - done < 32) {
+      if (post_write(x, posted, posted * msg, msg, y.addr() + posted * msg, y.mr->rkey) != 0) return false;
+      ++posted;
+    }
+    const auto w = wait_send(rig, x, 1, end - rig.now);
+    for (const v::Wc& c : w) {
+      if (c.status != v::WcStatus::kSuccess) return false;
+    }
+    done += w.size();
+  }
+  return done == bytes / msg;
+}
+
+// 1. A clean 100 Gb/s path, 1 us each way: the RTT samples are the path's
+//    own (2 us of propagation + a frame's and a SACK's wire time), SACK
+//    coalescing (8 packets) not counted in them; no ECN, delay ~0: NSCC
+//    increases proportionally until the window reaches its cap (1.5 BDP of
+//    the QP's base RTT); nothing cut, every byte there.
+TEST(MrcNscc, CleanPathGrowsToTheCapWithThePathsRtt) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 4 << 20);
+  Endpoint y = make_mrc_endpoint(rig.b, 4 << 20);
+  fill_pattern(x.buf, 3);
+  v::MrcQpAttr a;
+  a.sack_every_pkts = 8;
+  connect_mrc(x, y, &a, v::kMrcSackCoalesce);
+  ASSERT_TRUE(x.qp->set_congestion_control(nscc(), BitRate::gbps(100)));
+  const Nscc& cc = nscc_of(x);
+  const double bdp = 100e9 / 8 * 10e-6;  // MrcQpAttr's default base_rtt_ns, 10 us
+  EXPECT_DOUBLE_EQ(cc.bdp_bytes(), bdp);
+  EXPECT_EQ(x.qp->mrc()->effective_window(), static_cast<uint64_t>(bdp));  // initial_cwnd_bdp 1
+  ASSERT_TRUE(send_all(rig, x, y, 4 << 20));
+  EXPECT_TRUE(same(x, y, 4 << 20));
+  const rc::QpCcStats& s = x.qp->cc_stats();
+  EXPECT_GT(s.rtt_samples, 50u);
+  EXPECT_GE(s.rtt_min, TimeNs::from_us(2));
+  EXPECT_LT(s.rtt_max, TimeNs::from_us(4)) << "a SACK's wait at the responder counted as path delay";
+  EXPECT_GT(cc.counters().proportional, 0u);
+  EXPECT_EQ(cc.counters().decreases, 0u);
+  EXPECT_EQ(x.qp->cc_window(), static_cast<uint64_t>(1.5 * bdp));
+  EXPECT_EQ(x.qp->mrc()->effective_window(), x.qp->cc_window());
+  EXPECT_EQ(mctr(x).tx_retransmits, 0u);
+}
+
+// 2. Every data packet CE-marked on a path whose RTT (20 us) is far above
+//    the base RTT named in cc_params (2 us): the MD quadrant, at most once
+//    per RTT; the window falls far below its start and the bytes in flight
+//    follow it; the transfer completes byte-exact.
+TEST(MrcNscc, EcnWithDelayCutsTheWindow) {
+  MrcRig rig(1, BitRate::gbps(100), TimeNs::from_us(10));
+  Endpoint x = make_mrc_endpoint(rig.a, 2 << 20);
+  Endpoint y = make_mrc_endpoint(rig.b, 2 << 20);
+  fill_pattern(x.buf, 4);
+  connect_mrc(x, y);
+  NsccParams p;
+  p.base_rtt = TimeNs::from_us(2);
+  p.base_rtt_from_qp = false;
+  p.qa_threshold_targets = 1000;  // MD only, no quick adapt
+  ASSERT_TRUE(x.qp->set_congestion_control(nscc(p), BitRate::gbps(100)));
+  const uint64_t start = x.qp->cc_window();
+  uint64_t max_inflight = 0;
+  rig.filter = [&](const LinkPkt& k) {
+    if (k.from == 0) max_inflight = std::max<uint64_t>(max_inflight, x.qp->mrc()->bytes_in_flight());
+    return k.data ? Fate::kCe : Fate::kDeliver;
+  };
+  ASSERT_TRUE(send_all(rig, x, y, 2 << 20));
+  EXPECT_TRUE(same(x, y, 2 << 20));
+  const Nscc& cc = nscc_of(x);
+  EXPECT_GT(cc.counters().decreases, 3u);
+  EXPECT_GT(cc.counters().decreases_held, 0u);  // once per RTT, not per SACK
+  EXPECT_EQ(cc.counters().proportional + cc.counters().fair, 0u);
+  EXPECT_LT(x.qp->cc_window(), start / 4);
+  EXPECT_LE(max_inflight, start + 4096);
+  EXPECT_EQ(mctr(x).tx_retransmits, 0u);
+}
+
+// 3. CE marks on a path without queueing delay (the RTT is the base RTT):
+//    NSCC's fourth quadrant, no window change (the EV load balancer moves
+//    off the marked EVs instead: they are skipped).
+TEST(MrcNscc, EcnWithoutDelayLeavesTheWindowToTheLoadBalancer) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 2 << 20);
+  Endpoint y = make_mrc_endpoint(rig.b, 2 << 20);
+  fill_pattern(x.buf, 5);
+  connect_mrc(x, y);
+  ASSERT_TRUE(x.qp->set_congestion_control(nscc(), BitRate::gbps(100)));
+  const uint64_t start = x.qp->cc_window();
+  rig.filter = [](const LinkPkt& k) { return k.data ? Fate::kCe : Fate::kDeliver; };
+  ASSERT_TRUE(send_all(rig, x, y, 2 << 20));
+  EXPECT_TRUE(same(x, y, 2 << 20));
+  const Nscc& cc = nscc_of(x);
+  EXPECT_GT(cc.counters().no_change, 50u);
+  EXPECT_EQ(cc.counters().decreases, 0u);
+  EXPECT_EQ(x.qp->cc_window(), start);
+  const mrc::EvSet& evs = *x.qp->mrc()->ev_set();
+  uint64_t skipped = 0;
+  for (uint16_t i = 0; i < evs.size(); ++i) skipped += evs.counters(i).skipped;
+  EXPECT_GT(skipped, 50u);
+}
+
+// 4. Trimmed packets (every 16th first transmission): each NACK reaches
+//    NSCC as a trim, quick adapt cuts the window to what was delivered in
+//    its period; the trimmed PSNs are retransmitted and every byte arrives.
+TEST(MrcNscc, TrimsQuickAdapt) {
+  MrcRig rig(1, BitRate::gbps(100), TimeNs::from_us(5));
+  Endpoint x = make_mrc_endpoint(rig.a, 2 << 20);
+  Endpoint y = make_mrc_endpoint(rig.b, 2 << 20);
+  fill_pattern(x.buf, 6);
+  connect_mrc(x, y);
+  ASSERT_TRUE(x.qp->set_congestion_control(nscc(), BitRate::gbps(100)));
+  uint32_t n = 0;
+  rig.filter = [&](const LinkPkt& k) { return k.data && !k.rtx && ++n % 16 == 0 ? Fate::kTrim : Fate::kDeliver; };
+  ASSERT_TRUE(send_all(rig, x, y, 2 << 20));
+  EXPECT_TRUE(same(x, y, 2 << 20));
+  const Nscc& cc = nscc_of(x);
+  EXPECT_EQ(cc.counters().trims, mctr(x).rtx_nack);
+  EXPECT_GT(cc.counters().trims, 10u);
+  EXPECT_GT(cc.counters().quick_adapts, 0u);
+  EXPECT_EQ(mctr(x).timeouts, 0u);
+}
+
+// 5. What runs where: an MRC QP takes nscc or none (the other ACK-driven
+//    ones and DCQCN are refused and leave no CC); an RC QP refuses nscc.
+TEST(MrcNscc, Refusals) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 16);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 16);
+  connect_mrc(x, y);
+  for (CcAlgorithm alg : {CcAlgorithm::kDcqcn, CcAlgorithm::kSwift, CcAlgorithm::kBbr, CcAlgorithm::kHpcc}) {
+    CcChoice c;
+    c.algorithm = alg;
+    EXPECT_FALSE(x.qp->set_congestion_control(c, BitRate::gbps(100))) << to_string(alg);
+    EXPECT_FALSE(x.qp->cc_active());
+    EXPECT_NE(rc::Qp::cc_refusal(c, true), nullptr);
+  }
+  EXPECT_EQ(rc::Qp::cc_refusal(nscc(), true), nullptr);
+  EXPECT_NE(rc::Qp::cc_refusal(nscc(), false), nullptr);
+  EXPECT_TRUE(x.qp->set_congestion_control(CcChoice{}, BitRate::gbps(100)));
+  EXPECT_EQ(x.qp->mrc()->effective_window(), x.qp->mrc()->window_bytes());  // none: the fixed window
+}
+
+}  // namespace
+}  // namespace sf::nic::test
