@@ -118,6 +118,8 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
     port.mac = p < port_macs.size() ? port_macs[p] : std::array<uint8_t, 6>{};
     port.max_frame_bytes = cfg.ports.ports[p].mtu_bytes + kEthVlanOverhead;
     port.qos = &cfg.qos[p];
+    port.int_queues = p < cfg.int_queues.size() ? cfg.int_queues[p] : 0;
+    port.rate_bps = cfg.ports.ports[p].speed.bps();
     for (int q = 0; q < kNumQueues; ++q) {
       port.wred[q] = Wred(cfg.wred[p][q]);
       port.queues[q] = queue_arena_.take(ring);
@@ -929,10 +931,19 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
     }
     if (p.wd_on) p.wd.on_tx(static_cast<uint8_t>(q), now);
     if (pkt.trimmed) ++p.ctr.trimmed_tx;
+    uint32_t bytes = pkt.bytes;
+    // INT: one branch for every frame of a queue without it.
+    if ((p.int_queues >> q) & 1u) [[unlikely]] {
+      if (!pkt.trimmed) {
+        uint64_t qlen = 0;
+        for (const EgressQueue& eq : p.queues) qlen += eq.bytes();
+        bytes += int_insert(p, pkt.mbuf, p.ctr.tx_bytes + tx_bytes, qlen, now);
+      }
+    }
     QueueCounters& qc = p.ctr.queues[q];
     ++qc.tx_packets;
-    qc.tx_bytes += pkt.bytes;
-    tx_bytes += pkt.bytes;
+    qc.tx_bytes += bytes;
+    tx_bytes += bytes;
     out[n++] = pkt.mbuf;
   }
   flush_release();
