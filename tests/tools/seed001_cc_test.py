@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+"""Seed 001's congestion-control comparison, small (docs/scenarios.md "Seed
+001: congestion control compared"): the topologies of
+config/scenarios/seed001-cc-gen.py with 16 senders and the bursts scaled to
+1/4, one virtual-time sf-lab run per CC (none, dcqcn-nvidia, dcqcn-paper,
+swift, bbr, hpcc), two at a time. Each held to the outcome the docs state:
+
+  * every run exits 0 with every flow complete (all bytes acknowledged);
+  * none: PFC pauses, the deepest hot queue of all;
+  * dcqcn-nvidia / dcqcn-paper: CNPs received by the senders;
+  * swift, bbr, hpcc: no PFC pause, and a hot-queue watermark under a
+    quarter of none's; hpcc: the switch appended INT records (and only its
+    run has any);
+  * the probe's P99 round trip of the best delay-based CC is under none's.
+Prints one line per CC (the table's columns).
+
+Usage: seed001_cc_test.py --build BUILD_DIR --source SOURCE_DIR
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+CCS = ["none", "dcqcn-nvidia", "dcqcn-paper", "swift", "bbr", "hpcc"]
+SENDERS, SCALE = 16, 0.25
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def summary(out):
+    """The table's figures from one report directory (shared with docs)."""
+    res = json.load(open(os.path.join(out, "results.json")))
+    rep = json.load(open(os.path.join(out, "switch-sw0-report.json")))
+    hot = next(p for p in rep["ports"] if p["name"] == "Ethernet256")
+    q3 = hot["queues"][3]
+    ts = [json.loads(line) for line in open(os.path.join(out, "timeseries.jsonl"))]
+    depths = [r["ports"]["Ethernet256"]["queues"][3][0] for r in ts if r["source"] == "switch:sw0"]
+    flows = [f for f in res["flows"]]
+    rounds = {}
+    for f in flows:
+        rounds.setdefault(f["name"].split("/")[0], []).append(f)
+    ratios = []
+    total_bytes = 0
+    first = min(f["first_rx_s"] for f in flows if f.get("first_rx_s") is not None)
+    last = max(f["last_rx_s"] for f in flows if f.get("last_rx_s") is not None)
+    for name, fs in rounds.items():
+        b = sum(f["payload_bytes_received"] for f in fs)
+        total_bytes += b
+        comp = max(f["completion_s"] for f in fs)
+        ratios.append(comp / (b * 8 / 400e9))
+    pr = res["probes"][0] if res.get("probes") else None
+    lat = pr["rtt_us"] if pr else None
+    return {"complete": all(f["complete"] for f in flows),
+            "probe_mean_us": lat["avg"] if lat else None, "probe_p99_us": lat["p99"] if lat else None,
+            "probe_samples": lat["samples"] if lat else 0,
+            "pauses": res["totals"].get("pfc_pauses", res["totals"].get("pfc_pause_sent")),
+            "throughput_gbps": total_bytes * 8 / (last - first) / 1e9 if last > first else 0.0,
+            "hot_max_bytes": q3.get("watermark_bytes", 0),
+            "hot_mean_bytes": sum(depths) / len(depths) if depths else 0.0,
+            "completion_over_ideal": max(ratios) if ratios else None,
+            "completion_over_ideal_rounds": ratios,
+            "cnp_received": sum(h.get("cnp_received", 0) for h in res["hosts"].values()) if isinstance(res["hosts"], dict) else None,
+            "int_records": rep.get("int", {}).get("records", 0)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--keep", help="write the run directories here")
+    a = ap.parse_args()
+    build, src = os.path.abspath(a.build), os.path.abspath(a.source)
+    if not os.access(os.path.join(build, "tools", "sf-sim", "sf-sim"), os.X_OK):
+        print("SKIP: tools/sf-sim/sf-sim is not built")
+        sys.exit(77)
+    d = a.keep or tempfile.mkdtemp(prefix="seed001-cc-")
+    subprocess.run([sys.executable, os.path.join(src, "config", "scenarios", "seed001-cc-gen.py"), "--senders",
+                    str(SENDERS), "--scale", str(SCALE), "--out", d], check=True)
+    sums = {}
+    t0 = time.monotonic()
+    for i in range(0, len(CCS), 2):
+        procs = []
+        for cc in CCS[i:i + 2]:
+            cmd = [sys.executable, os.path.join(src, "tools", "sf-lab"), "run", "--sim",
+                   os.path.join(d, f"seed001-cc-{cc}.json"), "--out", os.path.join(d, cc), "--build", build]
+            procs.append((cc, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+        for cc, p in procs:
+            try:
+                so, se = p.communicate(timeout=200)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                fail(f"{cc}: sf-lab run --sim took more than 200 s")
+            check(p.returncode == 0, f"{cc}: exit {p.returncode}\n{so[-2000:]}\n{se[-2000:]}")
+            sums[cc] = summary(os.path.join(d, cc))
+            s = sums[cc]
+            print(f"{cc:13s} probe mean {s['probe_mean_us']} us p99 {s['probe_p99_us']} us ({s['probe_samples']}), "
+                  f"pauses {s['pauses']}, {s['throughput_gbps']:.0f} Gb/s, hot max {s['hot_max_bytes']} B "
+                  f"mean {s['hot_mean_bytes']:.0f} B, completion/ideal {s['completion_over_ideal']:.2f}, "
+                  f"INT {s['int_records']}", flush=True)
+    print(f"  {len(CCS)} runs: {time.monotonic() - t0:.1f} s wall")
+    for cc, s in sums.items():
+        check(s["complete"], f"{cc}: a flow did not complete")
+    none = sums["none"]
+    check(none["pauses"] > 0, f"none: no PFC pause ({none['pauses']})")
+    for cc in ("dcqcn-nvidia", "dcqcn-paper", "swift", "bbr", "hpcc"):
+        check(sums[cc]["hot_max_bytes"] <= none["hot_max_bytes"], f"{cc}: hot queue deeper than without CC")
+    for cc in ("swift", "bbr", "hpcc"):
+        check(sums[cc]["pauses"] == 0, f"{cc}: {sums[cc]['pauses']} PFC pauses")
+        check(sums[cc]["hot_max_bytes"] < none["hot_max_bytes"] / 4, f"{cc}: hot max {sums[cc]['hot_max_bytes']}")
+    for cc in CCS:
+        check((sums[cc]["int_records"] > 0) == (cc == "hpcc"), f"{cc}: INT records {sums[cc]['int_records']}")
+    best = min(sums[cc]["probe_p99_us"] for cc in ("swift", "bbr", "hpcc"))
+    check(best < none["probe_p99_us"], f"best delay-based probe p99 {best} us, none {none['probe_p99_us']} us")
+    print("seed001 cc OK")
+
+
+if __name__ == "__main__":
+    main()
