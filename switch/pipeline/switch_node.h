@@ -321,9 +321,9 @@ class SwitchNode final : public Node {
 
   // INT (switch_node_int.cc, docs/switch.md "INT"): `m`, just dequeued from
   // an INT queue of `port`, gets a hop record if it carries the BTH INT flag
-  // and an open shim; `tx_before_bytes` = the port's bytes sent before it,
-  // `qlen_bytes` = bytes still queued at the port. Returns the bytes added.
-  uint32_t int_insert(Port& port, rte_mbuf* m, uint64_t tx_before_bytes, uint64_t qlen_bytes, TimeNs now);
+  // and an open shim; `tx_before_bytes` = the port's bytes sent before it;
+  // qLen = the bytes still queued at the port. Returns the bytes added.
+  uint32_t int_insert(Port& port, rte_mbuf* m, uint64_t tx_before_bytes, TimeNs now);
 
   // Packet trimming (switch_node_trim.cc): cuts `p` to its headers and queues
   // it on the trim queue instead of dropping it for `cause`; counts and drops

@@ -30,8 +30,7 @@ bool writable(const rte_mbuf* m) {
 
 }  // namespace
 
-uint32_t SwitchNode::int_insert(Port& port, rte_mbuf* m, uint64_t tx_before_bytes, uint64_t qlen_bytes,
-                                TimeNs now) {
+uint32_t SwitchNode::int_insert(Port& port, rte_mbuf* m, uint64_t tx_before_bytes, TimeNs now) {
   uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
   const uint32_t head_bytes = m->data_len;
   wire::IntFrameRef ref;
@@ -51,6 +50,8 @@ uint32_t SwitchNode::int_insert(Port& port, rte_mbuf* m, uint64_t tx_before_byte
       static_cast<uint16_t>(data[dport_off] << 8 | data[dport_off + 1]) != wire::kRoceUdpPort) {
     return 0;
   }
+  uint64_t qlen_bytes = 0;
+  for (const EgressQueue& q : port.queues) qlen_bytes += q.bytes();
   const wire::IntHop hop = wire::make_int_hop(now.ns(), tx_before_bytes, qlen_bytes, port.rate_bps);
   wire::IntStatus st;
   if (!writable(m)) {
