@@ -857,27 +857,29 @@ void SwitchNode::drain_held() {
 namespace {
 
 // INT (switch_node_int.cc): whether a frame dequeued from an INT queue may
-// ask for a hop record, from a few header loads: false when it surely does
+// ask for a hop record, from a few header loads: kIntNo when it surely does
 // not (IPv4 with IHL 5 or IPv6 that is not UDP to 4791, or whose BTH INT flag
-// is clear); true for those that do and for what this does not decide (IPv4
-// options, SRv6 and other IPv6 next headers, flooded copies with
-// ip_version 0), which int_insert() parses in full.
-inline bool int_candidate(const QueuedPkt& pkt) {
+// is clear); else the UDP header's offset for int_insert(), or kIntParse for
+// what this does not decide (IPv4 options, SRv6 and other IPv6 next headers,
+// flooded copies with ip_version 0), which int_insert() parses in full.
+constexpr uint16_t kIntNo = 0;
+constexpr uint16_t kIntParse = 0xFFFF;
+inline uint16_t int_candidate(const QueuedPkt& pkt) {
   const rte_mbuf* m = pkt.mbuf;
   const auto* d = rte_pktmbuf_mtod(m, const uint8_t*);
   const uint32_t l3 = pkt.l3_offset;
   uint32_t udp;
   if (pkt.ip_version == 4 && d[l3] == 0x45) {
-    if (d[l3 + 9] != wire::kIpProtoUdp) return false;
+    if (d[l3 + 9] != wire::kIpProtoUdp) return kIntNo;
     udp = l3 + 20;
   } else if (pkt.ip_version == 6 && d[l3 + 6] == wire::kIpProtoUdp) {
     udp = l3 + 40;
   } else {
-    return true;
+    return kIntParse;
   }
-  if (udp + 8 + 9 > m->data_len) return true;
-  if ((d[udp + 2] << 8 | d[udp + 3]) != wire::kRoceUdpPort) return false;
-  return (d[udp + 8 + 8] & wire::kBthIntFlag) != 0;
+  if (udp + 8 + 9 > m->data_len) return kIntParse;
+  if ((d[udp + 2] << 8 | d[udp + 3]) != wire::kRoceUdpPort) return kIntNo;
+  return (d[udp + 8 + 8] & wire::kBthIntFlag) != 0 ? static_cast<uint16_t>(udp) : kIntNo;
 }
 
 }  // namespace
@@ -965,7 +967,11 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
     // INT: one branch for every frame of a queue without it; on an INT
     // queue a few header loads tell most frames that do not ask for a record.
     if ((p.int_queues >> q) & 1u) [[unlikely]] {
-      if (!pkt.trimmed && int_candidate(pkt)) bytes += int_insert(p, pkt.mbuf, p.ctr.tx_bytes + tx_bytes, now);
+      if (!pkt.trimmed) {
+        if (const uint16_t udp = int_candidate(pkt); udp != kIntNo) {
+          bytes += int_insert(p, pkt, udp == kIntParse ? 0 : udp, p.ctr.tx_bytes + tx_bytes, now);
+        }
+      }
     }
     QueueCounters& qc = p.ctr.queues[q];
     ++qc.tx_packets;

@@ -319,11 +319,13 @@ class SwitchNode final : public Node {
   // Priorities whose pause maps to a queue in `queues`.
   static uint8_t prios_of_queues(const Port& port, uint8_t queues);
 
-  // INT (switch_node_int.cc, docs/switch.md "INT"): `m`, just dequeued from
-  // an INT queue of `port`, gets a hop record if it carries the BTH INT flag
-  // and an open shim; `tx_before_bytes` = the port's bytes sent before it;
-  // qLen = the bytes still queued at the port. Returns the bytes added.
-  uint32_t int_insert(Port& port, rte_mbuf* m, uint64_t tx_before_bytes, TimeNs now);
+  // INT (switch_node_int.cc, docs/switch.md "INT"): `pkt`, just dequeued
+  // from an INT queue of `port`, gets a hop record if it carries the BTH INT
+  // flag and an open shim; `udp_offset` = where its UDP header is (IPv4 IHL
+  // 5 / IPv6 at pkt.l3_offset, found by int_candidate), 0 = parse the frame;
+  // `tx_before_bytes` = the port's bytes sent before it; qLen = the bytes
+  // still queued at the port. Returns the bytes added.
+  uint32_t int_insert(Port& port, const QueuedPkt& pkt, uint16_t udp_offset, uint64_t tx_before_bytes, TimeNs now);
 
   // Packet trimming (switch_node_trim.cc): cuts `p` to its headers and queues
   // it on the trim queue instead of dropping it for `cause`; counts and drops

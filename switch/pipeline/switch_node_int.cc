@@ -30,12 +30,18 @@ bool writable(const rte_mbuf* m) {
 
 }  // namespace
 
-uint32_t SwitchNode::int_insert(Port& port, rte_mbuf* m, uint64_t tx_before_bytes, TimeNs now) {
+uint32_t SwitchNode::int_insert(Port& port, const QueuedPkt& pkt, uint16_t udp_offset, uint64_t tx_before_bytes,
+                                TimeNs now) {
+  rte_mbuf* m = pkt.mbuf;
   uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
   const uint32_t head_bytes = m->data_len;
   wire::IntFrameRef ref;
   wire::FwdHeaders h;
-  if (wire::parse_fwd(data, head_bytes, m->pkt_len, false, h)) {
+  if (udp_offset != 0) {  // int_candidate found it (and the flag)
+    ref.ip_version = pkt.ip_version;
+    ref.ip_offset = pkt.l3_offset;
+    ref.udp_offset = udp_offset;
+  } else if (wire::parse_fwd(data, head_bytes, m->pkt_len, false, h)) {
     if (h.udp_offset == 0) return 0;
     ref = wire::int_frame_ref(h);
   } else {
