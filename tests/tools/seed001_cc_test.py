@@ -14,8 +14,10 @@ swift, bbr, hpcc), two at a time. Each held to the outcome the docs state:
     0.35), the probe's P99 round trip under none's / 1.5 (25.5 and 88.4 us
     against 170.7), at least 0.9 x none's throughput (375 and 361 Gb/s
     against 380). Swift and both DCQCNs behave like none here (docs).
-Prints one line per CC (the table's columns). About 3.5 min of wall time on
-the loaded 2-core machine (load 12), two runs at a time.
+Prints one line per CC (the table's columns). 3.6-5.2 min of wall time on
+the 2-core machine under load average 12-14 (four sessions building), two
+runs at a time: above the ~2 min meant for it; on a quiet machine the runs
+take about half.
 
 Usage: seed001_cc_test.py --build BUILD_DIR --source SOURCE_DIR
 """
