@@ -192,6 +192,48 @@ IntStatus int_append_hop(std::span<uint8_t> buf, uint32_t& frame_bytes, const In
   return IntStatus::kOk;
 }
 
+IntStatus int_append_hop_chain(std::span<uint8_t> head, uint32_t frame_bytes, std::span<uint8_t> last,
+                               uint32_t last_used, const IntFrameRef& r, const IntHop& hop) {
+  if (r.ip_version != 4 && r.ip_version != 6) return IntStatus::kNotRoce;
+  const uint32_t ip_hdr = r.ip_version == 4 ? Ipv4Header::kSize : Ipv6Header::kSize;
+  const uint32_t bth = r.udp_offset + static_cast<uint32_t>(UdpHeader::kSize);
+  if (r.ip_offset + ip_hdr > r.udp_offset || uint64_t{bth} + Bth::kSize > head.size()) return IntStatus::kNotRoce;
+  if (last_used > last.size() || last_used > frame_bytes) return IntStatus::kNotRoce;
+  const uint32_t udp_len = load16(head.data() + r.udp_offset + 4);
+  // The UDP datagram must end where the frame does (no pad): the tail is then
+  // the last segment's bytes [last_used - 8, last_used - 4).
+  if (uint64_t{r.udp_offset} + udp_len != frame_bytes || udp_len < UdpHeader::kSize + Bth::kSize + kIcrcBytes) {
+    return IntStatus::kNotRoce;
+  }
+  if ((head[bth + 8] & kBthIntFlag) == 0) return IntStatus::kNoFlag;
+  if (last_used < IntTail::kSize + kIcrcBytes) return IntStatus::kNoRoom;  // tail split across segments
+  uint8_t* tail = last.data() + last_used - kIcrcBytes - IntTail::kSize;
+  IntTail t;
+  std::memcpy(&t, tail, IntTail::kSize);
+  const uint32_t first = std::max<uint32_t>(bth + Bth::kSize, r.min_shim_offset);
+  if (t.magic != IntTail::kMagic || t.max_hops == 0 || t.max_hops > kIntMaxHops || t.hop_count > t.max_hops ||
+      frame_bytes - kIcrcBytes < first + int_shim_bytes(t.hop_count)) {
+    return IntStatus::kBadShim;
+  }
+  if ((t.flags & IntTail::kFlagEcho) != 0) return IntStatus::kEcho;
+  if (t.hop_count >= t.max_hops) {
+    tail[1] = static_cast<uint8_t>(tail[1] | IntTail::kFlagOverflow);
+    return IntStatus::kFull;
+  }
+  const uint32_t udp_end = frame_bytes;
+  const uint32_t ip_len = udp_end - r.ip_offset;
+  const uint32_t outer_len = r.outer_ipv6_offset != 0 ? udp_end - r.outer_ipv6_offset : ip_len;
+  if (uint64_t{last_used} + IntHop::kSize > last.size() || udp_len + IntHop::kSize > 0xFFFF ||
+      ip_len + IntHop::kSize > 0xFFFF || outer_len + IntHop::kSize > 0xFFFF) {
+    return IntStatus::kNoRoom;
+  }
+  std::memmove(tail + IntHop::kSize, tail, IntTail::kSize + kIcrcBytes);
+  std::memcpy(tail, &hop, IntHop::kSize);
+  tail[IntHop::kSize + 2] = static_cast<uint8_t>(t.hop_count + 1);
+  adjust_lengths(head, r, static_cast<int32_t>(IntHop::kSize));
+  return IntStatus::kOk;
+}
+
 IntStatus int_strip(std::span<uint8_t> buf, uint32_t& frame_bytes, const IntFrameRef& r) {
   if (frame_bytes > buf.size()) return IntStatus::kNotRoce;
   const IntShim s = int_read(buf.first(frame_bytes), r);

@@ -140,6 +140,14 @@ IntStatus int_open(std::span<uint8_t> buf, uint32_t& frame_bytes, const IntFrame
 // Switch egress: appends `hop` to the shim (16 bytes). kEcho / kFull / kNoFlag
 // leave the frame as it is (kFull sets the overflow flag).
 IntStatus int_append_hop(std::span<uint8_t> buf, uint32_t& frame_bytes, const IntFrameRef& r, const IntHop& hop);
+// Switch egress, chained frame: as int_append_hop for a frame of
+// `frame_bytes` whose headers lie in `head` (its first segment) and whose last
+// `last_used` bytes are last[0, last_used) (its last segment; `last` runs on
+// over the segment's tailroom). The tail and ICRC must lie in that segment
+// (last_used >= 8); kNoRoom when it lacks 16 bytes of tailroom. On kOk the
+// caller grows the last segment and the frame by IntHop::kSize.
+IntStatus int_append_hop_chain(std::span<uint8_t> head, uint32_t frame_bytes, std::span<uint8_t> last,
+                               uint32_t last_used, const IntFrameRef& r, const IntHop& hop);
 // Receiver of an ACK-to-be: adds a shim with `hops` and the echo flag (plus
 // `extra_flags`, e.g. the data packet's overflow flag) to an ACK / SACK frame
 // whose BTH INT flag is set and whose ICRC is final.

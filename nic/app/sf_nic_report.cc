@@ -213,6 +213,9 @@ nlohmann::json qp_cc_json(const rc::Qp& qp) {
   } else if (const auto* h = std::get_if<Hpcc>(&cc)) {
     j["utilisation"] = h->utilisation();
     j["inc_stage"] = h->inc_stage();
+    j["hops"] = h->hops();
+    j["commits"] = h->counters().commits;
+    j["md_steps"] = h->counters().md_steps;
   } else if (const auto* ns = std::get_if<Nscc>(&cc)) {
     const NsccCounters& k = ns->counters();
     j["quadrant"] = std::string(to_string(ns->last_quadrant()));

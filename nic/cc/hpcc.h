@@ -74,6 +74,7 @@ class Hpcc {
   double reference_window() const { return wc_; } // Wc, bytes
   double window() const { return w_; }           // W, bytes
   uint32_t inc_stage() const { return inc_stage_; }
+  uint8_t hops() const { return nhops_; }          // hops of the last INT stack taken in (0: none yet)
   double w_ai_bytes() const { return w_ai_; }
   double w_init_bytes() const { return w_init_; }
   const HpccCounters& counters() const { return ctr_; }

@@ -76,6 +76,10 @@ nlohmann::json port_snapshot(const SwitchView& v, const SwitchConfig& cfg, PortI
   j["trimmed"] = c.trimmed;
   j["trimmed_tx"] = c.trimmed_tx;
   j["trimmed_dropped"] = c.trimmed_dropped;
+  if (p < cfg.int_queues.size() && cfg.int_queues[p] != 0) {
+    j["int"] = {{"queues_mask", cfg.int_queues[p]}, {"records", c.int_records}, {"bytes", c.int_bytes},
+                {"full", c.int_full},           {"no_room", c.int_no_room}, {"bad_shim", c.int_bad_shim}};
+  }
   nlohmann::json drops = nlohmann::json::object();
   for (size_t i = 0; i < kNumDropCauses; ++i) {
     if (c.drops[i] != 0) drops[std::string(to_string(static_cast<DropCause>(i)))] = c.drops[i];
@@ -149,6 +153,17 @@ nlohmann::json switch_snapshot(const SwitchView& v, const SwitchConfig& cfg) {
     trimmed_dropped += c.trimmed_dropped;
   }
   j["trimming"] = {{"trimmed", trimmed}, {"trimmed_tx", trimmed_tx}, {"trimmed_dropped", trimmed_dropped}};
+  uint64_t int_records = 0, int_bytes = 0, int_full = 0, int_no_room = 0, int_bad_shim = 0;
+  for (PortId p = 0; p < v.num_ports(); ++p) {
+    const PortCounters c = v.counters(p);
+    int_records += c.int_records;
+    int_bytes += c.int_bytes;
+    int_full += c.int_full;
+    int_no_room += c.int_no_room;
+    int_bad_shim += c.int_bad_shim;
+  }
+  j["int"] = {{"records", int_records}, {"bytes", int_bytes}, {"full", int_full}, {"no_room", int_no_room},
+              {"bad_shim", int_bad_shim}};
   j["fdb"] = {{"entries", node.fdb().size()}, {"learned", f.learned}, {"moved", f.moved},
               {"aged", f.aged},             {"table_full", f.table_full}};
   if (sharded) {

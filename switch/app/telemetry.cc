@@ -125,6 +125,11 @@ int cmd_port(const char*, const char* params, rte_tel_data* d) {
   rte_tel_data_add_dict_u64(d, "trimmed", c.trimmed);
   rte_tel_data_add_dict_u64(d, "trimmed_tx", c.trimmed_tx);
   rte_tel_data_add_dict_u64(d, "trimmed_dropped", c.trimmed_dropped);
+  rte_tel_data_add_dict_u64(d, "int_records", c.int_records);
+  rte_tel_data_add_dict_u64(d, "int_bytes", c.int_bytes);
+  rte_tel_data_add_dict_u64(d, "int_full", c.int_full);
+  rte_tel_data_add_dict_u64(d, "int_no_room", c.int_no_room);
+  rte_tel_data_add_dict_u64(d, "int_bad_shim", c.int_bad_shim);
   if (const PfcWatchdog* wd = node->pfc_wd(p)) {
     rte_tel_data_add_dict_u64(d, "pfcwd_stormed_queues_mask", wd->stormed());
     add_array8(d, "pfcwd_deadlock_detected", [&](uint8_t q) { return wd->counters().storms[q]; });

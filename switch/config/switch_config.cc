@@ -855,6 +855,27 @@ void parse_routes(ConfigNode& doc, SwitchConfig& c) {
   }
 }
 
+// ---- INT -----------------------------------------------------------------------
+
+// INT: {"<port>[,<port>...]|<queues>": {"enable": "true"}}: HPCC hop records
+// appended at egress dequeue from those queues (docs/config-reference.md "INT").
+// Later keys override earlier ones for the queues they name.
+void parse_int(ConfigNode& doc, SwitchConfig& c) {
+  c.int_queues.assign(c.ports.ports.size(), 0);
+  auto t = doc.opt_child("INT");
+  if (!t) return;
+  t->expect_object();
+  for (auto& [key, n] : t->members()) {
+    n.expect_object();
+    const auto [ports, mask] = parse_port_index_key(c, n, key, "queue");
+    const bool on = opt_bool_str(n, "enable", true);
+    n.finish();
+    for (uint16_t p : ports) {
+      c.int_queues[p] = static_cast<uint8_t>(on ? (c.int_queues[p] | mask) : (c.int_queues[p] & ~mask));
+    }
+  }
+}
+
 }  // namespace
 
 SwitchConfig parse_switch_config(const Json& doc) {
@@ -871,6 +892,7 @@ SwitchConfig parse_switch_config(const Json& doc) {
   parse_pfcwd(root, c);
   parse_trimming(root, c);
   parse_credit_fc(root, c);  // credit_fc_config.cc
+  parse_int(root, c);
   root.finish();
   return c;
 }

@@ -3,7 +3,7 @@
 // BUFFER_QUEUE, DSCP_TO_TC_MAP, DOT1P_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP,
 // TC_TO_QUEUE_MAP, MAP_PFC_PRIORITY_TO_QUEUE, PORT_QOS_MAP, WRED_PROFILE,
 // SCHEDULER, QUEUE, STATIC_ROUTE, NEIGH, FDB, SRV6, PFC_WD, SWITCH_TRIMMING,
-// CABLE_LENGTH, LOSSLESS_TRAFFIC_PATTERN) into immutable structs,
+// CABLE_LENGTH, LOSSLESS_TRAFFIC_PATTERN, INT) into immutable structs,
 // every cross reference resolved to an index. Reference: docs/config-reference.md.
 // Errors are sf::config::ConfigError naming the JSON path; setup time only.
 #pragma once
@@ -102,6 +102,10 @@ struct SwitchConfig {
   bool seed_given = false;  // DEVICE_METADATA.localhost.seed was set (sf-sim keeps it instead of plan seed + i)
   // CREDIT_FC (credit_fc_config.h): per port; set = credit-based link FC instead of PFC.
   std::vector<std::optional<CreditFcConfig>> credit_fc;
+  // INT (HPCC in-band telemetry, docs/switch.md "INT"): per port, bit q = the
+  // port appends a hop record at dequeue from queue q to frames that carry
+  // the BTH INT flag and a shim (common/wire/int_shim.h). Default none.
+  std::vector<uint8_t> int_queues;
 };
 
 // Parses and validates a whole switch document. Throws config::ConfigError.

@@ -69,6 +69,13 @@ struct PortCounters {
   uint64_t trimmed_dropped = 0;  // trimmed packets lost anyway (trim queue full) or not trimmable
   uint64_t down_events = 0;      // operational up -> down transitions (admin or link)
   uint64_t rx_credit_ignored = 0;  // credit frames on a port not in credit mode (consumed); credit ports: credit(p)
+  // INT (HPCC hop records at egress dequeue, docs/switch.md "INT"), charged
+  // to the egress port; frames that take no record are forwarded as they are:
+  uint64_t int_records = 0;   // hop records appended
+  uint64_t int_bytes = 0;     // bytes they added (IntHop::kSize each)
+  uint64_t int_full = 0;      // stack full: overflow flag set, no record
+  uint64_t int_no_room = 0;   // no room: mbuf tailroom, a shared (flooded) mbuf, tail split over segments, IP length
+  uint64_t int_bad_shim = 0;  // INT flag set but no valid shim (malformed, trimmed): untouched
   uint64_t dropped = 0;          // all causes, charged to the ingress port
   std::array<uint64_t, kNumDropCauses> drops{};  // by cause, ingress port
   std::array<QueueCounters, kNumQueues> queues{};

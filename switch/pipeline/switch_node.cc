@@ -12,8 +12,10 @@
 
 #include "common/wire/credit_frame.h"
 #include "common/wire/frame_parser.h"
+#include "common/wire/int_shim.h"
 #include "common/wire/mac_control.h"
 #include "common/wire/srv6.h"
+#include "common/wire/udp.h"
 
 namespace sf::sw {
 
@@ -118,6 +120,8 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
     port.mac = p < port_macs.size() ? port_macs[p] : std::array<uint8_t, 6>{};
     port.max_frame_bytes = cfg.ports.ports[p].mtu_bytes + kEthVlanOverhead;
     port.qos = &cfg.qos[p];
+    port.int_queues = p < cfg.int_queues.size() ? cfg.int_queues[p] : 0;
+    port.rate_bps = cfg.ports.ports[p].speed.bps();
     for (int q = 0; q < kNumQueues; ++q) {
       port.wred[q] = Wred(cfg.wred[p][q]);
       port.queues[q] = queue_arena_.take(ring);
@@ -850,6 +854,36 @@ void SwitchNode::drain_held() {
   }
 }
 
+namespace {
+
+// INT (switch_node_int.cc): whether a frame dequeued from an INT queue may
+// ask for a hop record, from a few header loads: kIntNo when it surely does
+// not (IPv4 with IHL 5 or IPv6 that is not UDP to 4791, or whose BTH INT flag
+// is clear); else the UDP header's offset for int_insert(), or kIntParse for
+// what this does not decide (IPv4 options, SRv6 and other IPv6 next headers,
+// flooded copies with ip_version 0), which int_insert() parses in full.
+constexpr uint16_t kIntNo = 0;
+constexpr uint16_t kIntParse = 0xFFFF;
+inline uint16_t int_candidate(const QueuedPkt& pkt) {
+  const rte_mbuf* m = pkt.mbuf;
+  const auto* d = rte_pktmbuf_mtod(m, const uint8_t*);
+  const uint32_t l3 = pkt.l3_offset;
+  uint32_t udp;
+  if (pkt.ip_version == 4 && d[l3] == 0x45) {
+    if (d[l3 + 9] != wire::kIpProtoUdp) return kIntNo;
+    udp = l3 + 20;
+  } else if (pkt.ip_version == 6 && d[l3 + 6] == wire::kIpProtoUdp) {
+    udp = l3 + 40;
+  } else {
+    return kIntParse;
+  }
+  if (udp + 8 + 9 > m->data_len) return kIntParse;
+  if ((d[udp + 2] << 8 | d[udp + 3]) != wire::kRoceUdpPort) return kIntNo;
+  return (d[udp + 8 + 8] & wire::kBthIntFlag) != 0 ? static_cast<uint16_t>(udp) : kIntNo;
+}
+
+}  // namespace
+
 uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
   now_ = now;
   Port& p = ports_[port];
@@ -929,10 +963,20 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
     }
     if (p.wd_on) p.wd.on_tx(static_cast<uint8_t>(q), now);
     if (pkt.trimmed) ++p.ctr.trimmed_tx;
+    uint32_t bytes = pkt.bytes;
+    // INT: one branch for every frame of a queue without it; on an INT
+    // queue a few header loads tell most frames that do not ask for a record.
+    if ((p.int_queues >> q) & 1u) [[unlikely]] {
+      if (!pkt.trimmed) {
+        if (const uint16_t udp = int_candidate(pkt); udp != kIntNo) {
+          bytes += int_insert(p, pkt, udp == kIntParse ? 0 : udp, p.ctr.tx_bytes + tx_bytes, now);
+        }
+      }
+    }
     QueueCounters& qc = p.ctr.queues[q];
     ++qc.tx_packets;
-    qc.tx_bytes += pkt.bytes;
-    tx_bytes += pkt.bytes;
+    qc.tx_bytes += bytes;
+    tx_bytes += bytes;
     out[n++] = pkt.mbuf;
   }
   flush_release();

@@ -220,6 +220,8 @@ class SwitchNode final : public Node {
     uint8_t wd_drop_pgs = 0;        // ingress PGs of their priorities: arrivals dropped too (SONiC)
     uint8_t lossless_pgs = 0;       // bit pg: the PG's ingress profile is lossless
     PortCounters ctr;
+    uint8_t int_queues = 0;  // INT: bit q = append a hop record at dequeue from queue q (switch_node_int.cc)
+    uint64_t rate_bps = 0;   // line rate (the INT record's B)
     std::unique_ptr<CreditLink> credit;  // CREDIT_FC ports only (switch_node_credit.cc)
     // Offer round (offer_rounds_) of the last transmit() that found nothing
     // to send with the port up; kNotIdle: none since (busy or down).
@@ -316,6 +318,14 @@ class SwitchNode final : public Node {
   void wd_flush(uint16_t port, uint8_t queue);
   // Priorities whose pause maps to a queue in `queues`.
   static uint8_t prios_of_queues(const Port& port, uint8_t queues);
+
+  // INT (switch_node_int.cc, docs/switch.md "INT"): `pkt`, just dequeued
+  // from an INT queue of `port`, gets a hop record if it carries the BTH INT
+  // flag and an open shim; `udp_offset` = where its UDP header is (IPv4 IHL
+  // 5 / IPv6 at pkt.l3_offset, found by int_candidate), 0 = parse the frame;
+  // `tx_before_bytes` = the port's bytes sent before it; qLen = the bytes
+  // still queued at the port. Returns the bytes added.
+  uint32_t int_insert(Port& port, const QueuedPkt& pkt, uint16_t udp_offset, uint64_t tx_before_bytes, TimeNs now);
 
   // Packet trimming (switch_node_trim.cc): cuts `p` to its headers and queues
   // it on the trim queue instead of dropping it for `cause`; counts and drops
