@@ -108,6 +108,7 @@ MrcSum mrc_sum(const Host& host) {
     s.c.tx_port_status += c.tx_port_status;
     s.c.timeouts += c.timeouts;
     s.c.stall_timeouts += c.stall_timeouts;
+    s.c.down_timeouts += c.down_timeouts;
     s.c.ooo_arrivals += c.ooo_arrivals;
     s.c.ce_arrivals += c.ce_arrivals;
     s.c.no_usable_ev += c.no_usable_ev;
@@ -150,6 +151,7 @@ nlohmann::json mrc_json(const MrcSum& m, bool per_ev) {
                       {"port_status_sent", m.c.tx_port_status},
                       {"timeouts", m.c.timeouts},
                       {"stall_timeouts", m.c.stall_timeouts},
+                      {"down_timeouts", m.c.down_timeouts},
                       {"ooo_arrivals", m.c.ooo_arrivals},
                       {"ce_arrivals", m.c.ce_arrivals},
                       {"no_usable_ev", m.c.no_usable_ev},

@@ -738,7 +738,16 @@ void Transport::lost(Psn p, bool timeout, TimeNs now) {
   if (timeout) {
     ++ctr_.timeouts;
     ++ctr_.rtx_timeout;
-    if (++r.timeouts > attr_.max_timeouts) {
+    // With every local plane down (the host's links: NicNode::set_port_up)
+    // nothing can leave: the expiry says nothing about the peer or the
+    // paths, so it does not count towards max_timeouts (the QP waits for a
+    // link, as it waits for a descheduled peer; without this a link down
+    // longer than (max_timeouts + 1) x rto_ns failed the QP while RC QPs
+    // on the same links survived).
+    const uint32_t planes_mask = planes_ >= 32 ? ~0u : (1u << planes_) - 1;
+    if ((local_up_ & planes_mask) == 0) {
+      ++ctr_.down_timeouts;
+    } else if (++r.timeouts > attr_.max_timeouts) {
       fail(WcStatus::kRetryExcErr, r.wqe, now);
       return;
     }
@@ -783,7 +792,7 @@ rte_mbuf* Transport::make_data(TimeNs now) {
     rtx_head_ = (rtx_head_ + 1) & rec_mask_;
     --rtx_count_;
     sb_->rearm(p);  // a later SACK may report it missing again (the retransmission lost too)
-    if (rto_deadline_ > now + TimeNs(attr_.rto_ns)) rto_deadline_ = now + TimeNs(attr_.rto_ns);
+    if (rto_deadline_ > now + rto_of(r)) rto_deadline_ = now + rto_of(r);
     ++ctr_.tx_retransmits;
     ++q_.ctr_.tx_retransmit_pkts;
     ++q_.ctr_.tx_data_pkts;
@@ -1237,7 +1246,6 @@ void Transport::advance(TimeNs now) {
   }
   if (rto_deadline_ <= now) {
     rto_deadline_ = TimeNs::max();
-    const TimeNs rto(attr_.rto_ns);
     const TimeNs tol(attr_.ooo_tolerance_ns);
     const uint32_t n = sb_->in_flight();
     for (uint32_t i = 0; i < n; ++i) {
@@ -1246,10 +1254,10 @@ void Transport::advance(TimeNs now) {
       if (!r.live || r.queued || sb_->acked(p)) continue;
       if (r.missing && r.sent + tol <= now) {
         lost(p, false, now);
-      } else if (r.sent + rto <= now) {
+      } else if (r.sent + rto_of(r) <= now) {
         lost(p, true, now);
       } else {
-        const TimeNs due = r.missing ? r.sent + tol : r.sent + rto;
+        const TimeNs due = r.missing ? r.sent + tol : r.sent + rto_of(r);
         if (due < rto_deadline_) rto_deadline_ = due;
         continue;
       }

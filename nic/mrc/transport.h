@@ -89,6 +89,7 @@ struct MrcCounters {
   uint64_t tx_port_status = 0;    // ERTH port-status updates sent
   uint64_t timeouts = 0;          // RTO expiries (PSNs)
   uint64_t stall_timeouts = 0;    //   of which: no feedback from the peer since the send (EV not blamed)
+  uint64_t down_timeouts = 0;     //   of which: every local plane down (not counted towards max_timeouts)
   uint64_t ooo_arrivals = 0;      // data packets that arrived past a hole
   uint64_t ce_arrivals = 0;
   uint64_t imm_waiting_rq = 0;    // an immediate waited for a posted receive
@@ -201,6 +202,12 @@ class Transport {
   };
 
   SendRec& rec(wire::Psn p) { return recs_[p.value() & rec_mask_]; }
+  // A PSN's retransmission timeout: rto_ns doubled per counted expiry of
+  // it, at most kRtoBackoffMax times (docs/mrc.md "Timeout").
+  static constexpr uint8_t kRtoBackoffMax = 3;
+  TimeNs rto_of(const SendRec& r) const {
+    return TimeNs(static_cast<int64_t>(attr_.rto_ns) << std::min<uint8_t>(r.timeouts, kRtoBackoffMax));
+  }
   // The plane of the port being served (0 when not spraying).
   uint8_t tx_plane() const;
   // An EV of `plane` for the next packet (pick_next when there is one plane:

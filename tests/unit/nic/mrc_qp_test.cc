@@ -510,6 +510,61 @@ TEST(MrcQp, RetryExhaustion) {
   EXPECT_EQ(x.qp->state(), v::QpState::kErr);
 }
 
+// 15b. A PSN's RTO doubles per counted expiry (up to 8 x rto_ns): with
+//      max_timeouts 3 a path dead for 5 RTOs is survived (expiries at 1 and
+//      3 RTOs, the third at 7 finds it healed), where a fixed RTO failed the
+//      QP at 4.
+TEST(MrcQp, RtoBacksOff) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 14);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 14);
+  fill_pattern(x.buf, 14);
+  v::MrcQpAttr a;
+  a.max_timeouts = 3;
+  connect_mrc(x, y, &a, v::kMrcMaxTimeouts);
+  const TimeNs rto(x.qp->mrc()->attr().rto_ns);
+  bool dead = true;
+  rig.filter = [&](const LinkPkt& k) { return dead && k.from == 0 ? Fate::kDrop : Fate::kDeliver; };
+  ASSERT_EQ(post_write(x, 1, 0, 4096, y.addr(), y.mr->rkey), 0);
+  rig.run_for(TimeNs(rto.ns() * 5));
+  EXPECT_EQ(x.qp->state(), v::QpState::kRts);
+  EXPECT_EQ(mctr(x).timeouts, 2u);
+  dead = false;
+  const auto wc = wait_send(rig, x, 1, TimeNs(rto.ns() * 10));
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, v::WcStatus::kSuccess);
+  expect_same(x, 0, y, 0, 4096);
+}
+
+// 15c. An expiry while the host's only port is down does not count towards
+//      max_timeouts: the PSN already used its one allowed expiry, the port
+//      goes down, its next expiry comes, the port comes back and the WRITE
+//      completes byte-exact (counted, that expiry failed the QP).
+TEST(MrcQp, TimeoutsWhileEveryPortIsDownAreNotCounted) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 14);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 14);
+  fill_pattern(x.buf, 15);
+  v::MrcQpAttr a;
+  a.max_timeouts = 1;
+  connect_mrc(x, y, &a, v::kMrcMaxTimeouts);
+  const TimeNs rto(x.qp->mrc()->attr().rto_ns);
+  rig.filter = [](const LinkPkt& k) { return k.from == 0 && k.data ? Fate::kDrop : Fate::kDeliver; };
+  ASSERT_EQ(post_write(x, 1, 0, 4096, y.addr(), y.mr->rkey), 0);
+  rig.run_for(rto + TimeNs::from_us(5));  // sent, lost, expired once, retransmitted, lost
+  ASSERT_EQ(mctr(x).timeouts, 1u);
+  rig.a.set_port_up(0, false);
+  rig.run_for(TimeNs(rto.ns() * 4));  // the second expiry (at 3 RTOs) while down
+  EXPECT_EQ(x.qp->state(), v::QpState::kRts);
+  EXPECT_EQ(mctr(x).down_timeouts, 1u);
+  rig.filter = nullptr;
+  rig.a.set_port_up(0, true);
+  const auto wc = wait_send(rig, x, 1, TimeNs(rto.ns() * 4));
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, v::WcStatus::kSuccess);
+  expect_same(x, 0, y, 0, 4096);
+}
+
 // 16. Bad MRC input at the QP is counted with a reason and dropped: an RC
 //     opcode for an MRC QP, a SACK acknowledging PSNs never sent.
 TEST(MrcQp, BadFramesCounted) {
