@@ -129,9 +129,14 @@ def case_sim(a):
     check(inj and inj["done"] and inj["sent"] > 0 and inj["bursts"] == r["faults"]["pfc_storm"] +
           r["faults"]["malformed_burst"], f"inject {inj}")
     check(r["pfc_rx_pause"] > 0, f"no PFC pause received by the switch: {r['pfc_rx_pause']}")
-    check(set(r["flows"]) == {"rdma0", "rdma1", "mrc0"}, f"flows {r['flows']}")
-    check(r["flows"]["mrc0"]["transport"] == "mrc" and r["flows"]["mrc0"]["status"] == "ok", f"mrc0 {r['flows']}")
-    check(r["verify_errors"] == 0 and r["bytes_verified"] >= 3 * (1 << 29), f"verify {r['verify_errors']} errors, "
+    check(set(r["flows"]) == {"rdma0.client", "rdma1.client", "mrc0.client"}, f"flows {r['flows']}")
+    mrc = r["flows"]["mrc0.client"]
+    # The MRC flow completes or ends in a QP error (seed 1: RETRY_EXC_ERR in a 0.88 ms flap of its client's link,
+    # longer than (max_timeouts + 1) x rto_ns of the verbs defaults; docs/soak.md "Findings"); trimmed packets
+    # on its lossy queue come back as NACK TRIMMED retransmissions.
+    check(mrc["transport"] == "mrc" and mrc["status"] in ("ok", "transport retry counter exceeded"), f"mrc0 {mrc}")
+    check(r["trimming"]["trimmed"] > 0 and mrc["mrc"]["rtx_nack"] > 0, f"trimming {r['trimming']}, mrc0 {mrc}")
+    check(r["verify_errors"] == 0 and r["bytes_verified"] >= 2 * (1 << 29), f"verify {r['verify_errors']} errors, "
           f"{r['bytes_verified']} bytes")
     print(f"PASS sim: {r['sim_events']} events, trace_hash {r['trace_hash']}, faults {r['faults']}, inject {inj}, "
           f"drops {r['drops']}, trimming {r['trimming']}, flows {r['flows']}")

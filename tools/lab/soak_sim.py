@@ -60,10 +60,12 @@ KILL_TARGETS = ("gen", "sink")  # as tools/lab/soak.py draws pktio_kill
 PFC_FRAME_BYTES = 60
 
 
-def rogue_frames(cfg, e, pcap_dir, corpus):
+def rogue_frames(cfg, e, pcap_dir, corpus, scale=1.0):
     """(pcap path, count, rate_gbps) of a pfc_storm / malformed_burst event:
-    the frames the real soak's rogue host sends for it (soak.py start_rogue)."""
-    r = cfg["rogue"]
+    the frames the real soak's rogue host sends for it (soak.py start_rogue),
+    at its rate x scale (the twin's link speed over the real one's: the same
+    share of the line)."""
+    r = {k: v * scale for k, v in cfg["rogue"].items()}
     if e["kind"] == "pfc_storm":
         path = os.path.join(pcap_dir, "pfc-storm.pcap")
         if not os.path.exists(path):
@@ -77,7 +79,7 @@ def rogue_frames(cfg, e, pcap_dir, corpus):
     return path, e["frames"], r["malformed_rate_gbps"]
 
 
-def sim_events(schedule, ports, ms_per_s, end_ms, cfg=None, rogue_port=None, pcap_dir=None, corpus=None):
+def sim_events(schedule, ports, ms_per_s, end_ms, cfg=None, rogue_port=None, pcap_dir=None, corpus=None, scale=1.0):
     """The sf-sim plan events of the schedule's sim kinds. ports: switch port
     -> host name (a link is named by its host); rogue_port: the switch port
     the inject events feed (pfc_storm, malformed_burst; skipped when None)."""
@@ -100,7 +102,7 @@ def sim_events(schedule, ports, ms_per_s, end_ms, cfg=None, rogue_port=None, pca
         if k in ("pfc_storm", "malformed_burst"):
             if rogue_port is None:
                 continue
-            path, count, rate = rogue_frames(cfg, e, pcap_dir, corpus)
+            path, count, rate = rogue_frames(cfg, e, pcap_dir, corpus, scale)
             if count is None:  # a storm: XOFFs at the storm's rate for its length (virtual)
                 wire_bits = (PFC_FRAME_BYTES + 24) * 8
                 count = max(1, round(e["len_s"] * ms_per_s * 1e-3 * rate * 1e9 / wire_bits))
@@ -136,9 +138,12 @@ def topology(cfg, work, a):
     (addresses of the real soak's NICs), an RDMA WRITE flow per pair. Returns
     (path, {switch port: host})."""
     sw_path = os.path.join(work, "soak-switch.json")
-    with open(sw_path, "w") as f:
-        json.dump(soak.switch_config(cfg, work), f, indent=1)
+    sw = soak.switch_config(cfg, work)
     role_port = {r: p for p, r in cfg["switch"]["ports"].items()}
+    if "rogue" in role_port:  # the injector's link runs at the port's speed: the twin's, as every other link
+        sw["PORT"][role_port["rogue"]]["speed"] = a.speed_gbps
+    with open(sw_path, "w") as f:
+        json.dump(sw, f, indent=1)
     nodes = {"sw0": {"kind": "switch", "config": sw_path}}
     links, port_host = [], {}
     for role, h in ROLE_HOST.items():
@@ -329,7 +334,8 @@ def main(argv=None):
         pcap_dir = os.path.join(work, "pcaps")
         os.makedirs(pcap_dir, exist_ok=True)
         events = sim_events(sched, port_host, a.ms_per_s, a.run_limit_s * 1000, cfg=cfg, rogue_port=rogue_port,
-                            pcap_dir=pcap_dir, corpus=soak_frames.load_corpus(ROOT))
+                            pcap_dir=pcap_dir, corpus=soak_frames.load_corpus(ROOT),
+                            scale=a.speed_gbps / cfg["switch"]["speed_gbps"])
         inject_planned = sum(e["count"] for e in events if e["kind"] == "inject")
         results = []
         for k in range(max(1, a.runs)):
