@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Chaos soak with full accounting (docs/soak.md, issue 17 section 6).
 
-One sf-switch (config/soak/soak.json: five memif ports, lossless priority 3,
-a PFC watchdog on the rogue port) carries an sf-nic RC pair running write_bw
+One sf-switch (config/soak/soak.json: seven memif ports, lossless priority 3,
+a PFC watchdog on the rogue port) carries an sf-nic RC pair and an sf-nic MRC
+pair (--transport mrc on a lossy priority whose queue trims) running write_bw
 --verify transfers back to back, an sf-pktio gen -> sink stream, and a
 misbehaving host on the rogue port. For --seconds S a seeded schedule
-(tools/lab/soak_schedule.py) injects: SIGKILL of a NIC (its peer must end in a
-QP error or finish, never with a verify error) and of gen / sink (restarted),
+(tools/lab/soak_schedule.py) injects: SIGKILL of a NIC of either pair
+(nic_kill, mrc_kill: its peer must end in a QP error or finish, never with a
+verify error) and of gen / sink (restarted),
 link admin down / up, PFC storms and bursts of malformed / fuzzer-made frames
 at line rate from the rogue host, telemetry commands with bad arguments,
 "reload" attempts (sf-switch started on broken variants of the running
