@@ -183,8 +183,9 @@ def hugetlbfs_mounts():
     return out
 
 
-def switch_config(soak_cfg, sock_dir):
-    """The soak switch's config (also the virtual-time twin's): memif servers in sock_dir."""
+def switch_config(soak_cfg, sock_dir, sim=False):
+    """The soak switch's config (also the virtual-time twin's, sim=True: its MRC
+    queue threshold is switch.mrc_trim.sim_static_th): memif servers in sock_dir."""
     s = soak_cfg["switch"]
     names = list(s["ports"])
     ports = {n: {"devargs": f"net_memif{i},role=server,socket={os.path.join(sock_dir, n + '.sock')}",
@@ -217,7 +218,8 @@ def switch_config(soak_cfg, sock_dir):
                              "the MRC pair runs lossy")
         rest = [p for p in names if p not in mrc_ports]
         mp = ",".join(mrc_ports)
-        cfg["BUFFER_PROFILE"]["qtrim"] = {"pool": "ep", "size": "0", "static_th": trim["static_th"],
+        th = trim.get("sim_static_th", trim["static_th"]) if sim else trim["static_th"]
+        cfg["BUFFER_PROFILE"]["qtrim"] = {"pool": "ep", "size": "0", "static_th": th,
                                           "packet_discard_action": "trim"}
         cfg["BUFFER_QUEUE"] = {",".join(rest) + "|0-7": {"profile": "q"}, f"{mp}|{tc}": {"profile": "qtrim"}}
         others = [q for q in range(8) if q != tc]

@@ -138,7 +138,7 @@ def topology(cfg, work, a):
     (addresses of the real soak's NICs), an RDMA WRITE flow per pair. Returns
     (path, {switch port: host})."""
     sw_path = os.path.join(work, "soak-switch.json")
-    sw = soak.switch_config(cfg, work)
+    sw = soak.switch_config(cfg, work, sim=True)
     role_port = {r: p for p, r in cfg["switch"]["ports"].items()}
     if "rogue" in role_port:  # the injector's link runs at the port's speed: the twin's, as every other link
         sw["PORT"][role_port["rogue"]]["speed"] = a.speed_gbps
