@@ -466,7 +466,10 @@ class Soak:
             if rep:
                 w = rep["workloads"][0]
                 r.update(status=w["status"], messages=w["messages"], verify_errors=w["verify_errors"])
-                m = (rep.get("hosts") or [{}])[0].get("mrc")
+                h0 = (rep.get("hosts") or [{}])[0]
+                if h0.get("drops"):  # frames the NIC dropped, by reason (floods not for it, bad ICRC, ...)
+                    r["drops"] = h0["drops"]
+                m = h0.get("mrc")
                 if m:  # the MRC transport's counters (docs/nic-app.md): retransmissions by cause, NACKs
                     r["mrc"] = {k: m[k] for k in ("tx_data_packets", "retransmits", "rtx_sack", "rtx_nack",
                                                   "rtx_timeout", "timeouts", "nacks_sent", "sacks_sent", "probes_sent",
@@ -944,12 +947,14 @@ class Soak:
         outcomes, by_transport = {}, {}
         for t in self.transfers:
             outcomes[t["outcome"]] = outcomes.get(t["outcome"], 0) + 1
-            bt = by_transport.setdefault(t["transport"], {"pairs": 0, "outcomes": {}, "mrc": {}})
+            bt = by_transport.setdefault(t["transport"], {"pairs": 0, "outcomes": {}, "mrc": {}, "nic_drops": {}})
             bt["pairs"] += 1
             bt["outcomes"][t["outcome"]] = bt["outcomes"].get(t["outcome"], 0) + 1
             for side in ("server", "client"):
                 for k, v in t.get(side, {}).get("mrc", {}).items():
                     bt["mrc"][k] = bt["mrc"].get(k, 0) + v
+                for k, v in t.get(side, {}).get("drops", {}).items():
+                    bt["nic_drops"][k] = bt["nic_drops"].get(k, 0) + v
         series = self.rss["switch"]
         half = [x for x in series if x[0] >= self.a.seconds / 2]
         first = [x for x in series if x[0] < self.a.seconds / 2]
