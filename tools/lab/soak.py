@@ -1002,7 +1002,7 @@ class Soak:
                     p.popen.wait()
             if p.prefix:
                 shutil.rmtree(os.path.join("/var/run/dpdk", p.prefix), ignore_errors=True)
-        if self.a.keep or self.out == self.work:
+        if self.a.keep:  # (without --out nothing else is kept either: --out DIR is where the report goes)
             print("soak: work dir kept:", self.work)
         else:
             shutil.rmtree(self.work, ignore_errors=True)
