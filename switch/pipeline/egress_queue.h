@@ -4,7 +4,8 @@
 // push/pop never allocate. Owned by the lcore that runs the switch node.
 // The ring comes from calloc: a large one is mapped zero pages that take
 // memory only once packets reach them (a 65-port switch has 16 rings per port
-// of up to 16384 entries, most never more than a few deep). A switch carves
+// of up to 16384 entries, most never more than a few deep); an empty queue
+// restarts at slot 0 (pop), so only the deepest backlog's slots are touched. A switch carves
 // all its rings from one such block (QueueArena): one mapping per switch,
 // not one per ring (a fabric of 512 switches has ~300,000 rings).
 #pragma once
@@ -77,9 +78,13 @@ class EgressQueue {
     slot.ticket = t;
     bytes_ += p.bytes;
   }
+  // A queue that runs empty starts again at slot 0, so a ring's pages are
+  // touched only as deep as its deepest backlog (the calloc'ed arena's zero
+  // pages stay untouched), not all of it once the tail has gone round.
   QueuedPkt pop() {
     const QueuedPkt p = ring_[head_++ & mask_];
     bytes_ -= p.bytes;
+    if (head_ == tail_) head_ = tail_ = 0;
     return p;
   }
 

@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Chaos soak with full accounting (docs/soak.md, issue 17 section 6).
 
-One sf-switch (config/soak/soak.json: five memif ports, lossless priority 3,
-a PFC watchdog on the rogue port) carries an sf-nic RC pair running write_bw
+One sf-switch (config/soak/soak.json: seven memif ports, lossless priority 3,
+a PFC watchdog on the rogue port) carries an sf-nic RC pair and an sf-nic MRC
+pair (--transport mrc on a lossy priority whose queue trims) running write_bw
 --verify transfers back to back, an sf-pktio gen -> sink stream, and a
 misbehaving host on the rogue port. For --seconds S a seeded schedule
-(tools/lab/soak_schedule.py) injects: SIGKILL of a NIC (its peer must end in a
-QP error or finish, never with a verify error) and of gen / sink (restarted),
+(tools/lab/soak_schedule.py) injects: SIGKILL of a NIC of either pair
+(nic_kill, mrc_kill: its peer must end in a QP error or finish, never with a
+verify error) and of gen / sink (restarted),
 link admin down / up, PFC storms and bursts of malformed / fuzzer-made frames
 at line rate from the rogue host, telemetry commands with bad arguments,
 "reload" attempts (sf-switch started on broken variants of the running
@@ -46,8 +48,12 @@ import soak_frames  # noqa: E402
 import soak_schedule  # noqa: E402
 
 EAL_COMMON = ["--no-pci", "--lcores=0@(0,1)", "--log-level=*:warning"]
-NIC_MACS = {"nic_server": "02:4e:00:00:00:01", "nic_client": "02:4e:00:00:00:02"}
-NIC_IPS = {"nic_server": "10.7.0.1", "nic_client": "10.7.0.2"}
+NIC_MACS = {"nic_server": "02:4e:00:00:00:01", "nic_client": "02:4e:00:00:00:02",
+            "mrc_server": "02:4e:00:00:00:03", "mrc_client": "02:4e:00:00:00:04"}
+NIC_IPS = {"nic_server": "10.7.0.1", "nic_client": "10.7.0.2", "mrc_server": "10.7.0.3", "mrc_client": "10.7.0.4"}
+# The NIC pairs: transport -> (config section, server role, client role, kill kind). The MRC pair runs when
+# the config has an "mrc" section and mrc_server / mrc_client ports.
+PAIRS = {"rc": ("nic", "nic_server", "nic_client", "nic_kill"), "mrc": ("mrc", "mrc_server", "mrc_client", "mrc_kill")}
 # memif frees its rings when the sender leaves: the rogue host stays this long
 # after its last frame so that the switch (asleep in --backoff on a loaded
 # machine) reads every frame it sent (checked: rogue port rx == rogue tx).
@@ -177,8 +183,9 @@ def hugetlbfs_mounts():
     return out
 
 
-def switch_config(soak_cfg, sock_dir):
-    """The soak switch's config (also the virtual-time twin's): memif servers in sock_dir."""
+def switch_config(soak_cfg, sock_dir, sim=False):
+    """The soak switch's config (also the virtual-time twin's, sim=True: its MRC
+    queue threshold is switch.mrc_trim.sim_static_th): memif servers in sock_dir."""
     s = soak_cfg["switch"]
     names = list(s["ports"])
     ports = {n: {"devargs": f"net_memif{i},role=server,socket={os.path.join(sock_dir, n + '.sock')}",
@@ -197,10 +204,28 @@ def switch_config(soak_cfg, sock_dir):
                       all_ports + "|4-7": {"profile": "lossy"}},
         "BUFFER_QUEUE": {all_ports + "|0-7": {"profile": "q"}},
         "PORT_QOS_MAP": {"global": {"pfc_enable": s["pfc_enable"]}},
-        "FDB": {NIC_MACS["nic_server"]: {"port": role_port["nic_server"]},
-                NIC_MACS["nic_client"]: {"port": role_port["nic_client"]},
-                SINK_MAC: {"port": role_port["sink"]}},
+        "FDB": {NIC_MACS[r]: {"port": role_port[r]} for r in NIC_MACS if r in role_port},
     }
+    cfg["FDB"][SINK_MAC] = {"port": role_port["sink"]}
+    # The MRC pair's priority is lossy (not in pfc_enable); its queue on the MRC ports trims instead of
+    # dropping (SWITCH_TRIMMING: the headers go on at dscp_value in queue_index; the receiver NACKs).
+    trim, mrc = s.get("mrc_trim"), soak_cfg.get("mrc")
+    mrc_ports = [role_port[r] for r in ("mrc_server", "mrc_client") if r in role_port]
+    if trim and mrc and mrc_ports:
+        tc = mrc.get("dscp", 26) >> 3
+        if str(tc) in s["pfc_enable"].split(","):
+            raise ValueError(f"mrc.dscp {mrc.get('dscp')}: priority {tc} is lossless (switch.pfc_enable); "
+                             "the MRC pair runs lossy")
+        rest = [p for p in names if p not in mrc_ports]
+        mp = ",".join(mrc_ports)
+        th = trim.get("sim_static_th", trim["static_th"]) if sim else trim["static_th"]
+        cfg["BUFFER_PROFILE"]["qtrim"] = {"pool": "ep", "size": "0", "static_th": th,
+                                          "packet_discard_action": "trim"}
+        cfg["BUFFER_QUEUE"] = {",".join(rest) + "|0-7": {"profile": "q"}, f"{mp}|{tc}": {"profile": "qtrim"}}
+        others = [q for q in range(8) if q != tc]
+        for q in others:
+            cfg["BUFFER_QUEUE"][f"{mp}|{q}"] = {"profile": "q"}
+        cfg["SWITCH_TRIMMING"] = {"GLOBAL": {k: trim[k] for k in ("size", "dscp_value", "queue_index")}}
     wd = s.get("pfc_wd")
     if wd:
         cfg["PFC_WD"] = {wd["port"]: {"action": wd["action"], "detection_time": wd["detection_time"],
@@ -233,7 +258,10 @@ class Soak:
         self.injected = {}
         self.skipped = {}
         self.transfers = []
-        self.pair = None
+        # The NIC pairs that run: RC always, MRC when configured (PAIRS).
+        self.kinds = [k for k, (sec, srv, cli, _) in PAIRS.items()
+                      if sec in cfg and srv in self.role_port and cli in self.role_port]
+        self.pairs = {k: None for k in self.kinds}
         self.pairs_started = 0
         self.rogue = None
         self.pending = []  # heap of (t, seq, fn, label): undo actions and restarts
@@ -352,8 +380,8 @@ class Soak:
         self.sink = self.pktio("sink", "sink", [self.memif(self.role_port["sink"])], ["--link-wait-s", 15])
 
     # ---- nic pairs -----------------------------------------------------------------
-    def start_nic(self, role, oob_port, server_addr=None):
-        n = self.cfg["nic"]
+    def start_nic(self, role, oob_port, server_addr=None, kind="rc"):
+        n = self.cfg[PAIRS[kind][0]]
         prefix = self.prefix(role)
         report, ready = self.path(f"{prefix}.report.json"), self.path(f"{prefix}.ready")
         cmd = [self.bin["nic"]] + EAL_COMMON + [f"--file-prefix={prefix}", "--no-telemetry", "--", n["test"],
@@ -361,6 +389,10 @@ class Soak:
                "--backoff", "--report", report, "--ready-file", ready, "--log-level", "warn",
                "-s", str(n["size"]), "-n", str(n["iterations"]), "--verify", "--speed", str(n["speed_gbps"]),
                "-p", str(oob_port)]
+        if kind == "mrc":
+            cmd += ["--transport", "mrc"]
+        if "dscp" in n:
+            cmd += ["--dscp", str(n["dscp"])]
         if server_addr:
             cmd.append(server_addr)
         else:
@@ -369,26 +401,28 @@ class Soak:
         p.report, p.ready = report, ready
         return p
 
-    def pair_step(self, stopping):
-        """Advances the NIC pair: starts the client once the server is ready,
-        judges a pair when both ended, starts the next one."""
-        pr = self.pair
+    def pair_step(self, stopping, kind="rc"):
+        """Advances a NIC pair (kind: rc or mrc): starts the client once the
+        server is ready, judges a pair when both ended, starts the next one."""
+        _, srv_role, cli_role, _ = PAIRS[kind]
+        pr = self.pairs[kind]
         if pr is None:
             if not stopping:
                 self.pairs_started += 1
-                self.pair = {"n": self.pairs_started, "oob": free_port(), "t0": self.now(), "client": None}
-                self.pair["server"] = self.start_nic("nic_server", self.pair["oob"])
+                pr = {"n": self.pairs_started, "kind": kind, "oob": free_port(), "t0": self.now(), "client": None}
+                self.pairs[kind] = pr
+                pr["server"] = self.start_nic(srv_role, pr["oob"], kind=kind)
             return
         srv, cli = pr["server"], pr["client"]
         if cli is None:
             if os.path.exists(srv.ready):
-                pr["client"] = self.start_nic("nic_client", pr["oob"], "127.0.0.1")
+                pr["client"] = self.start_nic(cli_role, pr["oob"], "127.0.0.1", kind=kind)
             elif not srv.alive():
                 pr["client"] = False  # the server died before it was ready (killed)
             return
         if (cli is False or not cli.alive()) and not srv.alive():
             self.judge_pair(pr)
-            self.pair = None
+            self.pairs[kind] = None
             return
         # A server whose client was killed before it connected gives up by
         # itself after --oob-wait-s (exit 1, "no client connected"); one still
@@ -418,7 +452,7 @@ class Soak:
 
     def judge_pair(self, pr):
         srv, cli = pr["server"], pr["client"] or None
-        rec = {"pair": pr["n"], "t_s": round(pr["t0"], 3)}
+        rec = {"pair": pr["n"], "transport": pr["kind"], "t_s": round(pr["t0"], 3)}
         outcome = None
         # A survivor of a killed peer may end before its report exists (the
         # out-of-band connect or exchange failed): exit 1 with a message.
@@ -432,6 +466,14 @@ class Soak:
             if rep:
                 w = rep["workloads"][0]
                 r.update(status=w["status"], messages=w["messages"], verify_errors=w["verify_errors"])
+                h0 = (rep.get("hosts") or [{}])[0]
+                if h0.get("drops"):  # frames the NIC dropped, by reason (floods not for it, bad ICRC, ...)
+                    r["drops"] = h0["drops"]
+                m = h0.get("mrc")
+                if m:  # the MRC transport's counters (docs/nic-app.md): retransmissions by cause, NACKs
+                    r["mrc"] = {k: m[k] for k in ("tx_data_packets", "retransmits", "rtx_sack", "rtx_nack",
+                                                  "rtx_timeout", "timeouts", "nacks_sent", "sacks_sent", "probes_sent",
+                                                  "ooo_arrivals") if k in m}
                 if w["verify_errors"] != 0:
                     self.fail(f"nic pair {pr['n']} {side}: {w['verify_errors']} verify errors (status {w['status']})")
                     outcome = "corrupt"
@@ -446,7 +488,7 @@ class Soak:
             elif rep is None and not peer_killed:
                 self.fail(f"nic pair {pr['n']} {side}: exit {p.rc} without a report:\n{p.read()[-1500:]}")
                 outcome = "crash"
-        want = self.cfg["nic"]["iterations"]
+        want = self.cfg[PAIRS[pr["kind"]][0]]["iterations"]
         if outcome is None:
             s, c = rec["server"], rec["client"]
             if s.get("killed") or c.get("killed") or not c.get("started", True):
@@ -483,8 +525,8 @@ class Soak:
 
     def fault(self, e):
         k = e["kind"]
-        if k == "nic_kill":
-            pr = self.pair
+        if k in ("nic_kill", "mrc_kill"):
+            pr = self.pairs.get("rc" if k == "nic_kill" else "mrc")
             p = pr and pr.get(e["side"])
             if not p or not p.alive():
                 return self.count(k, False)
@@ -685,7 +727,8 @@ class Soak:
                 _, _, fn, label = heapq.heappop(self.pending)
                 self.say(label)
                 fn()
-            self.pair_step(stopping=False)
+            for kind in self.kinds:
+                self.pair_step(stopping=False, kind=kind)
             if self.rogue is not None and not self.rogue.alive():
                 self.judge_rogue()
             if t >= next_rss:
@@ -730,14 +773,17 @@ class Soak:
                 self.rogue.interrupt()
                 self.rogue.wait(15)
             self.judge_rogue()
-        # The last NIC pair ends by itself (bounded).
+        # The last NIC pairs end by themselves (bounded).
         deadline = time.monotonic() + self.a.pair_timeout_s
-        while self.pair is not None and time.monotonic() < deadline:
-            self.pair_step(stopping=True)
+        while any(self.pairs.values()) and time.monotonic() < deadline:
+            for kind in self.kinds:
+                self.pair_step(stopping=True, kind=kind)
             time.sleep(0.05)
-        if self.pair is not None:
-            self.fail(f"nic pair {self.pair['n']} did not end within {self.a.pair_timeout_s} s after the soak")
-            for p in (self.pair["server"], self.pair["client"]):
+        for pr in self.pairs.values():
+            if pr is None:
+                continue
+            self.fail(f"nic pair {pr['n']} ({pr['kind']}) did not end within {self.a.pair_timeout_s} s after the soak")
+            for p in (pr["server"], pr["client"]):
                 if p:
                     p.interrupt()
                     p.wait(10)
@@ -898,9 +944,17 @@ class Soak:
         for p in rep.get("ports", []):
             for k, v in p["drops"].items():
                 drops[k] = drops.get(k, 0) + v
-        outcomes = {}
+        outcomes, by_transport = {}, {}
         for t in self.transfers:
             outcomes[t["outcome"]] = outcomes.get(t["outcome"], 0) + 1
+            bt = by_transport.setdefault(t["transport"], {"pairs": 0, "outcomes": {}, "mrc": {}, "nic_drops": {}})
+            bt["pairs"] += 1
+            bt["outcomes"][t["outcome"]] = bt["outcomes"].get(t["outcome"], 0) + 1
+            for side in ("server", "client"):
+                for k, v in t.get(side, {}).get("mrc", {}).items():
+                    bt["mrc"][k] = bt["mrc"].get(k, 0) + v
+                for k, v in t.get(side, {}).get("drops", {}).items():
+                    bt["nic_drops"][k] = bt["nic_drops"].get(k, 0) + v
         series = self.rss["switch"]
         half = [x for x in series if x[0] >= self.a.seconds / 2]
         first = [x for x in series if x[0] < self.a.seconds / 2]
@@ -914,7 +968,7 @@ class Soak:
                        "dropped": rep and self.conservation["dropped"],
                        "flood_extra_copies": rep and self.conservation["flood_extra_copies"],
                        "conservation_ok": rep and self.conservation["ok"], "drops": dict(sorted(drops.items())),
-                       "mempool": rep.get("mempool"), "mempool_check": getattr(self, "mempool", None),
+                       "trimming": rep.get("trimming"), "mempool": rep.get("mempool"), "mempool_check": getattr(self, "mempool", None),
                        # sf-switch's memory over time: VmRSS swings with the memif peers' rings it maps
                        # while they are connected; RssAnon (its own memory) is the leak signal.
                        "rss_samples": len(series),
@@ -925,6 +979,7 @@ class Soak:
             "rogue": {"fuzz_frames": self.fuzz_frames, "pfc_frames": self.pfc_frames,
                       "lost_at_disconnect": getattr(self, "rogue_lost", None)},
             "rdma": {"pairs": len(self.transfers), "outcomes": dict(sorted(outcomes.items())),
+                     "by_transport": dict(sorted(by_transport.items())),
                      "verify_errors": sum(t.get(s, {}).get("verify_errors", 0) for t in self.transfers
                                           for s in ("server", "client"))},
             "pktio": {"sinks": len(self.sink_reports),
@@ -947,7 +1002,7 @@ class Soak:
                     p.popen.wait()
             if p.prefix:
                 shutil.rmtree(os.path.join("/var/run/dpdk", p.prefix), ignore_errors=True)
-        if self.a.keep or self.out == self.work:
+        if self.a.keep:  # (without --out nothing else is kept either: --out DIR is where the report goes)
             print("soak: work dir kept:", self.work)
         else:
             shutil.rmtree(self.work, ignore_errors=True)

@@ -1,8 +1,9 @@
 """The chaos soak's fault schedule (docs/soak.md): drawn from a seed, the same
 for the real-time soak (tools/lab/soak.py) and its virtual-time twin
-(tools/lab/soak_sim.py), which runs the kinds sf-sim has (nic_kill and
-pktio_kill as a host's link down and up, link_flap, loss, blackhole, reset)
-on a scaled clock.
+(tools/lab/soak_sim.py), which runs the kinds sf-sim has (nic_kill,
+mrc_kill and pktio_kill as a host's link down and up, link_flap, loss,
+blackhole, reset, and the rogue host's pfc_storm and malformed_burst as
+frames injected into its switch port) on a scaled clock.
 
 Each kind has its own random stream (seeded by "SEED:KIND"), so the times of
 one kind do not depend on which other kinds are on: the twin's link flaps
@@ -14,14 +15,17 @@ Only the standard library is used; nothing reads a clock.
 import json
 import random
 
-KINDS = ("nic_kill", "pktio_kill", "link_flap", "pfc_storm", "malformed_burst", "bad_command", "bad_config",
+KINDS = ("nic_kill", "mrc_kill", "pktio_kill", "link_flap", "pfc_storm", "malformed_burst", "bad_command", "bad_config",
          "loss", "blackhole", "reset")
 # What sf-sim's events can do: a killed host process is its link down, then
-# up again when it restarts (nic_kill, pktio_kill); PFC storms, malformed
-# bursts and bad inputs have no event in sf-sim.
-SIM_KINDS = ("nic_kill", "pktio_kill", "link_flap", "loss", "blackhole", "reset")
+# up again when it restarts (nic_kill, mrc_kill, pktio_kill); PFC storms and
+# malformed bursts are frames sf-sim injects into the rogue port (its
+# `inject` event); bad telemetry commands and bad configs have no sf-sim
+# counterpart (they test the real process's front end).
+SIM_KINDS = ("nic_kill", "mrc_kill", "pktio_kill", "link_flap", "pfc_storm", "malformed_burst", "loss", "blackhole",
+             "reset")
 PARAMS = {  # kind -> allowed keys besides mean_s
-    "nic_kill": set(), "pktio_kill": {"down_s"}, "link_flap": {"down_s"}, "pfc_storm": {"len_s"},
+    "nic_kill": set(), "mrc_kill": set(), "pktio_kill": {"down_s"}, "link_flap": {"down_s"}, "pfc_storm": {"len_s"},
     "malformed_burst": {"frames"}, "bad_command": set(), "bad_config": set(),
     "loss": {"len_s", "rate"}, "blackhole": {"len_s"}, "reset": set(),
 }
@@ -83,7 +87,7 @@ def draw(cfg, seed, duration_s, kinds=None, fault_ports=(), kill_targets=(), bad
             if t >= duration_s:
                 break
             e = {"t_s": round(t, 6), "kind": kind}
-            if kind == "nic_kill":
+            if kind in ("nic_kill", "mrc_kill"):
                 e["side"] = rng.choice(("server", "client"))
             elif kind == "pktio_kill":
                 e["target"] = rng.choice(list(kill_targets) or ["gen"])

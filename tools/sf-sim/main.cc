@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -55,7 +56,10 @@ constexpr const char* kUsage =
 //   fabric  = sum over switches of ceil(buffer bytes / bytes per mbuf of an MTU frame)
 //           + sum over links, both directions, of (ceil(BDP / MTU frame) + 1) x (fm + 2)
 //   fixed   = 1024 + 8 per port (PFC, control frames) + every receive ring (rx_drain hosts)
-//   pool    = min(traffic, fabric) + fixed
+//   inject  = injected frames ("inject" events: a rogue host's frames are no
+//             work request's): min(sum over events of count x mbufs of its
+//             longest frame, sum over switches of buffer bytes / 64 + 4096)
+//   pool    = min(traffic, fabric) + fixed + inject
 // A frame can only be in flight if a work request is outstanding (traffic),
 // and only where the fabric has room for it (fabric), so the smaller bound
 // holds both. If the pool still runs dry (a plan the bound misses), every
@@ -77,6 +81,7 @@ struct PoolPlan {
   uint64_t traffic = 0;  // the bounds above
   uint64_t fabric = 0;
   uint64_t fixed = 0;
+  uint64_t inject = 0;
   uint64_t table_bytes = 0;
   bool from_plan = false;  // false: the plan could not be read (SimLab reports why)
 };
@@ -125,11 +130,13 @@ PoolPlan plan_pool(const std::string& plan) {
       }
     }
     uint64_t sw_ports = 0;
+    uint64_t buffer_small_frames = 4096;  // the inject bound's cap: switch buffers full of 64 B frames
     if (const auto it = doc.find("switches"); it != doc.end() && it->is_object()) {
       for (const auto& [name, v] : it->items()) {
         const std::string path = v.is_object() ? v.at("config").get<std::string>() : v.get<std::string>();
         const sf::sw::SwitchConfig cfg = sf::sw::load_switch_config(resolve(dir, path));
         pp.fabric += ceil_div(cfg.mmu.total_bytes * fm, frame);
+        buffer_small_frames += cfg.mmu.total_bytes / 64;
         sw_ports += cfg.ports.ports.size();
         // IPv4 routes and SRv6 uSIDs live on the heap; IPv6 in rte_lpm6 (64 MiB + its tbl8s).
         pp.table_bytes += uint64_t{cfg.fdb_capacity} * kFdbEntryBytes +
@@ -145,7 +152,23 @@ PoolPlan plan_pool(const std::string& plan) {
       }
     }
     pp.fixed += 1024 + 8 * (sw_ports + nic_ports);
-    pp.mbufs = std::min(pp.traffic, pp.fabric) + pp.fixed;
+    if (const auto it = doc.find("events"); it != doc.end() && it->is_array()) {
+      std::map<std::string, uint64_t> segs;  // pcap -> mbufs of its longest frame
+      for (const auto& e : *it) {
+        if (e.value("kind", "") != "inject" || !e.contains("pcap")) continue;
+        const std::string path = resolve(dir, e.at("pcap").get<std::string>());
+        auto [s, fresh] = segs.try_emplace(path, 1);
+        uint64_t frames = 1;
+        if (fresh) {
+          const sf::simlab::Frames fr = sf::simlab::read_pcap_frames(path);
+          for (const auto& f : fr) s->second = std::max<uint64_t>(s->second, ceil_div(f.size(), kSegBytes));
+          frames = fr.size();
+        }
+        pp.inject += e.value("count", frames) * s->second;
+      }
+      pp.inject = std::min(pp.inject, buffer_small_frames);
+    }
+    pp.mbufs = std::min(pp.traffic, pp.fabric) + pp.fixed + pp.inject;
     pp.from_plan = true;
   } catch (const std::exception&) {
     pp = PoolPlan{};
@@ -376,6 +399,11 @@ int main(int argc, char** argv) {
                                    {"alloc_failures", g_use.failures}, {"from_plan", pp.from_plan},
                                    {"traffic_bound", pp.traffic}, {"fabric_bound", pp.fabric}}},
                         {"eal_mb", eo.no_huge_mem_mb}};
+    if (r.has_inject) {
+      j["inject"] = {{"bursts", r.inject_bursts},       {"sent", r.inject_sent},
+                     {"sent_bytes", r.inject_sent_bytes}, {"delivered", r.inject_delivered},
+                     {"received", r.inject_received},   {"done", r.inject_done}};
+    }
     std::cout << j.dump() << std::endl;
     rc = r.finished && r.failed_workloads == 0 ? 0 : 1;
     if (g_use.failures != 0) {

@@ -38,6 +38,7 @@ SimLab::~SimLab() {
 void SimLab::load(const std::string& plan_path) {
   const config::Json doc = config::load_file(plan_path);
   const std::string dir = fs::path(plan_path).parent_path().string();
+  plan_dir_ = dir;
   config::ConfigNode root(doc, "");
   root.expect_object();
   seed_ = root.opt<uint64_t>("seed", 1);
@@ -329,14 +330,63 @@ void SimLab::load_events(config::ConfigNode events) {
       } else if (kind == "reboot") {
         const sim::NodeId n = switch_id();
         sim_->reboot_node(n, ms("at_ms"), ms("down_ms"));
+      } else if (kind == "inject") {
+        // A misbehaving host on a switch port: a pcap's frames, `count` of
+        // them (cycled; default: the file's), at `rate_gbps` (default: back
+        // to back at the port's speed) from `at_ms`.
+        Injector& inj = injector_at(ev, ev.req<std::string>("port"));
+        const std::string path = resolve(plan_dir_, ev.req<std::string>("pcap"));
+        auto& frames = pcaps_[path];
+        if (!frames) {
+          try {
+            frames = std::make_shared<const Frames>(read_pcap_frames(path));
+          } catch (const std::runtime_error& e) {
+            pcaps_.erase(path);
+            ev.fail_key("pcap", e.what());
+          }
+        }
+        Injector::Burst b;
+        b.at = ms("at_ms");
+        b.frames = frames;
+        b.count = ev.opt<uint64_t>("count", frames->size(), config::in_range<uint64_t>(1, uint64_t{1} << 32));
+        const double gbps = ev.opt<double>("rate_gbps", 0.0);
+        if (!(gbps >= 0 && gbps <= 1600)) ev.fail_key("rate_gbps", "must be within [0, 1600] (0: the port's speed)");
+        b.rate = BitRate::gbps(gbps);
+        inj.add(std::move(b));
       } else {
-        ev.fail_key("kind", "\"" + kind + "\" is not one of link_down, link_up, flap, blackhole, loss, reboot");
+        ev.fail_key("kind", "\"" + kind + "\" is not one of link_down, link_up, flap, blackhole, loss, reboot, inject");
       }
     } catch (const std::invalid_argument& e) {
       ev.fail(e.what());  // the simulator's refusal (bad period, rate...)
     }
     ev.finish();
   }
+}
+
+Injector& SimLab::injector_at(config::ConfigNode& ev, const std::string& port) {
+  const size_t colon = port.find(':');
+  for (const auto& s : switches_) {
+    if (colon == std::string::npos || s->name != port.substr(0, colon)) continue;
+    const int p = s->cfg.ports.find(port.substr(colon + 1));
+    if (p < 0) break;
+    for (Inj& x : injectors_) {
+      if (x.sw == s->id && x.port == static_cast<PortId>(p)) return *x.node;
+    }
+    if (sim_->link_of(s->id, static_cast<PortId>(p))) {
+      ev.fail_key("port", "\"" + port + "\" has a link in the plan: an injector takes a port with none");
+    }
+    const BitRate rate = BitRate::gbps(s->cfg.ports.ports[static_cast<size_t>(p)].speed_gbps);
+    Inj x;
+    x.sw = s->id;
+    x.port = static_cast<PortId>(p);
+    constexpr TimeNs kDelay = TimeNs(1000);
+    x.node = std::make_unique<Injector>(pool_, rate, kDelay);
+    x.id = sim_->add_node(*x.node, "inject:" + port);
+    x.link = sim_->connect(x.id, 0, s->id, x.port, {rate, kDelay});
+    injectors_.push_back(std::move(x));
+    return *injectors_.back().node;
+  }
+  ev.fail_key("port", "no switch port \"" + port + "\"");
 }
 
 void SimLab::pair_workloads() {
@@ -378,6 +428,7 @@ SimResult SimLab::run(const std::string& out_dir) {
   for (const auto& n : nics_) nic_ts.emplace_back(out_dir + "/timeseries-nic-" + n->name + ".jsonl");
   auto all_done = [&] {
     bool done = true;
+    for (const Inj& x : injectors_) done = done && x.node->done(sim_->now());
     for (auto& [c, s] : pairs_) {
       if (c->traffic_done()) {
         s->set_peer_done();  // the DONE barrier of the real run
@@ -414,6 +465,16 @@ SimResult SimLab::run(const std::string& out_dir) {
   r.end = sim_->now();
   r.events = sim_->events_processed();
   r.trace_hash = sim_->trace_hash();
+  r.has_inject = !injectors_.empty();
+  for (const Inj& x : injectors_) {
+    const Injector::Stats& st = x.node->stats();
+    r.inject_bursts += st.bursts;
+    r.inject_sent += st.sent;
+    r.inject_sent_bytes += st.sent_bytes;
+    r.inject_received += st.received;
+    r.inject_delivered += sim_->stats(x.link, sim::LinkDir::kAtoB).delivered_pkts;
+    r.inject_done = r.inject_done && x.node->done(sim_->now());
+  }
   for (const auto& s : switches_) {
     const sw::SwitchView v = s->view();
     nlohmann::json rep = sw::switch_snapshot(v, s->cfg);

@@ -25,6 +25,7 @@
 #include <rte_mempool.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,7 @@
 #include "switch/config/switch_config.h"
 #include "switch/pipeline/sharded_switch.h"
 #include "switch/pipeline/switch_node.h"
+#include "tools/sf-sim/injector.h"
 
 namespace sf::simlab {
 
@@ -52,6 +54,15 @@ struct SimResult {
   double loop_s = 0;
   double samples_s = 0;
   double reports_s = 0;
+  // "inject" events (docs/sf-sim.md): summed over the injectors; has_inject
+  // false (and the rest 0) when the plan has none.
+  bool has_inject = false;
+  uint64_t inject_bursts = 0;     // bursts begun
+  uint64_t inject_sent = 0;       // frames the injectors sent
+  uint64_t inject_sent_bytes = 0;
+  uint64_t inject_delivered = 0;  // of those, delivered to the switch ports (the links' delivered_pkts)
+  uint64_t inject_received = 0;   // frames the switches sent to the injectors (freed)
+  bool inject_done = true;        // every burst sent before the run ended
 };
 
 class SimLab {
@@ -102,6 +113,16 @@ class SimLab {
   // A link named by one of its ends ("switch:port" or a host name).
   sim::LinkId event_link(config::ConfigNode& ev, const std::string& end);
   void pair_workloads();
+  // The injector on a switch port ("inject" event), created and linked at the
+  // port's speed on first use; the port must have no link in the plan.
+  Injector& injector_at(config::ConfigNode& ev, const std::string& port);
+  struct Inj {
+    sim::NodeId sw = 0;
+    PortId port = 0;
+    std::unique_ptr<Injector> node;
+    sim::NodeId id = 0;
+    sim::LinkId link = 0;
+  };
 
   rte_mempool* pool_;
   uint64_t seed_ = 1;
@@ -109,6 +130,9 @@ class SimLab {
   TimeNs ts_period_ = TimeNs::from_us(10);
   std::vector<std::unique_ptr<Sw>> switches_;
   std::vector<std::unique_ptr<Nic>> nics_;
+  std::vector<Inj> injectors_;
+  std::map<std::string, std::shared_ptr<const Frames>> pcaps_;  // inject events' files, read once
+  std::string plan_dir_;
   std::vector<std::pair<nic::app::Workload*, nic::app::Workload*>> pairs_;  // client, server
   std::unique_ptr<sim::Simulator> sim_;
 };
