@@ -96,6 +96,7 @@ NicConfig nic_config_of(const AppConfig& cfg) {
       pc.pfc_honour = h.pfc_enable != 0;
       pc.rx_drain_rate = h.rx_drain_rate;
       pc.pfc_generate_mask = h.pfc_generate;
+      pc.mrc_trimmed_dscp_mask = h.mrc_trimmed_dscp_mask;
       pc.pfc_backlog = {h.pfc_xoff_bytes, h.pfc_xon_bytes};
       nc.ports.push_back(pc);
     }

@@ -111,6 +111,9 @@ AppHost parse_host(const std::string& name, config::ConfigNode n) {
   h.cnp_dscp = n.opt<uint8_t>("cnp_dscp", 48, config::in_range<uint8_t>(0, 63));
   h.pfc_enable = parse_prios(n, "pfc_enable");
   h.rx_drain_rate = n.has("rx_drain_rate") ? n.req_rate("rx_drain_rate") : BitRate(0);
+  if (n.has("mrc_trim_dscp")) {
+    h.mrc_trimmed_dscp_mask = uint64_t{1} << n.req<uint8_t>("mrc_trim_dscp", config::in_range<uint8_t>(0, 63));
+  }
   h.pfc_generate = parse_prios(n, "pfc_generate");
   h.pfc_xoff_bytes = n.opt_bytes("pfc_xoff", h.pfc_xoff_bytes, {1, 1ull << 32});
   h.pfc_xon_bytes = n.opt_bytes("pfc_xon", h.pfc_xon_bytes, {0, 1ull << 32});

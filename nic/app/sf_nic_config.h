@@ -73,6 +73,10 @@ struct AppHost {
   uint8_t pfc_generate = 0;
   uint64_t pfc_xoff_bytes = 64 * 1024;
   uint64_t pfc_xon_bytes = 32 * 1024;
+  // "mrc_trim_dscp": the DSCP a trimming switch marks trimmed frames with
+  // (SWITCH_TRIMMING.dscp_value); MRC data frames arriving with it are taken
+  // as trimmed (NicPortConfig::mrc_trimmed_dscp_mask). 0 = none.
+  uint64_t mrc_trimmed_dscp_mask = 0;
 
   // Verbs ports of the host (1 + more_ports) and port k (1-based) of them.
   uint8_t num_ports() const { return static_cast<uint8_t>(1 + more_ports.size()); }

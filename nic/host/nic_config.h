@@ -75,6 +75,12 @@ struct NicPortConfig {
   uint32_t rx_ring_pkts = 1024;
   bool pfc_honour = true;                // pause our priorities on received PFC/PAUSE
   uint8_t pfc_generate_mask = 0;         // priorities we may pause the peer for
+  // Bit d set: an MRC data frame arriving with IP DSCP d was trimmed by a
+  // switch (SWITCH_TRIMMING.dscp_value), whatever size it was cut to
+  // (wire::MrcWireConfig::trimmed_dscp_mask). 0: only a frame cut to its
+  // headers counts as trimmed; one cut to 128 B (sf-switch's trim size)
+  // then fails its ICRC.
+  uint64_t mrc_trimmed_dscp_mask = 0;
   Hysteresis pfc_backlog{64 * 1024, 32 * 1024};  // bytes of receive backlog per priority
   uint16_t pfc_quanta = 0xFFFF;
   // Priority of a received frame: its VLAN PCP, else DSCP >> 3 (DSCP 26 -> 3).

@@ -154,6 +154,7 @@ NicNode::Port::Port(const NicPortConfig& c, uint32_t host_index, uint32_t qps)
       in_ctrl(qps, 0),
       ring(c.rx_drain_rate.bps() > 0 ? c.rx_ring_pkts : 0) {
   paused.reserve(qps);
+  rx_parse.mrc.trimmed_dscp_mask = c.mrc_trimmed_dscp_mask;
 }
 
 uint32_t NicNode::total_qps(const NicConfig& cfg) {
@@ -313,7 +314,7 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
     done.add(m);
     return kNoSlot;
   };
-  wire::FrameInfo fi = wire::parse_mbuf(m);
+  wire::FrameInfo fi = p.cfg.mrc_trimmed_dscp_mask == 0 ? wire::parse_mbuf(m) : wire::parse_mbuf(m, p.rx_parse);
   if (!fi.ok()) {
     switch (fi.reason) {
       case wire::ParseReason::kNotContiguous: return drop(RxDrop::kNotContiguous);
@@ -377,7 +378,7 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
       return drop(RxDrop::kBadInt);
     }
     int_present = true;
-    fi = wire::parse_mbuf(m);
+    fi = p.cfg.mrc_trimmed_dscp_mask == 0 ? wire::parse_mbuf(m) : wire::parse_mbuf(m, p.rx_parse);
     if (!fi.ok() || fi.bth == nullptr) return drop(RxDrop::kBadInt);
     ++p.ctr.rx_int_frames;
   }

@@ -188,6 +188,9 @@ class NicNode final : public Node {
   // resume. Ports start up.
   void set_port_up(PortId port, bool up);
   bool port_up(PortId port) const { return ports_[port].up; }
+  // The driver's (the simulator's) link event: the same as set_port_up, so a
+  // host link going down in sf-sim stops the plane and sends the port status.
+  void set_port_link(PortId port, bool up, TimeNs /*now*/) override { set_port_up(port, up); }
 
   // Per node port (a host's port_num k is node port host(h).node_port(k)).
   const NicPortCounters& counters(PortId port) const { return ports_[port].ctr; }
@@ -218,6 +221,7 @@ class NicNode final : public Node {
     uint64_t backlog_bytes_total = 0;
     TimeNs drain_next{0};
     NicPortCounters ctr;
+    wire::ParseOptions rx_parse;     // receive parse options (cfg.mrc_trimmed_dscp_mask)
     Port(const NicPortConfig& c, uint32_t host_index, uint32_t qps);
   };
 

@@ -51,6 +51,13 @@ def parse_args(argv):
     c.add_argument("topology")
     c.add_argument("--duration", type=float, metavar="S")
     c.add_argument("--verbose", action="store_true", help="list every node and flow of a large topology too")
+    x = sub.add_parser("metrics", help="figures of a finished run the report does not give: goodput dip and "
+                       "recovery around an event, first retransmission after it, QP errors, per-plane load "
+                       "(docs/lab.md \"Metrics\"); one JSON object on stdout")
+    x.add_argument("dir", metavar="DIR", help="a report directory of sf-lab run (real or --sim)")
+    x.add_argument("--event-ms", type=float, metavar="T", help="the event's time (default: the run's first event)")
+    x.add_argument("--window-us", type=float, default=10.0, metavar="W", help="goodput window (default 10 us)")
+    x.add_argument("--flows", default="", metavar="PREFIX", help="only flows whose name starts with PREFIX")
     add_gen_parser(sub)
     return ap.parse_args(argv)
 
@@ -167,6 +174,18 @@ def describe(t, full=False):
     return "\n".join(lines)
 
 
+def run_metrics(a):
+    import metrics  # noqa: E402
+    if not os.path.isfile(os.path.join(a.dir, "results.json")):
+        print(f"sf-lab: metrics: {a.dir}: not a report directory (no results.json)", file=sys.stderr)
+        return 2
+    if a.window_us <= 0:
+        print(f"sf-lab: metrics: --window-us {a.window_us:g}: must be positive", file=sys.stderr)
+        return 2
+    print(json.dumps(metrics.compute(a.dir, a.event_ms, a.window_us, a.flows), indent=1))
+    return 0
+
+
 def main(argv=None):
     a = parse_args(sys.argv[1:] if argv is None else argv)
     if a.cmd == "compare":
@@ -176,6 +195,8 @@ def main(argv=None):
         return sweep.main(a)
     if a.cmd == "gen":
         return run_gen(a)
+    if a.cmd == "metrics":
+        return run_metrics(a)
     try:
         t = tp.load(a.topology, duration_override=a.duration)
     except tp.TopologyError as e:

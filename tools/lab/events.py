@@ -10,7 +10,8 @@ and nodes). docs/lab.md "Events" is the reference.
     {"kind": "blackhole", "port": "sw0:Ethernet4", "at_ms": 5, "until_ms": 10},
     {"kind": "blackhole", "switch": "sw1", "at_ms": 5},
     {"kind": "loss",      "link": "sw0:Ethernet0", "rate": 0.01, "at_ms": 0},
-    {"kind": "reboot",    "switch": "sw1", "at_ms": 5, "down_ms": 3}
+    {"kind": "reboot",    "switch": "sw1", "at_ms": 5, "down_ms": 3},
+    {"kind": "plane_down", "plane": 3, "at_ms": 5}
   ]
 
 A link is named by one of its ends: a switch port "sw:port" or a host name
@@ -21,7 +22,7 @@ workloads (float). Everything is checked at load; errors name the JSON path
 import json
 from dataclasses import dataclass
 
-KINDS = ("link_down", "link_up", "flap", "blackhole", "loss", "reboot")
+KINDS = ("link_down", "link_up", "flap", "blackhole", "loss", "reboot", "plane_down", "plane_up")
 KEYS = {
     "link_down": {"kind", "link", "at_ms"},
     "link_up": {"kind", "link", "at_ms"},
@@ -29,6 +30,8 @@ KEYS = {
     "blackhole": {"kind", "port", "switch", "at_ms", "until_ms"},
     "loss": {"kind", "link", "rate", "at_ms"},
     "reboot": {"kind", "switch", "at_ms", "down_ms"},
+    "plane_down": {"kind", "plane", "at_ms"},
+    "plane_up": {"kind", "plane", "at_ms"},
 }
 MAX_FLAP_PERIODS = 10000  # per flap event: each period is two telemetry commands in real time
 
@@ -45,6 +48,8 @@ class Event:
     rate: float = 0.0           # loss
     period_ms: float = 0.0      # flap
     down_ms: float = 0.0        # flap (per period), reboot
+    plane: int = None           # plane_down / plane_up: host port index (0-based) of every multi-port host
+    links: tuple = ()           # plane_down / plane_up: the links of those host ports
     path: str = ""
 
     def label(self, topo):
@@ -59,6 +64,8 @@ class Event:
         return f"{self.kind} {what}"
 
     def target_text(self, topo):
+        if self.plane is not None:
+            return f"plane {self.plane}"
         if self.link is not None:
             lk = topo.links[self.link]
             return f"{_end_text(lk.a)}-{_end_text(lk.b)}"
@@ -85,7 +92,40 @@ class Event:
             j["down_ms"] = self.down_ms
         if self.kind == "reboot":
             j["down_ms"] = self.down_ms
+        if self.plane is not None:
+            j["plane"] = self.plane
+            j["links"] = [[_end_text(topo.links[li].a), _end_text(topo.links[li].b)] for li in self.links]
         return j
+
+
+def plan_events(topo, evs):
+    """The events in sf-sim's plan form (no labels): a plane_down / plane_up
+    becomes one link_down / link_up per host port of the plane (sf-sim has
+    links, not planes); the others as to_json."""
+    out = []
+    for ev in evs:
+        if ev.plane is not None:
+            kind = "link_down" if ev.kind == "plane_down" else "link_up"
+            for li in ev.links:
+                out.append({"kind": kind, "at_ms": ev.at_ms, "link": _plan_link(topo, li)})
+            continue
+        j = {k: v for k, v in ev.to_json(topo).items() if k != "label"}
+        if ev.link is not None:
+            j["link"] = _plan_link(topo, ev.link)
+        out.append(j)
+    return out
+
+
+def _plan_link(topo, li):
+    """A link's ends for sf-sim. sf-sim reads a host name as that host's
+    first node port, so a link of a multi-port host is named by its switch
+    end (twice: both entries must name the link)."""
+    lk = topo.links[li]
+    multi = [ep for ep in (lk.a, lk.b) if not ep[1] and ep[0] in topo.hosts and topo.hosts[ep[0]].multi]
+    if multi:
+        sw = _end_text(lk.b if lk.a in multi else lk.a)
+        return [sw, sw]
+    return [_end_text(lk.a), _end_text(lk.b)]
 
 
 def _end_text(ep):
@@ -203,6 +243,19 @@ def load(topo, raw):
             if isinstance(r, bool) or not isinstance(r, (int, float)) or not 0 <= r <= 1:
                 raise EventError(f"{p}.rate", f"want a probability in [0, 1], got {json.dumps(r)}")
             ev.rate = float(r)
+        elif kind in ("plane_down", "plane_up"):
+            pl = obj.get("plane")
+            if isinstance(pl, bool) or not isinstance(pl, int) or pl < 0:
+                raise EventError(f"{p}.plane", f"want a plane number (a host port index from 0), got {json.dumps(pl)}")
+            ev.plane = pl
+            ev.links = tuple(lk.index for lk in topo.links
+                             if any(ep[0] in topo.hosts and topo.hosts[ep[0]].multi for ep in (lk.a, lk.b))
+                             and lk.host_port == pl)
+            if not ev.links:
+                most = max((len(h.ports) for h in topo.hosts.values() if h.multi), default=0)
+                raise EventError(f"{p}.plane", f"no multi-port host has a port {pl} (plane k is every host's port k, "
+                                 f"0-based; the hosts have {most or 'one'} port(s))")
+            ev.at_ms = _ms(obj, "at_ms", p, hi=end_ms)
         elif kind == "reboot":
             ev.switch = _switch(topo, obj.get("switch"), f"{p}.switch")
             ev.at_ms = _ms(obj, "at_ms", p, hi=end_ms)
@@ -225,6 +278,9 @@ def actions(topo, events):
         k = ev.index
         if ev.kind in ("link_down", "link_up"):
             out.append((ev.at_ms, "link", ev.link, ev.kind == "link_up", k))
+        elif ev.kind in ("plane_down", "plane_up"):
+            for li in ev.links:
+                out.append((ev.at_ms, "link", li, ev.kind == "plane_up", k))
         elif ev.kind == "flap":
             t = ev.at_ms
             while t < ev.until_ms:

@@ -101,6 +101,8 @@ def build_nic_config(topo, process, devargs_of, oob_port_of):
                            "dscp": h.dscp, "pfc_enable": h.pfc_enable, "cnp_dscp": h.cnp_dscp}
             if h.gateway_mac:
                 hosts[name]["gateway_mac"] = h.gateway_mac
+        if h.trim_dscp >= 0:  # MRC data frames with this DSCP were trimmed by a switch (docs/nic-app.md)
+            hosts[name]["mrc_trim_dscp"] = h.trim_dscp
         if h.rx_drain_gbps:  # a slow receiver that pauses its switch port (docs/nic-app.md)
             hosts[name]["rx_drain_rate"] = h.rx_drain_gbps
             for k in ("pfc_generate", "pfc_xoff", "pfc_xon"):

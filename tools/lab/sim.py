@@ -18,6 +18,7 @@ import json
 import os
 import subprocess
 
+import events
 import launch
 import series
 
@@ -136,7 +137,7 @@ class SimLab(launch.Lab):
                 "nics": {proc: os.path.relpath(path, p.run_dir) for proc, path in p.nic_cfgs.items()},
                 "links": links}
         if t.events:  # failure injection (tools/lab/events.py; sf-sim's plan "events")
-            plan["events"] = [{k: v for k, v in ev.to_json(t).items() if k != "label"} for ev in t.events]
+            plan["events"] = events.plan_events(t, t.events)
         return plan
 
     def run(self):

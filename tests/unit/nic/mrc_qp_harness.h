@@ -107,7 +107,7 @@ inline LinkPkt describe(const std::vector<uint8_t>& b, int from, PortId port) {
 }
 
 // Host configs with `ports` ports each (port k: its own MAC / IPs).
-inline NicConfig mrc_node_cfg(int host, int ports, BitRate rate) {
+inline NicConfig mrc_node_cfg(int host, int ports, BitRate rate, uint64_t trimmed_dscp_mask = 0) {
   NicConfig c;
   HostConfig h = host_cfg(host, {});
   for (int k = 0; k < ports; ++k) {
@@ -123,6 +123,7 @@ inline NicConfig mrc_node_cfg(int host, int ports, BitRate rate) {
     if (ports > 1) h.port_addrs.push_back(a);
     NicPortConfig p;
     p.line_rate = rate;
+    p.mrc_trimmed_dscp_mask = trimmed_dscp_mask;
     c.ports.push_back(p);
   }
   c.hosts.push_back(h);
@@ -151,9 +152,11 @@ inline Endpoint make_mrc_endpoint(NicNode& node, size_t buf_bytes, uint32_t max_
 
 class MrcRig {
  public:
-  explicit MrcRig(int ports = 1, BitRate rate = BitRate::gbps(100), TimeNs delay = TimeNs::from_us(1))
-      : a(mrc_node_cfg(0, ports, rate), sf::test::mbuf_pool()),
-        b(mrc_node_cfg(1, ports, rate), sf::test::mbuf_pool()),
+  // trimmed_dscp_mask: both nodes' ports' NicPortConfig::mrc_trimmed_dscp_mask.
+  explicit MrcRig(int ports = 1, BitRate rate = BitRate::gbps(100), TimeNs delay = TimeNs::from_us(1),
+                  uint64_t trimmed_dscp_mask = 0)
+      : a(mrc_node_cfg(0, ports, rate, trimmed_dscp_mask), sf::test::mbuf_pool()),
+        b(mrc_node_cfg(1, ports, rate, trimmed_dscp_mask), sf::test::mbuf_pool()),
         ports_(ports),
         rate_(rate),
         delay_(delay) {}
@@ -166,6 +169,10 @@ class MrcRig {
   TimeNs now{0};
   // Decides each frame's fate (default: deliver).
   std::function<Fate(const LinkPkt&)> filter;
+  // Fate::kTrim: trim_frame's size (0: to the headers, no ICRC room left;
+  // sf-switch's SWITCH_TRIMMING default is 128 B) and the DSCP it marks.
+  uint32_t trim_size = 0;
+  uint8_t trim_dscp = 46;
   // Every frame seen, in order.
   std::vector<LinkPkt> log;
   // Held frames (Fate::kHold), in arrival order.
@@ -278,7 +285,7 @@ class MrcRig {
           }
           case Fate::kTrim: {
             const wire::FrameInfo fi = wire::parse_frame(bytes);
-            const wire::TrimResult r = wire::trim_frame(bytes, fi, 0, 46);
+            const wire::TrimResult r = wire::trim_frame(bytes, fi, trim_size, trim_dscp);
             EXPECT_TRUE(r.ok());
             bytes.resize(r.frame_bytes);
             put(1 - n, port, bytes);

@@ -142,5 +142,28 @@ TEST(MrcMultiPlane, PeerPortStatusStopsThePlane) {
   EXPECT_EQ(mctr(y).tx_port_status, 1u);
 }
 
+// 4. The simulator's link event (Node::set_port_link, how sf-sim tells a
+//    node its link went down) is a port-status change: the plane stops and
+//    the peer is told. Before, NicNode ignored it: in sf-sim a host port
+//    down left its MRC QPs spraying into the dead link (scenario e,
+//    docs/scenarios.md).
+TEST(MrcMultiPlane, LinkEventIsPortStatus) {
+  MrcRig rig(2);
+  Endpoint x = make_mrc_endpoint(rig.a, 1u << 20);
+  Endpoint y = make_mrc_endpoint(rig.b, 1u << 20);
+  fill_pattern(x.buf, 29);
+  connect_planes(rig, x, y);
+  static_cast<Node&>(rig.b).set_port_link(1, false, rig.now);
+  EXPECT_FALSE(rig.b.port_up(1));
+  rig.run_for(TimeNs::from_us(5));
+  EXPECT_FALSE(x.qp->mrc()->ev_set()->plane_up(1));
+  ASSERT_EQ(post_write(x, 1, 0, 1u << 20, y.addr(), y.mr->rkey), 0);
+  rig.run_until([&] { return !drain(x.scq).empty(); }, rig.now + TimeNs::from_ms(10));
+  EXPECT_TRUE(std::equal(x.buf.begin(), x.buf.end(), y.buf.begin()));
+  EXPECT_EQ(mctr(y).tx_port_status, 1u);
+  static_cast<Node&>(rig.b).set_port_link(1, true, rig.now);
+  EXPECT_TRUE(rig.b.port_up(1));
+}
+
 }  // namespace
 }  // namespace sf::nic::test

@@ -350,6 +350,40 @@ TEST(MrcQp, TrimmedPacketNackedAndRetransmitted) {
   EXPECT_EQ(skipped, 1u);  // the trimmed packet's EV skipped for a rotation
 }
 
+// 9b. A switch trims to SWITCH_TRIMMING.size (128 B: 38 B of payload kept
+//     past the IPv4 MRC headers) and marks DSCP 48. A node whose ports know
+//     that code point (NicPortConfig::mrc_trimmed_dscp_mask, sf-nic host key
+//     mrc_trim_dscp) NACKs it TRIMMED; without it the frame is an ICRC
+//     failure (bad_icrc), found by scenario a (docs/scenarios.md).
+TEST(MrcQp, TrimmedTo128BytesNackedWithTrimDscp) {
+  for (const bool knows : {true, false}) {
+    MrcRig rig(1, BitRate::gbps(100), TimeNs::from_us(1), knows ? uint64_t{1} << 48 : 0);
+    rig.trim_size = 128;
+    rig.trim_dscp = 48;
+    Endpoint x = make_mrc_endpoint(rig.a, 1 << 16);
+    Endpoint y = make_mrc_endpoint(rig.b, 1 << 16);
+    fill_pattern(x.buf, 6);
+    ConnParams p;
+    connect_mrc(x, y, nullptr, 0, p);
+    const uint32_t victim = p.sq_psn + 5;
+    rig.filter = [&](const LinkPkt& k) { return k.data && !k.rtx && k.psn == victim ? Fate::kTrim : Fate::kDeliver; };
+    ASSERT_EQ(post_write(x, 1, 0, 1 << 16, y.addr(), y.mr->rkey), 0);
+    ASSERT_EQ(wait_send(rig, x, 1).size(), 1u);
+    expect_same(x, 0, y, 0, 1 << 16);
+    const uint64_t bad_icrc = rig.b.counters(0).drops[static_cast<int>(RxDrop::kBadIcrc)];
+    if (knows) {
+      EXPECT_EQ(mctr(y).rx[static_cast<int>(mrc::MrcRx::kTrimmed)], 1u);
+      EXPECT_EQ(mctr(x).rtx_nack, 1u);
+      EXPECT_EQ(bad_icrc, 0u);
+    } else {
+      EXPECT_EQ(mctr(y).rx[static_cast<int>(mrc::MrcRx::kTrimmed)], 0u);
+      EXPECT_EQ(mctr(x).rtx_nack, 0u);
+      EXPECT_EQ(bad_icrc, 1u);  // recovered from the SACK hole instead
+    }
+    EXPECT_EQ(mctr(x).tx_retransmits, 1u);
+  }
+}
+
 // 10. An EV whose packets are always dropped (a black hole) is retired and
 //     the transfer goes on over the others; its probes fail, so it stays out.
 TEST(MrcQp, BlackHoledEvRetired) {
