@@ -732,7 +732,11 @@ void Transport::lost(Psn p, bool timeout, TimeNs now) {
   // without blaming its EV (counted in stall_timeouts); a loss with feedback
   // since (a SACK hole, or an RTO while other packets were acknowledged)
   // blames it as before.
-  const bool stalled = timeout && last_feedback_ <= r.sent;
+  // Only a PSN's first expiry is excused so: a second one with still no
+  // feedback blames the EV (the retirement floor keeps the plane), or a
+  // PSN whose SACKs die on the same dead path as its data (a blackholed
+  // spine at a flow's tail) resends over it until max_timeouts ends the QP.
+  const bool stalled = timeout && last_feedback_ <= r.sent && r.timeouts == 0;
   if (!stalled && ev_->on_signal(r.ev, EvSignal::kLoss) == EvOutcome::kRetired) ++retired_;
   if (stalled) ++ctr_.stall_timeouts;
   if (timeout) {

@@ -570,6 +570,40 @@ TEST(MrcQp, RtoBacksOff) {
   expect_same(x, 0, y, 0, 4096);
 }
 
+// 15b'. A PSN's first expiry with no feedback at all since it left is a
+//       stall and blames no EV; its second one does (scenario d: SACKs dying
+//       on the same blackholed spine as the data kept every expiry a
+//       "stall", so the dead EV was never retired and the QP failed).
+TEST(MrcQp, SecondStallExpiryBlamesTheEv) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 14);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 14);
+  fill_pattern(x.buf, 16);
+  connect_mrc(x, y);
+  const TimeNs rto(x.qp->mrc()->attr().rto_ns);
+  bool dead = true;
+  rig.filter = [&](const LinkPkt&) { return dead ? Fate::kDrop : Fate::kDeliver; };  // both ways
+  ASSERT_EQ(post_write(x, 1, 0, 100, y.addr(), y.mr->rkey), 0);
+  const mrc::EvSet& evs = *x.qp->mrc()->ev_set();
+  auto retired = [&] {
+    uint64_t n = 0;
+    for (uint16_t i = 0; i < evs.size(); ++i) n += evs.counters(i).retired;
+    return n;
+  };
+  rig.run_for(rto + TimeNs::from_us(5));  // first expiry: a stall
+  EXPECT_EQ(mctr(x).stall_timeouts, 1u);
+  EXPECT_EQ(retired(), 0u);
+  rig.run_for(TimeNs(rto.ns() * 2));  // second expiry (backed off to 2 RTOs)
+  EXPECT_EQ(mctr(x).timeouts, 2u);
+  EXPECT_EQ(mctr(x).stall_timeouts, 1u);
+  EXPECT_EQ(retired(), 1u);
+  dead = false;
+  const auto wc = wait_send(rig, x, 1, TimeNs(rto.ns() * 8));
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, v::WcStatus::kSuccess);
+  expect_same(x, 0, y, 0, 100);
+}
+
 // 15c. An expiry while the host's only port is down does not count towards
 //      max_timeouts: the PSN already used its one allowed expiry, the port
 //      goes down, its next expiry comes, the port comes back and the WRITE
