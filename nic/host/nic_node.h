@@ -190,7 +190,10 @@ class NicNode final : public Node {
   bool port_up(PortId port) const { return ports_[port].up; }
   // The driver's (the simulator's) link event: the same as set_port_up, so a
   // host link going down in sf-sim stops the plane and sends the port status.
-  void set_port_link(PortId port, bool up, TimeNs /*now*/) override { set_port_up(port, up); }
+  void set_port_link(PortId port, bool up, TimeNs now) override {
+    now_ = now;  // the event's time, not the last call's (port-status timers start from it)
+    set_port_up(port, up);
+  }
 
   // Per node port (a host's port_num k is node port host(h).node_port(k)).
   const NicPortCounters& counters(PortId port) const { return ports_[port].ctr; }

@@ -185,7 +185,7 @@ struct QpCcStats {
   TimeNs rtt_last{0};
   uint64_t rtos = 0;             // retransmission timeouts delivered (cc_on_rto)
   uint64_t lost_bytes = 0;       // bytes declared lost by go-back-N (taken out of flight)
-  uint64_t int_acks = 0;         // ACKs that carried echoed INT records
+  uint64_t int_acks = 0;         // ACKs that carried an INT echo (with 0 records when no INT switch was on the path)
   uint64_t int_opened = 0;       // requests sent with an (empty) INT shim (HPCC)
   uint64_t int_unopened = 0;     // requests of an HPCC QP sent without one (no room: docs/cc.md)
   uint64_t int_echoed = 0;       // responder: ACKs that echoed a request's INT records

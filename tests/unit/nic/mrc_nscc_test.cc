@@ -14,22 +14,6 @@
 namespace sf::nic::test {
 namespace {
 
-std::vector<v::Wc> wait_send(MrcRig& rig, Endpoint& e, size_t n, TimeNs limit = TimeNs::from_ms(50)) {
-  std::vector<v::Wc> got;
-  rig.run_until(
-      [&] {
-        auto w = drain(e.scq);
-        got.insert(got.end(), w.begin(), w.end());
-        return got.size() >= n;
-      },
-      rig.now + limit);
-  return got;
-}
-
-bool same(const Endpoint& x, const Endpoint& y, size_t len) {
-  return std::equal(x.buf.begin(), x.buf.begin() + static_cast<long>(len), y.buf.begin());
-}
-
 CcChoice nscc(std::optional<NsccParams> p = {}) {
   CcChoice c;
   c.algorithm = CcAlgorithm::kNscc;
@@ -78,7 +62,7 @@ TEST(MrcNscc, CleanPathGrowsToTheCapWithThePathsRtt) {
   EXPECT_DOUBLE_EQ(cc.bdp_bytes(), bdp);
   EXPECT_EQ(x.qp->mrc()->effective_window(), static_cast<uint64_t>(bdp));  // initial_cwnd_bdp 1
   ASSERT_TRUE(send_all(rig, x, y, 4 << 20));
-  EXPECT_TRUE(same(x, y, 4 << 20));
+  expect_same(x, 0, y, 0, 4 << 20);
   const rc::QpCcStats& s = x.qp->cc_stats();
   EXPECT_GT(s.rtt_samples, 50u);
   EXPECT_GE(s.rtt_min, TimeNs::from_us(2));
@@ -112,7 +96,7 @@ TEST(MrcNscc, EcnWithDelayCutsTheWindow) {
     return k.data ? Fate::kCe : Fate::kDeliver;
   };
   ASSERT_TRUE(send_all(rig, x, y, 2 << 20));
-  EXPECT_TRUE(same(x, y, 2 << 20));
+  expect_same(x, 0, y, 0, 2 << 20);
   const Nscc& cc = nscc_of(x);
   EXPECT_GT(cc.counters().decreases, 3u);
   EXPECT_GT(cc.counters().decreases_held, 0u);  // once per RTT, not per SACK
@@ -135,7 +119,7 @@ TEST(MrcNscc, EcnWithoutDelayLeavesTheWindowToTheLoadBalancer) {
   const uint64_t start = x.qp->cc_window();
   rig.filter = [](const LinkPkt& k) { return k.data ? Fate::kCe : Fate::kDeliver; };
   ASSERT_TRUE(send_all(rig, x, y, 2 << 20));
-  EXPECT_TRUE(same(x, y, 2 << 20));
+  expect_same(x, 0, y, 0, 2 << 20);
   const Nscc& cc = nscc_of(x);
   EXPECT_GT(cc.counters().no_change, 50u);
   EXPECT_EQ(cc.counters().decreases, 0u);
@@ -159,7 +143,7 @@ TEST(MrcNscc, TrimsQuickAdapt) {
   uint32_t n = 0;
   rig.filter = [&](const LinkPkt& k) { return k.data && !k.rtx && ++n % 16 == 0 ? Fate::kTrim : Fate::kDeliver; };
   ASSERT_TRUE(send_all(rig, x, y, 2 << 20));
-  EXPECT_TRUE(same(x, y, 2 << 20));
+  expect_same(x, 0, y, 0, 2 << 20);
   const Nscc& cc = nscc_of(x);
   EXPECT_EQ(cc.counters().trims, mctr(x).rtx_nack);
   EXPECT_GT(cc.counters().trims, 10u);

@@ -29,18 +29,6 @@ using wire::Psn;
 constexpr uint8_t kUntouched = 0xEE;
 constexpr uint8_t kFreed = 0x5F;
 
-std::vector<v::Wc> wait_send(MrcRig& rig, Endpoint& e, size_t n, TimeNs limit = TimeNs::from_ms(20)) {
-  std::vector<v::Wc> got;
-  rig.run_until(
-      [&] {
-        auto w = drain(e.scq);
-        got.insert(got.end(), w.begin(), w.end());
-        return got.size() >= n;
-      },
-      rig.now + limit);
-  return got;
-}
-
 uint64_t rx(const Endpoint& e, mrc::MrcRx r) { return mctr(e).rx[static_cast<int>(r)]; }
 
 // ------------------------------------------------------------ placement

@@ -325,4 +325,25 @@ inline void connect_mrc(Endpoint& x, Endpoint& y, const v::MrcQpAttr* attr = nul
 
 inline const mrc::MrcCounters& mctr(const Endpoint& e) { return e.qp->mrc()->counters(); }
 
+// Runs until `n` send completions on `e` (or the limit); returns them.
+inline std::vector<v::Wc> wait_send(MrcRig& rig, Endpoint& e, size_t n, TimeNs limit = TimeNs::from_ms(50)) {
+  std::vector<v::Wc> got;
+  rig.run_until(
+      [&] {
+        auto w = drain(e.scq);
+        got.insert(got.end(), w.begin(), w.end());
+        return got.size() >= n;
+      },
+      rig.now + limit);
+  return got;
+}
+
+inline void expect_same(const Endpoint& src, uint64_t soff, const Endpoint& dst, uint64_t doff, size_t len) {
+  ASSERT_LE(soff + len, src.buf.size());
+  ASSERT_LE(doff + len, dst.buf.size());
+  EXPECT_TRUE(std::equal(src.buf.begin() + static_cast<long>(soff), src.buf.begin() + static_cast<long>(soff + len),
+                         dst.buf.begin() + static_cast<long>(doff)))
+      << len << " bytes differ";
+}
+
 }  // namespace sf::nic::test

@@ -19,27 +19,6 @@ namespace {
 
 using wire::MrcOp;
 
-// Runs until `n` send completions on `e` (or the limit); returns them.
-std::vector<v::Wc> wait_send(MrcRig& rig, Endpoint& e, size_t n, TimeNs limit = TimeNs::from_ms(50)) {
-  std::vector<v::Wc> got;
-  rig.run_until(
-      [&] {
-        auto w = drain(e.scq);
-        got.insert(got.end(), w.begin(), w.end());
-        return got.size() >= n;
-      },
-      rig.now + limit);
-  return got;
-}
-
-void expect_same(const Endpoint& src, uint64_t soff, const Endpoint& dst, uint64_t doff, size_t len) {
-  ASSERT_LE(soff + len, src.buf.size());
-  ASSERT_LE(doff + len, dst.buf.size());
-  EXPECT_TRUE(std::equal(src.buf.begin() + static_cast<long>(soff), src.buf.begin() + static_cast<long>(soff + len),
-                         dst.buf.begin() + static_cast<long>(doff)))
-      << len << " bytes differ";
-}
-
 // 1. WRITEs of 1 B .. 4 MiB arrive byte exact (and nothing around them is
 //    touched); one completion each, success; on a clean link nothing is
 //    retransmitted and the packets spread over the EVs.
