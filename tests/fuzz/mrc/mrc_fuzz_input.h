@@ -98,7 +98,11 @@
 // completions come in WQE order, and a successful WRITE is in the peer's
 // memory byte for byte (unless another write to the same bytes, a crafted /
 // raw frame or a re-registration could have touched them); a WRITE past the
-// peer's MR never succeeds; WRITE_WITH_IMM completions at the responder come
+// peer's MR never succeeds unless a crafted / raw frame could have
+// acknowledged it (a forged SACK, or a crafted data frame that took its PSN
+// at the peer, which then SACKs the real packet as a duplicate without
+// touching memory: corpus past_mr_duplicate_psn, past_mr_forged_sack);
+// WRITE_WITH_IMM completions at the responder come
 // in message order with the right length; every mbuf is back in the pool.
 #pragma once
 
