@@ -254,8 +254,9 @@ int main(int argc, char** argv) {
   for (const uint32_t size : sizes) {
     if (only >= 0) {
       const Run r = run(pool, only == 1, size, seconds);
-      std::fprintf(stderr, "mrc_node_bench: %s %u B: %.1f ns per frame\n", only == 1 ? "mrc" : "rc", size,
-                   r.cpu_s * 1e9 / static_cast<double>(std::max<uint64_t>(r.frames, 1)));
+      std::fprintf(stderr, "mrc_node_bench: %s %u B: %.1f ns per frame (%lu data frames, %lu acks)\n",
+                   only == 1 ? "mrc" : "rc", size, r.cpu_s * 1e9 / static_cast<double>(std::max<uint64_t>(r.frames, 1)),
+                   r.frames, r.acks);
       continue;
     }
     std::vector<double> rc_ns, mrc_ns, rc_gbps, mrc_gbps, rc_acks, mrc_acks;

@@ -91,55 +91,106 @@ bool parse_roce_fast(std::span<const uint8_t> head, uint32_t frame_bytes, FrameI
   if (udp_len < UdpHeader::kSize + Bth::kSize + kIcrcBytes || udp + uint64_t{udp_len} > ip_end) return false;
   const uint32_t bth_off = udp + static_cast<uint32_t>(UdpHeader::kSize);
   const auto* bth = reinterpret_cast<const Bth*>(d + bth_off);
-  if (bth->opcode >= sizeof(kRcFlags) || bth->tver() != 0) return false;
-  const uint8_t f = kRcFlags[bth->opcode];
-  if (f == 0) return false;
+  if (bth->tver() != 0) return false;
   const uint32_t udp_end = udp + udp_len;
   const uint32_t icrc_off = udp_end - static_cast<uint32_t>(kIcrcBytes);
   uint32_t p = bth_off + static_cast<uint32_t>(Bth::kSize);
-  fi.reth = nullptr;
-  fi.atomic_eth = nullptr;
-  fi.aeth = nullptr;
-  fi.atomic_ack_eth = nullptr;
-  fi.immdt = nullptr;
-  fi.ieth = nullptr;
-  // In IBA order; the ext headers are read by the caller only, after the
-  // contig check below.
-  if (f & kFReth) {
-    fi.reth = reinterpret_cast<const Reth*>(d + p);
-    p += Reth::kSize;
-  }
-  if (f & kFAtomic) {
-    fi.atomic_eth = reinterpret_cast<const AtomicEth*>(d + p);
-    p += AtomicEth::kSize;
-  }
-  if (f & kFAeth) {
-    fi.aeth = reinterpret_cast<const Aeth*>(d + p);
-    p += Aeth::kSize;
-  }
-  if (f & kFAtomicAck) {
-    fi.atomic_ack_eth = reinterpret_cast<const AtomicAckEth*>(d + p);
-    p += AtomicAckEth::kSize;
-  }
-  if (f & kFImm) {
-    fi.immdt = reinterpret_cast<const ImmDt*>(d + p);
-    p += ImmDt::kSize;
-  }
-  if (f & kFIeth) {
-    fi.ieth = reinterpret_cast<const Ieth*>(d + p);
-    p += Ieth::kSize;
-  }
-  if (p > icrc_off || p > contig) return false;  // past the UDP payload / the head
-  const uint32_t rest = icrc_off - p;
-  uint32_t pad = 0;
-  if (f & kFPay) {
-    pad = bth->pad_count();
+  fi.mrc = MrcInfo{};
+  if (bth->opcode >= sizeof(kRcFlags)) {
+    // MRC data frames (default MrcWireConfig: RoCE's port, opcode base 0xC0,
+    // no trim code points): BTH METH RETH [ImmDt] payload pad ICRC.
+    const uint8_t op = bth->opcode & 0x1Fu;
+    if ((bth->opcode & 0xE0u) != kMrcDefaultOpcodeBase || op < static_cast<uint8_t>(MrcOp::kWriteFirst) ||
+        op > static_cast<uint8_t>(MrcOp::kWriteOnlyImm)) {
+      return false;
+    }
+    const auto mop = static_cast<MrcOp>(op);
+    const bool imm = mrc_has_imm(mop);
+    const uint32_t hdr_end = p + static_cast<uint32_t>(Meth::kSize + Reth::kSize + (imm ? ImmDt::kSize : 0));
+    // Cut to its headers (trimmed) or headers past the head: parse_frame().
+    if (hdr_end > icrc_off || hdr_end > contig) return false;
+    const auto* meth = reinterpret_cast<const Meth*>(d + p);
+    const auto* reth = reinterpret_cast<const Reth*>(d + p + Meth::kSize);
+    const uint32_t rest = icrc_off - hdr_end;
+    const uint32_t pad = bth->pad_count();
     if (pad > rest) return false;
-  } else if (rest != 0) {
-    return false;
+    const uint64_t msg_off = meth->msg_offset.value();
+    const uint64_t msg_end = msg_off + (rest - pad);
+    const bool last = mrc_is_last(mop);
+    if (meth->last() != last || (mrc_is_first(mop) && msg_off != 0)) return false;
+    if (msg_end > reth->dma_length.value() || (last && msg_end != reth->dma_length.value())) return false;
+    fi.mrc.op = mop;
+    fi.mrc.meth = meth;
+    fi.reth = reth;
+    fi.immdt = imm ? reinterpret_cast<const ImmDt*>(d + p + Meth::kSize + Reth::kSize) : nullptr;
+    fi.atomic_eth = nullptr;
+    fi.aeth = nullptr;
+    fi.atomic_ack_eth = nullptr;
+    fi.ieth = nullptr;
+    fi.layout = OpcodeLayout{.reth = true, .immdt = imm, .payload = true};
+    fi.kind = FrameKind::kMrc;
+    fi.payload_offset = hdr_end;
+    fi.payload_bytes = rest - pad;
+    fi.pad_bytes = pad;
+  } else {
+    const uint8_t f = kRcFlags[bth->opcode];
+    if (f == 0) return false;
+    fi.reth = nullptr;
+    fi.atomic_eth = nullptr;
+    fi.aeth = nullptr;
+    fi.atomic_ack_eth = nullptr;
+    fi.immdt = nullptr;
+    fi.ieth = nullptr;
+    // In IBA order; the ext headers are read by the caller only, after the
+    // contig check below.
+    if (f & kFReth) {
+      fi.reth = reinterpret_cast<const Reth*>(d + p);
+      p += Reth::kSize;
+    }
+    if (f & kFAtomic) {
+      fi.atomic_eth = reinterpret_cast<const AtomicEth*>(d + p);
+      p += AtomicEth::kSize;
+    }
+    if (f & kFAeth) {
+      fi.aeth = reinterpret_cast<const Aeth*>(d + p);
+      p += Aeth::kSize;
+    }
+    if (f & kFAtomicAck) {
+      fi.atomic_ack_eth = reinterpret_cast<const AtomicAckEth*>(d + p);
+      p += AtomicAckEth::kSize;
+    }
+    if (f & kFImm) {
+      fi.immdt = reinterpret_cast<const ImmDt*>(d + p);
+      p += ImmDt::kSize;
+    }
+    if (f & kFIeth) {
+      fi.ieth = reinterpret_cast<const Ieth*>(d + p);
+      p += Ieth::kSize;
+    }
+    if (p > icrc_off || p > contig) return false;  // past the UDP payload / the head
+    const uint32_t rest = icrc_off - p;
+    uint32_t pad = 0;
+    if (f & kFPay) {
+      pad = bth->pad_count();
+      if (pad > rest) return false;
+    } else if (rest != 0) {
+      return false;
+    }
+    fi.kind = FrameKind::kRoce;
+    fi.layout = OpcodeLayout{.deth = false,
+                             .reth = (f & kFReth) != 0,
+                             .atomic_eth = (f & kFAtomic) != 0,
+                             .aeth = (f & kFAeth) != 0,
+                             .atomic_ack_eth = (f & kFAtomicAck) != 0,
+                             .immdt = (f & kFImm) != 0,
+                             .ieth = (f & kFIeth) != 0,
+                             .payload = (f & kFPay) != 0,
+                             .fixed_body_bytes = 0};
+    fi.payload_offset = p;
+    fi.payload_bytes = rest - pad;
+    fi.pad_bytes = pad;
   }
   fi.reason = ParseReason::kOk;
-  fi.kind = FrameKind::kRoce;
   fi.frame_bytes = frame_bytes;
   fi.eth = reinterpret_cast<const EthHeader*>(d);
   fi.vlan = vlan;
@@ -152,19 +203,7 @@ bool parse_roce_fast(std::span<const uint8_t> head, uint32_t frame_bytes, FrameI
   fi.udp_end = udp_end;
   fi.bth = bth;
   fi.bth_offset = bth_off;
-  fi.layout = OpcodeLayout{.deth = false,
-                           .reth = (f & kFReth) != 0,
-                           .atomic_eth = (f & kFAtomic) != 0,
-                           .aeth = (f & kFAeth) != 0,
-                           .atomic_ack_eth = (f & kFAtomicAck) != 0,
-                           .immdt = (f & kFImm) != 0,
-                           .ieth = (f & kFIeth) != 0,
-                           .payload = (f & kFPay) != 0,
-                           .fixed_body_bytes = 0};
   fi.deth = nullptr;
-  fi.payload_offset = p;
-  fi.payload_bytes = rest - pad;
-  fi.pad_bytes = pad;
   fi.icrc_offset = icrc_off;
   fi.mac_opcode = MacControlOpcode::kPause;
   fi.pause = nullptr;
@@ -189,7 +228,9 @@ bool same_frame_info(const FrameInfo& a, const FrameInfo& b) {
          a.atomic_ack_eth == b.atomic_ack_eth && a.immdt == b.immdt && a.ieth == b.ieth &&
          a.payload_offset == b.payload_offset && a.payload_bytes == b.payload_bytes && a.pad_bytes == b.pad_bytes &&
          a.icrc_offset == b.icrc_offset && a.mac_opcode == b.mac_opcode && a.pause == b.pause && a.pfc == b.pfc &&
-         a.mac_control_dst_ok == b.mac_control_dst_ok;
+         a.mac_control_dst_ok == b.mac_control_dst_ok && a.mrc.op == b.mrc.op && a.mrc.trimmed == b.mrc.trimmed &&
+         a.mrc.meth == b.mrc.meth && a.mrc.seth == b.mrc.seth && a.mrc.cc == b.mrc.cc && a.mrc.neth == b.mrc.neth &&
+         a.mrc.peth == b.mrc.peth && a.mrc.erth == b.mrc.erth && a.mrc.eeth == b.mrc.eeth;
 }
 
 }  // namespace sf::wire

@@ -1,5 +1,5 @@
 // parse_roce_fast(): the NIC receive path's fast decode of common, well-formed
-// RoCE frames, with exactly parse_frame()'s result; everything else is left
+// RoCE and MRC data frames, with exactly parse_frame()'s result; everything else is left
 // to parse_frame().
 #pragma once
 
@@ -15,7 +15,9 @@ namespace sf::wire {
 // [802.1Q], IPv4 with IHL 5 (checksum verified, not a fragment) or IPv6
 // without extension headers, all headers within `head`, UDP to port 4791,
 // BTH with an RC opcode (0x00-0x14, 0x16, 0x17) and its extension headers,
-// payload, pad, ICRC. Returns true, with `out` exactly what parse_frame()
+// payload, pad, ICRC; or an MRC data frame of the default wire config (opcode
+// base 0xC0 on RoCE's port, no trim code points: METH + RETH [+ ImmDt],
+// payload, pad, ICRC, METH / RETH consistent; not trimmed). Returns true, with `out` exactly what parse_frame()
 // returns (reason kOk), only for frames parse_frame() accepts; false for
 // everything else (`out` then unspecified: call parse_frame()).
 // tests/unit/wire/frame_parser_fast_test.cc and tests/fuzz/wire/fuzz_frame.cc

@@ -18,6 +18,8 @@ CASE:
   interrupt_term the same with SIGTERM
   interrupt_startup  SIGINT while sf-lab plans or starts processes: exit
                  130, nothing left
+  child_term     SIGTERM to sf-lab's sf-switch mid-run: sf-lab names it,
+                 stops the rest, exits non-zero, nothing left
   bad_topology   unknown nodes, a port used twice, impossible speeds, a
                  workload larger than memory, a missing config file, ...:
                  exit 2 with the JSON path, before anything starts
@@ -317,40 +319,47 @@ def case_nic(build):
 
 # ---- interrupt --------------------------------------------------------------------------
 
+def start_background_run(build, d):
+    """sf-lab running a 30 s background flow h0 -> r0 through sw0 in `d`;
+    returns (Popen, out dir) once traffic crosses the switch."""
+    topo = json.load(open(os.path.join(ROOT, "config", "topologies", "small-incast.json")))
+    topo["nodes"]["sw0"]["config"] = os.path.join(ROOT, "config", "switch", "seed000-static-lossless.json")
+    topo["duration_s"] = 30
+    topo["workloads"] = [{"name": "bg", "type": "background", "src": "h0", "dst": "r0", "duration_s": 30,
+                          "rate_gbps": 0.5}]
+    del topo["nodes"]["h1"]
+    topo["links"] = [l for l in topo["links"] if l["a"] != "h1"]
+    path = os.path.join(d, "t.json")
+    json.dump(topo, open(path, "w"))
+    out = os.path.join(d, "out")
+    p = subprocess.Popen([SF_LAB, "run", path, "--out", out, "--build", build, "--no-console"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ts = os.path.join(out, "timeseries-sw0.jsonl")
+    deadline = time.monotonic() + 30
+    # Bounded wait until traffic crosses the switch (its time series shows rx bytes).
+    while True:
+        if p.poll() is not None:
+            raise TestFailure(f"sf-lab exited early ({p.returncode}): {p.communicate()[1][-2000:]}")
+        last = []
+        try:
+            with open(ts) as f:
+                last = f.read().strip().splitlines()[-2:-1]  # the last complete line
+            if last and json.loads(last[0])["ports"]["Ethernet0"]["rx_bytes"] > 100000:
+                break
+        except (OSError, ValueError, KeyError) as e:
+            last = [f"{type(e).__name__}: {e}"]
+        check(time.monotonic() < deadline, f"no traffic within 30 s: {ts}: {last[-1:]}")
+        time.sleep(0.1)
+    return p, out
+
+
 def case_interrupt(build, sig=signal.SIGINT):
     """SIGINT (or SIGTERM) to sf-lab mid-run: it stops the senders, drains the
     switches (results.json run.drained), says so on stderr, writes the report
     and exits 130, leaving nothing behind."""
     d = tempfile.mkdtemp(prefix="sf-labt-int-")
     try:
-        topo = json.load(open(os.path.join(ROOT, "config", "topologies", "small-incast.json")))
-        topo["nodes"]["sw0"]["config"] = os.path.join(ROOT, "config", "switch", "seed000-static-lossless.json")
-        topo["duration_s"] = 30
-        topo["workloads"] = [{"name": "bg", "type": "background", "src": "h0", "dst": "r0", "duration_s": 30,
-                              "rate_gbps": 0.5}]
-        del topo["nodes"]["h1"]
-        topo["links"] = [l for l in topo["links"] if l["a"] != "h1"]
-        path = os.path.join(d, "t.json")
-        json.dump(topo, open(path, "w"))
-        out = os.path.join(d, "out")
-        p = subprocess.Popen([SF_LAB, "run", path, "--out", out, "--build", build, "--no-console"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        ts = os.path.join(out, "timeseries-sw0.jsonl")
-        deadline = time.monotonic() + 30
-        # Bounded wait until traffic crosses the switch (its time series shows rx bytes).
-        while True:
-            if p.poll() is not None:
-                raise TestFailure(f"sf-lab exited early ({p.returncode}): {p.communicate()[1][-2000:]}")
-            last = []
-            try:
-                with open(ts) as f:
-                    last = f.read().strip().splitlines()[-2:-1]  # the last complete line
-                if last and json.loads(last[0])["ports"]["Ethernet0"]["rx_bytes"] > 100000:
-                    break
-            except (OSError, ValueError, KeyError) as e:
-                last = [f"{type(e).__name__}: {e}"]
-            check(time.monotonic() < deadline, f"no traffic within 30 s: {ts}: {last[-1:]}")
-            time.sleep(0.1)
+        p, out = start_background_run(build, d)
         p.send_signal(sig)
         so, se = p.communicate(timeout=30)
         print(so[-1500:])
@@ -368,6 +377,52 @@ def case_interrupt(build, sig=signal.SIGINT):
         check(res["conservation"]["ok"], f"numbers after Ctrl-C: {res['conservation']}")
         for png in res["plots"]:
             png_ok(os.path.join(out, png))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def run_children(lab_pid):
+    """{pid: cmdline} of the processes sf-lab `lab_pid` started (their DPDK
+    file prefix names the run)."""
+    pre = f"sflab{lab_pid}-".encode()
+    out = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    cmd = f.read()
+            except OSError:
+                continue
+            if pre in cmd:
+                out[int(d)] = cmd.replace(b"\0", b" ").decode(errors="replace")
+    return out
+
+
+def case_child_term(build):
+    """SIGTERM to one of sf-lab's children (sf-switch) mid-run, as an operator
+    or the OOM killer would: sf-lab notices, stops the other processes, says
+    which one ended and how, exits non-zero and leaves nothing behind."""
+    d = tempfile.mkdtemp(prefix="sf-labt-child-")
+    try:
+        p, out = start_background_run(build, d)
+        kids = run_children(p.pid)
+        sw = [pid for pid, cmd in kids.items() if "sf-switch" in cmd.split(" --")[0]]
+        check(len(sw) == 1, f"want one sf-switch child of the run: {kids}")
+        os.kill(sw[0], signal.SIGTERM)
+        so, se = p.communicate(timeout=40)
+        print(so[-1000:])
+        print(se[-1000:])
+        check(p.returncode not in (0, 130) and p.returncode > 0, f"sf-lab exited {p.returncode} after its switch was "
+                                                                  f"terminated:\n{se[-2000:]}")
+        check("sw0" in se and "exited" in se, f"stderr does not name the process that ended:\n{se[-2000:]}")
+        left = run_children(p.pid)
+        check(not left, f"processes of the run left: {left}")
+        pre = f"sflab{p.pid}-"
+        check(not ([x for x in os.listdir("/var/run/dpdk") if x.startswith(pre)]
+                   if os.path.isdir("/var/run/dpdk") else []), "runtime dirs left")
+        check(not glob.glob(f"/tmp/{pre}*"), f"socket dir left: {glob.glob(f'/tmp/{pre}*')}")
+        for mnt in hugetlbfs_mounts():
+            check(not [f for f in os.listdir(mnt) if f.startswith(pre)], "huge page files left")
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -707,6 +762,7 @@ def case_frames(build):
 CASES = {"frames": case_frames, "small": case_small, "two_switch": case_two_switch, "victim": case_victim,
          "nic": case_nic,
          "interrupt_startup": case_interrupt_startup, "interrupt": case_interrupt,
+         "child_term": case_child_term,
          "interrupt_term": lambda b: case_interrupt(b, signal.SIGTERM), "bad_topology": case_bad_topology,
          "nic_config": case_nic_config}
 

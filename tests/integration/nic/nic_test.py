@@ -84,6 +84,9 @@ def check_clean(rep, who):
     for w in rep["workloads"]:
         check(w["status"] == "ok", f"{who}: {w['name']} status {w['status']}")
         check(w["verify_errors"] == 0, f"{who}: {w['verify_errors']} verify errors")
+    # Every frame back in the pool once the node is gone (no mbuf leak).
+    mp = rep["mempool"]
+    check(mp["in_use_at_stop"] == mp["in_use_at_ready"], f"{who}: mempool {mp}")
 
 
 def memif_devs(h):
@@ -112,6 +115,15 @@ def memif_write_bw(h):
     rows = [[ln for ln in o.splitlines() if ln.startswith(" 65536      300 ")] for o in (out, sout[0])]
     check(len(rows[0]) == 1 and rows[1] == rows[0] and " #bytes     #iterations    BW peak[Gb/sec]" in sout[0],
           f"the server does not print the client's BW table:\nclient {rows[0]}\nserver:\n{sout[0]}")
+    # Two processes, random identifiers (issue 17 1c; before, both sides
+    # printed the same PSN and RKey): the local QPN / PSN / RKey differ.
+    local = [[ln.split() for ln in o.splitlines() if ln.startswith(" local address:")] for o in (out, sout[0])]
+    check(len(local[0]) == 1 and len(local[1]) == 1, f"want one local address line per side: {local}")
+    ids = [{k: v for k, v in zip(ln[2::2], ln[3::2])} for ln in (local[0][0], local[1][0])]
+    check(all(k in ids[0] and k in ids[1] for k in ("QPN", "PSN", "RKey")), f"local address lines {local}")
+    print(f"identifiers client {ids[0]} server {ids[1]}")
+    check(ids[0]["PSN"] != ids[1]["PSN"] and ids[0]["RKey"] != ids[1]["RKey"],
+          f"client and server drew the same identifiers: {ids}")
     # Frames: 16 per 64 KiB message at 4096 B MTU, plus ACKs the other way.
     check(cli["hosts"][0]["tx_packets"] >= 300 * 16, f"client sent {cli['hosts'][0]['tx_packets']} frames")
     # The default 2 KiB mbufs: a 4 KiB-MTU frame (4154 B) arrives in 3.

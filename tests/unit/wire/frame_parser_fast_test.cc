@@ -12,6 +12,7 @@
 #include "common/wire/frame_builder.h"
 #include "common/wire/frame_parser.h"
 #include "common/wire/frame_parser_fast.h"
+#include "tests/unit/wire/mrc_test_util.h"
 #include "tests/unit/wire/wire_test_util.h"
 
 namespace sf::wire {
@@ -189,7 +190,67 @@ TEST(FrameParserFast, LeavesUncommonFramesToGenericParser) {
   EXPECT_TRUE(same_frame_info(fi, parse_frame(icrc)));
 }
 
-// 5. same_frame_info() itself. Expect: one differing field or layout flag is seen.
+// 5. MRC frames (every op x IPv4 / IPv6 / SRv6 x VLAN x payload), each valid,
+//    truncated at every byte, split at every byte and with every byte mutated
+//    (IPv4 checksum also made good again). Expect: fast accepts each valid
+//    data frame outside SRv6 and no other op, and equals generic whenever it
+//    accepts (the METH / RETH consistency checks included: a mutated offset,
+//    LAST flag or DMA length is left to generic, which rejects it).
+TEST(FrameParserFast, MrcFrames) {
+  Tally t;
+  uint64_t valid_fast = 0, expected = 0, rejected_by_both = 0;
+  const L3Spec l3s[] = {test::sample_v4(), test::sample_v6(), test::sample_srv6()};
+  for (const L3Spec& l3 : l3s) {
+    for (const bool vlan : {false, true}) {
+      for (const MrcOp op : kAllMrcOps) {
+        for (const std::size_t pl : {0, 3, 64}) {
+          if (!mrc_is_data(op) && pl != 0) continue;
+          MrcFrameSpec s = test::sample_mrc(op, l3);
+          if (vlan) s.l2.vlan = VlanSpec{.pcp = 3, .vid = 100};
+          const auto f = test::build_mrc(s, pl);
+          ASSERT_FALSE(f.empty());
+          const uint64_t before = t.fast_accepted;
+          check(f, static_cast<uint32_t>(f.size()), t, "mrc valid", pl);
+          if (HasFatalFailure()) return;
+          const bool expect = mrc_is_data(op) && l3.index() != 2;
+          expected += expect ? 1 : 0;
+          valid_fast += t.fast_accepted - before;
+          EXPECT_EQ(t.fast_accepted - before, expect ? 1u : 0u) << to_string(op) << " l3 " << l3.index();
+          const std::span<const uint8_t> all(f);
+          for (std::size_t n = 0; n <= f.size(); ++n) {
+            check(all.first(n), static_cast<uint32_t>(n), t, "mrc truncated", n);
+            check(all.first(n), static_cast<uint32_t>(f.size()), t, "mrc split", n);
+            if (HasFatalFailure()) return;
+          }
+          for (std::size_t i = 0; i < f.size(); ++i) {
+            for (const uint8_t x : {uint8_t{0x01}, uint8_t{0x10}, uint8_t{0x40}, uint8_t{0x80}, uint8_t{0xFF}}) {
+              for (const bool fix : {false, true}) {
+                auto g = f;
+                g[i] ^= x;
+                if (fix && l3.index() == 0) {
+                  const std::size_t off = vlan ? 18 : 14;
+                  g[off + 10] = g[off + 11] = 0;
+                  if ((g[off] & 0x0F) == 5) ipv4_set_checksum(*reinterpret_cast<Ipv4Header*>(g.data() + off));
+                }
+                const uint64_t acc = t.fast_accepted;
+                const uint64_t ok = t.generic_ok;
+                check(g, static_cast<uint32_t>(g.size()), t, "mrc mutated", i);
+                if (HasFatalFailure()) return;
+                if (t.fast_accepted == acc && t.generic_ok == ok) ++rejected_by_both;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(valid_fast, expected);
+  EXPECT_GE(expected, 48u);  // 6 data ops x 2 L3 x 2 VLAN x 2 payloads at least
+  EXPECT_GT(t.fast_accepted, 5000u);
+  EXPECT_GT(rejected_by_both, 1000u);
+}
+
+// 6. same_frame_info() itself. Expect: one differing field or layout flag is seen.
 TEST(FrameParserFast, SameFrameInfoSeesOneField) {
   const auto f = build(sample_spec(Opcode::kRcWriteOnlyImm), 64);
   const FrameInfo a = parse_frame(f);
@@ -206,6 +267,20 @@ TEST(FrameParserFast, SameFrameInfoSeesOneField) {
   b = a;
   b.mac_control_dst_ok = true;
   EXPECT_FALSE(same_frame_info(a, b));
+  MrcFrameSpec ms = test::sample_mrc(MrcOp::kWriteFirst);
+  const auto g = test::build_mrc(ms, 64);
+  const FrameInfo m = parse_frame(g);
+  ASSERT_TRUE(m.ok());
+  FrameInfo n = m;
+  EXPECT_TRUE(same_frame_info(m, n));
+  n.mrc.meth = nullptr;
+  EXPECT_FALSE(same_frame_info(m, n));
+  n = m;
+  n.mrc.op = MrcOp::kWriteMiddle;
+  EXPECT_FALSE(same_frame_info(m, n));
+  n = m;
+  n.mrc.trimmed = true;
+  EXPECT_FALSE(same_frame_info(m, n));
 }
 
 }  // namespace
