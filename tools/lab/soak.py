@@ -993,7 +993,12 @@ class Soak:
             "rdma": {"pairs": len(self.transfers), "outcomes": dict(sorted(outcomes.items())),
                      "by_transport": dict(sorted(by_transport.items())),
                      "verify_errors": sum(t.get(s, {}).get("verify_errors", 0) for t in self.transfers
-                                          for s in ("server", "client"))},
+                                          for s in ("server", "client")),
+                     # sf-nic processes whose pool was checked after their node was gone, and what leaked
+                     "mempool_checked": sum("mempool_leaked" in t.get(s, {}) for t in self.transfers
+                                            for s in ("server", "client")),
+                     "mempool_leaked": sum(t.get(s, {}).get("mempool_leaked", 0) for t in self.transfers
+                                           for s in ("server", "client"))},
             "pktio": {"sinks": len(self.sink_reports),
                       "sink_rx": sum(s.get("rx_pkts", 0) for s in self.sink_reports),
                       "payload_errors": sum(s.get("payload_errors", 0) for s in self.sink_reports)},
