@@ -246,6 +246,7 @@ constexpr FlagPath kFlagPaths[] = {
     {"rate-limit", "--rate-limit", "workloads[0].rate_limit"},
     {"burst-size", "--burst-size", "workloads[0].burst_size"},
     {"transport", "--transport", "workloads[0].transport"},
+    {"test", "TEST", "workloads[0].type"},  // with --config refused before (either --config or TEST)
 };
 
 std::optional<int> refuse_flags_with_config(const po::variables_map& vm) {

@@ -226,7 +226,7 @@ def bad_input(h):
     run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "-s", "1", "--bogus"],
         "unrecognised option")
     # A flag's bad value is named as the flag the user typed, not the JSON path it becomes.
-    run(["write", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1"], "workloads[0].type")
+    run(["write", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1"], "sf-nic: TEST: \"write\"")
     run(["write_bw", "--port", "x", "--mac", "zz", "--ip", "10.0.0.1"], "sf-nic: --mac:")
     run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "-m", "1500"], "sf-nic: -m/--mtu:")
     run(["write_lat", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "-q", "2"], "sf-nic: -q/--qp:")
