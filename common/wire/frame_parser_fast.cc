@@ -41,7 +41,7 @@ constexpr uint8_t kRcFlags[24] = {
 
 }  // namespace
 
-bool parse_roce_fast(std::span<const uint8_t> head, uint32_t frame_bytes, FrameInfo& fi) {
+bool parse_roce_fast(std::span<const uint8_t> head, uint32_t frame_bytes, FrameInfo& fi, bool mrc) {
   using detail::load_be16;
   const uint8_t* d = head.data();
   const uint64_t end = frame_bytes;
@@ -100,7 +100,7 @@ bool parse_roce_fast(std::span<const uint8_t> head, uint32_t frame_bytes, FrameI
     // MRC data frames (default MrcWireConfig: RoCE's port, opcode base 0xC0,
     // no trim code points): BTH METH RETH [ImmDt] payload pad ICRC.
     const uint8_t op = bth->opcode & 0x1Fu;
-    if ((bth->opcode & 0xE0u) != kMrcDefaultOpcodeBase || op < static_cast<uint8_t>(MrcOp::kWriteFirst) ||
+    if (!mrc || (bth->opcode & 0xE0u) != kMrcDefaultOpcodeBase || op < static_cast<uint8_t>(MrcOp::kWriteFirst) ||
         op > static_cast<uint8_t>(MrcOp::kWriteOnlyImm)) {
       return false;
     }

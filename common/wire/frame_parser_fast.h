@@ -22,7 +22,10 @@ namespace sf::wire {
 // everything else (`out` then unspecified: call parse_frame()).
 // tests/unit/wire/frame_parser_fast_test.cc and tests/fuzz/wire/fuzz_frame.cc
 // hold it to that.
-bool parse_roce_fast(std::span<const uint8_t> head, uint32_t frame_bytes, FrameInfo& out);
+// `mrc` false: MRC frames are left to parse_frame() too (its options
+// differ from the default MrcWireConfig: another port or opcode base, MRC
+// off, or trim code points).
+bool parse_roce_fast(std::span<const uint8_t> head, uint32_t frame_bytes, FrameInfo& out, bool mrc = true);
 
 // Every field of two FrameInfos equal (pointers by address, the opcode
 // layout flag by flag): what the fast-path tests compare.

@@ -21,7 +21,12 @@ FrameInfo parse_mbuf(const rte_mbuf* m, ParseOptions opt) {
   const std::span<const uint8_t> head(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len);
   FrameInfo fi;
   const bool defaults = opt.verify_ipv4_checksum && !opt.stop_at_udp;
-  if (!defaults || !parse_roce_fast(head, m->pkt_len, fi)) fi = parse_frame(head, m->pkt_len, opt);
+  // MRC frames take the fast path only under the default MrcWireConfig (a
+  // port's trim code points, e.g., make a cut frame trimmed: parse_frame()).
+  const MrcWireConfig d{};
+  const bool mrc_default = opt.mrc.enabled && opt.mrc.udp_port == d.udp_port &&
+                           opt.mrc.opcode_base == d.opcode_base && opt.mrc.trimmed_dscp_mask == 0;
+  if (!defaults || !parse_roce_fast(head, m->pkt_len, fi, mrc_default)) fi = parse_frame(head, m->pkt_len, opt);
   return fi;
 }
 

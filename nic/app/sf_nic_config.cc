@@ -193,6 +193,8 @@ verbs::MrcQpAttr parse_mrc(std::optional<config::ConfigNode> m, const AppHost& h
   a.sack_every_pkts = m->opt<uint16_t>("sack_every_pkts", a.sack_every_pkts, in_range<uint16_t>(1, 64));
   a.sack_delay_ns = m->opt<uint32_t>("sack_delay_ns", a.sack_delay_ns, in_range<uint32_t>(0, 1'000'000));
   a.max_timeouts = m->opt<uint8_t>("max_timeouts", a.max_timeouts, in_range<uint8_t>(1, 255));
+  a.rcv_pen_rq = m->opt<uint8_t>("rcv_pen_rq", a.rcv_pen_rq, in_range<uint8_t>(0, 127));
+  a.rcv_pen_ooo_pct = m->opt<uint8_t>("rcv_pen_ooo_pct", a.rcv_pen_ooo_pct, in_range<uint8_t>(1, 100));
   if (m->has("trim_lasthop_dscp")) a.trim_lasthop_dscp = m->opt<uint8_t>("trim_lasthop_dscp", 0, in_range<uint8_t>(0, 63));
   a.seed = m->opt<uint64_t>("seed", a.seed);
   if (m->has("ev_mode")) {

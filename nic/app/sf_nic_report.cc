@@ -102,6 +102,7 @@ MrcSum mrc_sum(const Host& host) {
     s.c.rtx_nack += c.rtx_nack;
     s.c.rtx_timeout += c.rtx_timeout;
     s.c.tx_sacks += c.tx_sacks;
+    s.c.tx_rcv_pen_sacks += c.tx_rcv_pen_sacks;
     s.c.tx_nacks += c.tx_nacks;
     s.c.tx_probes += c.tx_probes;
     s.c.tx_ev_probes += c.tx_ev_probes;
@@ -145,6 +146,7 @@ nlohmann::json mrc_json(const MrcSum& m, bool per_ev) {
                       {"rtx_nack", m.c.rtx_nack},
                       {"rtx_timeout", m.c.rtx_timeout},
                       {"sacks_sent", m.c.tx_sacks},
+                      {"rcv_pen_sacks_sent", m.c.tx_rcv_pen_sacks},
                       {"nacks_sent", m.c.tx_nacks},
                       {"probes_sent", m.c.tx_probes},
                       {"ev_probes_sent", m.c.tx_ev_probes},

@@ -140,6 +140,10 @@ int Transport::modify(const verbs::MrcQpAttr& a, int mask, QpState state) {
   }
   if (mask & kMrcMaxTimeouts) n.max_timeouts = a.max_timeouts;
   if (mask & kMrcTrimLastHopDscp) n.trim_lasthop_dscp = a.trim_lasthop_dscp;
+  if (mask & kMrcRcvPenalty) {
+    n.rcv_pen_rq = a.rcv_pen_rq;
+    n.rcv_pen_ooo_pct = a.rcv_pen_ooo_pct;
+  }
   if (mask & kMrcPeerPorts) {
     n.num_peer_ports = a.num_peer_ports;
     for (int i = 0; i < 32; ++i) {
@@ -176,6 +180,10 @@ int Transport::modify(const verbs::MrcQpAttr& a, int mask, QpState state) {
   }
   if (n.num_peer_ports != 0 && n.num_peer_ports != planes) {
     return bad("mrc_modify_qp: num_peer_ports: 0 or the number of planes");
+  }
+  if (n.rcv_pen_rq > wire::MrcCcState::kMaxRcvCwndPen) return bad("mrc_modify_qp: rcv_pen_rq: must be 0..127");
+  if (n.rcv_pen_ooo_pct < 1 || n.rcv_pen_ooo_pct > 100) {
+    return bad("mrc_modify_qp: rcv_pen_ooo_pct: must be 1..100 (100 = never)");
   }
   if (n.window_bytes != 0 && n.window_bytes < q_.mtu_) {
     // Checked against the MTU once it is known (RTR) too; here against the current one.
@@ -973,6 +981,21 @@ void Transport::push_nack(MrcNackReason reason, Psn psn, const wire::FrameInfo& 
   ++nack_count_;
 }
 
+uint8_t Transport::rcv_penalty() const {
+  uint32_t pen = 0;
+  if (attr_.rcv_pen_rq != 0 && mt_ && mt_->held_imm() > 0 && q_.rq_count_ == 0) pen = attr_.rcv_pen_rq;
+  if (attr_.rcv_pen_ooo_pct < 100 && st_) {
+    // PSNs received past CACK span bit_width(bitmap) of the mpr tracked.
+    const uint32_t mpr = st_->mpr();
+    const uint32_t span = static_cast<uint32_t>(std::bit_width(st_->bitmap()));
+    const uint32_t start = mpr * attr_.rcv_pen_ooo_pct / 100;
+    if (span > start && mpr > start) {
+      pen = std::max<uint32_t>(pen, wire::MrcCcState::kMaxRcvCwndPen * (span - start) / (mpr - start));
+    }
+  }
+  return static_cast<uint8_t>(std::min<uint32_t>(pen, wire::MrcCcState::kMaxRcvCwndPen));
+}
+
 void Transport::drain_completions() {
   std::array<MsgCompletion, 8> out{};
   for (;;) {
@@ -1147,6 +1170,8 @@ rte_mbuf* Transport::make_ctrl(TimeNs now) {
     s.cc.rcvd_bytes = rcvd_bytes_;
     s.cc.ecn_count = ecn_count_;
     s.cc.ooo_count = f.ooo_count;
+    s.cc.rcv_cwnd_pen = rcv_penalty();
+    if (s.cc.rcv_cwnd_pen != 0) ++ctr_.tx_rcv_pen_sacks;
     if (q_.cc_acks_ && std::holds_alternative<Nscc>(q_.cc_)) s.cc.cc_type = wire::MrcCcType::kNscc;
     if (pr) {
       const ProbeResp& p = probe_resps_[probe_resp_head_];

@@ -86,6 +86,7 @@ struct MrcCounters {
   uint64_t tx_probes = 0;         // reliability probes
   uint64_t tx_ev_probes = 0;      // probes of retired EVs
   uint64_t tx_probe_responses = 0;
+  uint64_t tx_rcv_pen_sacks = 0;  // SACKs that asked the sender to back off (rcv_cwnd_pen > 0)
   uint64_t tx_port_status = 0;    // ERTH port-status updates sent
   uint64_t timeouts = 0;          // RTO expiries (PSNs)
   uint64_t stall_timeouts = 0;    //   of which: no feedback from the peer since the send (EV not blamed)
@@ -109,6 +110,9 @@ class Transport {
   int modify(const verbs::MrcQpAttr& a, int mask, verbs::QpState state);
   const verbs::MrcQpAttr& attr() const { return attr_; }
   const char* error() const { return error_; }
+  // The rcv_cwnd_pen the next SACK carries (MrcQpAttr rcv_pen_rq /
+  // rcv_pen_ooo_pct; docs/mrc.md "Back-pressure").
+  uint8_t rcv_penalty() const;
   // QP state changes (rc::Qp::modify after its own checks): RTR sets up the
   // responder and the EV set, RTS the requester. EINVAL (error() set) when the
   // profile does not fit the host (planes), before anything changed.

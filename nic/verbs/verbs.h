@@ -290,6 +290,14 @@ struct MrcQpAttr {
   uint8_t num_peer_ports = 0;       // 0, or the number of planes
   Gid peer_gid[32] = {};
   uint8_t peer_mac[32][6] = {};
+  // Responder back-pressure: the rcv_cwnd_pen each SACK carries (0..127;
+  // an NSCC sender takes acked bytes x pen / 128 off its window per SACK,
+  // docs/mrc.md "Back-pressure"): rcv_pen_rq while a WRITE_WITH_IMM waits
+  // for a posted receive (0 = never), and, once the PSNs received past CACK
+  // span more than rcv_pen_ooo_pct % of mpr, rising linearly to 127 at mpr
+  // (100 = never). Both may change in any state.
+  uint8_t rcv_pen_rq = 64;
+  uint8_t rcv_pen_ooo_pct = 75;
 };
 
 // mrc_modify_qp mask bits (which MrcQpAttr fields apply). The EV profile
@@ -313,10 +321,12 @@ inline constexpr int kMrcSackCoalesce = 1 << 14;  // sack_every_pkts and sack_de
 inline constexpr int kMrcMaxTimeouts = 1 << 15;
 inline constexpr int kMrcTrimLastHopDscp = 1 << 16;
 inline constexpr int kMrcPeerPorts = 1 << 17;  // num_peer_ports, peer_gid, peer_mac
+inline constexpr int kMrcRcvPenalty = 1 << 24;  // rcv_pen_rq and rcv_pen_ooo_pct
 inline constexpr int kMrcProfile = kMrcNumEvs | kMrcNumPlanes | kMrcBackupPerPlane | kMrcEvBase |
                                    kMrcProbesToReadmit | kMrcMpr | kMrcEvMode | kMrcSeed | kMrcPeerPorts;
 inline constexpr int kMrcTunables = kMrcWindowBytes | kMrcBaseRtt | kMrcRto | kMrcOooTolerance | kMrcProbeInterval |
-                                    kMrcEvProbeInterval | kMrcSackCoalesce | kMrcMaxTimeouts | kMrcTrimLastHopDscp;
+                                    kMrcEvProbeInterval | kMrcSackCoalesce | kMrcMaxTimeouts | kMrcTrimLastHopDscp |
+                                    kMrcRcvPenalty;
 inline constexpr int kMrcAllAttrs = kMrcProfile | kMrcTunables;
 
 }  // namespace sf::nic::verbs

@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <string>
+#include <utility>
 
 #include "nic/cc/congestion_control.h"
 #include "tests/unit/nic/mrc_qp_harness.h"
@@ -149,6 +152,110 @@ TEST(MrcNscc, TrimsQuickAdapt) {
   EXPECT_GT(cc.counters().trims, 10u);
   EXPECT_GT(cc.counters().quick_adapts, 0u);
   EXPECT_EQ(mctr(x).timeouts, 0u);
+}
+
+// 6. Responder back-pressure, RQ: WRITE_WITH_IMMs into a responder with no
+//    receive posted. Its SACKs carry rcv_cwnd_pen = rcv_pen_rq (64) while an
+//    immediate waits; the sender's NSCC takes the penalty and its window
+//    shrinks below the one of the same run with rcv_pen_rq 0 (which sends
+//    none); once receives are posted every immediate completes and the
+//    SACKs stop asking. Every byte arrives either way.
+std::pair<uint64_t, uint64_t> imm_run(uint8_t pen_rq, uint64_t* pen_sacks, uint64_t* penalties) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 2 << 20);
+  Endpoint y = make_mrc_endpoint(rig.b, 2 << 20);
+  fill_pattern(x.buf, 7);
+  v::MrcQpAttr a;
+  a.rcv_pen_rq = pen_rq;
+  connect_mrc(x, y, &a, v::kMrcRcvPenalty);
+  EXPECT_TRUE(x.qp->set_congestion_control(nscc(), BitRate::gbps(100)));
+  const uint64_t start = x.qp->cc_window();
+  constexpr int kMsgs = 16;
+  constexpr uint32_t kLen = 64 * 1024;
+  for (int i = 0; i < kMsgs; ++i) {
+    EXPECT_EQ(post_write(x, i, i * kLen, kLen, y.addr() + i * kLen, y.mr->rkey, v::WrOpcode::kRdmaWriteWithImm,
+                         static_cast<uint32_t>(i)),
+              0);
+  }
+  const auto w = wait_send(rig, x, kMsgs, TimeNs::from_ms(20));
+  EXPECT_EQ(w.size(), static_cast<size_t>(kMsgs));
+  const uint64_t window = x.qp->cc_window();
+  *pen_sacks = mctr(y).tx_rcv_pen_sacks;
+  *penalties = nscc_of(x).counters().penalties;
+  // Receives now: the held immediates complete in order, nothing more asks.
+  for (int i = 0; i < kMsgs; ++i) EXPECT_EQ(post_recv(y, 100 + i, 0, 0), 0);
+  rig.run_for(TimeNs::from_us(50));
+  std::array<v::Wc, 32> wc{};
+  const int n = v::poll_cq(y.rcq, static_cast<int>(wc.size()), wc.data());
+  EXPECT_EQ(n, kMsgs);
+  for (int i = 0; i < n; ++i) EXPECT_EQ(wc[i].imm_data, static_cast<uint32_t>(i));
+  EXPECT_EQ(y.qp->mrc()->rcv_penalty(), 0);
+  expect_same(x, 0, y, 0, size_t{kMsgs} * kLen);
+  return {start, window};
+}
+
+TEST(MrcNscc, ResponderWithoutReceivesPushesBack) {
+  uint64_t pen_sacks = 0, penalties = 0, off_sacks = 0, off_penalties = 0;
+  const auto [start, window] = imm_run(64, &pen_sacks, &penalties);
+  const auto [start_off, window_off] = imm_run(0, &off_sacks, &off_penalties);
+  EXPECT_GT(pen_sacks, 10u);
+  EXPECT_EQ(penalties, pen_sacks);  // every SACK that asked reached NSCC
+  EXPECT_EQ(off_sacks, 0u);
+  EXPECT_EQ(off_penalties, 0u);
+  EXPECT_EQ(start, start_off);
+  EXPECT_LT(window, window_off / 2);
+}
+
+// 7. Responder back-pressure, reorder window: mpr 16, from 50 %: the first
+//    data packet is lost, the ones after it fill the reorder window; the
+//    SACKs ask for more the wider the span past CACK (up to 127 at 16), the
+//    sender's NSCC takes it; once the hole is repaired they stop.
+TEST(MrcNscc, FullReorderWindowPushesBack) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 20);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 20);
+  fill_pattern(x.buf, 8);
+  v::MrcQpAttr a;
+  a.mpr = 16;
+  a.rcv_pen_ooo_pct = 50;
+  connect_mrc(x, y, &a, v::kMrcMpr | v::kMrcRcvPenalty);
+  ASSERT_TRUE(x.qp->set_congestion_control(nscc(), BitRate::gbps(100)));
+  bool dropped = false;
+  rig.filter = [&](const LinkPkt& k) {
+    if (k.data && !dropped) {
+      dropped = true;
+      return Fate::kDrop;
+    }
+    return Fate::kDeliver;
+  };
+  ASSERT_TRUE(send_all(rig, x, y, 1 << 20));
+  expect_same(x, 0, y, 0, 1 << 20);
+  EXPECT_TRUE(dropped);
+  EXPECT_GT(mctr(y).tx_rcv_pen_sacks, 0u);
+  EXPECT_EQ(nscc_of(x).counters().penalties, mctr(y).tx_rcv_pen_sacks);
+  EXPECT_EQ(y.qp->mrc()->rcv_penalty(), 0);
+  // Nothing asks on a clean path.
+  const uint64_t before = mctr(y).tx_rcv_pen_sacks;
+  ASSERT_TRUE(send_all(rig, x, y, 1 << 20));
+  EXPECT_EQ(mctr(y).tx_rcv_pen_sacks, before);
+}
+
+// 8. The knobs are checked: rcv_pen_rq above 127, rcv_pen_ooo_pct 0 or
+//    above 100 are refused (EINVAL, the attribute named).
+TEST(MrcNscc, BackPressureKnobsChecked) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 16);
+  v::MrcQpAttr a;
+  a.rcv_pen_rq = 128;
+  EXPECT_EQ(v::mrc_modify_qp(x.qp, &a, v::kMrcRcvPenalty), EINVAL);
+  EXPECT_NE(std::string(x.qp->mrc()->error()).find("rcv_pen_rq"), std::string::npos);
+  a.rcv_pen_rq = 127;
+  a.rcv_pen_ooo_pct = 0;
+  EXPECT_EQ(v::mrc_modify_qp(x.qp, &a, v::kMrcRcvPenalty), EINVAL);
+  a.rcv_pen_ooo_pct = 101;
+  EXPECT_EQ(v::mrc_modify_qp(x.qp, &a, v::kMrcRcvPenalty), EINVAL);
+  a.rcv_pen_ooo_pct = 100;
+  EXPECT_EQ(v::mrc_modify_qp(x.qp, &a, v::kMrcRcvPenalty), 0);
 }
 
 // 5. What runs where: an MRC QP takes nscc or none (the other ACK-driven

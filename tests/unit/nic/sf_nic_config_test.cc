@@ -108,6 +108,25 @@ TEST(SfNicConfig, ErrorsNameThePath) {
   EXPECT_EQ(error_of(good_with("\"qps\": 2", "\"qsp\": 2")).rfind("workloads[0]: unknown key \"qsp\"", 0), 0u);
 }
 
+// 2a. The MRC responder back-pressure keys land in the QP attributes and are
+//     range-checked naming the path.
+TEST(SfNicConfig, MrcBackPressureKeys) {
+  auto doc = [](const std::string& mrc) {
+    return R"({"hosts": {"h0": {"devargs": "net_memif0", "mac": "02:10:00:00:00:01", "ip": "10.0.0.1"}},
+               "workloads": [{"name": "w0", "host": "h0", "type": "write_bw", "role": "client",
+                              "oob": "127.0.0.1:18600", "iterations": 10, "transport": "mrc", "mrc": )" +
+           mrc + "}]}";
+  };
+  const AppConfig c = parse(doc(R"({"rcv_pen_rq": 100, "rcv_pen_ooo_pct": 90})"));
+  EXPECT_EQ(c.workloads[0].mrc.rcv_pen_rq, 100);
+  EXPECT_EQ(c.workloads[0].mrc.rcv_pen_ooo_pct, 90);
+  const AppConfig d = parse(doc("{}"));
+  EXPECT_EQ(d.workloads[0].mrc.rcv_pen_rq, 64);
+  EXPECT_EQ(d.workloads[0].mrc.rcv_pen_ooo_pct, 75);
+  EXPECT_EQ(error_of(doc(R"({"rcv_pen_rq": 128})")), "workloads[0].mrc.rcv_pen_rq: 128 out of range [0, 127]");
+  EXPECT_EQ(error_of(doc(R"({"rcv_pen_ooo_pct": 0})")), "workloads[0].mrc.rcv_pen_ooo_pct: 0 out of range [1, 100]");
+}
+
 // 2b. The pacing fields: rate_limit and its burst bucket (burst_size, bytes
 //     or a size string); a bucket without a rate, or beyond 32 bits, is
 //     refused naming the path.

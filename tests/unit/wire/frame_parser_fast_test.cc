@@ -184,6 +184,13 @@ TEST(FrameParserFast, LeavesUncommonFramesToGenericParser) {
   ASSERT_TRUE(parse_roce_fast(wo, static_cast<uint32_t>(wo.size()), fi));
   wo[14] = 0x46;  // IHL 6: an IPv4 option (the checksum is wrong too)
   EXPECT_FALSE(parse_roce_fast(wo, static_cast<uint32_t>(wo.size()), fi));
+  MrcFrameSpec ms = test::sample_mrc(MrcOp::kWriteOnly);
+  const auto mrc = test::build_mrc(ms, 64);
+  EXPECT_TRUE(parse_roce_fast(mrc, static_cast<uint32_t>(mrc.size()), fi));
+  // Options other than the default MrcWireConfig (parse_mbuf says so): MRC left to generic.
+  EXPECT_FALSE(parse_roce_fast(mrc, static_cast<uint32_t>(mrc.size()), fi, false));
+  EXPECT_TRUE(parse_roce_fast(wo, static_cast<uint32_t>(wo.size()), fi, false) ==
+              parse_roce_fast(wo, static_cast<uint32_t>(wo.size()), fi));
   auto icrc = build(sample_spec(Opcode::kRcWriteOnly), 64);
   icrc.back() ^= 1;
   ASSERT_TRUE(parse_roce_fast(icrc, static_cast<uint32_t>(icrc.size()), fi));
