@@ -29,6 +29,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "common/rng.h"
@@ -112,7 +113,7 @@ class Transport {
   // QP state changes (rc::Qp::modify after its own checks): RTR sets up the
   // responder and the EV set, RTS the requester. EINVAL (error() set) when the
   // profile does not fit the host (planes), before anything changed.
-  int check_rtr(uint32_t path_mtu_bytes);
+  int check_rtr(uint32_t path_mtu_bytes, const verbs::AhAttr& ah);  // ah: the RTR call's address vector
   void on_rtr(TimeNs now);
   void on_rts(TimeNs now);
   void on_reset();
@@ -246,10 +247,19 @@ class Transport {
   void fail(verbs::WcStatus st, uint64_t wqe, TimeNs now);
   uint32_t now_ts(TimeNs now) const { return static_cast<uint32_t>(now.ns()); }
   void set_profile_error(const char* e) { error_ = e; }
+  // ev_mode kSrv6: what is wrong with n.srv6 for a QP of `planes` planes
+  // (the message names the key), nullptr when it is usable.
+  const char* srv6_error(const verbs::MrcQpAttr& n, uint16_t planes);
+  // The outer DA of EV value `ev` sent on `plane` (precomputed at RTR):
+  // uplink (index / planes) % num_uplinks of the plane's template.
+  const wire::Ipv6Addr& srv6_da(uint32_t ev, uint8_t plane) const;
 
   rc::Qp& q_;
   verbs::MrcQpAttr attr_{};
   const char* error_ = "";
+  std::string error_buf_;          // error_ when it names values (control path only)
+  // ev_mode kSrv6: outer DA per (plane, uplink), plane * kMrcSrv6MaxUplinks + uplink (RTR).
+  std::vector<wire::Ipv6Addr> srv6_das_;
   uint8_t planes_ = 1;
   bool spray_ = false;         // planes map to the host's ports (port p + 1)
   uint32_t window_ = 0;        // window_bytes in effect

@@ -175,6 +175,8 @@ class MrcRig {
   uint8_t trim_dscp = 46;
   // Every frame seen, in order.
   std::vector<LinkPkt> log;
+  // Called with every frame's bytes as it leaves node `from`'s `port` (before its fate).
+  std::function<void(int from, PortId port, const std::vector<uint8_t>&)> tap;
   // Held frames (Fate::kHold), in arrival order.
   std::vector<std::pair<LinkPkt, std::vector<uint8_t>>> held;
   // Port up/down of the link (per port index): a down link drops both ways,
@@ -258,6 +260,7 @@ class MrcRig {
         rte_pktmbuf_free(out[i]);
         const LinkPkt pk = describe(bytes, n, port);
         log.push_back(pk);
+        if (tap) tap(n, port, bytes);
         if (!link_up[port]) continue;
         const Fate f = filter ? filter(pk) : Fate::kDeliver;
         switch (f) {
