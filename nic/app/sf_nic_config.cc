@@ -258,6 +258,7 @@ verbs::MrcQpAttr parse_mrc(std::optional<config::ConfigNode> m, const AppHost& h
   a.max_timeouts = m->opt<uint8_t>("max_timeouts", a.max_timeouts, in_range<uint8_t>(1, 255));
   if (m->has("trim_lasthop_dscp")) a.trim_lasthop_dscp = m->opt<uint8_t>("trim_lasthop_dscp", 0, in_range<uint8_t>(0, 63));
   a.seed = m->opt<uint64_t>("seed", a.seed);
+  a.ev_probe_endpoint = m->opt<bool>("ev_probe_endpoint", a.ev_probe_endpoint);
   if (m->has("ev_mode")) {
     const auto mode = m->req<std::string>("ev_mode");
     if (mode == "srv6") {

@@ -106,6 +106,8 @@ const char* to_string(MrcRx r) {
     case MrcRx::kProbeResponse: return "probe_response";
     case MrcRx::kPortStatus: return "port_status";
     case MrcRx::kPortStatusAnswered: return "port_status_answered";
+    case MrcRx::kEvProbe: return "ev_probe";
+    case MrcRx::kEvProbeAnswered: return "ev_probe_answered";
     case MrcRx::kCount: break;
   }
   return "?";
@@ -147,6 +149,7 @@ int Transport::modify(const verbs::MrcQpAttr& a, int mask, QpState state) {
   }
   if (mask & kMrcMaxTimeouts) n.max_timeouts = a.max_timeouts;
   if (mask & kMrcTrimLastHopDscp) n.trim_lasthop_dscp = a.trim_lasthop_dscp;
+  if (mask & kMrcEvProbeEndpoint) n.ev_probe_endpoint = a.ev_probe_endpoint;
   if (mask & kMrcPeerPorts) {
     n.num_peer_ports = a.num_peer_ports;
     for (int i = 0; i < 32; ++i) {
@@ -382,7 +385,7 @@ void Transport::on_reset() {
   sb_.reset();
   st_.reset();
   mt_.reset();
-  rtx_count_ = nack_count_ = probe_resp_count_ = 0;
+  rtx_count_ = nack_count_ = probe_resp_count_ = ev_probe_resp_count_ = 0;
   sack_due_ = probe_pending_ = port_status_pending_ = ep_resp_pending_ = false;
   ev_probe_pending_ = ev_probe_out_ = -1;
   rto_deadline_ = sack_deadline_ = port_status_repeat_ = next_probe_at_ = TimeNs::max();
@@ -390,7 +393,7 @@ void Transport::on_reset() {
 }
 
 void Transport::on_error() {
-  rtx_count_ = nack_count_ = probe_resp_count_ = 0;
+  rtx_count_ = nack_count_ = probe_resp_count_ = ev_probe_resp_count_ = 0;
   sack_due_ = probe_pending_ = port_status_pending_ = ep_resp_pending_ = false;
   ev_probe_pending_ = ev_probe_out_ = -1;
   rto_deadline_ = sack_deadline_ = port_status_repeat_ = next_probe_at_ = TimeNs::max();
@@ -806,6 +809,16 @@ rte_mbuf* Transport::make_probe(uint8_t plane, TimeNs now) {
     const auto index = static_cast<uint16_t>(ev_probe_pending_);
     ev = ev_->ev(index);
     s.probe.probe_id = static_cast<uint16_t>(kEvProbeFlag | index);
+    if (attr_.ev_probe_endpoint) {
+      // The connectionless EV_PROBE on that EV's path (DestQP 2, PSN 0).
+      s.op = MrcOp::kEndpointRequest;
+      s.ep_request.op = wire::MrcEndpointOp::kEvProbe;
+      s.ep_request.num_ports = planes_;
+      s.ep_request.request_id = s.probe.probe_id;
+      s.ep_request.ev = ev;
+      s.ep_request.port_status_mask = local_up_;
+      s.ep_request.tx_ts = now_ts(now);
+    }
   } else {
     const std::optional<EvPick> pk = pick(plane);
     if (!pk) {
@@ -1321,6 +1334,24 @@ rte_mbuf* Transport::make_ctrl(TimeNs now) {
     ++ctr_.tx_port_status;
     return m;
   }
+  if (ev_probe_resp_count_ > 0) {
+    // The answer to the peer's EV_PROBE, on the path of the EV it tested.
+    const ProbeResp& p = ev_probe_resps_[ev_probe_resp_head_];
+    s.op = MrcOp::kEndpointResponse;
+    s.ep_response.op = wire::MrcEndpointOp::kEvProbe;
+    s.ep_response.status = wire::MrcEndpointStatus::kOk;
+    s.ep_response.request_id = p.id;
+    s.ep_response.ev = p.ev;
+    s.ep_response.port_status_mask = local_up_;
+    s.ep_response.ts_echo = p.ts;
+    pick_plane(p.ev);
+    rte_mbuf* m = emit(s, 0, p.ev, plane);
+    if (m == nullptr) return nullptr;
+    ev_probe_resp_head_ = (ev_probe_resp_head_ + 1) % static_cast<uint32_t>(ev_probe_resps_.size());
+    --ev_probe_resp_count_;
+    ++ctr_.tx_ev_probe_responses;
+    return m;
+  }
   if (ep_resp_pending_) {
     s.op = MrcOp::kEndpointResponse;
     s.ep_response.op = wire::MrcEndpointOp::kPortStatus;
@@ -1433,6 +1464,23 @@ void Transport::on_peer_port_status(uint32_t up_mask, uint8_t num_ports, uint16_
   ep_resp_pending_ = true;
   ep_resp_id_ = request_id;
   ++ctr_.rx[static_cast<int>(MrcRx::kPortStatus)];
+}
+
+void Transport::on_peer_ev_probe(uint16_t request_id, uint32_t ev, uint32_t tx_ts) {
+  ++ctr_.rx[static_cast<int>(MrcRx::kEvProbe)];
+  if (ev_probe_resp_count_ == ev_probe_resps_.size()) return;  // full: the prober's timeout fails it
+  ev_probe_resps_[(ev_probe_resp_head_ + ev_probe_resp_count_) % ev_probe_resps_.size()] = {request_id, ev, tx_ts};
+  ++ev_probe_resp_count_;
+}
+
+bool Transport::on_ev_probe_answered(uint16_t request_id, uint32_t ev) {
+  if (!ev_ || (request_id & kEvProbeFlag) == 0) return false;
+  const int index = request_id & ~kEvProbeFlag;
+  if (index != ev_probe_out_ || index >= ev_->size() || ev_->ev(static_cast<uint16_t>(index)) != ev) return false;
+  if (ev_->on_probe_result(static_cast<uint16_t>(index), true) == EvOutcome::kReadmitted && retired_ > 0) --retired_;
+  ev_probe_out_ = -1;
+  ++ctr_.rx[static_cast<int>(MrcRx::kEvProbeAnswered)];
+  return true;
 }
 
 bool Transport::from_peer(const wire::FrameInfo& fi) const { return ev_.has_value() && peer_ok(fi); }

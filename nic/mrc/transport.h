@@ -70,6 +70,8 @@ enum class MrcRx : uint8_t {
   kProbeResponse,   // SACK with PR: probe answered
   kPortStatus,      // port-status update applied
   kPortStatusAnswered,  // the peer's EETH answered our port-status update
+  kEvProbe,         // the peer's ENDPOINT EV_PROBE: answered (EETH on the same path)
+  kEvProbeAnswered, // the peer's EETH answered our EV_PROBE (a retired EV's path works)
   kCount
 };
 const char* to_string(MrcRx r);
@@ -88,6 +90,7 @@ struct MrcCounters {
   uint64_t tx_ev_probes = 0;      // probes of retired EVs
   uint64_t tx_probe_responses = 0;
   uint64_t tx_port_status = 0;    // ERTH port-status updates sent
+  uint64_t tx_ev_probe_responses = 0;  // EETH answers to the peer's EV_PROBEs
   uint64_t timeouts = 0;          // RTO expiries (PSNs)
   uint64_t stall_timeouts = 0;    //   of which: no feedback from the peer since the send (EV not blamed)
   uint64_t down_timeouts = 0;     //   of which: every local plane down (not counted towards max_timeouts)
@@ -124,7 +127,8 @@ class Transport {
   // ---- datapath (rc::Qp forwards) -------------------------------------------
   int on_rx(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now);  // returns MrcRx
   bool has_ctrl() const {
-    return nack_count_ > 0 || probe_resp_count_ > 0 || sack_due_ || port_status_pending_ || ep_resp_pending_;
+    return nack_count_ > 0 || probe_resp_count_ > 0 || sack_due_ || port_status_pending_ || ep_resp_pending_ ||
+           ev_probe_resp_count_ > 0;
   }
   rte_mbuf* make_ctrl(TimeNs now);
   // Data frames (data, retransmissions, probes) for the port the host is
@@ -150,6 +154,12 @@ class Transport {
   bool from_peer(const wire::FrameInfo& fi) const;
   // The peer's EETH answered our port-status update: stop repeating it.
   void on_port_status_answered();
+  // The peer's ENDPOINT EV_PROBE (delivered by the host to one QP of that
+  // peer): answered with an EETH on the path of `ev`.
+  void on_peer_ev_probe(uint16_t request_id, uint32_t ev, uint32_t tx_ts);
+  // An EETH answering an EV_PROBE: true when it is this QP's retired-EV probe
+  // in flight (then a probe success).
+  bool on_ev_probe_answered(uint16_t request_id, uint32_t ev);
 
   // ---- introspection -------------------------------------------------------
   const MrcCounters& counters() const { return ctr_; }
@@ -328,6 +338,9 @@ class Transport {
   uint32_t nack_head_ = 0;
   uint32_t nack_count_ = 0;
   std::array<ProbeResp, 8> probe_resps_{};
+  std::array<ProbeResp, 8> ev_probe_resps_{};  // EETHs owed for the peer's EV_PROBEs
+  uint32_t ev_probe_resp_head_ = 0;
+  uint32_t ev_probe_resp_count_ = 0;
   uint32_t probe_resp_head_ = 0;
   uint32_t probe_resp_count_ = 0;
   Trigger trig_;

@@ -313,6 +313,10 @@ struct MrcQpAttr {
   uint8_t num_peer_ports = 0;       // 0, or the number of planes
   Gid peer_gid[32] = {};
   uint8_t peer_mac[32][6] = {};
+  // Retired EVs are probed with the connectionless ENDPOINT_REQUEST EV_PROBE
+  // (op 1, answered by an EETH on the same path) instead of a reliability
+  // probe on the QP (kMrcEvProbeEndpoint).
+  bool ev_probe_endpoint = false;
   // ev_mode kSrv6: the path template (kMrcSrv6Path); ignored otherwise.
   MrcSrv6Path srv6 = {};
 };
@@ -339,11 +343,13 @@ inline constexpr int kMrcMaxTimeouts = 1 << 15;
 inline constexpr int kMrcTrimLastHopDscp = 1 << 16;
 inline constexpr int kMrcPeerPorts = 1 << 17;  // num_peer_ports, peer_gid, peer_mac
 inline constexpr int kMrcSrv6Path = 1 << 18;   // srv6 (the uSID path template)
+inline constexpr int kMrcEvProbeEndpoint = 1 << 19;  // ev_probe_endpoint
 inline constexpr int kMrcProfile = kMrcNumEvs | kMrcNumPlanes | kMrcBackupPerPlane | kMrcEvBase |
                                    kMrcProbesToReadmit | kMrcMpr | kMrcEvMode | kMrcSeed | kMrcPeerPorts |
                                    kMrcSrv6Path;
 inline constexpr int kMrcTunables = kMrcWindowBytes | kMrcBaseRtt | kMrcRto | kMrcOooTolerance | kMrcProbeInterval |
-                                    kMrcEvProbeInterval | kMrcSackCoalesce | kMrcMaxTimeouts | kMrcTrimLastHopDscp;
+                                    kMrcEvProbeInterval | kMrcSackCoalesce | kMrcMaxTimeouts | kMrcTrimLastHopDscp |
+                                    kMrcEvProbeEndpoint;
 inline constexpr int kMrcAllAttrs = kMrcProfile | kMrcTunables;
 
 }  // namespace sf::nic::verbs

@@ -42,6 +42,7 @@ struct LinkPkt {
   wire::MrcNackReason nack = wire::MrcNackReason::kTrimmed;
   uint32_t nack_psn = 0;
   bool probe_response = false;
+  uint32_t ep_ev = 0;  // an endpoint frame's (ERTH / EETH) EV; `ev` stays 0 for them
 };
 
 enum class Fate { kDeliver, kDrop, kHold, kDup, kTrim, kCe };
@@ -103,6 +104,8 @@ inline LinkPkt describe(const std::vector<uint8_t>& b, int from, PortId port) {
     k.nack_psn = fi.mrc.neth->get_nack_psn().value();
   }
   if (fi.mrc.peth != nullptr) k.ev = fi.mrc.peth->ev.value();
+  if (fi.mrc.erth != nullptr) k.ep_ev = fi.mrc.erth->ev.value();
+  if (fi.mrc.eeth != nullptr) k.ep_ev = fi.mrc.eeth->ev.value();
   return k;
 }
 

@@ -1,6 +1,7 @@
 // nic.json "mrc": "ev_mode": "srv6" with its uSID path template "srv6"
 // (docs/nic-app.md, docs/mrc.md "SRv6 uSID paths"): parsed into
-// verbs::MrcQpAttr::srv6, and every bad template refused naming the JSON path.
+// verbs::MrcQpAttr::srv6, and every bad template refused naming the JSON path;
+// "ev_probe_endpoint" (retired EVs probed with ENDPOINT EV_PROBE).
 #include <gtest/gtest.h>
 
 #include "common/config/config_error.h"
@@ -17,7 +18,7 @@ const char* kSrv6 = R"({
   },
   "workloads": [
     {"name": "w1", "host": "a", "type": "write_bw", "role": "client", "oob": "127.0.0.1:18600",
-     "transport": "mrc", "mrc": {"num_evs": 16, "ev_mode": "srv6",
+     "transport": "mrc", "mrc": {"num_evs": 16, "ev_mode": "srv6", "ev_probe_endpoint": true,
        "srv6": {"block": "fcbb:bbbb::/32", "hop_limit": 16,
                 "planes": [{"before": ["1"], "uplinks": ["3", "4"], "after": ["2", "8003"]}]}}}
   ]
@@ -38,6 +39,7 @@ TEST(MrcSrv6Config, TemplateParsed) {
   const AppConfig c = parse(kSrv6);
   const verbs::MrcQpAttr& m = c.workloads[0].mrc;
   EXPECT_EQ(m.ev_mode, verbs::MrcEvMode::kSrv6);
+  EXPECT_TRUE(m.ev_probe_endpoint);
   EXPECT_EQ(m.srv6.block[0], 0xFC);
   EXPECT_EQ(m.srv6.block[3], 0xBB);
   EXPECT_EQ(m.srv6.hop_limit, 16);

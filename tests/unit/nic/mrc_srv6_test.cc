@@ -15,6 +15,10 @@
 //  5. The same fabric with spine 1 blackholed mid-transfer: EV retirement
 //     routes around it (every EV naming spine 1 retired, none of the other),
 //     the WRITEs complete byte-exact, no QP error.
+//  6. EV_PROBE (connectionless endpoint op 1, ev_probe_endpoint): a retired
+//     EV probed on its own path, answered by the peer's QP on the same path,
+//     re-admitted after 3 answers; in the SRv6 fabric, a spine that heals gets
+//     its EVs back through EV_PROBEs that fail while it is dead.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -436,6 +440,112 @@ TEST(MrcSrv6, FailedSpineRoutedAroundByEvRetirement) {
   EXPECT_EQ(spine1_sent_end, spine1_sent_then);  // nothing more over the dead spine after its EVs retired
   EXPECT_GT(c.tx_retransmits, 0u);
   EXPECT_GT(c.tx_ev_probes, 0u);  // the retired paths are still probed
+  EXPECT_EQ(f.noroute_drops(), 0u);
+}
+
+// 6. EV_PROBE on a test link: the retired EV's probes are ENDPOINT_REQUEST
+//    EV_PROBE frames on its source port, answered by EETHs on the same one.
+TEST(MrcEvProbe, RetiredEvReadmittedByEndpointProbes) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 18);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 18);
+  v::MrcQpAttr a;
+  a.num_evs = 8;
+  a.backup_per_plane = 2;
+  a.ev_probe_endpoint = true;
+  connect_mrc(x, y, &a, v::kMrcNumEvs | v::kMrcBackupPerPlane | v::kMrcEvProbeEndpoint);
+  bool broken = true;
+  rig.filter = [&](const LinkPkt& k) {
+    const bool on_bad = k.ev == 1 || (k.op == wire::MrcOp::kEndpointRequest && k.ep_ev == 1);
+    return broken && k.from == 0 && on_bad ? Fate::kDrop : Fate::kDeliver;
+  };
+  ASSERT_EQ(post_write(x, 1, 0, 1 << 18, y.addr(), y.mr->rkey), 0);
+  ASSERT_EQ(wait_send(rig, x, 1).size(), 1u);
+  const mrc::EvSet& evs = *x.qp->mrc()->ev_set();
+  ASSERT_EQ(evs.state(1), mrc::EvState::kAssumedBad);
+  rig.run_for(TimeNs::from_us(200));
+  const uint64_t failed = evs.counters(1).probes;
+  EXPECT_GT(failed, 0u);
+  EXPECT_EQ(evs.counters(1).probe_ok, 0u);
+  broken = false;
+  rig.run_for(TimeNs::from_us(400));
+  EXPECT_EQ(evs.state(1), mrc::EvState::kGood);
+  EXPECT_EQ(evs.counters(1).readmitted, 1u);
+  EXPECT_GE(evs.counters(1).probe_ok, 3u);
+  EXPECT_GE(mctr(y).rx[static_cast<int>(mrc::MrcRx::kEvProbe)], 3u);
+  EXPECT_GE(mctr(y).tx_ev_probe_responses, 3u);
+  EXPECT_GE(mctr(x).rx[static_cast<int>(mrc::MrcRx::kEvProbeAnswered)], 3u);
+  size_t req = 0, resp = 0;
+  for (const LinkPkt& k : rig.log) {
+    if (!k.mrc) continue;
+    if (k.op == wire::MrcOp::kProbe) {
+      EXPECT_NE(k.ev, 1u) << "a reliability probe for the retired EV";
+    }
+    if (k.op == wire::MrcOp::kEndpointRequest) {
+      ++req;
+      EXPECT_EQ(k.from, 0);
+      EXPECT_EQ(k.ep_ev, 1u);
+      EXPECT_EQ(k.udp_sport, 0xC001);
+    }
+    if (k.op == wire::MrcOp::kEndpointResponse) {
+      ++resp;
+      EXPECT_EQ(k.from, 1);
+      EXPECT_EQ(k.ep_ev, 1u);
+      EXPECT_EQ(k.udp_sport, 0xC001);
+    }
+  }
+  EXPECT_GE(req, failed + 3);
+  EXPECT_GE(resp, 3u);
+  EXPECT_EQ(rig.a.counters(0).dropped() + rig.b.counters(0).dropped(), 0u);
+  EXPECT_EQ(x.qp->state(), v::QpState::kRts);
+}
+
+// 6b. SRv6 fabric, spine 1 dead from 150 to 400 us: its EVs retired, their
+//     EV_PROBEs (on spine 1, the EV's path) fail while it is dead and re-admit
+//     every one of them once it is back.
+TEST(MrcEvProbe, HealedSpineReadmittedByEndpointProbes) {
+  Fabric f;
+  constexpr uint32_t kBytes = 8u << 20;
+  Endpoint x = make_mrc_endpoint(f.a, kBytes);
+  Endpoint y = make_mrc_endpoint(f.b, kBytes);
+  fill_pattern(x.buf, 9);
+  v::MrcQpAttr t;
+  t.ev_probe_endpoint = true;
+  t.ev_probe_interval_ns = 5000;
+  ASSERT_EQ(v::mrc_modify_qp(x.qp, &t, v::kMrcEvProbeEndpoint | v::kMrcEvProbeInterval), 0) << x.qp->mrc_error();
+  connect_srv6(f, x, y, 16);
+  const TimeNs fail_at = TimeNs::from_us(150);
+  const TimeNs heal_at = TimeNs::from_us(400);
+  f.sim.blackhole_node(f.sid[3], fail_at, heal_at);
+  for (uint32_t k = 0; k < 8; ++k) {
+    ASSERT_EQ(post_write(x, k, k << 20, 1 << 20, y.addr() + (k << 20), y.mr->rkey), 0);
+  }
+  const mrc::EvSet& evs = *x.qp->mrc()->ev_set();
+  f.sim.run_until(heal_at);
+  uint64_t probes_dead = 0, ok_dead = 0;
+  int retired = 0;
+  for (uint16_t i = 1; i < evs.size(); i += 2) {
+    probes_dead += evs.counters(i).probes;
+    ok_dead += evs.counters(i).probe_ok;
+    retired += evs.state(i) == mrc::EvState::kAssumedBad;
+  }
+  EXPECT_EQ(retired, 8);
+  EXPECT_GT(probes_dead, 0u);
+  EXPECT_EQ(ok_dead, 0u);  // the EV_PROBEs took the dead spine
+  const auto wcs = run_sends(f, x, 8, TimeNs::from_ms(50));
+  ASSERT_EQ(wcs.size(), 8u);
+  for (const v::Wc& w : wcs) EXPECT_EQ(w.status, v::WcStatus::kSuccess) << v::to_string(w.status);
+  expect_same(x, 0, y, 0, kBytes);
+  f.sim.run_for(TimeNs::from_us(500));
+  int readmitted = 0;
+  for (uint16_t i = 1; i < evs.size(); i += 2) readmitted += evs.counters(i).readmitted > 0;
+  std::printf("EV_PROBE over SRv6: %lu probes on spine-1 EVs while it was dead (0 answered), %d / 8 re-admitted; "
+              "%lu EV_PROBEs sent, %lu answered, %lu answers sent by the peer\n",
+              probes_dead, readmitted, mctr(x).tx_ev_probes, mctr(x).rx[static_cast<int>(mrc::MrcRx::kEvProbeAnswered)],
+              mctr(y).tx_ev_probe_responses);
+  EXPECT_EQ(readmitted, 8);
+  EXPECT_GE(mctr(x).rx[static_cast<int>(mrc::MrcRx::kEvProbeAnswered)], 24u);
+  EXPECT_EQ(x.qp->state(), v::QpState::kRts);
   EXPECT_EQ(f.noroute_drops(), 0u);
 }
 
