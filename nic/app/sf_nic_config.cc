@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <set>
 
@@ -159,6 +160,68 @@ verbs::MrcQpAttr app_mrc_defaults() {
 
 namespace {
 
+// nic.json "mrc.srv6" (ev_mode srv6): {"block": "fcbb:bbbb::/32", "hop_limit":
+// 64, "planes": [{"before": ["1"], "uplinks": ["3", "4"], "after": ["2",
+// "8001"]}, ...]}: uSIDs as 1..4 hex digits, one entry per plane (docs/mrc.md
+// "SRv6 uSID paths"). Checked here with the JSON path, as mrc_modify_qp would.
+void parse_srv6(config::ConfigNode t, uint16_t planes, verbs::MrcQpAttr& a) {
+  t.expect_object();
+  verbs::MrcSrv6Path& p = a.srv6;
+  const auto block = t.req<std::string>("block");
+  std::optional<std::array<uint8_t, 4>> v4;
+  std::optional<std::array<uint8_t, 16>> v6;
+  const size_t slash = block.find('/');
+  if (slash == std::string::npos || block.substr(slash + 1) != "32" || !parse_ip(block.substr(0, slash), &v4, &v6) ||
+      !v6 || std::all_of(v6->begin(), v6->begin() + 4, [](uint8_t b) { return b == 0; })) {
+    t.fail_key("block", "\"" + block + "\": expected a non-zero /32 IPv6 locator block such as fcbb:bbbb::/32 (F3216)");
+  }
+  std::copy_n(v6->begin(), 4, p.block);
+  p.hop_limit = t.opt<uint8_t>("hop_limit", p.hop_limit, config::in_range<uint8_t>(1, 255));
+  config::ConfigNode pl = t.child("planes");
+  const std::vector<config::ConfigNode> list = pl.elements();
+  if (list.size() != planes) {
+    t.fail_key("planes", std::to_string(list.size()) + " plane template(s), the QP has " + std::to_string(planes) +
+                             " plane(s): one per plane");
+  }
+  p.num_planes = static_cast<uint8_t>(planes);
+  for (size_t i = 0; i < list.size(); ++i) {
+    config::ConfigNode e = list[i];
+    e.expect_object();
+    auto usids = [&](const char* key, uint16_t* out, int cap, bool required) -> uint8_t {
+      if (!required && !e.has(key)) return 0;
+      config::ConfigNode arr = e.child(key);
+      const std::vector<config::ConfigNode> v = arr.elements();
+      if (static_cast<int>(v.size()) > cap || (required && v.empty())) {
+        e.fail_key(key, std::to_string(v.size()) + " uSID(s): " + (required ? "1" : "0") + ".." + std::to_string(cap));
+      }
+      for (size_t k = 0; k < v.size(); ++k) {
+        const auto txt = v[k].as<std::string>();
+        unsigned u = 0;
+        const auto [end, ec] = std::from_chars(txt.data(), txt.data() + txt.size(), u, 16);
+        if (ec != std::errc() || end != txt.data() + txt.size() || txt.empty() || u == 0 || u > 0xFFFF) {
+          v[k].fail("\"" + txt + "\": a uSID is 1..4 hex digits, not 0");
+        }
+        out[k] = static_cast<uint16_t>(u);
+      }
+      return static_cast<uint8_t>(v.size());
+    };
+    verbs::MrcSrv6Plane& q = p.plane[i];
+    q.num_before = usids("before", q.before, verbs::kMrcSrv6MaxUsids - 1, false);
+    q.num_uplinks = usids("uplinks", q.uplinks, verbs::kMrcSrv6MaxUplinks, true);
+    q.num_after = usids("after", q.after, verbs::kMrcSrv6MaxUsids - 1, false);
+    if (q.num_before + 1 + q.num_after > verbs::kMrcSrv6MaxUsids) {
+      e.fail("before (" + std::to_string(q.num_before) + ") + 1 uplink + after (" + std::to_string(q.num_after) +
+             ") uSIDs: at most 6 fit one address after a 32-bit block");
+    }
+    if (q.num_uplinks > a.num_evs / planes) {
+      e.fail_key("uplinks", std::to_string(q.num_uplinks) + " uplinks but only " + std::to_string(a.num_evs / planes) +
+                                " EV(s) per plane: some would never be used");
+    }
+    e.finish();
+  }
+  t.finish();
+}
+
 // nic.json "mrc": the verbs::MrcQpAttr fields by their names (times in ns,
 // as mrc_modify_qp takes them), checked here with the JSON path so nothing
 // fails later at connect. Absent keys keep the verbs defaults.
@@ -197,10 +260,20 @@ verbs::MrcQpAttr parse_mrc(std::optional<config::ConfigNode> m, const AppHost& h
   a.rcv_pen_ooo_pct = m->opt<uint8_t>("rcv_pen_ooo_pct", a.rcv_pen_ooo_pct, in_range<uint8_t>(1, 100));
   if (m->has("trim_lasthop_dscp")) a.trim_lasthop_dscp = m->opt<uint8_t>("trim_lasthop_dscp", 0, in_range<uint8_t>(0, 63));
   a.seed = m->opt<uint64_t>("seed", a.seed);
+  a.ev_probe_endpoint = m->opt<bool>("ev_probe_endpoint", a.ev_probe_endpoint);
   if (m->has("ev_mode")) {
     const auto mode = m->req<std::string>("ev_mode");
-    if (mode == "srv6") m->fail_key("ev_mode", "\"srv6\": SRv6 uSID paths are not implemented (only \"udp_sport\")");
-    if (mode != "udp_sport") m->fail_key("ev_mode", "\"" + mode + "\" is not one of udp_sport");
+    if (mode == "srv6") {
+      a.ev_mode = verbs::MrcEvMode::kSrv6;
+    } else if (mode != "udp_sport") {
+      m->fail_key("ev_mode", "\"" + mode + "\" is not one of udp_sport, srv6");
+    }
+  }
+  if (std::optional<config::ConfigNode> t = m->opt_child("srv6")) {
+    if (a.ev_mode != verbs::MrcEvMode::kSrv6) m->fail_key("srv6", "needs \"ev_mode\": \"srv6\"");
+    parse_srv6(*t, planes, a);
+  } else if (a.ev_mode == verbs::MrcEvMode::kSrv6) {
+    m->fail_key("ev_mode", "\"srv6\" needs the uSID path template \"srv6\" (block, planes)");
   }
   m->finish();
   return a;

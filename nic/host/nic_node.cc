@@ -420,8 +420,21 @@ void NicNode::endpoint_frame(uint32_t host, const wire::FrameInfo& fi, TimeNs no
     ++taken;
     schedule(host, slot, now);
   }
-  // EV probes (endpoint op 1) are not implemented: retired EVs are probed
-  // with reliability probes on the QP (docs/mrc.md).
+  // EV_PROBE (op 1): a request is answered by one MRC QP of the peer that
+  // sent it (an EETH on the tested EV's path); a response goes to the QP
+  // whose retired-EV probe it answers. None: counted below (docs/mrc.md).
+  for (uint32_t slot = 0; !port_status && taken == 0 && slot < h.qp_capacity(); ++slot) {
+    rc::Qp& qp = h.qp_slot(slot);
+    mrc::Transport* t = qp.in_use() ? qp.mrc() : nullptr;
+    if (t == nullptr || !t->from_peer(fi)) continue;
+    if (fi.mrc.erth != nullptr) {
+      t->on_peer_ev_probe(fi.mrc.erth->request_id.value(), fi.mrc.erth->ev.value(), fi.mrc.erth->tx_ts.value());
+    } else if (!t->on_ev_probe_answered(fi.mrc.eeth->request_id.value(), fi.mrc.eeth->ev.value())) {
+      continue;
+    }
+    ++taken;
+    schedule(host, slot, now);
+  }
   if (taken == 0) ++ports_[h.node_port(1)].ctr.drops[static_cast<int>(RxDrop::kMrcEndpoint)];
 }
 

@@ -3,12 +3,16 @@
 #include "nic/mrc/transport.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <span>
+#include <string>
 #include <variant>
 
 #include "common/wire/icrc.h"
+#include "common/wire/srv6.h"
 #include "nic/rc/chain_copy.h"
 #include "nic/rc/identifiers.h"
 #include "nic/rc/qp.h"
@@ -28,6 +32,8 @@ constexpr uint32_t kFrameScratch = 8192;  // one frame: MTU 4096 + every header
 constexpr uint16_t kEvProbeFlag = 0x8000;  // probe id of a retired-EV probe: flag | EV index
 
 bool is_ce(const wire::FrameInfo& fi) {
+  // SRv6: the switches mark the outer header (RFC 6040: a CE outer is CE).
+  if (fi.outer_ipv6 != nullptr && fi.outer_ipv6->ecn() == wire::Ecn::kCe) return true;
   if (fi.ipv4 != nullptr) return fi.ipv4->ecn() == wire::Ecn::kCe;
   if (fi.ipv6 != nullptr) return fi.ipv6->ecn() == wire::Ecn::kCe;
   return false;
@@ -100,6 +106,8 @@ const char* to_string(MrcRx r) {
     case MrcRx::kProbeResponse: return "probe_response";
     case MrcRx::kPortStatus: return "port_status";
     case MrcRx::kPortStatusAnswered: return "port_status_answered";
+    case MrcRx::kEvProbe: return "ev_probe";
+    case MrcRx::kEvProbeAnswered: return "ev_probe_answered";
     case MrcRx::kCount: break;
   }
   return "?";
@@ -128,6 +136,7 @@ int Transport::modify(const verbs::MrcQpAttr& a, int mask, QpState state) {
   if (mask & kMrcMpr) n.mpr = a.mpr;
   if (mask & kMrcEvMode) n.ev_mode = a.ev_mode;
   if (mask & kMrcSeed) n.seed = a.seed;
+  if (mask & kMrcSrv6Path) n.srv6 = a.srv6;
   if (mask & kMrcWindowBytes) n.window_bytes = a.window_bytes;
   if (mask & kMrcBaseRtt) n.base_rtt_ns = a.base_rtt_ns;
   if (mask & kMrcRto) n.rto_ns = a.rto_ns;
@@ -140,6 +149,7 @@ int Transport::modify(const verbs::MrcQpAttr& a, int mask, QpState state) {
   }
   if (mask & kMrcMaxTimeouts) n.max_timeouts = a.max_timeouts;
   if (mask & kMrcTrimLastHopDscp) n.trim_lasthop_dscp = a.trim_lasthop_dscp;
+  if (mask & kMrcEvProbeEndpoint) n.ev_probe_endpoint = a.ev_probe_endpoint;
   if (mask & kMrcRcvPenalty) {
     n.rcv_pen_rq = a.rcv_pen_rq;
     n.rcv_pen_ooo_pct = a.rcv_pen_ooo_pct;
@@ -161,8 +171,10 @@ int Transport::modify(const verbs::MrcQpAttr& a, int mask, QpState state) {
   }
   if (n.probes_to_readmit < 1) return bad("mrc_modify_qp: probes_to_readmit: must be >= 1");
   if (n.mpr < 1 || n.mpr > SackTracker::kMaxWindow) return bad("mrc_modify_qp: mpr: must be 1..64 (the SACK bitmap's reach)");
-  if (n.ev_mode == MrcEvMode::kSrv6) return bad("mrc_modify_qp: ev_mode: SRv6 uSID paths are not implemented");
-  if (n.ev_mode != MrcEvMode::kUdpSport) return bad("mrc_modify_qp: ev_mode: unknown mode");
+  if (n.ev_mode != MrcEvMode::kUdpSport && n.ev_mode != MrcEvMode::kSrv6) return bad("mrc_modify_qp: ev_mode: unknown mode");
+  if (n.ev_mode == MrcEvMode::kSrv6) {
+    if (const char* e = srv6_error(n, planes)) return bad(e);
+  }
   if (n.base_rtt_ns < 100 || n.base_rtt_ns > 10'000'000) return bad("mrc_modify_qp: base_rtt_ns: must be 100..10,000,000");
   if (n.rto_ns < 1000 || n.rto_ns > 1'000'000'000) return bad("mrc_modify_qp: rto_ns: must be 1,000..1,000,000,000");
   if (n.ooo_tolerance_ns > n.rto_ns) return bad("mrc_modify_qp: ooo_tolerance_ns: must not exceed rto_ns");
@@ -194,11 +206,70 @@ int Transport::modify(const verbs::MrcQpAttr& a, int mask, QpState state) {
   return 0;
 }
 
+const char* Transport::srv6_error(const verbs::MrcQpAttr& n, uint16_t planes) {
+  const verbs::MrcSrv6Path& t = n.srv6;
+  auto fail = [&](std::string why) {
+    error_buf_ = "mrc_modify_qp: " + std::move(why);
+    return error_buf_.c_str();
+  };
+  if (t.num_planes != planes) {
+    return fail("srv6.num_planes: the SRv6 path template has " + std::to_string(t.num_planes) +
+                " plane(s), the QP has " + std::to_string(planes) + " (ev_mode srv6 needs one per plane, kMrcSrv6Path)");
+  }
+  if (t.block[0] == 0 && t.block[1] == 0 && t.block[2] == 0 && t.block[3] == 0) {
+    return fail("srv6.block: the SRv6 locator block must not be 0 (e.g. fcbb:bbbb)");
+  }
+  if (t.hop_limit == 0) return fail("srv6.hop_limit: must be 1..255");
+  for (uint16_t p = 0; p < planes; ++p) {
+    const verbs::MrcSrv6Plane& pl = t.plane[p];
+    const std::string at = "srv6.planes[" + std::to_string(p) + "]";
+    if (pl.num_uplinks < 1 || pl.num_uplinks > verbs::kMrcSrv6MaxUplinks) {
+      return fail(at + ".uplinks: " + std::to_string(pl.num_uplinks) + " SRv6 uplink uSID(s), must be 1..16");
+    }
+    if (pl.num_before + 1 + pl.num_after > verbs::kMrcSrv6MaxUsids) {
+      return fail(at + ": before (" + std::to_string(pl.num_before) + ") + 1 uplink + after (" +
+                  std::to_string(pl.num_after) + ") uSIDs: at most 6 fit one SRv6 address after a 32-bit block");
+    }
+    if (pl.num_uplinks > n.num_evs / planes) {
+      return fail(at + ".uplinks: " + std::to_string(pl.num_uplinks) + " SRv6 uplinks but only " +
+                  std::to_string(n.num_evs / planes) + " EV(s) per plane: some would never be used");
+    }
+    auto zero = [](const uint16_t* u, uint8_t k) { return std::find(u, u + k, uint16_t{0}) != u + k; };
+    if (zero(pl.before, pl.num_before)) return fail(at + ".before: uSID 0 (the end of the list) inside the SRv6 path");
+    if (zero(pl.uplinks, pl.num_uplinks)) return fail(at + ".uplinks: uSID 0 (the end of the list) inside the SRv6 path");
+    if (zero(pl.after, pl.num_after)) return fail(at + ".after: uSID 0 (the end of the list) inside the SRv6 path");
+  }
+  return nullptr;
+}
+
+namespace {
+
+// block | before | uplinks[uplink] | after | 0 (srv6_error checked the template).
+wire::Ipv6Addr srv6_address(const verbs::MrcSrv6Path& t, uint8_t plane, uint16_t uplink) {
+  const verbs::MrcSrv6Plane& pl = t.plane[plane];
+  std::array<uint16_t, verbs::kMrcSrv6MaxUsids> u{};
+  size_t k = 0;
+  for (uint8_t i = 0; i < pl.num_before; ++i) u[k++] = pl.before[i];
+  u[k++] = pl.uplinks[uplink % pl.num_uplinks];
+  for (uint8_t i = 0; i < pl.num_after; ++i) u[k++] = pl.after[i];
+  wire::Ipv6Addr a{};
+  wire::make_usid_address(a, std::span<const uint8_t>(t.block, 4), std::span<const uint16_t>(u.data(), k));
+  return a;
+}
+
+}  // namespace
+
+const wire::Ipv6Addr& Transport::srv6_da(uint32_t ev, uint8_t plane) const {
+  const uint32_t index = ev - attr_.ev_base;  // a peer's EV outside our profile still maps to a path (mod)
+  const uint16_t nu = attr_.srv6.plane[plane].num_uplinks;
+  return srv6_das_[size_t{plane} * verbs::kMrcSrv6MaxUplinks + (index / planes_) % nu];
+}
+
 uint8_t Transport::port_of_plane(uint8_t plane) const {
   return spray_ ? static_cast<uint8_t>(plane + 1) : q_.attr_.port_num;
 }
 
-int Transport::check_rtr(uint32_t path_mtu_bytes) {
+int Transport::check_rtr(uint32_t path_mtu_bytes, const verbs::AhAttr& ah) {
   const uint16_t planes = attr_.num_planes == 0 ? q_.env_.num_ports : attr_.num_planes;
   if (attr_.num_evs % planes != 0 || attr_.backup_per_plane >= attr_.num_evs / planes) {
     error_ = "modify_qp(RTR): the MRC EV profile does not fit the host's ports (num_evs / num_planes)";
@@ -211,6 +282,24 @@ int Transport::check_rtr(uint32_t path_mtu_bytes) {
   if (attr_.window_bytes != 0 && attr_.window_bytes < path_mtu_bytes) {
     error_ = "modify_qp(RTR): mrc window_bytes below the path MTU";
     return EINVAL;
+  }
+  if (attr_.ev_mode == verbs::MrcEvMode::kSrv6) {
+    // The inner header of an SRv6 frame is IPv6 (Srv6Spec): IPv6 addresses at both ends, every plane.
+    bool v6 = !verbs::gid_is_ipv4(ah.grh.dgid);
+    for (uint8_t p = 0; p < attr_.num_peer_ports; ++p) v6 = v6 && !verbs::gid_is_ipv4(attr_.peer_gid[p]);
+    for (uint16_t p = 0; p < planes; ++p) {
+      const uint8_t port = planes > 1 ? static_cast<uint8_t>(p + 1) : q_.attr_.port_num;
+      v6 = v6 && q_.local_of(port).has_ipv6;
+    }
+    if (!v6) {
+      error_ = "modify_qp(RTR): mrc ev_mode srv6 needs IPv6 addresses (the peer's GIDs and this host's ports): "
+               "the SRv6 inner header is IPv6";
+      return EINVAL;
+    }
+    if (attr_.srv6.num_planes != planes) {
+      error_ = "modify_qp(RTR): mrc srv6.num_planes does not match the planes";
+      return EINVAL;
+    }
   }
   return 0;
 }
@@ -259,6 +348,23 @@ void Transport::on_rtr(TimeNs now) {
   const rc::LocalAddr& local = q_.local_of(q_.attr_.port_num);
   spec_ = wire::MrcFrameSpec{};
   rc::peer_addressing(ah, local, q_.env_.cfg->ecn_capable, &spec_.l2, &spec_.l3);
+  srv6_das_.clear();
+  if (attr_.ev_mode == verbs::MrcEvMode::kSrv6 && std::holds_alternative<wire::Ipv6Spec>(spec_.l3)) {
+    // IPv6-in-IPv6: every (plane, uplink) outer DA precomputed; the inner
+    // header is the QP's (check_rtr: IPv6). address() picks the DA per EV.
+    srv6_das_.assign(size_t{planes_} * verbs::kMrcSrv6MaxUplinks, wire::Ipv6Addr{});
+    for (uint8_t p = 0; p < planes_; ++p) {
+      for (uint16_t u = 0; u < attr_.srv6.plane[p].num_uplinks; ++u) {
+        srv6_das_[size_t{p} * verbs::kMrcSrv6MaxUplinks + u] = srv6_address(attr_.srv6, p, u);
+      }
+    }
+    wire::Srv6Spec sr;
+    sr.inner = std::get<wire::Ipv6Spec>(spec_.l3);
+    sr.outer = sr.inner;
+    sr.outer.hop_limit = attr_.srv6.hop_limit;
+    sr.outer.dst = srv6_das_[0];
+    spec_.l3 = sr;
+  }
   for (TxHdr& c : tx_hdr_) c.valid = false;
   spec_.bth.dest_qp = q_.attr_.dest_qp_num;
   spec_.bth.pkey = q_.pkey_;
@@ -287,7 +393,7 @@ void Transport::on_reset() {
   sb_.reset();
   st_.reset();
   mt_.reset();
-  rtx_count_ = nack_count_ = probe_resp_count_ = 0;
+  rtx_count_ = nack_count_ = probe_resp_count_ = ev_probe_resp_count_ = 0;
   sack_due_ = probe_pending_ = port_status_pending_ = ep_resp_pending_ = false;
   ev_probe_pending_ = ev_probe_out_ = -1;
   rto_deadline_ = sack_deadline_ = port_status_repeat_ = next_probe_at_ = TimeNs::max();
@@ -295,7 +401,7 @@ void Transport::on_reset() {
 }
 
 void Transport::on_error() {
-  rtx_count_ = nack_count_ = probe_resp_count_ = 0;
+  rtx_count_ = nack_count_ = probe_resp_count_ = ev_probe_resp_count_ = 0;
   sack_due_ = probe_pending_ = port_status_pending_ = ep_resp_pending_ = false;
   ev_probe_pending_ = ev_probe_out_ = -1;
   rto_deadline_ = sack_deadline_ = port_status_repeat_ = next_probe_at_ = TimeNs::max();
@@ -312,6 +418,21 @@ void Transport::fail(WcStatus st, uint64_t wqe, TimeNs now) {
 void Transport::address(wire::MrcFrameSpec& s, uint32_t ev, uint8_t plane) const {
   s.udp_src_port = static_cast<uint16_t>(0xC000u | (ev & 0x3FFFu));
   if (auto* v6 = std::get_if<wire::Ipv6Spec>(&s.l3)) v6->flow_label = ev & 0xFFFFFu;
+  if (auto* sr = std::get_if<wire::Srv6Spec>(&s.l3)) {
+    sr->outer.flow_label = sr->inner.flow_label = ev & 0xFFFFFu;
+    sr->outer.dst = srv6_da(ev, plane);
+    if (spray_) {
+      const rc::LocalAddr& l = q_.local_of(port_of_plane(plane));
+      s.l2.src = l.mac;
+      if (attr_.num_peer_ports > plane) {
+        for (int i = 0; i < 6; ++i) s.l2.dst.bytes[i] = attr_.peer_mac[plane][i];
+        sr->inner.dst = attr_.peer_gid[plane];
+      }
+      if (l.has_gateway) s.l2.dst = l.gateway;
+      sr->outer.src = sr->inner.src = l.ipv6;
+    }
+    return;
+  }
   if (spray_) {
     // Plane p: our port p + 1's addresses, the peer's plane-p address.
     const rc::LocalAddr& l = q_.local_of(port_of_plane(plane));
@@ -383,14 +504,7 @@ rte_mbuf* Transport::emit_data(wire::MrcFrameSpec& s, uint64_t wqe, uint32_t off
   *lkey_failed = false;
   address(s, s.meth.ev, plane);
   const bool v4 = std::holds_alternative<wire::Ipv4Spec>(s.l3);
-  if (!v4 && !std::holds_alternative<wire::Ipv6Spec>(s.l3)) {
-    // Not IPv4 / IPv6 (no other L3 is set up today): the generic path.
-    if (!gather(wqe, off, n)) {
-      *lkey_failed = true;
-      return nullptr;
-    }
-    return emit(s, n, s.meth.ev, plane);
-  }
+  const bool sr = std::holds_alternative<wire::Srv6Spec>(s.l3);
   rte_mbuf* m = rte_pktmbuf_alloc(q_.env_.pool);
   if (m == nullptr) {
     ++q_.ctr_.alloc_failures;
@@ -398,7 +512,9 @@ rte_mbuf* Transport::emit_data(wire::MrcFrameSpec& s, uint64_t wqe, uint32_t off
   }
   uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
   const wire::IcrcLayout layout{v4 ? wire::IpVersion::kV4 : wire::IpVersion::kV6, v4 ? 20u : 40u};
-  const uint32_t ip_off = wire::EthHeader::kSize + (s.l2.vlan ? wire::VlanTag::kSize : 0);
+  // SRv6: the outer IPv6 header, then the inner one (ip_off): the ICRC's.
+  const uint32_t outer_off = wire::EthHeader::kSize + (s.l2.vlan ? wire::VlanTag::kSize : 0);
+  const uint32_t ip_off = outer_off + (sr ? 40u : 0u);
   const bool imm = wire::mrc_has_imm(s.op);
   const uint32_t udp_off = ip_off + layout.ip_header_bytes;
   const uint32_t bth_off = udp_off + static_cast<uint32_t>(wire::UdpHeader::kSize);
@@ -428,6 +544,14 @@ rte_mbuf* Transport::emit_data(wire::MrcFrameSpec& s, uint64_t wqe, uint32_t off
       data[ip_off + 1] = static_cast<uint8_t>((data[ip_off + 1] & 0xF0) | (fl >> 16));
       data[ip_off + 2] = static_cast<uint8_t>(fl >> 8);
       data[ip_off + 3] = static_cast<uint8_t>(fl);
+      if (sr) {
+        // The outer header: the EV's flow label and uSID destination.
+        data[outer_off + 1] = static_cast<uint8_t>((data[outer_off + 1] & 0xF0) | (fl >> 16));
+        data[outer_off + 2] = static_cast<uint8_t>(fl >> 8);
+        data[outer_off + 3] = static_cast<uint8_t>(fl);
+        const wire::Ipv6Addr& da = std::get<wire::Srv6Spec>(s.l3).outer.dst;
+        std::memcpy(data + outer_off + 24, da.bytes.data(), 16);
+      }
     }
     const uint32_t psn = s.bth.psn.value();
     data[bth_off + wire::Bth::kOffPsn] = static_cast<uint8_t>(psn >> 16);
@@ -693,6 +817,16 @@ rte_mbuf* Transport::make_probe(uint8_t plane, TimeNs now) {
     const auto index = static_cast<uint16_t>(ev_probe_pending_);
     ev = ev_->ev(index);
     s.probe.probe_id = static_cast<uint16_t>(kEvProbeFlag | index);
+    if (attr_.ev_probe_endpoint) {
+      // The connectionless EV_PROBE on that EV's path (DestQP 2, PSN 0).
+      s.op = MrcOp::kEndpointRequest;
+      s.ep_request.op = wire::MrcEndpointOp::kEvProbe;
+      s.ep_request.num_ports = planes_;
+      s.ep_request.request_id = s.probe.probe_id;
+      s.ep_request.ev = ev;
+      s.ep_request.port_status_mask = local_up_;
+      s.ep_request.tx_ts = now_ts(now);
+    }
   } else {
     const std::optional<EvPick> pk = pick(plane);
     if (!pk) {
@@ -1225,6 +1359,24 @@ rte_mbuf* Transport::make_ctrl(TimeNs now) {
     ++ctr_.tx_port_status;
     return m;
   }
+  if (ev_probe_resp_count_ > 0) {
+    // The answer to the peer's EV_PROBE, on the path of the EV it tested.
+    const ProbeResp& p = ev_probe_resps_[ev_probe_resp_head_];
+    s.op = MrcOp::kEndpointResponse;
+    s.ep_response.op = wire::MrcEndpointOp::kEvProbe;
+    s.ep_response.status = wire::MrcEndpointStatus::kOk;
+    s.ep_response.request_id = p.id;
+    s.ep_response.ev = p.ev;
+    s.ep_response.port_status_mask = local_up_;
+    s.ep_response.ts_echo = p.ts;
+    pick_plane(p.ev);
+    rte_mbuf* m = emit(s, 0, p.ev, plane);
+    if (m == nullptr) return nullptr;
+    ev_probe_resp_head_ = (ev_probe_resp_head_ + 1) % static_cast<uint32_t>(ev_probe_resps_.size());
+    --ev_probe_resp_count_;
+    ++ctr_.tx_ev_probe_responses;
+    return m;
+  }
   if (ep_resp_pending_) {
     s.op = MrcOp::kEndpointResponse;
     s.ep_response.op = wire::MrcEndpointOp::kPortStatus;
@@ -1337,6 +1489,23 @@ void Transport::on_peer_port_status(uint32_t up_mask, uint8_t num_ports, uint16_
   ep_resp_pending_ = true;
   ep_resp_id_ = request_id;
   ++ctr_.rx[static_cast<int>(MrcRx::kPortStatus)];
+}
+
+void Transport::on_peer_ev_probe(uint16_t request_id, uint32_t ev, uint32_t tx_ts) {
+  ++ctr_.rx[static_cast<int>(MrcRx::kEvProbe)];
+  if (ev_probe_resp_count_ == ev_probe_resps_.size()) return;  // full: the prober's timeout fails it
+  ev_probe_resps_[(ev_probe_resp_head_ + ev_probe_resp_count_) % ev_probe_resps_.size()] = {request_id, ev, tx_ts};
+  ++ev_probe_resp_count_;
+}
+
+bool Transport::on_ev_probe_answered(uint16_t request_id, uint32_t ev) {
+  if (!ev_ || (request_id & kEvProbeFlag) == 0) return false;
+  const int index = request_id & ~kEvProbeFlag;
+  if (index != ev_probe_out_ || index >= ev_->size() || ev_->ev(static_cast<uint16_t>(index)) != ev) return false;
+  if (ev_->on_probe_result(static_cast<uint16_t>(index), true) == EvOutcome::kReadmitted && retired_ > 0) --retired_;
+  ev_probe_out_ = -1;
+  ++ctr_.rx[static_cast<int>(MrcRx::kEvProbeAnswered)];
+  return true;
 }
 
 bool Transport::from_peer(const wire::FrameInfo& fi) const { return ev_.has_value() && peer_ok(fi); }

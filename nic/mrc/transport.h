@@ -29,6 +29,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "common/rng.h"
@@ -69,6 +70,8 @@ enum class MrcRx : uint8_t {
   kProbeResponse,   // SACK with PR: probe answered
   kPortStatus,      // port-status update applied
   kPortStatusAnswered,  // the peer's EETH answered our port-status update
+  kEvProbe,         // the peer's ENDPOINT EV_PROBE: answered (EETH on the same path)
+  kEvProbeAnswered, // the peer's EETH answered our EV_PROBE (a retired EV's path works)
   kCount
 };
 const char* to_string(MrcRx r);
@@ -88,6 +91,7 @@ struct MrcCounters {
   uint64_t tx_probe_responses = 0;
   uint64_t tx_rcv_pen_sacks = 0;  // SACKs that asked the sender to back off (rcv_cwnd_pen > 0)
   uint64_t tx_port_status = 0;    // ERTH port-status updates sent
+  uint64_t tx_ev_probe_responses = 0;  // EETH answers to the peer's EV_PROBEs
   uint64_t timeouts = 0;          // RTO expiries (PSNs)
   uint64_t stall_timeouts = 0;    //   of which: no feedback from the peer since the send (EV not blamed)
   uint64_t down_timeouts = 0;     //   of which: every local plane down (not counted towards max_timeouts)
@@ -116,7 +120,7 @@ class Transport {
   // QP state changes (rc::Qp::modify after its own checks): RTR sets up the
   // responder and the EV set, RTS the requester. EINVAL (error() set) when the
   // profile does not fit the host (planes), before anything changed.
-  int check_rtr(uint32_t path_mtu_bytes);
+  int check_rtr(uint32_t path_mtu_bytes, const verbs::AhAttr& ah);  // ah: the RTR call's address vector
   void on_rtr(TimeNs now);
   void on_rts(TimeNs now);
   void on_reset();
@@ -127,7 +131,8 @@ class Transport {
   // ---- datapath (rc::Qp forwards) -------------------------------------------
   int on_rx(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now);  // returns MrcRx
   bool has_ctrl() const {
-    return nack_count_ > 0 || probe_resp_count_ > 0 || sack_due_ || port_status_pending_ || ep_resp_pending_;
+    return nack_count_ > 0 || probe_resp_count_ > 0 || sack_due_ || port_status_pending_ || ep_resp_pending_ ||
+           ev_probe_resp_count_ > 0;
   }
   rte_mbuf* make_ctrl(TimeNs now);
   // Data frames (data, retransmissions, probes) for the port the host is
@@ -153,6 +158,12 @@ class Transport {
   bool from_peer(const wire::FrameInfo& fi) const;
   // The peer's EETH answered our port-status update: stop repeating it.
   void on_port_status_answered();
+  // The peer's ENDPOINT EV_PROBE (delivered by the host to one QP of that
+  // peer): answered with an EETH on the path of `ev`.
+  void on_peer_ev_probe(uint16_t request_id, uint32_t ev, uint32_t tx_ts);
+  // An EETH answering an EV_PROBE: true when it is this QP's retired-EV probe
+  // in flight (then a probe success).
+  bool on_ev_probe_answered(uint16_t request_id, uint32_t ev);
 
   // ---- introspection -------------------------------------------------------
   const MrcCounters& counters() const { return ctr_; }
@@ -250,10 +261,19 @@ class Transport {
   void fail(verbs::WcStatus st, uint64_t wqe, TimeNs now);
   uint32_t now_ts(TimeNs now) const { return static_cast<uint32_t>(now.ns()); }
   void set_profile_error(const char* e) { error_ = e; }
+  // ev_mode kSrv6: what is wrong with n.srv6 for a QP of `planes` planes
+  // (the message names the key), nullptr when it is usable.
+  const char* srv6_error(const verbs::MrcQpAttr& n, uint16_t planes);
+  // The outer DA of EV value `ev` sent on `plane` (precomputed at RTR):
+  // uplink (index / planes) % num_uplinks of the plane's template.
+  const wire::Ipv6Addr& srv6_da(uint32_t ev, uint8_t plane) const;
 
   rc::Qp& q_;
   verbs::MrcQpAttr attr_{};
   const char* error_ = "";
+  std::string error_buf_;          // error_ when it names values (control path only)
+  // ev_mode kSrv6: outer DA per (plane, uplink), plane * kMrcSrv6MaxUplinks + uplink (RTR).
+  std::vector<wire::Ipv6Addr> srv6_das_;
   uint8_t planes_ = 1;
   bool spray_ = false;         // planes map to the host's ports (port p + 1)
   uint32_t window_ = 0;        // window_bytes in effect
@@ -322,6 +342,9 @@ class Transport {
   uint32_t nack_head_ = 0;
   uint32_t nack_count_ = 0;
   std::array<ProbeResp, 8> probe_resps_{};
+  std::array<ProbeResp, 8> ev_probe_resps_{};  // EETHs owed for the peer's EV_PROBEs
+  uint32_t ev_probe_resp_head_ = 0;
+  uint32_t ev_probe_resp_count_ = 0;
   uint32_t probe_resp_head_ = 0;
   uint32_t probe_resp_count_ = 0;
   Trigger trig_;

@@ -203,7 +203,8 @@ int Qp::modify(const verbs::QpAttr& a, int mask, TimeNs now) {
   if ((mask & kQpRetryCnt) && a.retry_cnt > 7) return EINVAL;
   if ((mask & kQpRnrRetry) && a.rnr_retry > 7) return EINVAL;
   if (mrc_ != nullptr && next == QpState::kRtr && cur != QpState::kRtr) {
-    if (const int e = mrc_->check_rtr(mtu_bytes((mask & kQpPathMtu) ? a.path_mtu : attr_.path_mtu)); e != 0) return e;
+    if (const int e = mrc_->check_rtr(mtu_bytes((mask & kQpPathMtu) ? a.path_mtu : attr_.path_mtu),
+                                        (mask & kQpAv) ? a.ah_attr : attr_.ah_attr); e != 0) return e;
   }
 
   // Apply.

@@ -261,7 +261,30 @@ struct QpRateLimitAttr {
 // How the EV selects the path of a packet.
 enum class MrcEvMode : uint8_t {
   kUdpSport = 0,  // UDP source port 0xC000 | (ev & 0x3FFF); IPv6 also flow label = ev & 0xFFFFF
-  kSrv6 = 1,      // uSID path from the EV: not implemented, refused (EINVAL)
+  kSrv6 = 1,      // IPv6-in-IPv6, outer DA = the uSID path the EV names (MrcQpAttr::srv6)
+};
+
+// SRv6 uSID path template of an MRC QP (ev_mode kSrv6; docs/mrc.md "SRv6
+// uSID paths"). F3216: a 32-bit locator block and 16-bit uSIDs, at most 6
+// uSIDs in one address. Plane p's packets go to
+//   block | before[0..] | uplinks[u] | after[0..] | 0
+// where EV index i is on plane i % planes (as the EV set) and takes uplink
+// u = (i / planes) % num_uplinks: the EV picks plane and uplink (a spine).
+inline constexpr int kMrcSrv6MaxUsids = 6;     // uSIDs in one F3216 address
+inline constexpr int kMrcSrv6MaxUplinks = 16;  // candidate uplink uSIDs per plane
+struct MrcSrv6Plane {
+  uint8_t num_before = 0;                       // uSIDs before the uplink (e.g. the first switch)
+  uint8_t num_uplinks = 0;                      // 1..16 candidates
+  uint8_t num_after = 0;                        // uSIDs after it, to the peer's port
+  uint16_t before[kMrcSrv6MaxUsids] = {};
+  uint16_t uplinks[kMrcSrv6MaxUplinks] = {};
+  uint16_t after[kMrcSrv6MaxUsids] = {};
+};
+struct MrcSrv6Path {
+  uint8_t block[4] = {};                        // locator block, not all zero
+  uint8_t hop_limit = 64;                       // outer IPv6 hop limit, >= 1
+  uint8_t num_planes = 0;                       // = the QP's planes
+  MrcSrv6Plane plane[32] = {};
 };
 
 struct MrcQpAttr {
@@ -290,6 +313,12 @@ struct MrcQpAttr {
   uint8_t num_peer_ports = 0;       // 0, or the number of planes
   Gid peer_gid[32] = {};
   uint8_t peer_mac[32][6] = {};
+  // Retired EVs are probed with the connectionless ENDPOINT_REQUEST EV_PROBE
+  // (op 1, answered by an EETH on the same path) instead of a reliability
+  // probe on the QP (kMrcEvProbeEndpoint).
+  bool ev_probe_endpoint = false;
+  // ev_mode kSrv6: the path template (kMrcSrv6Path); ignored otherwise.
+  MrcSrv6Path srv6 = {};
   // Responder back-pressure: the rcv_cwnd_pen each SACK carries (0..127;
   // an NSCC sender takes acked bytes x pen / 128 off its window per SACK,
   // docs/mrc.md "Back-pressure"): rcv_pen_rq while a WRITE_WITH_IMM waits
@@ -321,12 +350,15 @@ inline constexpr int kMrcSackCoalesce = 1 << 14;  // sack_every_pkts and sack_de
 inline constexpr int kMrcMaxTimeouts = 1 << 15;
 inline constexpr int kMrcTrimLastHopDscp = 1 << 16;
 inline constexpr int kMrcPeerPorts = 1 << 17;  // num_peer_ports, peer_gid, peer_mac
+inline constexpr int kMrcSrv6Path = 1 << 18;   // srv6 (the uSID path template)
+inline constexpr int kMrcEvProbeEndpoint = 1 << 19;  // ev_probe_endpoint
 inline constexpr int kMrcRcvPenalty = 1 << 24;  // rcv_pen_rq and rcv_pen_ooo_pct
 inline constexpr int kMrcProfile = kMrcNumEvs | kMrcNumPlanes | kMrcBackupPerPlane | kMrcEvBase |
-                                   kMrcProbesToReadmit | kMrcMpr | kMrcEvMode | kMrcSeed | kMrcPeerPorts;
+                                   kMrcProbesToReadmit | kMrcMpr | kMrcEvMode | kMrcSeed | kMrcPeerPorts |
+                                   kMrcSrv6Path;
 inline constexpr int kMrcTunables = kMrcWindowBytes | kMrcBaseRtt | kMrcRto | kMrcOooTolerance | kMrcProbeInterval |
                                     kMrcEvProbeInterval | kMrcSackCoalesce | kMrcMaxTimeouts | kMrcTrimLastHopDscp |
-                                    kMrcRcvPenalty;
+                                    kMrcEvProbeEndpoint | kMrcRcvPenalty;
 inline constexpr int kMrcAllAttrs = kMrcProfile | kMrcTunables;
 
 }  // namespace sf::nic::verbs

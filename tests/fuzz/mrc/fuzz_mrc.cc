@@ -398,7 +398,9 @@ class Replay {
         for (uint64_t k : qp->counters().rx) n += k;
         if (const mrc::Transport* t = qp->mrc()) {
           n += t->counters().rx[static_cast<int>(mrc::MrcRx::kPortStatus)] +
-               t->counters().rx[static_cast<int>(mrc::MrcRx::kPortStatusAnswered)];
+               t->counters().rx[static_cast<int>(mrc::MrcRx::kPortStatusAnswered)] +
+               t->counters().rx[static_cast<int>(mrc::MrcRx::kEvProbe)] +
+               t->counters().rx[static_cast<int>(mrc::MrcRx::kEvProbeAnswered)];
         }
       }
     }

@@ -2,7 +2,8 @@
 // NicNodes back to back, WRITE and WRITE_IMM messages posted and completed
 // in a steady state with every 37th frame of the requester lost (SACK holes,
 // retransmissions on other EVs, EV retirements and probes); zero operator
-// new calls. A binary of its own (alloc_count.h replaces operator new).
+// new calls; the same in SRv6 mode (IPv6-in-IPv6, the outer DA per EV). A
+// binary of its own (alloc_count.h replaces operator new).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -16,13 +17,31 @@
 namespace sf::nic::test {
 namespace {
 
-TEST(MrcQpAlloc, SteadyStateAllocatesNothing) {
+void steady_state(bool srv6) {
   NicNode a(mrc_node_cfg(0, 1, BitRate::gbps(100)), sf::test::mbuf_pool());
   NicNode b(mrc_node_cfg(1, 1, BitRate::gbps(100)), sf::test::mbuf_pool());
   Endpoint x = make_mrc_endpoint(a, 1 << 20);
   Endpoint y = make_mrc_endpoint(b, 1 << 20);
   fill_pattern(x.buf, 1);
-  connect_mrc(x, y);
+  if (srv6) {
+    v::MrcQpAttr m;
+    m.ev_mode = v::MrcEvMode::kSrv6;
+    m.srv6.block[0] = 0xFC;
+    m.srv6.block[1] = 0xBB;
+    m.srv6.num_planes = 1;
+    m.srv6.plane[0].num_before = 1;
+    m.srv6.plane[0].before[0] = 0x1;
+    m.srv6.plane[0].num_uplinks = 4;
+    for (uint16_t u = 0; u < 4; ++u) m.srv6.plane[0].uplinks[u] = static_cast<uint16_t>(0x10 + u);
+    m.srv6.plane[0].num_after = 2;
+    m.srv6.plane[0].after[0] = 0x2;
+    m.srv6.plane[0].after[1] = 0x8001;
+    ConnParams p;
+    p.ipv6 = true;
+    connect_mrc(x, y, &m, v::kMrcEvMode | v::kMrcSrv6Path, p);
+  } else {
+    connect_mrc(x, y);
+  }
   std::array<rte_mbuf*, 32> out{};
   std::array<v::Wc, 16> wc{};
   TimeNs now{0};
@@ -71,6 +90,9 @@ TEST(MrcQpAlloc, SteadyStateAllocatesNothing) {
   EXPECT_GT(recvs, 250u);
   EXPECT_EQ(x.qp->state(), v::QpState::kRts);
 }
+
+TEST(MrcQpAlloc, SteadyStateAllocatesNothing) { steady_state(false); }
+TEST(MrcQpAlloc, Srv6SteadyStateAllocatesNothing) { steady_state(true); }
 
 }  // namespace
 }  // namespace sf::nic::test

@@ -336,7 +336,9 @@ uint64_t reasons(NicNode& n, std::initializer_list<const Endpoint*> eps) {
   for (const Endpoint* e : eps) {
     for (uint64_t k : e->qp->counters().rx) s += k;
     s += mctr(*e).rx[static_cast<int>(mrc::MrcRx::kPortStatus)] +
-         mctr(*e).rx[static_cast<int>(mrc::MrcRx::kPortStatusAnswered)];
+         mctr(*e).rx[static_cast<int>(mrc::MrcRx::kPortStatusAnswered)] +
+         mctr(*e).rx[static_cast<int>(mrc::MrcRx::kEvProbe)] +
+         mctr(*e).rx[static_cast<int>(mrc::MrcRx::kEvProbeAnswered)];
   }
   return s;
 }
@@ -446,10 +448,24 @@ TEST(MrcQpEdge, BadFramesCountedWithReason) {
        [](std::vector<uint8_t>& f) {
          f[14 + 20 + 8 + 12] ^= 0x40;  // METH byte 0 bit 6 (LAST) on a WRITE_ONLY: mrc_bad_meth
        }},
-      {"endpoint EV_PROBE (not implemented)",
+      {"endpoint EV_PROBE from the peer (answered by its QP)",
        [&](wire::MrcFrameSpec& s) {
          s.op = MrcOp::kEndpointRequest;
          s.ep_request.op = wire::MrcEndpointOp::kEvProbe;
+       },
+       false, {}, mrc::MrcRx::kEvProbe, &y},
+      {"endpoint EV_PROBE from a stranger",
+       [&](wire::MrcFrameSpec& s) {
+         s.op = MrcOp::kEndpointRequest;
+         s.ep_request.op = wire::MrcEndpointOp::kEvProbe;
+         std::get<wire::Ipv4Spec>(s.l3).src.bytes[3] ^= 0x40;
+       },
+       true, RxDrop::kMrcEndpoint},
+      {"endpoint EV_PROBE response nobody asked for",
+       [&](wire::MrcFrameSpec& s) {
+         s.op = MrcOp::kEndpointResponse;
+         s.ep_response.op = wire::MrcEndpointOp::kEvProbe;
+         s.ep_response.request_id = 0x8001;
        },
        true, RxDrop::kMrcEndpoint},
   };

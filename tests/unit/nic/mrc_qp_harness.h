@@ -42,6 +42,7 @@ struct LinkPkt {
   wire::MrcNackReason nack = wire::MrcNackReason::kTrimmed;
   uint32_t nack_psn = 0;
   bool probe_response = false;
+  uint32_t ep_ev = 0;  // an endpoint frame's (ERTH / EETH) EV; `ev` stays 0 for them
 };
 
 enum class Fate { kDeliver, kDrop, kHold, kDup, kTrim, kCe };
@@ -103,6 +104,8 @@ inline LinkPkt describe(const std::vector<uint8_t>& b, int from, PortId port) {
     k.nack_psn = fi.mrc.neth->get_nack_psn().value();
   }
   if (fi.mrc.peth != nullptr) k.ev = fi.mrc.peth->ev.value();
+  if (fi.mrc.erth != nullptr) k.ep_ev = fi.mrc.erth->ev.value();
+  if (fi.mrc.eeth != nullptr) k.ep_ev = fi.mrc.eeth->ev.value();
   return k;
 }
 
@@ -175,6 +178,8 @@ class MrcRig {
   uint8_t trim_dscp = 46;
   // Every frame seen, in order.
   std::vector<LinkPkt> log;
+  // Called with every frame's bytes as it leaves node `from`'s `port` (before its fate).
+  std::function<void(int from, PortId port, const std::vector<uint8_t>&)> tap;
   // Held frames (Fate::kHold), in arrival order.
   std::vector<std::pair<LinkPkt, std::vector<uint8_t>>> held;
   // Port up/down of the link (per port index): a down link drops both ways,
@@ -258,6 +263,7 @@ class MrcRig {
         rte_pktmbuf_free(out[i]);
         const LinkPkt pk = describe(bytes, n, port);
         log.push_back(pk);
+        if (tap) tap(n, port, bytes);
         if (!link_up[port]) continue;
         const Fate f = filter ? filter(pk) : Fate::kDeliver;
         switch (f) {
