@@ -5,7 +5,7 @@ seed001-cc-switch.json (the 65-port 400G seed-001 switch, Kmin 120 KiB / Kmax
 600 KiB, PFC on priority 3, INT on queue 3 of every port: inert for every CC
 but HPCC, whose requests alone carry the INT flag).
 
-usage: config/scenarios/seed001-cc-gen.py [--senders N] [--rounds K] [--scale F] [--out DIR]
+usage: config/scenarios/seed001-cc-gen.py [--senders N] [--rounds K] [--uniform] [--scale F] [--out DIR]
 --senders / --scale make the small versions the test runs (tests/tools).
 Besides one file per CC with its defaults it writes the tuned variants of
 VARIANTS (seed001-cc-<variant>.json: a CC with nic.json cc_params)."""
@@ -16,15 +16,21 @@ import os
 HERE = os.path.dirname(os.path.abspath(__file__))
 CCS = ["none", "dcqcn-nvidia", "dcqcn-paper", "swift", "bbr", "hpcc"]
 # Tuned variants: file name -> (cc, cc_params with "{fair}" = line rate / senders, Gb/s).
-# hpcc-fair: HPCC starting at the fair share (initial_rate) with the paper's eta 0.95;
-# hpcc-fair-eta98 / -eta99: the same with the utilisation target raised (the trade-off:
-# throughput against queue); bbr-fair: BBR pacing at the fair share until its first
-# bandwidth sample, with Linux's minimum 4-packet initial window.
+# hpcc-fair: HPCC starting at the fair share (initial_rate) with T = the
+# fabric's base RTT (base_rtt 4.5 us: the 64 B probe's least round trip is
+# 4.0 us, a 4 KiB frame adds 0.2 us of serialisation; HPCC's default T is
+# 10 us) and the paper's eta 0.95; -eta98 / -eta99 raise the utilisation
+# target (the trade-off: throughput against queue). bbr-fair: BBR pacing at
+# the fair share until its first bandwidth sample, with Linux's minimum
+# 4-packet initial window; bbr-fair-cwnd1 also lowers the window floor
+# (min_cwnd_pkts, Linux's 4) to one packet: 64 flows x 4 packets is 1 MiB in
+# flight, five times the path's BDP (400G x 4.2 us = 210 KB).
 VARIANTS = {
-    "hpcc-fair": ("hpcc", {"initial_rate": "{fair}"}),
-    "hpcc-fair-eta98": ("hpcc", {"initial_rate": "{fair}", "eta": 0.98}),
-    "hpcc-fair-eta99": ("hpcc", {"initial_rate": "{fair}", "eta": 0.99}),
+    "hpcc-fair": ("hpcc", {"initial_rate": "{fair}", "base_rtt": "4500ns"}),
+    "hpcc-fair-eta98": ("hpcc", {"initial_rate": "{fair}", "base_rtt": "4500ns", "eta": 0.98}),
+    "hpcc-fair-eta99": ("hpcc", {"initial_rate": "{fair}", "base_rtt": "4500ns", "eta": 0.99}),
     "bbr-fair": ("bbr", {"initial_rate": "{fair}", "initial_cwnd_pkts": 4}),
+    "bbr-fair-cwnd1": ("bbr", {"initial_rate": "{fair}", "initial_cwnd_pkts": 1, "min_cwnd_pkts": 1}),
 }
 LINE_GBPS = 400
 # All-reduce-like rounds: every sender sends its burst into r0, and the next
@@ -38,8 +44,8 @@ LINE_GBPS = 400
 SMALL_ROUNDS = [(0, 64 << 10), (1, 256 << 10), (2, 1 << 20)]
 
 
-def rounds_for(senders, rounds, gap_ms):
-    if senders <= 16:
+def rounds_for(senders, rounds, gap_ms, uniform=False):
+    if senders <= 16 and not uniform:
         return SMALL_ROUNDS
     return [(k * gap_ms, 1 << 20) for k in range(rounds)]
 
@@ -96,6 +102,7 @@ def main():
     ap.add_argument("--senders", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=3, help="rounds of 1 MiB per sender (above 16 senders)")
     ap.add_argument("--gap-ms", type=int, default=2, help="ms between round starts (above 16 senders)")
+    ap.add_argument("--uniform", action="store_true", help="rounds of 1 MiB per sender at any --senders (the N:1 grid)")
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--out", default=HERE)
     a = ap.parse_args()
@@ -104,7 +111,7 @@ def main():
     with open(sw_path, "w") as f:
         json.dump(switch_cfg(), f, indent=1)
         f.write("\n")
-    rounds = rounds_for(a.senders, a.rounds, a.gap_ms)
+    rounds = rounds_for(a.senders, a.rounds, a.gap_ms, a.uniform)
     runs = [(cc, cc, None) for cc in CCS] + [(v, cc, fill(p, a.senders)) for v, (cc, p) in VARIANTS.items()]
     for name, cc, params in runs:
         with open(os.path.join(a.out, f"seed001-cc-{name}.json"), "w") as f:
