@@ -31,6 +31,7 @@ VARIANTS = {
     "hpcc-fair-eta99": ("hpcc", {"initial_rate": "{fair}", "base_rtt": "4500ns", "eta": 0.99}),
     "bbr-fair": ("bbr", {"initial_rate": "{fair}", "initial_cwnd_pkts": 4}),
     "bbr-fair-cwnd1": ("bbr", {"initial_rate": "{fair}", "initial_cwnd_pkts": 1, "min_cwnd_pkts": 1}),
+    "bbr-paced": ("bbr", {"initial_rate": "{fair}", "initial_cwnd_pkts": 2, "min_cwnd_pkts": 2, "high_gain": 1.1}),
 }
 LINE_GBPS = 400
 # All-reduce-like rounds: every sender sends its burst into r0, and the next

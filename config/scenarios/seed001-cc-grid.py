@@ -97,7 +97,7 @@ def main():
     ax2.set_ylabel("aggregate goodput, Gb/s")
     ax1.set_xticks(ns)
     ax2.set_xticks(ns)
-    ax1.legend(fontsize=7)
+    ax1.legend(fontsize=7, loc="upper left")
     ax2.legend(fontsize=7)
     fig.suptitle(f"seed 001 N:1 grid, {a.rounds} rounds of 1 MiB per sender, virtual time")
     fig.tight_layout()
