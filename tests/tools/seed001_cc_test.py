@@ -132,6 +132,13 @@ def main():
            os.path.join(d64, "seed001-cc-bbr-paced.json"), "--out", os.path.join(d64, "bbr-paced"), "--build", build]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     check(p.returncode == 0, f"64:1 bbr-paced: exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    # r0 serves 64 senders + the probe: 65 workloads, past sf-nic's default
+    # 64; sf-lab raised its verbs limits, and passed the hosts' cc_params.
+    rx = json.load(open(os.path.join(d64, "bbr-paced", "run", "nic-receiver.json")))
+    lim = {k: v for k, v in rx["hosts"]["r0"].items() if k.startswith("max_")}
+    check(lim == {"max_pds": 65, "max_mrs": 65, "max_cqs": 130, "max_qps": 65}, f"64:1 r0 limits {lim}")
+    tx = json.load(open(os.path.join(d64, "bbr-paced", "run", "nic-senders.json")))
+    check(all(w.get("cc_params", {}).get("high_gain") == 1.1 for w in tx["workloads"]), "64:1 senders' cc_params")
     paced = summary(os.path.join(d64, "bbr-paced"))
     print(f"64:1 bbr-paced probe mean {paced['probe_mean_us']} us p99 {paced['probe_p99_us']} us "
           f"({paced['probe_samples']}), pauses {paced['pauses']}, {paced['throughput_gbps']:.1f} Gb/s, "
