@@ -74,6 +74,10 @@ NicConfig nic_config_of(const AppConfig& cfg) {
     HostConfig hc;
     hc.name = h.name;
     hc.rc.cnp_dscp = h.cnp_dscp;
+    hc.max_qps = h.max_qps;
+    hc.max_mrs = h.max_mrs;
+    hc.max_cqs = h.max_cqs;
+    hc.max_pds = h.max_pds;
     // Node ports in host order, each host's ports in port_num order.
     for (uint8_t k = 1; k <= h.num_ports(); ++k) {
       const AppPort ap = h.port(k);

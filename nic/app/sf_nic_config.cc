@@ -122,6 +122,12 @@ AppHost parse_host(const std::string& name, config::ConfigNode n) {
   if (h.pfc_generate != 0 && h.rx_drain_rate.bps() == 0) {
     n.fail_key("pfc_generate", "needs rx_drain_rate (there is no receive backlog without it)");
   }
+  // Verbs object limits (HostConfig): each in [1, kMaxHostObjects].
+  constexpr config::Range<uint32_t> kObjects = config::in_range<uint32_t>(1, kMaxHostObjects);
+  h.max_qps = n.opt<uint32_t>("max_qps", h.max_qps, kObjects);
+  h.max_mrs = n.opt<uint32_t>("max_mrs", h.max_mrs, kObjects);
+  h.max_cqs = n.opt<uint32_t>("max_cqs", h.max_cqs, kObjects);
+  h.max_pds = n.opt<uint32_t>("max_pds", h.max_pds, kObjects);
   n.finish();
   return h;
 }

@@ -77,6 +77,14 @@ struct AppHost {
   // (SWITCH_TRIMMING.dscp_value); MRC data frames arriving with it are taken
   // as trimmed (NicPortConfig::mrc_trimmed_dscp_mask). 0 = none.
   uint64_t mrc_trimmed_dscp_mask = 0;
+  // Verbs object limits of the host (nic/host/nic_config.h HostConfig): a
+  // perftest workload takes one PD, one MR, two CQs and `qps` QPs, so the
+  // defaults hold 64 workloads; a 64:1 receiver with a probe, or repeated
+  // bursts, needs more ("max_qps", "max_mrs", "max_cqs", "max_pds").
+  uint32_t max_qps = 64;
+  uint32_t max_mrs = 64;
+  uint32_t max_cqs = 128;
+  uint32_t max_pds = 64;
 
   // Verbs ports of the host (1 + more_ports) and port k (1-based) of them.
   uint8_t num_ports() const { return static_cast<uint8_t>(1 + more_ports.size()); }
@@ -88,6 +96,8 @@ struct AppHost {
 
 // nic.json "ports": at most this many per host.
 inline constexpr uint32_t kMaxAppPorts = 32;
+// nic.json "max_qps" / "max_mrs" / "max_cqs" / "max_pds": at most this many.
+inline constexpr uint32_t kMaxHostObjects = 16384;
 
 struct AppWorkload {
   std::string name;

@@ -42,7 +42,8 @@ Bbr::Bbr(const BbrParams& params, BitRate line_rate)
       cwnd_gain_(params.high_gain),
       cwnd_bytes_(uint64_t{params.initial_cwnd_pkts} * params.mtu_bytes),
       bdp_(uint64_t{params.initial_cwnd_pkts} * params.mtu_bytes),
-      rate_bps_(line_rate.bps()) {}
+      rate_bps_(params.initial_rate.bps() != 0 ? std::min(params.initial_rate.bps(), line_rate.bps())
+                                               : line_rate.bps()) {}
 
 // Called whenever BtlBw or RTprop may have changed (not per target_cwnd()).
 void Bbr::refresh_bdp() {

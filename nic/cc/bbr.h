@@ -43,7 +43,8 @@ struct BbrParams {
   uint32_t full_bw_cnt = 3;          // ... for this many rounds
   uint32_t min_cwnd_pkts = 4;        // bbr_cwnd_min_target
   double pacing_margin = 0.01;       // bbr_pacing_margin_percent
-  uint32_t initial_cwnd_pkts = 10;   // TCP_INIT_CWND; pacing at line rate until the first bw sample
+  uint32_t initial_cwnd_pkts = 10;   // TCP_INIT_CWND; pacing at initial_rate until the first bw sample
+  BitRate initial_rate{0};           // [ours] pacing before the first bw sample; 0 = line rate
 
   std::optional<std::string_view> validate() const;
   bool operator==(const BbrParams&) const = default;

@@ -77,6 +77,7 @@ BbrParams parse_bbr(ConfigNode& n) {
   p.min_cwnd_pkts = n.opt<uint32_t>("min_cwnd_pkts", p.min_cwnd_pkts, in_range<uint32_t>(1, 1u << 20));
   p.pacing_margin = opt_frac(n, "pacing_margin", p.pacing_margin, 0, 1);
   p.initial_cwnd_pkts = n.opt<uint32_t>("initial_cwnd_pkts", p.initial_cwnd_pkts, in_range<uint32_t>(1, 1u << 20));
+  if (n.has("initial_rate")) p.initial_rate = n.req_rate("initial_rate");
   return p;
 }
 
@@ -88,6 +89,7 @@ HpccParams parse_hpcc(ConfigNode& n) {
   if (n.has("rate_ai")) p.rate_ai = n.req_rate("rate_ai");
   if (n.has("min_rate")) p.min_rate = n.req_rate("min_rate");
   p.update_hops_every_ack = n.opt<bool>("update_hops_every_ack", p.update_hops_every_ack);
+  if (n.has("initial_rate")) p.initial_rate = n.req_rate("initial_rate");
   return p;
 }
 

@@ -11,6 +11,7 @@ std::optional<std::string_view> HpccParams::validate() const {
   if (!(eta > 0 && eta <= 1)) return "eta: must be in (0, 1]";
   if (max_stage > 1000) return "max_stage: must be <= 1000";
   if (min_rate.bps() == 0) return "min_rate: must be > 0";
+  if (initial_rate.bps() != 0 && initial_rate.bps() < min_rate.bps()) return "initial_rate: must be >= min_rate (or 0 = line rate)";
   return std::nullopt;
 }
 
@@ -24,8 +25,12 @@ Hpcc::Hpcc(const HpccParams& params, BitRate line_rate)
                                               : static_cast<double>(line_bps_) * 0.0004;
   w_ai_ = ai_bps / 8e9 * t_ns_;
   w_min_ = std::min(static_cast<double>(p_.min_rate.bps()) / 8e9 * t_ns_, w_init_);
-  wc_ = w_init_;
-  w_ = w_init_;
+  w_start_ = p_.initial_rate.bps() == 0
+                 ? w_init_
+                 : std::clamp(static_cast<double>(p_.initial_rate.bps()) / 8e9 * t_ns_, w_min_, w_init_);
+  wc_ = w_start_;
+  w_ = w_start_;
+  if (w_start_ < w_init_) rate_bps_ = std::max<uint64_t>(static_cast<uint64_t>(w_ * bps_per_window_byte_), 1);
 }
 
 void Hpcc::on_ack(const AckEvent& a, TimeNs /*now*/) {

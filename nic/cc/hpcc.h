@@ -38,6 +38,14 @@ struct HpccParams {
   // (the ns-3 code: fast-react ACKs measure against the last commit's
   // records); true = every ACK (the paper's Algorithm 1 text, L = ack.L).
   bool update_hops_every_ack = false;
+  // The window a QP starts with, as a rate (W = initial_rate x T): 0 = line
+  // rate, W_init = line x T (the paper and ns-3). Below line rate the first
+  // round trip of N simultaneous starts puts N x initial_rate x T into the
+  // bottleneck instead of N x line x T; at the fair share (line / N, when the
+  // QP count is known) none of it queues. The window's ceiling stays
+  // line x T; HPCC's multiplicative step (W = Wc eta / U) grows it within a
+  // few round trips when U < eta. [ours]
+  BitRate initial_rate{0};
 
   std::optional<std::string_view> validate() const;
   bool operator==(const HpccParams&) const = default;
@@ -76,7 +84,8 @@ class Hpcc {
   uint32_t inc_stage() const { return inc_stage_; }
   uint8_t hops() const { return nhops_; }          // hops of the last INT stack taken in (0: none yet)
   double w_ai_bytes() const { return w_ai_; }
-  double w_init_bytes() const { return w_init_; }
+  double w_init_bytes() const { return w_init_; }    // the window's ceiling, line x T
+  double w_start_bytes() const { return w_start_; }  // the first window (initial_rate x T)
   const HpccCounters& counters() const { return ctr_; }
   const HpccParams& params() const { return p_; }
 
@@ -86,7 +95,8 @@ class Hpcc {
   double t_ns_;
   double inv_t_;                // 1 / T
   double bps_per_window_byte_;  // R = W x this (8e9 / T)
-  double w_init_;  // line x T, bytes
+  double w_init_;  // line x T, bytes (the ceiling)
+  double w_start_; // initial_rate x T within [w_min_, w_init_]
   double w_min_;
   double w_ai_;
   double wc_;

@@ -118,6 +118,8 @@ def build_nic_config(topo, process, devargs_of, oob_port_of):
         common = {"type": "write_bw", "oob": f"127.0.0.1:{oob_port_of(f)}", "size": msg, "iterations": iters,
                   "duration_s": f.duration_s, "qps": f.qps, "cc": topo.hosts[f.src].cc, "verify": False,
                   "dscp": f.dscp}
+        if topo.hosts[f.src].cc_params is not None:
+            common["cc_params"] = topo.hosts[f.src].cc_params
         if f.rate_gbps:
             common["rate_limit"] = f.rate_gbps  # QP pacing, Gb/s (sf-nic nic.json "rate_limit")
         _mrc(common, f, topo)
@@ -132,6 +134,8 @@ def build_nic_config(topo, process, devargs_of, oob_port_of):
         common = {"type": pr.test, "oob": f"127.0.0.1:{oob_port_of(pr)}", "size": pr.size_bytes, "iterations": 0,
                   "duration_s": pr.duration_s or topo.duration_s, "qps": 1, "cc": topo.hosts[pr.src].cc,
                   "verify": False, "dscp": pr.dscp}
+        if topo.hosts[pr.src].cc_params is not None:
+            common["cc_params"] = topo.hosts[pr.src].cc_params
         _mrc(common, pr, topo)
         if pr.dst in members:
             workloads.append(dict({"name": sname, "host": pr.dst, "role": "server"}, **common, start_ms=0,
@@ -140,6 +144,14 @@ def build_nic_config(topo, process, devargs_of, oob_port_of):
             workloads.append(dict({"name": cname, "host": pr.src, "role": "client"}, **common, start_ms=pr.start_ms,
                                   interval_us=topology.probe_interval_us(topo, pr), samples=True,
                                   stop_with_others=not pr.duration_s, **_port(topo, pr.src, pr.port)))
+    # A workload takes one PD, one MR, two CQs and qps QPs (docs/nic-app.md
+    # "max_qps"): a host with more than the defaults hold (64 workloads, a
+    # 64:1 receiver with a probe or repeated incast rounds) gets the limits.
+    for name in hosts:
+        mine = [w for w in workloads if w["host"] == name]
+        n, qps = len(mine), sum(w["qps"] for w in mine)
+        if n > 64 or qps > 64:
+            hosts[name].update(max_pds=n, max_mrs=n, max_cqs=2 * n, max_qps=max(qps, 64))
     return {"hosts": hosts, "workloads": workloads}
 
 

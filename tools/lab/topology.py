@@ -80,6 +80,7 @@ class Host:
     pfc_xoff: int = 0           # nic: backlog bytes asserting / releasing the pause (0 = sf-nic's default)
     pfc_xon: int = 0
     trim_dscp: int = -1         # nic: the DSCP a trimming switch marks (nic.json mrc_trim_dscp); -1 = none
+    cc_params: dict = None      # nic: sf-nic nic.json "cc_params" of its RC flows and probes (checked by sf-nic)
     switch: str = ""          # filled from links: the switch and port it hangs off (port 0's)
     port: str = ""
     speed_gbps: int = 0
@@ -313,7 +314,7 @@ SWITCH_KEYS = {"kind", "config", "shaper_burst_us", "shards", "shard_map"}
 MAX_SHARDS = 8  # sf-switch --shards (switch/pipeline/shard_ring.h kMaxShards)
 PKTIO_KEYS = {"kind", "mac", "ip", "ib_mtu", "rate_gbps", "nice"}
 NIC_KEYS = {"kind", "process", "mac", "ip", "mtu", "dscp", "pfc_enable", "cnp_dscp", "cc", "mrc_cc", "rx_drain_gbps",
-            "pfc_generate", "pfc_xoff", "pfc_xon", "ports", "port_macs", "port_ips", "trim_dscp"}
+            "pfc_generate", "pfc_xoff", "pfc_xon", "ports", "port_macs", "port_ips", "trim_dscp", "cc_params"}
 LINK_KEYS = {"a", "b", "speed_gbps", "delay_ns"}
 MAX_DELAY_NS = 1_000_000_000
 WL_KEYS = {
@@ -478,6 +479,10 @@ def _load_nodes(t, nodes, topo_dir):
                      pfc_xon=parse_bytes(obj["pfc_xon"], f"{p}.pfc_xon") if "pfc_xon" in obj else 0,
                      trim_dscp=_num(obj, "trim_dscp", p, default=-1, lo=0, hi=63, integer=True)
                      if "trim_dscp" in obj else -1)
+            if "cc_params" in obj:
+                if not isinstance(obj["cc_params"], dict):
+                    raise TopologyError(f"{p}.cc_params", "want an object (sf-nic nic.json \"cc_params\", docs/cc.md)")
+                h.cc_params = obj["cc_params"]
             if h.pfc_generate and (not re.fullmatch(r"[0-7](,[0-7])*", h.pfc_generate) or not h.rx_drain_gbps):
                 raise TopologyError(f"{p}.pfc_generate", f"'{h.pfc_generate}': priorities like \"3\", with rx_drain_gbps > 0")
             if h.mtu not in (256, 512, 1024, 2048, 4096):

@@ -70,6 +70,13 @@ TEST(Bbr, InitialState) {
   EXPECT_EQ(b.rate(), kLine);
   EXPECT_EQ(b.window_bytes(), 10u * kMtu);
   EXPECT_DOUBLE_EQ(b.pacing_gain(), 2.885);
+  // initial_rate (seed 001): paced below line rate until the first sample;
+  // above line rate it is line rate.
+  BbrParams p;
+  p.initial_rate = BitRate::gbps(10);
+  EXPECT_EQ(Bbr(p, kLine).rate(), BitRate::gbps(10));
+  p.initial_rate = BitRate(kLine.bps() * 2);
+  EXPECT_EQ(Bbr(p, kLine).rate(), kLine);
 }
 
 // 3. STARTUP grows the window by the bytes acked while it is below 2.885 x BDP

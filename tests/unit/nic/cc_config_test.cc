@@ -80,6 +80,19 @@ TEST(CcConfig, ParametersLand) {
   EXPECT_EQ(hp->base_rtt, TimeNs::from_us(8));
   EXPECT_EQ(hp->eta, 0.9);
   EXPECT_EQ(hp->rate_ai, BitRate::mbps(50));
+  EXPECT_EQ(hp->initial_rate, BitRate(0));  // line rate, the paper's W_init
+
+  // The start knobs (seed 001): HPCC's and BBR's initial_rate.
+  const auto h2 = parse(R"("cc": "hpcc", "cc_params": {"initial_rate": 6.25, "eta": 0.99})");
+  const auto* hp2 = std::get_if<HpccParams>(&h2.workloads[0].cc.params);
+  ASSERT_NE(hp2, nullptr);
+  EXPECT_EQ(hp2->initial_rate, BitRate::mbps(6250));
+  EXPECT_EQ(hp2->eta, 0.99);
+  const auto b2 = parse(R"("cc": "bbr", "cc_params": {"initial_rate": "10G", "initial_cwnd_pkts": 4})");
+  const auto* bp2 = std::get_if<BbrParams>(&b2.workloads[0].cc.params);
+  ASSERT_NE(bp2, nullptr);
+  EXPECT_EQ(bp2->initial_rate, BitRate::gbps(10));
+  EXPECT_EQ(bp2->initial_cwnd_pkts, 4u);
 }
 
 // 3. Errors name the path: unknown key (another algorithm's), out of range,
@@ -96,6 +109,12 @@ TEST(CcConfig, ErrorsNameThePath) {
   EXPECT_NE(d.find("workloads[0].cc_params: \"dcqcn\" has no cc_params"), std::string::npos) << d;
   const std::string e = error_of(R"("cc": "hpcc", "cc_params": {"base_rtt": 0})");
   EXPECT_NE(e.find("workloads[0].cc_params.base_rtt: "), std::string::npos) << e;
+  const std::string g = error_of(R"("cc": "hpcc", "cc_params": {"initial_rate": "10M"})");
+  EXPECT_NE(g.find("workloads[0].cc_params.initial_rate: must be >= min_rate"), std::string::npos) << g;
+  const std::string h = error_of(R"("cc": "hpcc", "cc_params": {"eta": 1.2})");
+  EXPECT_NE(h.find("workloads[0].cc_params.eta: must be within"), std::string::npos) << h;
+  const std::string i = error_of(R"("cc": "bbr", "cc_params": {"initial_rate": "fast"})");
+  EXPECT_NE(i.find("workloads[0].cc_params.initial_rate"), std::string::npos) << i;
   const std::string f = error_of(R"("cc": "swift", "cc_params": {"max_cwnd": 0.001})");
   EXPECT_NE(f.find("workloads[0].cc_params."), std::string::npos) << f;
 }

@@ -62,6 +62,7 @@ TEST(HpccParams, BadParametersNamed) {
   EXPECT_EQ(bad([](HpccParams& p) { p.eta = 1.5; }).rfind("eta:", 0), 0u);
   EXPECT_EQ(bad([](HpccParams& p) { p.base_rtt = TimeNs(0); }).rfind("base_rtt:", 0), 0u);
   EXPECT_EQ(bad([](HpccParams& p) { p.min_rate = BitRate(0); }).rfind("min_rate:", 0), 0u);
+  EXPECT_EQ(bad([](HpccParams& p) { p.initial_rate = BitRate::mbps(50); }).rfind("initial_rate:", 0), 0u);
 }
 
 // 2. Starts at W_init = line x T, rate = line; W_AI from run.py's RATE_AI.
@@ -227,6 +228,61 @@ TEST(Hpcc, TwoFlowsConvergeToEta) {
   const double r0 = static_cast<double>(flows[0].h.rate().bps()), r1 = static_cast<double>(flows[1].h.rate().bps());
   EXPECT_NEAR((r0 + r1) / 100e9, kEta + 2 * 40e6 / 100e9, 0.01);
   EXPECT_NEAR(r0 / r1, 1.0, 1e-9);
+}
+
+// 12. initial_rate (seed 001's start below line rate): the first window is
+// initial_rate x T and the rate initial_rate; the ceiling stays line x T.
+// On an idle link (u = 0.1) the multiplicative step Wc eta / U grows it to
+// the ceiling in two commits, never above.
+TEST(Hpcc, InitialRateStartsBelowLine) {
+  HpccParams p = Driver::defaults();
+  p.initial_rate = BitRate::gbps(10);
+  Driver d(p);
+  EXPECT_DOUBLE_EQ(d.h.window(), kWinit / 10);
+  EXPECT_DOUBLE_EQ(d.h.w_start_bytes(), kWinit / 10);
+  EXPECT_DOUBLE_EQ(d.h.w_init_bytes(), kWinit);
+  EXPECT_EQ(d.h.rate(), BitRate::gbps(10));
+  d.ack1(hop(0, 0, 0));
+  d.ack1(hop(10'240, 12'800, 0));  // 10 % of the link in T, no queue: U = 0.1
+  EXPECT_DOUBLE_EQ(d.h.utilisation(), 0.1);
+  EXPECT_DOUBLE_EQ(d.h.window(), kWinit / 10 * kEta / 0.1 + kWai);
+  EXPECT_LT(d.h.window(), kWinit);
+  d.ack1(hop(20'480, 25'600, 0));  // still U = 0.1: W = Wc x 9.5, clamped
+  EXPECT_DOUBLE_EQ(d.h.window(), kWinit);
+  EXPECT_EQ(d.h.rate(), kLine);
+  // Above line rate it is the paper's start.
+  p.initial_rate = BitRate::gbps(400);
+  EXPECT_DOUBLE_EQ(Driver(p).h.window(), kWinit);
+  EXPECT_EQ(Driver(p).h.rate(), kLine);
+}
+
+// 13. eta is the trade-off seed 001 measures: the closed loop of test 11
+// settles at eta x C (+ W_AI / T per flow) for eta 0.95, 0.98 and 0.99, the
+// queue drained at every eta (a higher eta leaves less of the link idle).
+TEST(Hpcc, EtaSetsTheUtilisation) {
+  for (double eta : {0.95, 0.98, 0.99}) {
+    HpccParams p = Driver::defaults();
+    p.eta = eta;
+    std::vector<Driver> flows;
+    flows.emplace_back(p);
+    flows.emplace_back(p);
+    double queue = 0, port_tx = 0;
+    int64_t ts = 0;
+    for (Driver& f : flows) f.ack1(hop(0, 0, 0));
+    for (int step = 0; step < 300; ++step) {
+      double arrivals = 0;
+      for (const Driver& f : flows) arrivals += f.h.window();
+      const double sent = std::min(queue + arrivals, kB * kT);
+      queue = queue + arrivals - sent;
+      port_tx += sent;
+      ts += static_cast<int64_t>(kT);
+      const wire::IntHop h = hop(static_cast<uint64_t>(ts), static_cast<uint64_t>(port_tx), static_cast<uint64_t>(queue));
+      for (Driver& f : flows) f.ack1(h);
+    }
+    const double sum = static_cast<double>(flows[0].h.rate().bps() + flows[1].h.rate().bps()) / 100e9;
+    EXPECT_NEAR(sum, eta + 2 * 40e6 / 100e9, 0.01) << eta;
+    EXPECT_LT(queue, 4096.0) << eta;
+  }
 }
 
 }  // namespace

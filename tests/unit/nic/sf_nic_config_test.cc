@@ -162,5 +162,29 @@ TEST(SfNicConfig, CrossChecks) {
   EXPECT_EQ(error_of(R"({"hosts": {}, "workloads": []})"), "hosts: at least one host is needed");
 }
 
+// Verbs object limits: the defaults hold 64 perftest workloads; the keys
+// raise them (a 64:1 receiver with a probe, incast rounds), honoured by
+// nic_config_of, and refused out of range naming the key.
+TEST(SfNicConfig, HostObjectLimits) {
+  const AppConfig d = parse(kGood);
+  EXPECT_EQ(d.hosts[0].max_qps, 64u);
+  EXPECT_EQ(d.hosts[0].max_mrs, 64u);
+  EXPECT_EQ(d.hosts[0].max_cqs, 128u);
+  EXPECT_EQ(d.hosts[0].max_pds, 64u);
+  const AppConfig c = parse(good_with("\"pfc_xon\": 8192", "\"pfc_xon\": 8192, \"max_qps\": 200, \"max_mrs\": 193, "
+                                      "\"max_cqs\": 386, \"max_pds\": 193"));
+  EXPECT_EQ(c.hosts[0].max_qps, 200u);
+  EXPECT_EQ(c.hosts[0].max_mrs, 193u);
+  EXPECT_EQ(c.hosts[0].max_cqs, 386u);
+  EXPECT_EQ(c.hosts[0].max_pds, 193u);
+  EXPECT_EQ(c.hosts[1].max_pds, 64u);
+  EXPECT_EQ(error_of(good_with("\"pfc_xon\": 8192", "\"pfc_xon\": 8192, \"max_qps\": 0")),
+            "hosts.h0.max_qps: 0 out of range [1, 16384]");
+  EXPECT_EQ(error_of(good_with("\"pfc_xon\": 8192", "\"pfc_xon\": 8192, \"max_pds\": 20000")),
+            "hosts.h0.max_pds: 20000 out of range [1, 16384]");
+  EXPECT_EQ(error_of(good_with("\"pfc_xon\": 8192", "\"pfc_xon\": 8192, \"max_cqs\": -1")).rfind("hosts.h0.max_cqs", 0),
+            0u);
+}
+
 }  // namespace
 }  // namespace sf::nic::app
