@@ -72,6 +72,10 @@ class SwitchNode final : public Node {
   // setup (std::runtime_error) if tables fail.
   SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8_t, 6>> port_macs,
              rte_mempool* ctrl_pool = nullptr, const ShardInit& shard = {});
+  // The node keeps a reference to its config: a temporary would dangle
+  // (seen: every route lookup then missed, silently), so it does not compile.
+  SwitchNode(SwitchConfig&& cfg, std::span<const std::array<uint8_t, 6>> port_macs,
+             rte_mempool* ctrl_pool = nullptr, const ShardInit& shard = {}) = delete;
   ~SwitchNode() override;
   // The route table's sizes for `cfg` (its IPv4 / IPv6 routes and their
   // depths); sf-sim sizes its EAL memory from route_table_dpdk_bytes() of it.
