@@ -10,7 +10,8 @@ made here so that the shipped files and the scaled-down copies the test runs
 Every pair differs in one setting, the stack:
   rc:  RoCE RC + DCQCN (dcqcn-nvidia) on the lossless profile (PFC on priority 3,
        seed-000 static pools): what a RoCE fabric deploys;
-  mrc: MRC + NSCC (hosts' `mrc_cc: nscc`) on the lossy trimming profile
+  mrc: MRC + NSCC (hosts' `mrc_cc: nscc`, QPs with a 30 us reordering
+       tolerance: OOO_TOLERANCE_NS) on the lossy trimming profile
        (`sf-lab gen --profile mrc-trim`): seed 002's deployment.
 Fabric, traffic, sizes and events are the same on both sides. Scenario b's
 message size is a second axis (two pairs). Scenario a also ships MRC with a
