@@ -2,8 +2,8 @@
 """Seed 002's MRC scenarios (config/scenarios/mrc-*, docs/scenarios.md "MRC (seed
 002)") in virtual time, scaled down (tools/lab/mrc_scenarios.py --scale test),
 each pair held to the outcome the documentation states. Every pair differs in
-the stack: rc = RoCE RC + DCQCN on the lossless profile (PFC), mrc = MRC on the
-lossy trimming profile.
+the stack: rc = RoCE RC + DCQCN on the lossless profile (PFC), mrc = MRC +
+NSCC on the lossy trimming profile.
 
   0. The shipped files are what tools/lab/mrc_scenarios.py makes (--check);
      plane_down events are checked (a plane no host has: exit 2 naming
@@ -11,26 +11,31 @@ lossy trimming profile.
      `sf-lab metrics` of a directory that is not a report: exit 2.
   a. 7->1 incast (4 MiB each) + a 4 MiB victim (and the victim alone), full size: with RC the victim's goodput
      falls under 0.85 x its solo run and its probe p99 over 5 x solo (PFC
-     pauses spread to the shared links); with MRC trimmed packets are NACKed
-     and resent (trim NACKs, no bad_icrc drop at the receivers: the NIC knows
-     the trim DSCP), every byte arrives, no QP error. Without NSCC (a fixed
-     window) MRC's victim is not untouched either: its goodput ratio is
-     printed and held under 1.0 (what docs/scenarios.md says).
+     pauses spread to the shared links); with MRC + NSCC the victim keeps at
+     least 0.9 of its solo goodput and a p99 under 2 x solo (seed 002's
+     claim), trimmed packets are NACKed and resent (trim NACKs, no bad_icrc
+     drop: the NIC knows the trim DSCP), every byte arrives, no QP error, no
+     PFC. The fixed-window variant (mrc_cc none) is held under NSCC's ratio
+     by 0.1 at least: without congestion control the victim suffers.
   b. 0.1 % loss on every fabric link, 16 KiB and 4 MiB messages: both stacks
      deliver everything; RC's go-back-N resends over 5 x the packets MRC's
-     SACK resends.
+     SACK resends, and MRC resends under 1 % of the packets (no spurious
+     losses from reordering: the 30 us tolerance).
   c. a leaf-spine link down under an all-to-all: MRC: every flow, no QP error,
      goodput dip under 10 %; RC: every flow, no QP error, a deeper dip.
   d. spine0 blackholed: RC flows through it never finish (run limit: exit 1);
-     MRC routes around it: at least 90 % of the flows complete (see
-     docs/scenarios.md for the open defect: a QP may still exceed its retries).
+     MRC routes around it: at least 90 % of the flows by the run limit (2 ms;
+     55 of 56: NSCC's window stuck at one MTU makes the last QP find the dead
+     EVs one RTO at a time, docs/scenarios.md), no QP error.
   e. plane 3 fails (every host's port 3 down): MRC: every flow, no QP error,
-     the port status sent, goodput after the failure 0.7-1.0 of before (7/8 =
-     0.875); RC: the flows on plane 3 never finish.
+     the port status sent, goodput after the failure 0.72-0.95 of before
+     (7/8 = 0.875), retransmissions under 1 % of the packets; RC: the flows on
+     plane 3 never finish.
   f. a flapping leaf-spine link: MRC: every flow, no QP error, dip under 15 %.
   g. 16 hosts x 8 planes, a permutation: both complete; RC's per-plane flows
      load the planes evenly (by construction), MRC's sprayer within 35 % of
-     even (it favours low planes: docs/scenarios.md); completions printed.
+     even (it favours low planes while window-limited: docs/scenarios.md);
+     completions printed.
 
 Usage: mrc_scenarios_test.py --build BUILD_DIR --source SOURCE_DIR
 """
@@ -149,17 +154,21 @@ def main():
         check(mrc_sum(em, "port_status_sent") >= 4, f"e mrc: port status sent {mrc_sum(em, 'port_status_sent')}")
         g = em["goodput"]
         ratio = g["after_gbps"] / g["before_gbps"]
-        check(0.7 <= ratio <= 1.0, f"e mrc: goodput after / before {ratio:.3f} (want 0.7 .. 1.0; 7/8 = 0.875)")
+        check(0.72 <= ratio <= 0.95, f"e mrc: goodput after / before {ratio:.3f} (want 0.72 .. 0.95; 7/8 = 0.875)")
+        rtx, sent = mrc_sum(em, "retransmits"), mrc_sum(em, "tx_data_packets")
+        check(rtx < 0.01 * sent, f"e mrc: {rtx} retransmissions of {sent} packets (want < 1 %: no reordering taken as loss)")
         stuck = [n for n, f in er["flow"].items() if not f["complete"]]
         check(stuck and all(n.endswith("-p3") for n in stuck), f"e rc: incomplete flows {stuck} (want those of plane 3)")
-        print(f"e: mrc after/before {ratio:.3f} ({g['before_gbps']:.0f} -> {g['after_gbps']:.0f} Gb/s), "
+        print(f"e: mrc after/before {ratio:.3f} ({g['before_gbps']:.0f} -> {g['after_gbps']:.0f} Gb/s, {rtx} resent), "
               f"rc stuck {len(stuck)} flows on plane 3")
 
         # a. incast + victim, and the victim alone
         a = run.pair(["mrc-a-victim-rc", "mrc-a-victim-mrc"], 0)
         s = run.pair(["mrc-a-solo-rc", "mrc-a-solo-mrc"], 0)
+        a.update(run.pair(["mrc-a-victim-mrc-fixed", "mrc-a-solo-mrc-fixed"], 0))
+        s["mrc-a-solo-mrc-fixed"] = a.pop("mrc-a-solo-mrc-fixed")
         fig = {}
-        for st in ("rc", "mrc"):
+        for st in ("rc", "mrc", "mrc-fixed"):
             v, solo = a[f"mrc-a-victim-{st}"], s[f"mrc-a-solo-{st}"]
             all_complete(v, f"a {st}")
             fv, fs = v["flow"]["victim"], solo["flow"]["victim"]
@@ -171,9 +180,12 @@ def main():
         check(am["results"]["totals"]["pfc_pause_sent"] == 0, "a mrc: PFC pauses on the lossy profile")
         check(mrc_sum(am, "rtx_nack") > 0, "a mrc: no trim NACK retransmission")
         check(drops(am, "bad_icrc") == 0, f"a mrc: {drops(am, 'bad_icrc')} bad_icrc drops (trimmed frames not known)")
-        check(fig["mrc"][0] < 1.0, f"a mrc: victim goodput ratio {fig['mrc'][0]:.2f}")
+        check(fig["mrc"][0] >= 0.9, f"a mrc: victim goodput ratio {fig['mrc'][0]:.3f} (want >= 0.9: untouched)")
+        check(fig["mrc"][1] < 2 * fig["mrc"][2], f"a mrc: victim p99 {fig['mrc'][1]:.1f} us vs solo {fig['mrc'][2]:.1f}")
+        check(fig["mrc-fixed"][0] < fig["mrc"][0] - 0.1,
+              f"a mrc-fixed: victim goodput ratio {fig['mrc-fixed'][0]:.3f} (want under NSCC's {fig['mrc'][0]:.3f} - 0.1)")
         print("a: victim goodput / solo, p99 us (solo): " +
-              ", ".join(f"{st} {fig[st][0]:.2f}, {fig[st][1]:.1f} ({fig[st][2]:.1f})" for st in fig) +
+              ", ".join(f"{st} {fig[st][0]:.3f}, {fig[st][1]:.1f} ({fig[st][2]:.1f})" for st in fig) +
               f"; mrc trim NACKs {mrc_sum(am, 'rtx_nack')}")
 
         # b. 0.1 % loss
@@ -184,6 +196,8 @@ def main():
             all_complete(bm, f"b {tag} mrc")
             rr, rm = br["retransmits"]["total"], bm["retransmits"]["mrc_retransmits"]
             check(rr > 5 * max(rm, 1), f"b {tag}: RC resent {rr} packets, MRC {rm} (want RC > 5 x MRC)")
+            sent = mrc_sum(bm, "tx_data_packets")
+            check(rm < 0.01 * sent, f"b {tag}: MRC resent {rm} of {sent} packets (want < 1 %: only the lost ones)")
             print(f"b {tag}: completion rc {br['last_completion_s'] * 1e3:.3f} ms, mrc "
                   f"{bm['last_completion_s'] * 1e3:.3f} ms; resent rc {rr}, mrc {rm}")
 
@@ -201,6 +215,7 @@ def main():
         dr, dm = dd["mrc-d-blackhole-rc"], dd["mrc-d-blackhole-mrc"]
         check(dr["flows_complete"] < dr["flows"], "d rc: every flow finished through a blackholed spine")
         check(dm["flows_complete"] >= 0.9 * dm["flows"], f"d mrc: {dm['flows_complete']} of {dm['flows']} complete")
+        check(not dm["qp_errors"], f"d mrc: QP errors {dm['qp_errors']}")
         print(f"d: complete rc {dr['flows_complete']}/{dr['flows']}, mrc {dm['flows_complete']}/{dm['flows']} "
               f"(QP errors {len(dm['qp_errors'])})")
 

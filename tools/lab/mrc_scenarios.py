@@ -10,10 +10,13 @@ made here so that the shipped files and the scaled-down copies the test runs
 Every pair differs in one setting, the stack:
   rc:  RoCE RC + DCQCN (dcqcn-nvidia) on the lossless profile (PFC on priority 3,
        seed-000 static pools): what a RoCE fabric deploys;
-  mrc: MRC (cc none: NSCC is not wired in; a fixed window) on the lossy trimming
-       profile (`sf-lab gen --profile mrc-trim`): seed 002's deployment.
+  mrc: MRC + NSCC (hosts' `mrc_cc: nscc`, QPs with a 30 us reordering
+       tolerance: OOO_TOLERANCE_NS) on the lossy trimming profile
+       (`sf-lab gen --profile mrc-trim`): seed 002's deployment.
 Fabric, traffic, sizes and events are the same on both sides. Scenario b's
-message size is a second axis (two pairs).
+message size is a second axis (two pairs). Scenario a also ships MRC with a
+fixed window (`mrc_cc: none`, mrc-a-{victim,solo}-mrc-fixed.json): what MRC
+does without congestion control.
 """
 import argparse
 import json
@@ -29,6 +32,17 @@ PROFILE = {"rc": "lossless", "mrc": "mrc-trim"}
 
 
 TRIM_DYNAMIC_TH = "-6"
+
+# Every MRC QP's reordering tolerance (MrcQpAttr ooo_tolerance_ns; the lab's
+# virtual-time default is 15 us, tools/lab/sim.py MRC_HW_TIMERS). With NSCC the
+# window grows to its 1.5 BDP cap (ECN marks from Kmin 120 KB, ~10 us of queue
+# per hop, rarely fire when sprayed load spreads over the queues), paths then
+# differ by more than 15 us of queueing (RTT up to 37 us on an 8 us base in b),
+# a SACK hole that is only reordering is taken as a loss, and every "loss"
+# retires its EV: b's 16 KiB pair resent 2,501 packets for ~45 real losses
+# (448 of 512 EVs retired, 2,025 refused by the floor), e's 27,571. 30 us (still
+# "tens of microseconds") covers the spread: b 41-42, e 50 (docs/scenarios.md).
+OOO_TOLERANCE_NS = 30_000
 
 
 def shallow_trim(cfg):
@@ -75,15 +89,15 @@ def _flow(name, src, dst, size, stack, msg=None, mrc=None, **extra):
         w["message_bytes"] = msg
     if stack == "mrc":
         w["transport"] = "mrc"
-        if mrc:
-            w["mrc"] = dict(mrc)
+        w["mrc"] = dict({"ooo_tolerance_ns": OOO_TOLERANCE_NS}, **(mrc or {}))
     w.update(extra)
     return w
 
 
-def _topology(name, desc, fab, fab_dir, stack, workloads, events=(), sim=None, duration_s=1):
+def _topology(name, desc, fab, fab_dir, stack, workloads, events=(), sim=None, duration_s=1, mrc_cc="nscc"):
     """A topology on a generated fabric: gen's nodes and links, our workloads;
-    switch configs in mrc-fabric/<fab_dir>/."""
+    switch configs in mrc-fabric/<fab_dir>/. The MRC side's hosts run `mrc_cc`
+    (nscc; none for the fixed-window variant of a)."""
     t = gen.topology(fab)
     for n, node in t["nodes"].items():
         if node["kind"] == "switch":
@@ -91,6 +105,7 @@ def _topology(name, desc, fab, fab_dir, stack, workloads, events=(), sim=None, d
         else:
             node["cc"] = "dcqcn-nvidia" if stack == "rc" else "none"
             if stack == "mrc":  # the trimming switches mark trimmed frames DSCP 48 (SWITCH_TRIMMING.dscp_value)
+                node["mrc_cc"] = mrc_cc
                 node["trim_dscp"] = 48
     used = set()
     for w in workloads:
@@ -129,7 +144,7 @@ def build(scale="full", g_hosts=0):
         files[f"{name}.json"] = json.dumps(t, indent=2) + "\n"
 
     for stack in ("rc", "mrc"):
-        other = "MRC on the lossy trimming profile" if stack == "mrc" else "RoCE RC + DCQCN + PFC (lossless profile)"
+        other = "MRC + NSCC on the lossy trimming profile" if stack == "mrc" else "RoCE RC + DCQCN + PFC (lossless profile)"
         # ---- a: 7 -> 1 incast + victim --------------------------------------------------------------
         fab, _ = fabs[("a", stack)]
         h = _hosts(fab)  # h0..h7 on leaf0, h8..h15 on leaf1
@@ -138,13 +153,13 @@ def build(scale="full", g_hosts=0):
         inc = 4 * MIB
         vic = 4 * MIB
         vstart = 1  # ms (whole ms: the lab's start_ms); the incast is then in full swing
-        mrc_a = {}
-        victim = [_flow("victim", h[0], h[9], vic, stack, mrc=mrc_a, type="victim", start_ms=vstart),
+        mrc_only = {"transport": "mrc", "mrc": {"ooo_tolerance_ns": OOO_TOLERANCE_NS}} if stack == "mrc" else {}
+        victim = [_flow("victim", h[0], h[9], vic, stack, type="victim", start_ms=vstart),
                   dict({"name": "probe", "type": "probe", "src": h[0], "dst": h[9], "test": "write_lat",
                         "size_bytes": 64, "interval_us": 5, "start_ms": vstart},
-                       **({"transport": "mrc"} if stack == "mrc" else {}))]
+                       **mrc_only)]
         incast = dict({"name": "incast", "type": "incast", "senders": h[1:8], "receiver": h[8],
-                       "size_bytes": inc, "dscp": 26}, **({"transport": "mrc"} if stack == "mrc" else {}))
+                       "size_bytes": inc, "dscp": 26}, **mrc_only)
         sim_a = {"speed_gbps": 100, "ts_period_us": 5, "run_limit_s": 0.02}
         emit(f"mrc-a-victim-{stack}",
              f"Seed 002 scenario a ({other}): a 7->1 incast (h1..h7 on leaf0 -> h8 on leaf1, {inc >> 20} MiB each) "
@@ -155,6 +170,15 @@ def build(scale="full", g_hosts=0):
         emit(f"mrc-a-solo-{stack}",
              f"Seed 002 scenario a, the victim alone ({other}): mrc-a-victim-{stack}.json without the incast.",
              "a", stack, victim, sim=sim_a)
+        if stack == "mrc":  # the extra variant: MRC without congestion control (a fixed window of one BDP)
+            fixed = "MRC with a fixed window (mrc_cc none) on the lossy trimming profile"
+            emit("mrc-a-victim-mrc-fixed",
+                 f"Seed 002 scenario a ({fixed}): mrc-a-victim-mrc.json without NSCC: what MRC's victim gets "
+                 "when nothing follows the queue. Solo run: mrc-a-solo-mrc-fixed.json.",
+                 "a", stack, [incast] + victim, sim=sim_a, mrc_cc="none")
+            emit("mrc-a-solo-mrc-fixed",
+                 f"Seed 002 scenario a, the victim alone ({fixed}): mrc-a-victim-mrc-fixed.json without the incast.",
+                 "a", stack, victim, sim=sim_a, mrc_cc="none")
         # ---- b: 0.1 % loss on every fabric link -----------------------------------------------------
         fab, _ = fabs[("b", stack)]
         h = _hosts(fab)
