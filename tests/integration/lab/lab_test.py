@@ -398,6 +398,19 @@ def run_children(lab_pid):
     return out
 
 
+def check_run_gone(lab_pid):
+    """Nothing of sf-lab `lab_pid`'s run is left: no process, runtime dir,
+    memif socket dir or huge page file of its prefixes."""
+    pre = f"sflab{lab_pid}-"
+    left = run_children(lab_pid)
+    check(not left, f"processes of the run left: {left}")
+    check(not ([x for x in os.listdir("/var/run/dpdk") if x.startswith(pre)]
+               if os.path.isdir("/var/run/dpdk") else []), "runtime dirs left")
+    check(not glob.glob(f"/tmp/{pre}*"), f"socket dir left: {glob.glob(f'/tmp/{pre}*')}")
+    for mnt in hugetlbfs_mounts():
+        check(not [f for f in os.listdir(mnt) if f.startswith(pre)], "huge page files left")
+
+
 def case_child_term(build):
     """SIGTERM to one of sf-lab's children (sf-switch) mid-run, as an operator
     or the OOM killer would: sf-lab notices, stops the other processes, says
@@ -415,14 +428,7 @@ def case_child_term(build):
         check(p.returncode not in (0, 130) and p.returncode > 0, f"sf-lab exited {p.returncode} after its switch was "
                                                                   f"terminated:\n{se[-2000:]}")
         check("sw0" in se and "exited" in se, f"stderr does not name the process that ended:\n{se[-2000:]}")
-        left = run_children(p.pid)
-        check(not left, f"processes of the run left: {left}")
-        pre = f"sflab{p.pid}-"
-        check(not ([x for x in os.listdir("/var/run/dpdk") if x.startswith(pre)]
-                   if os.path.isdir("/var/run/dpdk") else []), "runtime dirs left")
-        check(not glob.glob(f"/tmp/{pre}*"), f"socket dir left: {glob.glob(f'/tmp/{pre}*')}")
-        for mnt in hugetlbfs_mounts():
-            check(not [f for f in os.listdir(mnt) if f.startswith(pre)], "huge page files left")
+        check_run_gone(p.pid)
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -453,20 +459,7 @@ def case_interrupt_startup(build):
             print(f"SIGINT {delay} s after start-up began: exit {p.returncode}; {se.strip()[-200:]}")
             check(p.returncode == 130 or (p.returncode == 0 and "every workload finished" in so),
                   f"exit {p.returncode} after an early SIGINT:\n{se[-2000:]}")
-            pre = f"sflab{p.pid}-"
-            check(not [d for d in os.listdir("/var/run/dpdk") if d.startswith(pre)]
-                  if os.path.isdir("/var/run/dpdk") else True, "runtime dirs left")
-            check(not glob.glob(f"/tmp/{pre}*"), f"socket dir left: {glob.glob(f'/tmp/{pre}*')}")
-            for mnt in hugetlbfs_mounts():
-                check(not [f for f in os.listdir(mnt) if f.startswith(pre)], "huge page files left")
-            for d in os.listdir("/proc"):
-                if d.isdigit():
-                    try:
-                        with open(f"/proc/{d}/cmdline", "rb") as f:
-                            cmd = f.read()
-                    except OSError:
-                        continue
-                    check(pre.encode() not in cmd, f"process {d} of the run still there: {cmd[:200]}")
+            check_run_gone(p.pid)
         finally:
             shutil.rmtree(out, ignore_errors=True)
 
