@@ -166,6 +166,11 @@ ParseReason parse_mrc(const Bounds& b, uint32_t off, FrameInfo& fi, const ParseO
     return ParseReason::kMrcBadSack;
   }
   if (m.neth != nullptr && m.neth->reason == 0) return ParseReason::kMrcBadNack;
+  // DestQP 2 is the endpoint's: only ERTH / EETH frames go there (a data,
+  // SACK, NACK or probe frame to it has neither: refused, never handed on).
+  if (fi.bth->dest_qp.value() == kMrcEndpointQpn && m.erth == nullptr && m.eeth == nullptr) {
+    return ParseReason::kMrcBadEndpoint;
+  }
   if (m.erth != nullptr || m.eeth != nullptr) {
     const uint8_t ep_op = m.erth != nullptr ? m.erth->op : m.eeth->op;
     if (fi.bth->dest_qp.value() != kMrcEndpointQpn || ep_op > static_cast<uint8_t>(MrcEndpointOp::kEvProbe) ||

@@ -100,7 +100,7 @@ bool parse_roce_fast(std::span<const uint8_t> head, uint32_t frame_bytes, FrameI
     // MRC data frames (default MrcWireConfig: RoCE's port, opcode base 0xC0,
     // no trim code points): BTH METH RETH [ImmDt] payload pad ICRC.
     const uint8_t op = bth->opcode & 0x1Fu;
-    if (!mrc || (bth->opcode & 0xE0u) != kMrcDefaultOpcodeBase || op < static_cast<uint8_t>(MrcOp::kWriteFirst) ||
+    if (!mrc || bth->dest_qp.value() == kMrcEndpointQpn || (bth->opcode & 0xE0u) != kMrcDefaultOpcodeBase || op < static_cast<uint8_t>(MrcOp::kWriteFirst) ||
         op > static_cast<uint8_t>(MrcOp::kWriteOnlyImm)) {
       return false;
     }

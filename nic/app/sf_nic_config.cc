@@ -271,6 +271,12 @@ verbs::MrcQpAttr parse_mrc(std::optional<config::ConfigNode> m, const AppHost& h
     const auto mode = m->req<std::string>("ev_mode");
     if (mode == "srv6") {
       a.ev_mode = verbs::MrcEvMode::kSrv6;
+      for (uint8_t k = 1; k <= host.num_ports(); ++k) {
+        if (!host.port(k).ipv6) {
+          m->fail_key("ev_mode", "\"srv6\" needs an IPv6 address on every port of host \"" + host.name +
+                                     "\" (the inner header is IPv6); port " + std::to_string(k) + " has none");
+        }
+      }
     } else if (mode != "udp_sport") {
       m->fail_key("ev_mode", "\"" + mode + "\" is not one of udp_sport, srv6");
     }

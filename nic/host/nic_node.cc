@@ -404,6 +404,10 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
 
 void NicNode::endpoint_frame(uint32_t host, const wire::FrameInfo& fi, TimeNs now) {
   Host& h = *hosts_[host];
+  if (fi.mrc.erth == nullptr && fi.mrc.eeth == nullptr) {  // parse_mrc refuses these; never dereference
+    ++ports_[h.node_port(1)].ctr.drops[static_cast<int>(RxDrop::kMrcEndpoint)];
+    return;
+  }
   const bool port_status = (fi.mrc.erth != nullptr && fi.mrc.erth->get_op() == wire::MrcEndpointOp::kPortStatus) ||
                            (fi.mrc.eeth != nullptr && fi.mrc.eeth->get_op() == wire::MrcEndpointOp::kPortStatus);
   uint32_t taken = 0;
@@ -421,15 +425,20 @@ void NicNode::endpoint_frame(uint32_t host, const wire::FrameInfo& fi, TimeNs no
     schedule(host, slot, now);
   }
   // EV_PROBE (op 1): a request is answered by one MRC QP of the peer that
-  // sent it (an EETH on the tested EV's path); a response goes to the QP
+  // sent it (an EETH with the tested EV's entropy); a response goes to the QP
   // whose retired-EV probe it answers. None: counted below (docs/mrc.md).
   for (uint32_t slot = 0; !port_status && taken == 0 && slot < h.qp_capacity(); ++slot) {
     rc::Qp& qp = h.qp_slot(slot);
     mrc::Transport* t = qp.in_use() ? qp.mrc() : nullptr;
     if (t == nullptr || !t->from_peer(fi)) continue;
     if (fi.mrc.erth != nullptr) {
-      t->on_peer_ev_probe(fi.mrc.erth->request_id.value(), fi.mrc.erth->ev.value(), fi.mrc.erth->tx_ts.value());
-    } else if (!t->on_ev_probe_answered(fi.mrc.eeth->request_id.value(), fi.mrc.eeth->ev.value())) {
+      // Queue full: not taken (an mrc_endpoint drop below; the prober's timeout fails it).
+      if (!t->on_peer_ev_probe(fi.mrc.erth->request_id.value(), fi.mrc.erth->ev.value(),
+                               fi.mrc.erth->tx_ts.value())) {
+        break;
+      }
+    } else if (!t->on_ev_probe_answered(fi.mrc.eeth->request_id.value(), fi.mrc.eeth->ev.value(),
+                                        fi.mrc.eeth->ts_echo.value(), fi.mrc.eeth->get_status())) {
       continue;
     }
     ++taken;

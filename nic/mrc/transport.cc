@@ -1305,7 +1305,6 @@ rte_mbuf* Transport::make_ctrl(TimeNs now) {
     s.cc.ecn_count = ecn_count_;
     s.cc.ooo_count = f.ooo_count;
     s.cc.rcv_cwnd_pen = rcv_penalty();
-    if (s.cc.rcv_cwnd_pen != 0) ++ctr_.tx_rcv_pen_sacks;
     if (q_.cc_acks_ && std::holds_alternative<Nscc>(q_.cc_)) s.cc.cc_type = wire::MrcCcType::kNscc;
     if (pr) {
       const ProbeResp& p = probe_resps_[probe_resp_head_];
@@ -1328,6 +1327,7 @@ rte_mbuf* Transport::make_ctrl(TimeNs now) {
     pick_plane(ev);
     rte_mbuf* m = emit(s, 0, ev, plane);
     if (m == nullptr) return nullptr;
+    if (s.cc.rcv_cwnd_pen != 0) ++ctr_.tx_rcv_pen_sacks;  // counted once it left (a failed emit retries)
     if (pr) {
       probe_resp_head_ = (probe_resp_head_ + 1) % static_cast<uint32_t>(probe_resps_.size());
       --probe_resp_count_;
@@ -1491,17 +1491,23 @@ void Transport::on_peer_port_status(uint32_t up_mask, uint8_t num_ports, uint16_
   ++ctr_.rx[static_cast<int>(MrcRx::kPortStatus)];
 }
 
-void Transport::on_peer_ev_probe(uint16_t request_id, uint32_t ev, uint32_t tx_ts) {
-  ++ctr_.rx[static_cast<int>(MrcRx::kEvProbe)];
-  if (ev_probe_resp_count_ == ev_probe_resps_.size()) return;  // full: the prober's timeout fails it
+bool Transport::on_peer_ev_probe(uint16_t request_id, uint32_t ev, uint32_t tx_ts) {
+  if (ev_probe_resp_count_ == ev_probe_resps_.size()) return false;  // full: the prober's timeout fails it
   ev_probe_resps_[(ev_probe_resp_head_ + ev_probe_resp_count_) % ev_probe_resps_.size()] = {request_id, ev, tx_ts};
   ++ev_probe_resp_count_;
+  ++ctr_.rx[static_cast<int>(MrcRx::kEvProbe)];
+  return true;
 }
 
-bool Transport::on_ev_probe_answered(uint16_t request_id, uint32_t ev) {
+bool Transport::on_ev_probe_answered(uint16_t request_id, uint32_t ev, uint32_t ts_echo,
+                                     wire::MrcEndpointStatus status) {
   if (!ev_ || (request_id & kEvProbeFlag) == 0) return false;
   const int index = request_id & ~kEvProbeFlag;
   if (index != ev_probe_out_ || index >= ev_->size() || ev_->ev(static_cast<uint16_t>(index)) != ev) return false;
+  // Another QP to the same peer with the same profile probes the same id and
+  // EV: the echoed send time says whose answer it is; only an OK answer
+  // re-admits.
+  if (ts_echo != now_ts(ev_probe_sent_) || status != wire::MrcEndpointStatus::kOk) return false;
   if (ev_->on_probe_result(static_cast<uint16_t>(index), true) == EvOutcome::kReadmitted && retired_ > 0) --retired_;
   ev_probe_out_ = -1;
   ++ctr_.rx[static_cast<int>(MrcRx::kEvProbeAnswered)];

@@ -159,11 +159,15 @@ class Transport {
   // The peer's EETH answered our port-status update: stop repeating it.
   void on_port_status_answered();
   // The peer's ENDPOINT EV_PROBE (delivered by the host to one QP of that
-  // peer): answered with an EETH on the path of `ev`.
-  void on_peer_ev_probe(uint16_t request_id, uint32_t ev, uint32_t tx_ts);
+  // peer): answered with an EETH carrying `ev`'s entropy (UDP source port,
+  // or in SRv6 mode `ev`'s uplink in the control plane's template), leaving
+  // on the control plane as every control frame does. False (not taken)
+  // when the answer queue is full.
+  bool on_peer_ev_probe(uint16_t request_id, uint32_t ev, uint32_t tx_ts);
   // An EETH answering an EV_PROBE: true when it is this QP's retired-EV probe
-  // in flight (then a probe success).
-  bool on_ev_probe_answered(uint16_t request_id, uint32_t ev);
+  // in flight (same id and EV, the echoed send time its own, status OK; then
+  // a probe success).
+  bool on_ev_probe_answered(uint16_t request_id, uint32_t ev, uint32_t ts_echo, wire::MrcEndpointStatus status);
 
   // ---- introspection -------------------------------------------------------
   const MrcCounters& counters() const { return ctr_; }

@@ -35,6 +35,12 @@ def last_json(text):
     raise AssertionError("no JSON line in output:\n" + text)
 
 
+def check_pool(j, who):
+    """Every packet back in the pool after the drain (no mbuf leak)."""
+    mp = j["mempool"]
+    check(mp["in_use_at_stop"] == mp["in_use_at_ready"], f"{who}: mempool {mp}")
+
+
 def check(cond, msg):
     if not cond:
         raise AssertionError(msg)
@@ -90,6 +96,8 @@ def memif_case(binary, size, count, rate_gbps):
     check(g["gen"]["generated"] == count and g["ports"][0]["tx_pkts"] == count, "gen did not send everything")
     check(g["ports"][0]["tx_drops_stalled"] + g["ports"][0]["tx_drops_at_stop"] == 0, "gen dropped")
     ss = s["sink"]
+    check_pool(g, "gen")
+    check_pool(s, "sink")
     check(ss["rx_pkts"] == count, f"sink got {ss['rx_pkts']} of {count}")
     check(ss["payload_errors"] == 0 and ss["lost"] == 0 and ss["foreign"] == 0, "payload/sequence errors")
     if size > 2048:
@@ -313,6 +321,8 @@ def memif_mixed_jumbo_case(binary):
         print("fwd:", jf["fwd"], "sink:", js["sink"])
         check(jf["ports"][1]["tx_pkts"] == n, f"fwd sent {jf['ports'][1]['tx_pkts']} of {n} into memif")
         check(js["sink"]["rx_pkts"] == n, f"sink received {js['sink']['rx_pkts']} frames, {n} were sent")
+        check_pool(jf, "fwd")
+        check_pool(js, "sink")
 
 
 def main():

@@ -111,6 +111,7 @@ def case_realtime(a):
     check(mrc.get("outcomes", {}).get("completed", 0) >= 1, f"no MRC transfer completed: {mrc}")
     check(r["rdma"]["verify_errors"] == 0, f"verify errors {r['rdma']}")
     check(r["rdma"]["mempool_checked"] > 0, f"no sf-nic pool checked: {r['rdma']}")
+    check(r["pktio"]["mempool"]["checked"] > 0, f"no sf-pktio pool checked: {r['pktio']}")
     check(r["switch"]["conservation_ok"] and r["switch"]["rx_packets"] > 0, f"switch {r['switch']}")
     check(r["pktio"]["sink_rx"] > 0 and r["pktio"]["payload_errors"] == 0, f"pktio {r['pktio']}")
     print(f"PASS realtime: wall {r['wall_s']} s, injected {r['events_injected']}, rdma {r['rdma']['outcomes']}")

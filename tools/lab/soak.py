@@ -275,6 +275,7 @@ class Soak:
         self.bad_command_log = []
         self.bad_config_log = []
         self.sink_reports = []
+        self.pktio_mempool = {"checked": 0, "leaked": 0}  # gen / sink pools checked at exit
         self.gen_reports = []
         self.cleaned = {"runtime_dirs": 0, "huge_files": 0}
         self.corpus = soak_frames.load_corpus(ROOT)
@@ -829,6 +830,17 @@ class Soak:
                 self.fail(f"{p.role} (pid {p.pid}) did not stop when asked")
             elif p.role in ("switch", "gen", "sink") and p.rc != 0:
                 self.fail(f"{p.role} (pid {p.pid}) exit {p.rc}:\n{p.read()[-1500:]}")
+            if p.role in ("gen", "sink") and p.rc == 0:
+                # Its packet pool after the drain: back to its use at ready, but for bursts the port's
+                # fault guard abandoned (a memif peer that died inside one).
+                j = p.last_json() or {}
+                mp = j.get("mempool") or {}
+                faults = sum(q.get("burst_faults", 0) for q in j.get("ports", []))
+                leak = (mp.get("in_use_at_stop") or 0) - (mp.get("in_use_at_ready") or 0)
+                self.pktio_mempool["checked"] += 1
+                self.pktio_mempool["leaked"] += leak
+                if "in_use_at_stop" not in mp or leak < 0 or (leak > 0 and faults == 0):
+                    self.fail(f"{p.role} (pid {p.pid}): mempool {mp}: {leak} mbufs leaked ({faults} abandoned bursts)")
             if p.role == "sink" and p.rc == 0:
                 j = p.last_json() or {}
                 s = j.get("sink", {})
@@ -999,7 +1011,7 @@ class Soak:
                                             for s in ("server", "client")),
                      "mempool_leaked": sum(t.get(s, {}).get("mempool_leaked", 0) for t in self.transfers
                                            for s in ("server", "client"))},
-            "pktio": {"sinks": len(self.sink_reports),
+            "pktio": {"sinks": len(self.sink_reports), "mempool": self.pktio_mempool,
                       "sink_rx": sum(s.get("rx_pkts", 0) for s in self.sink_reports),
                       "payload_errors": sum(s.get("payload_errors", 0) for s in self.sink_reports)},
             "bad_commands": len(self.bad_command_log), "bad_configs": len(self.bad_config_log),

@@ -252,8 +252,10 @@ TEST(MrcNscc, BackPressureKnobsChecked) {
   a.rcv_pen_rq = 127;
   a.rcv_pen_ooo_pct = 0;
   EXPECT_EQ(v::mrc_modify_qp(x.qp, &a, v::kMrcRcvPenalty), EINVAL);
+  EXPECT_NE(std::string(x.qp->mrc()->error()).find("rcv_pen_ooo_pct"), std::string::npos);
   a.rcv_pen_ooo_pct = 101;
   EXPECT_EQ(v::mrc_modify_qp(x.qp, &a, v::kMrcRcvPenalty), EINVAL);
+  EXPECT_NE(std::string(x.qp->mrc()->error()).find("rcv_pen_ooo_pct"), std::string::npos);
   a.rcv_pen_ooo_pct = 100;
   EXPECT_EQ(v::mrc_modify_qp(x.qp, &a, v::kMrcRcvPenalty), 0);
 }

@@ -461,6 +461,14 @@ TEST(MrcQpEdge, BadFramesCountedWithReason) {
          std::get<wire::Ipv4Spec>(s.l3).src.bytes[3] ^= 0x40;
        },
        true, RxDrop::kMrcEndpoint},
+      {"a WRITE to the endpoint QPN 2 (no ERTH / EETH: mrc_bad_endpoint)",
+       [&](wire::MrcFrameSpec& s) { s.bth.dest_qp = wire::kMrcEndpointQpn; }, true, RxDrop::kMalformed},
+      {"a SACK to the endpoint QPN 2",
+       [&](wire::MrcFrameSpec& s) {
+         s.op = MrcOp::kSack;
+         s.bth.dest_qp = wire::kMrcEndpointQpn;
+       },
+       true, RxDrop::kMalformed},
       {"endpoint EV_PROBE response nobody asked for",
        [&](wire::MrcFrameSpec& s) {
          s.op = MrcOp::kEndpointResponse;

@@ -55,6 +55,14 @@ TEST(MrcSrv6Config, TemplateParsed) {
   EXPECT_EQ(p.after[1], 0x8003);
 }
 
+// The inner header of an SRv6 frame is IPv6: a host without an IPv6 address
+// is refused in the config, not at connect.
+TEST(MrcSrv6Config, NeedsIpv6OnTheHost) {
+  EXPECT_EQ(error_of(with("\"ip\": \"fd00::1\"", "\"ip\": \"10.0.0.1\"")),
+            "workloads[0].mrc.ev_mode: \"srv6\" needs an IPv6 address on every port of host \"a\" (the inner "
+            "header is IPv6); port 1 has none");
+}
+
 TEST(MrcSrv6Config, ErrorsNameTheKey) {
   const std::string w = "workloads[0].mrc";
   EXPECT_EQ(error_of(with("\"ev_mode\": \"srv6\",", "\"ev_mode\": \"sr\",")),
