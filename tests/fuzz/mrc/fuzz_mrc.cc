@@ -576,7 +576,9 @@ class Replay {
     const v::Qp* qp = r[0] == 0 ? dst.qp : r[0] == 1 ? dst.idle_qp : r[0] == 2 ? dst.rc_qp : nullptr;
     const mrc::Transport* t = qp != nullptr ? qp->mrc() : nullptr;
     s.op = op;
-    s.bth.dest_qp = qp != nullptr ? qp->qp_num() : r[0];
+    // 0xFF: the endpoint QPN 2 (any op: a data / SACK frame there must be
+    // refused, it once reached the endpoint code without ERTH / EETH).
+    s.bth.dest_qp = qp != nullptr ? qp->qp_num() : r[0] == 0xFF ? w::kMrcEndpointQpn : r[0];
     if ((r[2] & 4) != 0) s.bth.pkey = 0x7FFF;
     s.bth.ack_req = (r[2] & 0x40) != 0;
     s.bth.se = (r[2] & 0x80) != 0;

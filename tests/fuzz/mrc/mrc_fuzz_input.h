@@ -23,7 +23,7 @@
 //                      op kind kAllMrcOps[((op - 0x20) >> 2) % 12], from a
 //                      kMrcCraftedBytes record:
 //                        [0] QP: 0 the MRC QP, 1 the RESET MRC QP, 2 the RC
-//                            QP, else that QPN
+//                            QP, 0xFF the endpoint QPN 2, else that QPN
 //                        [1] b0 IPv6, b1 VLAN, b2 CE, b3 corrupt the ICRC,
 //                            b4 trim (data: cut to the headers by trim_frame),
 //                            b5 with the last-hop DSCP (47) else 46, b6 METH
