@@ -26,6 +26,11 @@ CASE:
   nic            config/topologies/nic-incast.json with the real sf-nic
                  (skipped where build/nic/app/sf-nic does not exist), its
                  write_lat probe measuring the latency through the incast's queue
+  cc_CC          config/topologies/cc/incast-CC.json with the real sf-nic and
+                 sf-switch, one per congestion control (CC: none, dcqcn-nvidia,
+                 dcqcn-paper, swift, bbr, hpcc, nscc): every flow completes and
+                 each QP's CC state moved (HPCC: INT records from the switch)
+  cc_files       config/topologies/cc/ is what its gen.py writes (no process)
   nic_config     nic.json and the sf-nic command line per the contract, and
                  parsing a contract-shaped --report (no sf-nic process)
   frames         pktio frames against scapy (headers, ICRC), pcap round trip,
@@ -752,12 +757,87 @@ def case_frames(build):
         shutil.rmtree(d, ignore_errors=True)
 
 
+# ---- congestion control in real time ----------------------------------------------------
+
+CC_ALGO = {"none": None, "dcqcn-nvidia": "dcqcn", "dcqcn-paper": "dcqcn", "swift": "swift", "bbr": "bbr",
+           "hpcc": "hpcc", "nscc": "nscc"}
+
+
+def case_cc_files(build):
+    """config/topologies/cc/*.json are what config/topologies/cc/gen.py
+    writes (no process)."""
+    sys.path.insert(0, os.path.join(ROOT, "config", "topologies", "cc"))
+    import gen
+    want = gen.files()
+    d = os.path.join(ROOT, "config", "topologies", "cc")
+    have = {n for n in os.listdir(d) if n.endswith(".json")}
+    check(have == set(want), f"shipped {sorted(have)} != written {sorted(want)}")
+    for name, text in want.items():
+        with open(os.path.join(d, name)) as f:
+            check(f.read() == text, f"config/topologies/cc/{name} differs from gen.py's output: run gen.py")
+    check(sorted(gen.CCS) == sorted(CC_ALGO), f"a CC without a test case: {gen.CCS}")
+
+
+def case_cc(build, cc):
+    """config/topologies/cc/incast-CC.json (issue 16 section 4: a lab
+    topology per CC in real time): two rounds of a 4:1 incast of 2 MiB per
+    sender through sf-switch plus a write_lat probe. Every flow completes with
+    its bytes, nothing is left running, the probe measured round trips, and
+    every sender QP ran CC with its own state moving (DCQCN: a stage and a
+    rate; the ACK-driven ones: RTT samples and a window; HPCC: INT records
+    from the real switch echoed in its ACKs; NSCC: MRC QPs taking decisions);
+    with none there is no CC state at all."""
+    out = tempfile.mkdtemp(prefix=f"sf-labt-cc-{cc}-")
+    try:
+        res = run_shipped(build, os.path.join("cc", f"incast-{cc}.json"), out, tail_chars=1500)
+        flows = res["flows"]
+        check(len(flows) == 8, f"want 2 rounds x 4 flows: {[f['name'] for f in flows]}")
+        for f in flows:
+            check(f["status"] == "ok" and f["complete"] and f["bytes_sent"] == 2 << 20 and f["goodput_gbps"] > 0,
+                  f"{f['name']}: {f}")
+        pr = res["probes"][0]
+        check(pr["status"] == "ok" and pr["rtt_us"] and pr["rtt_us"]["samples"] > 0, f"probe {pr}")
+        with open(os.path.join(out, "nic-senders-report.json")) as f:
+            senders = json.load(f)
+        ccs = [q for h in senders["hosts"] for q in h.get("qp_cc", [])]
+        algo = CC_ALGO[cc]
+        gbps = [sum(f["goodput_gbps"] for f in flows if f["name"].startswith(f"round{k}/")) for k in (0, 1)]
+        p99 = (pr["during_flows"] or {}).get("p99")
+        print(f"{cc}: rounds {gbps[0]:.2f} / {gbps[1]:.2f} Gb/s, probe p99 during flows {p99} us, "
+              f"ECN marks {res['totals']['ecn_marked']}, PFC pauses {res['totals']['pfc_pause_sent']}, "
+              f"CC QPs {len(ccs)}")
+        if algo is None:
+            check(ccs == [], f"cc none reported CC state: {ccs[:2]}")
+            return
+        # 8 flows + the probe's QP, each on a sender host.
+        check(len(ccs) == 9 and all(q["cc"] == algo for q in ccs), f"want 9 {algo} QPs: {ccs}")
+        for q in ccs:
+            if algo == "dcqcn":
+                check(q["state"] in ("idle", "decrease", "fast_recovery", "additive_increase", "hyper_increase")
+                      and q["rate_gbps"] > 0 and q["target_rate_gbps"] > 0, f"DCQCN state {q}")
+            else:
+                check(q["rtt_samples"] > 0 and 0 < q["rtt_min_us"] <= q["rtt_avg_us"] <= q["rtt_max_us"]
+                      and q["window_bytes"] > 0 and q["acks"] > 0, f"{algo}: RTT / window {q}")
+        if algo == "hpcc":
+            with open(os.path.join(out, "switch-sw0-report.json")) as f:
+                sw = json.load(f)
+            records = sum(p.get("int", {}).get("records", 0) for p in sw["ports"])
+            check(records > 0, f"the switch appended no INT record: {[p.get('int') for p in sw['ports']]}")
+            check(all(q["int_acks"] > 0 and q["hops"] == 1 for q in ccs), f"HPCC QPs without INT feedback: {ccs}")
+        if algo == "nscc":
+            check(sum(q["fair"] + q["proportional"] + q["decreases"] + q["no_change"] for q in ccs) > 0,
+                  f"NSCC took no decision: {ccs}")
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
 CASES = {"frames": case_frames, "small": case_small, "two_switch": case_two_switch, "victim": case_victim,
          "nic": case_nic,
          "interrupt_startup": case_interrupt_startup, "interrupt": case_interrupt,
          "child_term": case_child_term,
          "interrupt_term": lambda b: case_interrupt(b, signal.SIGTERM), "bad_topology": case_bad_topology,
-         "nic_config": case_nic_config}
+         "nic_config": case_nic_config, "cc_files": case_cc_files,
+         **{f"cc_{cc}": (lambda c: lambda b: case_cc(b, c))(cc) for cc in CC_ALGO}}
 
 
 def main():
@@ -772,7 +852,7 @@ def main():
             return SKIP
         for b in ("switch/app/sf-switch", "tools/sf-pktio/sf-pktio"):
             check(os.access(os.path.join(build, b), os.X_OK), f"{b} not built in {build}")
-    if a.case == "nic":
+    if a.case == "nic" or (a.case.startswith("cc_") and a.case != "cc_files"):
         if os.geteuid() != 0:
             print("SKIP: needs root (huge pages, memif)")
             return SKIP
