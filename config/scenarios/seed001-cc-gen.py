@@ -5,7 +5,7 @@ seed001-cc-switch.json (the 65-port 400G seed-001 switch, Kmin 120 KiB / Kmax
 600 KiB, PFC on priority 3, INT on queue 3 of every port: inert for every CC
 but HPCC, whose requests alone carry the INT flag).
 
-usage: config/scenarios/seed001-cc-gen.py [--senders N] [--rounds K] [--uniform] [--scale F] [--out DIR]
+usage: config/scenarios/seed001-cc-gen.py [--senders N] [--rounds K] [--uniform | --bursts] [--scale F] [--out DIR]
 --senders / --scale make the small versions the test runs (tests/tools).
 Besides one file per CC with its defaults it writes the tuned variants of
 VARIANTS (seed001-cc-<variant>.json: a CC with nic.json cc_params)."""
@@ -45,7 +45,9 @@ LINE_GBPS = 400
 SMALL_ROUNDS = [(0, 64 << 10), (1, 256 << 10), (2, 1 << 20)]
 
 
-def rounds_for(senders, rounds, gap_ms, uniform=False):
+def rounds_for(senders, rounds, gap_ms, uniform=False, bursts=False):
+    if bursts:  # the seed's 4-64 MB bursts at any N: SMALL_ROUNDS' sizes, gap_ms apart
+        return [(k * gap_ms, size) for k, (_, size) in enumerate(SMALL_ROUNDS)]
     if senders <= 16 and not uniform:
         return SMALL_ROUNDS
     return [(k * gap_ms, 1 << 20) for k in range(rounds)]
@@ -104,6 +106,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3, help="rounds of 1 MiB per sender (above 16 senders)")
     ap.add_argument("--gap-ms", type=int, default=2, help="ms between round starts (above 16 senders)")
     ap.add_argument("--uniform", action="store_true", help="rounds of 1 MiB per sender at any --senders (the N:1 grid)")
+    ap.add_argument("--bursts", action="store_true",
+                    help="rounds of 64 KiB, 256 KiB, 1 MiB per sender, --gap-ms apart (4-64 MiB at 64:1, the seed's bursts)")
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--out", default=HERE)
     a = ap.parse_args()
@@ -112,7 +116,7 @@ def main():
     with open(sw_path, "w") as f:
         json.dump(switch_cfg(), f, indent=1)
         f.write("\n")
-    rounds = rounds_for(a.senders, a.rounds, a.gap_ms, a.uniform)
+    rounds = rounds_for(a.senders, a.rounds, a.gap_ms, a.uniform, a.bursts)
     runs = [(cc, cc, None) for cc in CCS] + [(v, cc, fill(p, a.senders)) for v, (cc, p) in VARIANTS.items()]
     for name, cc, params in runs:
         with open(os.path.join(a.out, f"seed001-cc-{name}.json"), "w") as f:
