@@ -116,19 +116,29 @@ bool has_room(std::span<const uint8_t> buf, const IntFrameRef& r, const Bounds& 
   return udp_len + grow <= 0xFFFF && ip_len + grow <= 0xFFFF && outer_len + grow <= 0xFFFF;
 }
 
+// `turnaround_ns`: an echo's turnaround field (flags has kEcho and
+// kFlagTurnaround), written between the records and the tail.
 IntStatus insert_shim(std::span<uint8_t> buf, uint32_t& frame_bytes, const IntFrameRef& r,
-                      std::span<const IntHop> hops, uint8_t flags, uint8_t max_hops) {
+                      std::span<const IntHop> hops, uint8_t flags, uint8_t max_hops,
+                      std::optional<uint32_t> turnaround_ns = std::nullopt) {
   if (max_hops == 0 || max_hops > kIntMaxHops || hops.size() > max_hops) return IntStatus::kBadArgument;
   const Bounds b = bounds(buf, frame_bytes, r);
   if (!b.ok) return IntStatus::kNotRoce;
   if (!int_flag_at(buf, b.bth)) return IntStatus::kNoFlag;
-  const uint32_t grow = int_shim_bytes(static_cast<uint32_t>(hops.size()));
+  const IntTail t{IntTail::kMagic, flags, static_cast<uint8_t>(hops.size()), max_hops};
+  const uint32_t grow = int_shim_bytes(t);
   if (!has_room(buf, r, b, grow)) return IntStatus::kNoRoom;
   uint8_t* icrc = buf.data() + b.udp_end - kIcrcBytes;
   std::memmove(icrc + grow, icrc, kIcrcBytes);
   if (!hops.empty()) std::memcpy(icrc, hops.data(), hops.size() * IntHop::kSize);
-  const IntTail t{IntTail::kMagic, flags, static_cast<uint8_t>(hops.size()), max_hops};
-  std::memcpy(icrc + hops.size() * IntHop::kSize, &t, IntTail::kSize);
+  uint8_t* at = icrc + hops.size() * IntHop::kSize;
+  if (grow != int_shim_bytes(t.hop_count)) {
+    Be32 ta;
+    ta.set(turnaround_ns.value_or(0));
+    std::memcpy(at, &ta, kIntTurnaroundBytes);
+    at += kIntTurnaroundBytes;
+  }
+  std::memcpy(at, &t, IntTail::kSize);
   adjust_lengths(buf, r, static_cast<int32_t>(grow));
   frame_bytes = b.udp_end + grow;  // an Ethernet pad after the IP packet is dropped (the PMD pads)
   return IntStatus::kOk;
@@ -150,7 +160,7 @@ IntShim int_read(std::span<const uint8_t> frame, const IntFrameRef& r) {
   IntTail t;
   std::memcpy(&t, frame.data() + b.udp_end - kIcrcBytes - IntTail::kSize, IntTail::kSize);
   if (t.magic != IntTail::kMagic || t.max_hops == 0 || t.max_hops > kIntMaxHops || t.hop_count > t.max_hops) return s;
-  const uint32_t bytes = int_shim_bytes(t.hop_count);
+  const uint32_t bytes = int_shim_bytes(t);
   const uint32_t first = std::max<uint32_t>(b.bth + Bth::kSize, r.min_shim_offset);
   if (b.udp_end - kIcrcBytes < first || b.udp_end - kIcrcBytes - first < bytes) return s;
   s.status = IntStatus::kOk;
@@ -158,17 +168,26 @@ IntShim int_read(std::span<const uint8_t> frame, const IntFrameRef& r) {
   s.max_hops = t.max_hops;
   s.offset = b.udp_end - kIcrcBytes - bytes;
   s.hops = std::span<const IntHop>(reinterpret_cast<const IntHop*>(frame.data() + s.offset), t.hop_count);
+  if (s.has_turnaround()) {
+    Be32 ta;
+    std::memcpy(&ta, frame.data() + s.offset + t.hop_count * IntHop::kSize, kIntTurnaroundBytes);
+    s.turnaround_ns = ta.value();
+  }
   return s;
 }
 
-IntStatus int_open(std::span<uint8_t> buf, uint32_t& frame_bytes, const IntFrameRef& r, uint8_t max_hops) {
-  return insert_shim(buf, frame_bytes, r, {}, 0, max_hops);
+IntStatus int_open(std::span<uint8_t> buf, uint32_t& frame_bytes, const IntFrameRef& r, uint8_t max_hops,
+                   uint8_t flags) {
+  if ((flags & ~IntTail::kFlagTurnaround) != 0) return IntStatus::kBadArgument;
+  return insert_shim(buf, frame_bytes, r, {}, flags, max_hops);
 }
 
 IntStatus int_echo(std::span<uint8_t> buf, uint32_t& frame_bytes, const IntFrameRef& r, std::span<const IntHop> hops,
-                   uint8_t extra_flags) {
+                   uint8_t extra_flags, std::optional<uint32_t> turnaround_ns) {
   const uint8_t max_hops = static_cast<uint8_t>(std::max<std::size_t>(hops.size(), 1));
-  return insert_shim(buf, frame_bytes, r, hops, static_cast<uint8_t>(IntTail::kFlagEcho | extra_flags), max_hops);
+  uint8_t flags = static_cast<uint8_t>((IntTail::kFlagEcho | extra_flags) & ~IntTail::kFlagTurnaround);
+  if (turnaround_ns) flags = static_cast<uint8_t>(flags | IntTail::kFlagTurnaround);
+  return insert_shim(buf, frame_bytes, r, hops, flags, max_hops, turnaround_ns);
 }
 
 IntStatus int_append_hop(std::span<uint8_t> buf, uint32_t& frame_bytes, const IntFrameRef& r, const IntHop& hop) {
@@ -212,7 +231,7 @@ IntStatus int_append_hop_chain(std::span<uint8_t> head, uint32_t frame_bytes, st
   std::memcpy(&t, tail, IntTail::kSize);
   const uint32_t first = std::max<uint32_t>(bth + Bth::kSize, r.min_shim_offset);
   if (t.magic != IntTail::kMagic || t.max_hops == 0 || t.max_hops > kIntMaxHops || t.hop_count > t.max_hops ||
-      frame_bytes - kIcrcBytes < first + int_shim_bytes(t.hop_count)) {
+      frame_bytes - kIcrcBytes < first + int_shim_bytes(t)) {
     return IntStatus::kBadShim;
   }
   if ((t.flags & IntTail::kFlagEcho) != 0) return IntStatus::kEcho;

@@ -14,13 +14,16 @@
 //   grows the IP / UDP lengths; a full stack gets the overflow flag instead.
 // * The receiver reads the records (int_read), strips the shim, and echoes
 //   the records in its ACK / SACK (int_echo: same place, tail flag kEcho),
-//   which no switch appends to.
+//   which no switch appends to. A sender may ask for the responder's
+//   turnaround (kFlagTurnaround, Swift's endpoint delay): the echo then
+//   carries it in 4 bytes between the records and the tail.
 // tshark dissects such a frame as RoCE: the shim sits where it looks for
 // payload, the ICRC stays last. Pure functions on caller buffers: no
 // allocation, never reads or writes outside the given span.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -71,6 +74,9 @@ struct IntTail {
   static constexpr uint8_t kMagic = 0xA1;        // 0xA (INT) | version 1
   static constexpr uint8_t kFlagEcho = 0x01;     // echoed in an ACK: frozen, switches do not append
   static constexpr uint8_t kFlagOverflow = 0x02; // a switch found the stack full and did not append
+  // In a request: the sender asks for the responder's turnaround. In an echo:
+  // a Be32 turnaround_ns sits between the last record and the tail.
+  static constexpr uint8_t kFlagTurnaround = 0x04;
 
   uint8_t magic;      // kMagic
   uint8_t flags;      // kFlag*
@@ -81,7 +87,13 @@ static_assert(sizeof(IntTail) == IntTail::kSize);
 
 inline constexpr uint8_t kIntMaxHops = 8;
 inline constexpr uint8_t kIntDefaultMaxHops = 5;  // HPCC ns-3
+inline constexpr uint32_t kIntTurnaroundBytes = 4;
 inline constexpr uint32_t int_shim_bytes(uint32_t hops) { return hops * IntHop::kSize + IntTail::kSize; }
+// The shim a tail describes: its records, the echoed turnaround if any, the tail.
+inline constexpr uint32_t int_shim_bytes(const IntTail& t) {
+  const bool ta = (t.flags & IntTail::kFlagEcho) != 0 && (t.flags & IntTail::kFlagTurnaround) != 0;
+  return int_shim_bytes(t.hop_count) + (ta ? kIntTurnaroundBytes : 0);
+}
 
 enum class IntStatus : uint8_t {
   kOk,
@@ -122,21 +134,28 @@ struct IntShim {
   uint8_t max_hops = 0;
   uint32_t offset = 0;  // frame offset of hops[0] (or of the tail when empty)
   std::span<const IntHop> hops{};
+  uint32_t turnaround_ns = 0;  // an echo's responder turnaround (has_turnaround())
   bool echo() const { return (flags & IntTail::kFlagEcho) != 0; }
   bool overflow() const { return (flags & IntTail::kFlagOverflow) != 0; }
-  uint32_t bytes() const { return int_shim_bytes(static_cast<uint32_t>(hops.size())); }
+  // Request: asks for the turnaround. Echo: carries it (turnaround_ns).
+  bool turnaround_asked() const { return (flags & IntTail::kFlagTurnaround) != 0; }
+  bool has_turnaround() const { return echo() && turnaround_asked(); }
+  uint32_t bytes() const {
+    return int_shim_bytes(static_cast<uint32_t>(hops.size())) + (has_turnaround() ? kIntTurnaroundBytes : 0);
+  }
 };
 
 // The shim of a frame of `frame.size()` bytes (status kOk), or why not.
 IntShim int_read(std::span<const uint8_t> frame, const IntFrameRef& r);
 
-// Sender: adds an empty shim (0 hops, `max_hops`) to a frame of `frame_bytes`
-// in `buf` whose BTH INT flag is set and whose ICRC is final. Grows the frame
-// by 4 bytes; updates frame_bytes. Call it once per frame: whether a frame
-// already has a shim cannot be told from its bytes (the payload may hold
-// anything).
+// Sender: adds an empty shim (0 hops, `max_hops`, `flags`: 0 or
+// IntTail::kFlagTurnaround to ask for the responder's turnaround) to a frame
+// of `frame_bytes` in `buf` whose BTH INT flag is set and whose ICRC is final.
+// Grows the frame by 4 bytes; updates frame_bytes. Call it once per frame:
+// whether a frame already has a shim cannot be told from its bytes (the
+// payload may hold anything).
 IntStatus int_open(std::span<uint8_t> buf, uint32_t& frame_bytes, const IntFrameRef& r,
-                   uint8_t max_hops = kIntDefaultMaxHops);
+                   uint8_t max_hops = kIntDefaultMaxHops, uint8_t flags = 0);
 // Switch egress: appends `hop` to the shim (16 bytes). kEcho / kFull / kNoFlag
 // leave the frame as it is (kFull sets the overflow flag).
 IntStatus int_append_hop(std::span<uint8_t> buf, uint32_t& frame_bytes, const IntFrameRef& r, const IntHop& hop);
@@ -150,9 +169,12 @@ IntStatus int_append_hop_chain(std::span<uint8_t> head, uint32_t frame_bytes, st
                                uint32_t last_used, const IntFrameRef& r, const IntHop& hop);
 // Receiver of an ACK-to-be: adds a shim with `hops` and the echo flag (plus
 // `extra_flags`, e.g. the data packet's overflow flag) to an ACK / SACK frame
-// whose BTH INT flag is set and whose ICRC is final.
+// whose BTH INT flag is set and whose ICRC is final. With `turnaround_ns`
+// the echo also carries the responder's turnaround (kFlagTurnaround and 4
+// bytes before the tail); without it kFlagTurnaround in extra_flags is
+// ignored.
 IntStatus int_echo(std::span<uint8_t> buf, uint32_t& frame_bytes, const IntFrameRef& r, std::span<const IntHop> hops,
-                   uint8_t extra_flags = 0);
+                   uint8_t extra_flags = 0, std::optional<uint32_t> turnaround_ns = std::nullopt);
 // Receiver: removes the shim (moves the ICRC back, restores the lengths): the
 // frame is again what the sender's ICRC covers. Copy the records (int_read)
 // first: they are overwritten.

@@ -209,6 +209,8 @@ nlohmann::json qp_cc_json(const rc::Qp& qp) {
     j["ecwnd_pkts"] = sw->ecwnd();
     j["srtt_us"] = sw->srtt().us();
     j["decreases"] = sw->counters().fabric_decreases + sw->counters().endpoint_decreases;
+    j["remote_delay_samples"] = qp.cc_stats().remote_delay_samples;  // cc_params remote_delay
+    j["remote_delay_avg_us"] = qp.cc_stats().remote_delay_avg().us();
   } else if (const auto* b = std::get_if<Bbr>(&cc)) {
     j["state"] = std::string(to_string(b->phase()));
     j["btl_bw_gbps"] = static_cast<double>(b->btl_bw_bps()) / 1e9;

@@ -49,6 +49,7 @@ SwiftParams parse_swift(ConfigNode& n) {
   p.endpoint_target = n.opt_duration("endpoint_target", p.endpoint_target);
   p.rtt_ewma_old = opt_frac(n, "rtt_ewma_old", p.rtt_ewma_old, 0, 1);
   p.retx_reset_threshold = n.opt<uint32_t>("retx_reset_threshold", p.retx_reset_threshold, in_range<uint32_t>(1, 1000));
+  p.remote_delay = n.opt<bool>("remote_delay", p.remote_delay);
   return p;
 }
 

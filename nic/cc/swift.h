@@ -44,6 +44,11 @@ struct SwiftParams {
   TimeNs endpoint_target = TimeNs::from_us(10);  // [ours] target of remote_delay (paper: a fixed endpoint target)
   double rtt_ewma_old = 0.75;             // weight of the old smoothed RTT per sample
   uint32_t retx_reset_threshold = 3;      // RTOs in a row that reset fcwnd to min_cwnd
+  // [ours] RC requests carry an INT shim asking the responder for its
+  // turnaround (t3 - t2), echoed in the ACK: Swift's endpoint delay. Both ends
+  // must be sf-nic (a hardware RNIC would take the shim for payload); off:
+  // remote_delay 0, the whole RTT is fabric delay (docs/cc.md "Endpoint delay").
+  bool remote_delay = false;
 
   // nullopt when usable, else "<field>: <why>" (static text).
   std::optional<std::string_view> validate() const;

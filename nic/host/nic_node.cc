@@ -51,7 +51,8 @@ namespace {
 // back over the shim, trims the chain and restores the IP / UDP lengths. The
 // frame is then what its sender's ICRC covers. False (frame untouched) if
 // the shim is not sound.
-bool strip_int_chain(rte_mbuf* m, const wire::FrameInfo& fi, wire::IntHop* hops, size_t* n, uint8_t* flags) {
+bool strip_int_chain(rte_mbuf* m, const wire::FrameInfo& fi, wire::IntHop* hops, size_t* n, uint8_t* flags,
+                     uint32_t* turnaround_ns) {
   if (fi.udp == nullptr || fi.udp_end > m->pkt_len ||
       fi.udp_end < fi.payload_offset + wire::int_shim_bytes(0) + wire::kIcrcBytes) {
     return false;
@@ -64,7 +65,7 @@ bool strip_int_chain(rte_mbuf* m, const wire::FrameInfo& fi, wire::IntHop* hops,
       t->hop_count > t->max_hops) {
     return false;
   }
-  const uint32_t shim = wire::int_shim_bytes(t->hop_count);
+  const uint32_t shim = wire::int_shim_bytes(*t);
   if (icrc_at < fi.payload_offset + shim) return false;
   const uint32_t start = icrc_at - shim;
   *flags = t->flags;
@@ -73,6 +74,14 @@ bool strip_int_chain(rte_mbuf* m, const wire::FrameInfo& fi, wire::IntHop* hops,
     const void* p = rte_pktmbuf_read(m, start, *n * wire::IntHop::kSize, hops);
     if (p == nullptr) return false;
     if (p != hops) std::memcpy(hops, p, *n * wire::IntHop::kSize);
+  }
+  *turnaround_ns = 0;
+  if (shim != wire::int_shim_bytes(t->hop_count)) {
+    wire::Be32 ta;
+    const void* p = rte_pktmbuf_read(m, start + *n * wire::IntHop::kSize, wire::kIntTurnaroundBytes, &ta);
+    if (p == nullptr) return false;
+    if (p != &ta) std::memcpy(&ta, p, wire::kIntTurnaroundBytes);
+    *turnaround_ns = ta.value();
   }
   uint8_t icrc[wire::kIcrcBytes];
   const void* ic = rte_pktmbuf_read(m, icrc_at, wire::kIcrcBytes, icrc);
@@ -361,6 +370,7 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
   size_t int_n = 0;
   bool int_present = false;
   uint8_t int_flags = 0;
+  uint32_t int_turnaround_ns = 0;
   if (fi.kind == wire::FrameKind::kRoce && wire::bth_int_flag(*fi.bth)) [[unlikely]] {
     if (m->nb_segs == 1) {
       const std::span<uint8_t> buf(rte_pktmbuf_mtod(m, uint8_t*), m->data_len);
@@ -368,13 +378,14 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
       const wire::IntShim shim = wire::int_read(buf, ref);
       if (shim.status != wire::IntStatus::kOk) return drop(RxDrop::kBadInt);
       int_flags = shim.flags;
+      int_turnaround_ns = shim.turnaround_ns;
       int_n = shim.hops.size();
       std::copy(shim.hops.begin(), shim.hops.end(), int_hops.begin());
       uint32_t len = m->data_len;
       if (wire::int_strip(buf, len, ref) != wire::IntStatus::kOk) return drop(RxDrop::kBadInt);
       m->data_len = static_cast<uint16_t>(len);
       m->pkt_len = len;
-    } else if (!strip_int_chain(m, fi, int_hops.data(), &int_n, &int_flags)) {
+    } else if (!strip_int_chain(m, fi, int_hops.data(), &int_n, &int_flags, &int_turnaround_ns)) {
       return drop(RxDrop::kBadInt);
     }
     int_present = true;
@@ -392,7 +403,7 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
   rc::Qp* qp = h.qp_by_qpn(fi.bth->dest_qp.value());
   if (qp == nullptr) return drop(RxDrop::kUnknownQp);
   if (int_present) [[unlikely]] {
-    qp->set_rx_int({int_hops.data(), int_n}, true, int_flags);
+    qp->set_rx_int({int_hops.data(), int_n}, true, int_flags, int_turnaround_ns);
     qp->on_rx(fi, m, now);
     qp->set_rx_int({}, false, 0);
   } else {

@@ -189,7 +189,13 @@ struct QpCcStats {
   uint64_t int_opened = 0;       // requests sent with an (empty) INT shim (HPCC)
   uint64_t int_unopened = 0;     // requests of an HPCC QP sent without one (no room: docs/cc.md)
   uint64_t int_echoed = 0;       // responder: ACKs that echoed a request's INT records
+  // Swift remote_delay: ACKs that carried the responder's turnaround (t3 - t2), their sum
+  uint64_t remote_delay_samples = 0;
+  uint64_t remote_delay_sum_ns = 0;
   TimeNs rtt_avg() const { return TimeNs(rtt_samples == 0 ? 0 : static_cast<int64_t>(rtt_sum_ns / rtt_samples)); }
+  TimeNs remote_delay_avg() const {
+    return TimeNs(remote_delay_samples == 0 ? 0 : static_cast<int64_t>(remote_delay_sum_ns / remote_delay_samples));
+  }
 };
 
 class Qp {
@@ -357,12 +363,15 @@ class Qp {
   uint64_t cc_window() const { return cc_window_; }
   const QpCcStats& cc_stats() const { return cc_stats_; }
   // The host, for the frame it is about to hand to on_rx(): the INT shim it
-  // stripped from it (`present`), its records and tail flags. An echo in an
-  // ACK is HPCC's input; a request's records are echoed in the next ACK.
-  void set_rx_int(std::span<const wire::IntHop> hops, bool present, uint8_t flags) {
+  // stripped from it (`present`), its records and tail flags, and an echo's
+  // turnaround (IntShim::turnaround_ns). An echo in an ACK is HPCC's input
+  // (and Swift's remote delay); a request's records are echoed in the next
+  // ACK.
+  void set_rx_int(std::span<const wire::IntHop> hops, bool present, uint8_t flags, uint32_t turnaround_ns = 0) {
     rx_int_ = hops;
     rx_int_present_ = present;
     rx_int_flags_ = flags;
+    rx_int_turnaround_ns_ = turnaround_ns;
   }
 
   const QpCounters& counters() const { return ctr_; }
@@ -555,8 +564,8 @@ class Qp {
   uint32_t next_request_bytes(const SendWqe& w) const;
   // qp_int.cc (HPCC's INT at the QP)
   void open_int(rte_mbuf* m);
-  void take_rx_int(const wire::IntHop* hops, uint32_t n, uint8_t flags);
-  void echo_int(rte_mbuf* m);
+  void take_rx_int(const wire::IntHop* hops, uint32_t n, uint8_t flags, TimeNs now);
+  void echo_int(rte_mbuf* m, TimeNs now);
   BitRate rate_{0};
   BitRate rate_limit_{0};
   CongestionControl cc_{FixedRate(BitRate(0))};
@@ -574,12 +583,16 @@ class Qp {
   std::span<const wire::IntHop> rx_int_{};
   bool rx_int_present_ = false;
   uint8_t rx_int_flags_ = 0;
-  bool cc_int_ = false;           // HPCC: requests carry an INT shim
+  uint32_t rx_int_turnaround_ns_ = 0;
+  bool cc_int_ = false;           // HPCC, or Swift with remote_delay: requests carry an INT shim
+  uint8_t cc_int_open_flags_ = 0; // IntTail::kFlagTurnaround for Swift's remote_delay
   // responder: the latest request's INT records, echoed in the next ACK
+  // (with its turnaround, now - int_rx_at_, when the request asked for it)
   std::array<wire::IntHop, wire::kIntMaxHops> int_rx_hops_{};
   uint8_t int_rx_n_ = 0;
   uint8_t int_rx_flags_ = 0;
   bool int_rx_pending_ = false;
+  TimeNs int_rx_at_{0};
   TimeNs pace_next_{0};
   TimeNs pace_filed_{0};         // when file_departure() last filed the QP
   uint32_t pace_burst_bytes_ = 0;  // max_burst_sz, wire bytes

@@ -56,7 +56,12 @@ bool Qp::set_congestion_control(const CcChoice& c, BitRate line_rate) {
   cc_ = make_congestion_control(with_mtu, line_rate);
   cc_active_ = c.algorithm != CcAlgorithm::kNone;
   cc_acks_ = cc_needs_acks(c.algorithm);
-  cc_int_ = c.algorithm == CcAlgorithm::kHpcc;
+  // Swift's remote_delay asks the responder for its turnaround in the INT
+  // echo (an sf-nic peer; docs/cc.md "Endpoint delay").
+  const auto* sw = std::get_if<SwiftParams>(&c.params);
+  const bool remote_delay = c.algorithm == CcAlgorithm::kSwift && sw != nullptr && sw->remote_delay;
+  cc_int_ = c.algorithm == CcAlgorithm::kHpcc || remote_delay;
+  cc_int_open_flags_ = remote_delay ? wire::IntTail::kFlagTurnaround : 0;
   if (cc_acks_) {
     const uint32_t win = env_.cfg != nullptr ? env_.cfg->max_unacked_psns : 128;
     cc_tx_.assign(std::bit_ceil(win + 2), TxStamp{});
@@ -198,6 +203,13 @@ void Qp::cc_feedback(AckKind kind, Psn trigger, TimeNs now) {
   if (rx_int_present_ && (rx_int_flags_ & wire::IntTail::kFlagEcho) != 0) {
     ev.int_hops = rx_int_;
     ++cc_stats_.int_acks;
+    if ((rx_int_flags_ & wire::IntTail::kFlagTurnaround) != 0 && sample) {
+      // Only with the RTT it belongs to (Karn): the turnaround of the
+      // request this ACK answers.
+      ev.remote_delay = TimeNs(rx_int_turnaround_ns_);
+      ++cc_stats_.remote_delay_samples;
+      cc_stats_.remote_delay_sum_ns += rx_int_turnaround_ns_;
+    }
   }
   ++cc_stats_.acks;
   nic::cc_on_ack(cc_, ev, now);

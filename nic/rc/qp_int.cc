@@ -1,5 +1,7 @@
 // HPCC's in-band telemetry at the RC QP (docs/cc.md "RC integration", the
-// shim: common/wire/int_shim.h, docs/wire-formats.md "INT shim"):
+// shim: common/wire/int_shim.h, docs/wire-formats.md "INT shim"), also
+// Swift's remote delay (the responder's turnaround in the echo, cc_params
+// remote_delay; docs/cc.md "Endpoint delay"):
 //  * requester of an HPCC QP: every request frame carries the BTH INT flag
 //    (set by build() before the ICRC) and an empty shim (open_int) that
 //    INT-enabled switches append their hop records to;
@@ -13,6 +15,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "common/wire/icrc.h"
 #include "common/wire/int_shim.h"
@@ -65,7 +68,7 @@ void Qp::open_int(rte_mbuf* m) {
     if (m->nb_segs == 1) {
       uint32_t len = m->data_len;
       const std::span<uint8_t> buf(rte_pktmbuf_mtod(m, uint8_t*), m->data_len + rte_pktmbuf_tailroom(m));
-      if (wire::int_open(buf, len, ref, wire::kIntDefaultMaxHops) == wire::IntStatus::kOk) {
+      if (wire::int_open(buf, len, ref, wire::kIntDefaultMaxHops, cc_int_open_flags_) == wire::IntStatus::kOk) {
         m->data_len = static_cast<uint16_t>(len);
         m->pkt_len = len;
         ++cc_stats_.int_opened;
@@ -87,7 +90,7 @@ void Qp::open_int(rte_mbuf* m) {
         }
       }
       if (rte_pktmbuf_tailroom(last) >= wire::kIcrcBytes || extra != nullptr) {
-        const wire::IntTail tail{wire::IntTail::kMagic, 0, 0, wire::kIntDefaultMaxHops};
+        const wire::IntTail tail{wire::IntTail::kMagic, cc_int_open_flags_, 0, wire::kIntDefaultMaxHops};
         write_chain(m, end - wire::kIcrcBytes, reinterpret_cast<const uint8_t*>(&tail), wire::IntTail::kSize);
         if (extra != nullptr) {
           last->next = extra;
@@ -111,15 +114,16 @@ void Qp::open_int(rte_mbuf* m) {
   }
 }
 
-void Qp::take_rx_int(const wire::IntHop* hops, uint32_t n, uint8_t flags) {
+void Qp::take_rx_int(const wire::IntHop* hops, uint32_t n, uint8_t flags, TimeNs now) {
   const uint32_t k = std::min<uint32_t>(n, wire::kIntMaxHops);
   std::copy(hops, hops + k, int_rx_hops_.begin());
   int_rx_n_ = static_cast<uint8_t>(k);
   int_rx_flags_ = flags;
   int_rx_pending_ = true;
+  int_rx_at_ = now;
 }
 
-void Qp::echo_int(rte_mbuf* m) {
+void Qp::echo_int(rte_mbuf* m, TimeNs now) {
   int_rx_pending_ = false;
   uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
   const wire::FrameInfo fi = wire::parse_frame({data, m->data_len});
@@ -129,7 +133,13 @@ void Qp::echo_int(rte_mbuf* m) {
   wire::icrc_store(buf.first(m->data_len), fi);
   uint32_t len = m->data_len;
   const uint8_t overflow = int_rx_flags_ & wire::IntTail::kFlagOverflow;
-  if (wire::int_echo(buf, len, wire::int_frame_ref(fi), {int_rx_hops_.data(), int_rx_n_}, overflow) !=
+  // Swift's endpoint delay (t3 - t2): from the request that asked for it
+  // reaching this QP to its ACK being built, ns, saturated at 2^32 - 1.
+  std::optional<uint32_t> turnaround;
+  if ((int_rx_flags_ & wire::IntTail::kFlagTurnaround) != 0) {
+    turnaround = static_cast<uint32_t>(std::clamp<int64_t>((now - int_rx_at_).ns(), 0, UINT32_MAX));
+  }
+  if (wire::int_echo(buf, len, wire::int_frame_ref(fi), {int_rx_hops_.data(), int_rx_n_}, overflow, turnaround) !=
       wire::IntStatus::kOk) {
     // No room: sent without the echo (flag off, ICRC again).
     wire::set_bth_int_flag(*const_cast<wire::Bth*>(fi.bth), false);

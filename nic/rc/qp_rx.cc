@@ -112,7 +112,7 @@ RxAction Qp::on_rx(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now) {
       if (cnp_gate_.should_send(now)) cnp_pending_ = true;
     }
     if (rx_int_present_ && !is_response(op) && (rx_int_flags_ & wire::IntTail::kFlagEcho) == 0) [[unlikely]] {
-      take_rx_int(rx_int_.data(), static_cast<uint32_t>(rx_int_.size()), rx_int_flags_);
+      take_rx_int(rx_int_.data(), static_cast<uint32_t>(rx_int_.size()), rx_int_flags_, now);
     }
     a = is_response(op) ? on_response(fi, m, now) : on_request(fi, m, now);
   }

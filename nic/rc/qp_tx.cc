@@ -447,7 +447,7 @@ rte_mbuf* Qp::make_ctrl(TimeNs now) {
   }
   m->data_len = static_cast<uint16_t>(r.frame_bytes);
   m->pkt_len = static_cast<uint32_t>(r.frame_bytes);
-  if (send_ack && int_rx_pending_) [[unlikely]] echo_int(m);
+  if (send_ack && int_rx_pending_) [[unlikely]] echo_int(m, now);
   if (send_nak) {
     nak_pending_ = false;
     const auto t = static_cast<wire::AethType>((nak_syndrome_ >> 5) & 3u);

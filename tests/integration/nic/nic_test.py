@@ -208,7 +208,8 @@ def switch_write_bw(h):
 def swift_cfg(h, side, oob_port, base_target):
     """One host on its switch port and a verified write_bw 64 KiB x 100 with
     --cc swift and cc_params.base_target (nic.json: flags cannot carry
-    cc_params)."""
+    cc_params) and remote_delay (the responder's turnaround in the INT echo,
+    docs/cc.md "Endpoint delay")."""
     role = "server" if side == 1 else "client"
     sock = h.path("Ethernet0.sock" if side == 1 else "Ethernet4.sock")
     mac, ip = (SERVER_MAC, SERVER_IP) if side == 1 else (CLIENT_MAC, CLIENT_IP)
@@ -216,7 +217,7 @@ def swift_cfg(h, side, oob_port, base_target):
                                        "speed_gbps": 10}]}},
             "workloads": [{"name": "w", "host": "h", "type": "write_bw", "role": role, "oob": f"127.0.0.1:{oob_port}",
                            "size": 65536, "iterations": 100, "verify": True, "cc": "swift",
-                           "cc_params": {"base_target": base_target}}]}
+                           "cc_params": {"base_target": base_target, "remote_delay": True}}]}
 
 
 def switch_cc(h, cc):
@@ -261,6 +262,11 @@ def switch_cc(h, cc):
     check(q["window_bytes"] > 0 and q["acks"] > 0, f"{cc}: window {q}")
     if cc == "swift":
         check(q["srtt_us"] > 0 and q["fcwnd_pkts"] > 0, f"Swift state {q}")
+        # remote_delay: every RTT sample came with the server's turnaround,
+        # below the RTT it is part of (sf-nic reads its clock once per poll:
+        # an ACK built in the poll that received the request reports 0).
+        check(q["remote_delay_samples"] == q["rtt_samples"] and q["int_acks"] == q["acks"] and
+              0 <= q["remote_delay_avg_us"] < q["rtt_avg_us"], f"Swift remote delay {q}")
     else:
         check(q["state"] in ("startup", "drain", "probe_bw", "probe_rtt") and q["btl_bw_gbps"] > 0
               and q["rtprop_us"] > 0, f"BBR state {q}")

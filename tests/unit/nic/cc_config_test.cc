@@ -67,6 +67,11 @@ TEST(CcConfig, ParametersLand) {
   EXPECT_EQ(sp->beta, 0.5);
   EXPECT_EQ(sp->max_cwnd, 64);
   EXPECT_EQ(sp->max_mdf, SwiftParams{}.max_mdf);
+  EXPECT_FALSE(sp->remote_delay);
+  const auto sr = parse(R"("cc": "swift", "cc_params": {"remote_delay": true})");
+  EXPECT_TRUE(std::get<SwiftParams>(sr.workloads[0].cc.params).remote_delay);
+  EXPECT_NE(error_of(R"("cc": "swift", "cc_params": {"remote_delay": 1})").find("workloads[0].cc_params.remote_delay"),
+            std::string::npos);
 
   const auto b = parse(R"("cc": "bbr", "cc_params": {"probe_bw_gains": [1.5, 0.5, 1, 1, 1, 1, 1, 1], "rtprop_window": "2ms"})");
   const auto* bp = std::get_if<BbrParams>(&b.workloads[0].cc.params);

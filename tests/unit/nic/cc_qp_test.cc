@@ -268,6 +268,60 @@ TEST(CcQp, HpccReadsTheEchoedRecords) {
   }
 }
 
+// 4b. Swift's remote delay (cc_params remote_delay): the requests carry an
+//     INT shim asking for the responder's turnaround and every ACK's echo
+//     brings it back as AckEvent::remote_delay. Alone on the link the
+//     responder ACKs in the poll that received the request: every sample is
+//     0 and the RTT is the path's. With the responder sending its own 1 MiB
+//     WRITE back on the same port, ACKs wait for the link: turnarounds
+//     appear, never above the RTT they belong to, and with an endpoint
+//     target of 1 ns Swift's endpoint window cuts on them. Without the
+//     option no shim travels and Swift sees no remote delay.
+TEST(CcQp, SwiftRemoteDelayIsTheResponderTurnaround) {
+  SwiftParams sp;
+  sp.endpoint_target = TimeNs(1);
+  CcChoice without = choice("swift");
+  without.params = sp;
+  sp.remote_delay = true;
+  CcChoice with = choice("swift");
+  with.params = sp;
+  for (const bool reverse : {false, true}) {
+    for (const bool on : {true, false}) {
+      // Forward: a's first MiB to b's; reverse: b's second MiB to a's.
+      Pair p(2 << 20, on ? with : without, {BitRate::gbps(100), TimeNs::from_us(1)});
+      if (reverse) {
+        fill_pattern(p.eb.buf, 3);
+        ASSERT_EQ(post_write(p.eb, 9, 1 << 20, 1 << 20, p.ea.addr() + (1 << 20), p.ea.mr->rkey), 0);
+      }
+      p.write(1 << 20);
+      const rc::QpCcStats& s = p.ea.qp->cc_stats();
+      const auto& sw = std::get<Swift>(p.ea.qp->congestion_control());
+      ASSERT_GT(s.rtt_samples, 100u);
+      if (!on) {
+        EXPECT_EQ(s.int_opened, 0u);
+        EXPECT_EQ(s.remote_delay_samples, 0u);
+        EXPECT_EQ(sw.counters().endpoint_decreases, 0u);
+        continue;
+      }
+      EXPECT_EQ(s.int_opened, p.ea.qp->counters().tx_data_pkts) << reverse;
+      EXPECT_EQ(s.int_acks, s.acks) << reverse;
+      EXPECT_EQ(s.remote_delay_samples, s.rtt_samples) << reverse;
+      if (!reverse) {
+        EXPECT_EQ(s.remote_delay_sum_ns, 0u);
+        EXPECT_EQ(sw.counters().endpoint_decreases, 0u);
+      } else {
+        EXPECT_GT(s.remote_delay_sum_ns, 0u);
+        EXPECT_LE(s.remote_delay_avg().ns(), s.rtt_avg().ns());
+        EXPECT_GT(sw.counters().endpoint_decreases, 0u);
+        EXPECT_LT(sw.ecwnd(), 256.0);
+      }
+      const nlohmann::json q = app::host_json(p.a, 0)["qp_cc"][0];
+      EXPECT_EQ(q["remote_delay_samples"], s.remote_delay_samples);
+      EXPECT_DOUBLE_EQ(q["remote_delay_avg_us"].get<double>(), s.remote_delay_avg().us());
+    }
+  }
+}
+
 // 5. sf-nic's report and time series carry each CC QP's entry: the
 //    algorithm, window, in flight, RTT min/avg/last and the algorithm's state.
 TEST(CcQp, ReportCarriesPerQpCc) {

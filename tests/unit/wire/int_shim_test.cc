@@ -181,6 +181,62 @@ TEST(IntShim, EchoInAck) {
   EXPECT_EQ(icrc_of(ack, alen), IcrcStatus::kOk);
 }
 
+// 4b. Swift's remote delay: a request asks for the responder's turnaround
+// (kFlagTurnaround, no extra bytes; switches still append), the echo carries
+// it in 4 bytes between the records and the tail, the reader returns it and
+// the strip removes all of it. A request's flag alone (no echo) adds nothing.
+TEST(IntShim, TurnaroundInEcho) {
+  uint32_t dlen = 0;
+  std::vector<uint8_t> data = int_frame(Ipv4Spec{}, Opcode::kRcWriteOnly, 256, dlen);
+  const uint32_t sent = dlen;
+  const IntFrameRef dr = ref_of(data, dlen);
+  ASSERT_EQ(int_open(data, dlen, dr, kIntDefaultMaxHops, IntTail::kFlagTurnaround), IntStatus::kOk);
+  EXPECT_EQ(dlen, sent + int_shim_bytes(0));
+  ASSERT_EQ(int_append_hop(data, dlen, dr, make_int_hop(10, 640, 7, 100'000'000'000)), IntStatus::kOk);
+  const IntShim req = int_read(std::span<const uint8_t>(data.data(), dlen), dr);
+  ASSERT_EQ(req.status, IntStatus::kOk);
+  EXPECT_TRUE(req.turnaround_asked());
+  EXPECT_FALSE(req.has_turnaround());
+  EXPECT_EQ(req.hops.size(), 1u);
+  EXPECT_EQ(req.bytes(), int_shim_bytes(1));
+  const std::vector<IntHop> hops(req.hops.begin(), req.hops.end());
+  ASSERT_EQ(int_strip(data, dlen, dr), IntStatus::kOk);
+  EXPECT_EQ(dlen, sent);
+  EXPECT_EQ(icrc_of(data, dlen), IcrcStatus::kOk);
+  // An opener's flags other than the turnaround request are refused.
+  EXPECT_EQ(int_open(data, dlen, dr, kIntDefaultMaxHops, IntTail::kFlagEcho), IntStatus::kBadArgument);
+
+  for (const uint32_t ta : {0u, 1234u, 0xFFFFFFFFu}) {
+    uint32_t alen = 0;
+    std::vector<uint8_t> ack = int_frame(Ipv4Spec{}, Opcode::kRcAck, 0, alen);
+    const std::vector<uint8_t> ack_sent(ack.begin(), ack.begin() + alen);
+    const IntFrameRef ar = ref_of(ack, alen);
+    ASSERT_EQ(int_echo(ack, alen, ar, hops, 0, ta), IntStatus::kOk);
+    EXPECT_EQ(alen, ack_sent.size() + int_shim_bytes(1) + kIntTurnaroundBytes);
+    const IntShim e = int_read(std::span<const uint8_t>(ack.data(), alen), ar);
+    ASSERT_EQ(e.status, IntStatus::kOk);
+    EXPECT_TRUE(e.echo() && e.has_turnaround());
+    EXPECT_EQ(e.turnaround_ns, ta);
+    ASSERT_EQ(e.hops.size(), 1u);
+    EXPECT_EQ(e.hops[0].qlen_bytes.value(), 7u);
+    EXPECT_EQ(e.bytes(), int_shim_bytes(1) + kIntTurnaroundBytes);
+    const uint32_t before = alen;
+    EXPECT_EQ(int_append_hop(ack, alen, ar, make_int_hop(30, 0, 0, 1'000'000)), IntStatus::kEcho);
+    EXPECT_EQ(alen, before);
+    ASSERT_EQ(int_strip(ack, alen, ar), IntStatus::kOk);
+    EXPECT_EQ(std::vector<uint8_t>(ack.begin(), ack.begin() + alen), ack_sent);
+    EXPECT_EQ(icrc_of(ack, alen), IcrcStatus::kOk);
+  }
+  // An echo without a turnaround ignores a kFlagTurnaround passed as an extra flag.
+  uint32_t alen = 0;
+  std::vector<uint8_t> ack = int_frame(Ipv4Spec{}, Opcode::kRcAck, 0, alen);
+  const uint32_t plain = alen;
+  const IntFrameRef ar = ref_of(ack, alen);
+  ASSERT_EQ(int_echo(ack, alen, ar, hops, IntTail::kFlagTurnaround), IntStatus::kOk);
+  EXPECT_EQ(alen, plain + int_shim_bytes(1));
+  EXPECT_FALSE(int_read(std::span<const uint8_t>(ack.data(), alen), ar).has_turnaround());
+}
+
 // 5. Refusals: no flag, a bad tail, no room, bad arguments, a frame shorter
 // than its UDP length.
 TEST(IntShim, Refusals) {
