@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -441,6 +442,12 @@ SimResult SimLab::run(const std::string& out_dir) {
   };
   SimResult r;
   using Clock = std::chrono::steady_clock;
+  // This thread's CPU time (user + system): the loop's cost on a loaded machine.
+  const auto thread_cpu_s = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  };
   const auto secs = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
   TimeNs next = TimeNs(0);
   while (true) {
@@ -458,8 +465,10 @@ SimResult SimLab::run(const std::string& out_dir) {
     }
     if (sim_->now() >= run_limit_) break;
     next = next + ts_period_;
+    const double c1 = thread_cpu_s();
     sim_->run_until(next);
     r.loop_s += secs(t1, Clock::now());
+    r.loop_cpu_s += thread_cpu_s() - c1;
   }
   const auto t_reports = Clock::now();
   r.end = sim_->now();

@@ -52,6 +52,7 @@ struct SimResult {
   // Wall-clock seconds (sf-sim --timing only; not deterministic): the
   // simulator's event loop, the time-series samples, the final reports.
   double loop_s = 0;
+  double loop_cpu_s = 0;  // the event loop's thread CPU time (user + system)
   double samples_s = 0;
   double reports_s = 0;
   // "inject" events (docs/sf-sim.md): summed over the injectors; has_inject
