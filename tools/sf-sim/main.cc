@@ -97,17 +97,16 @@ uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 PoolPlan plan_pool(const std::string& plan) {
   PoolPlan pp;
   try {
-    std::ifstream f(plan);
-    const nlohmann::json doc = nlohmann::json::parse(f);
+    const sf::config::Json& doc = sf::simlab::cached_json(plan);  // parsed once (SimLab reads it too)
     const std::string dir = std::filesystem::path(plan).parent_path().string();
-    std::vector<sf::nic::app::AppConfig> nics;
+    std::vector<const sf::nic::app::AppConfig*> nics;
     if (const auto it = doc.find("nics"); it != doc.end() && it->is_object()) {
-      for (const auto& [name, path] : it->items()) nics.push_back(sf::nic::app::load_app_config(resolve(dir, path.get<std::string>())));
+      for (const auto& [name, path] : it->items()) nics.push_back(&sf::simlab::cached_app_config(resolve(dir, path.get<std::string>())));
     }
     uint64_t mtu = 0;
     uint64_t nic_ports = 0;
-    for (const auto& c : nics) {
-      for (const auto& h : c.hosts) {
+    for (const auto* c : nics) {
+      for (const auto& h : c->hosts) {
         mtu = std::max<uint64_t>(mtu, h.mtu_bytes);
         nic_ports += h.num_ports();
       }
@@ -115,8 +114,8 @@ PoolPlan plan_pool(const std::string& plan) {
     if (mtu == 0) mtu = 4096;
     const uint64_t fm = ceil_div(mtu + kFrameOverhead, kSegBytes);
     const uint64_t frame = mtu + kFrameOverhead;
-    for (const auto& c : nics) {
-      for (const auto& w : c.workloads) {
+    for (const auto* c : nics) {
+      for (const auto& w : c->workloads) {
         const uint64_t pkts = std::max<uint64_t>(1, ceil_div(w.size_bytes, mtu));
         uint64_t out = 0;
         if (sf::nic::app::is_latency(w.type)) {
@@ -126,7 +125,7 @@ PoolPlan plan_pool(const std::string& plan) {
         }
         pp.traffic += uint64_t{w.qps} * out * pkts * (fm + 2);
       }
-      const sf::nic::NicConfig nc = sf::nic::app::nic_config_of(c);
+      const sf::nic::NicConfig nc = sf::nic::app::nic_config_of(*c);
       for (const auto& p : nc.ports) {
         if (p.rx_drain_rate.bps() > 0) pp.fixed += uint64_t{p.rx_ring_pkts} * fm;
       }
@@ -136,7 +135,7 @@ PoolPlan plan_pool(const std::string& plan) {
     if (const auto it = doc.find("switches"); it != doc.end() && it->is_object()) {
       for (const auto& [name, v] : it->items()) {
         const std::string path = v.is_object() ? v.at("config").get<std::string>() : v.get<std::string>();
-        const sf::sw::SwitchConfig cfg = sf::sw::load_switch_config(resolve(dir, path));
+        const sf::sw::SwitchConfig& cfg = sf::simlab::cached_switch_config(resolve(dir, path));
         pp.fabric += ceil_div(cfg.mmu.total_bytes * fm, frame);
         buffer_small_frames += cfg.mmu.total_bytes / 64;
         sw_ports += cfg.ports.ports.size();
@@ -428,6 +427,7 @@ int main(int argc, char** argv) {
     static sf::simlab::SimLab* kept = nullptr;
     kept = new sf::simlab::SimLab(plan, pool);
     sf::simlab::SimLab& lab = *kept;
+    sf::simlab::drop_file_cache();  // the nodes are built
     const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const sf::simlab::SimResult r = lab.run(out);
     if (timing) {

@@ -66,6 +66,17 @@ struct SimResult {
   bool inject_done = true;        // every burst sent before the run ended
 };
 
+// Files read once per process: sf-sim's pool sizing (main.cc),
+// SimLab::shard_ring_bytes and the SimLab constructor read the same plan and
+// configs (a 1,024-host fabric: a 3.7 MB plan, 512 switch and 32 NIC configs),
+// which were parsed three times. Keyed by the path as given; a file that
+// fails to load is not kept, so its next reader gets the same error.
+// drop_file_cache() frees them once the nodes are built.
+const config::Json& cached_json(const std::string& path);
+const sw::SwitchConfig& cached_switch_config(const std::string& path);
+const nic::app::AppConfig& cached_app_config(const std::string& path);
+void drop_file_cache();
+
 class SimLab {
  public:
   // Reads the plan and every config it names (relative paths: from the
