@@ -69,12 +69,12 @@ constexpr const char* kUsage =
 // buffers), sf-sim says so on stderr and exits 1: --mbufs N sets the size.
 //
 // EAL memory (-m, --no-huge: a mapping only the touched part of which costs
-// RAM, but whose page table EAL sets up in full): the pool, each switch's
-// DPDK tables (FDB hash; rte_lpm6 only where the switch has IPv6 routes:
-// IPv4 routes are on the heap, route_table.h), sharded switches' rings, and a base.
+// RAM, but whose page table EAL sets up in full): each switch's DPDK tables
+// (FDB hash; rte_lpm6 only where the switch has IPv6 routes: IPv4 routes are
+// on the heap, route_table.h), sharded switches' rings, and a base. The
+// mbufs are not in it (map_chunk).
 constexpr uint64_t kSegBytes = 2048;        // RTE_MBUF_DEFAULT_DATAROOM
 constexpr uint64_t kFrameOverhead = 96;     // Ethernet + IP + UDP + BTH + RETH + ICRC, rounded up
-constexpr uint64_t kObjBytes = 2560;        // one mbuf in the pool: header, headroom, data room, mempool header
 constexpr uint64_t kFdbEntryBytes = 160;    // rte_hash bucket, key and extendable table share per entry
 constexpr uint64_t kBaseEalMb = 96;         // EAL's own structures, memzones, the pool header
 
@@ -202,7 +202,7 @@ struct PoolUse {
   uint64_t peak = 0;
   uint64_t failures = 0;
   bool populating = false;
-  std::vector<void*> chunks;  // rte_malloc'd memory behind the mbufs
+  std::vector<void*> chunks;  // the mappings behind the mbufs
 };
 PoolUse g_use;
 rte_mempool_ops g_lifo_ops;
@@ -238,28 +238,40 @@ void lifo_free(rte_mempool* mp) {
 
 unsigned lifo_count(const rte_mempool* mp) { return static_cast<const FreeStack*>(mp->pool_data)->top; }
 
+// `len` bytes of private anonymous memory, 2 MiB aligned and marked
+// MADV_HUGEPAGE; nullptr when out of memory. Not EAL memory: with --no-huge
+// that is shared memory, which this kernel gives no huge pages
+// (shmem_enabled), and a mapping outside it keeps the pool out of EAL's -m
+// and its page table. The sim does no DMA: the pool has no IOVAs.
+void* map_chunk(size_t len) {
+  const size_t span = len + kHugePage;
+  void* raw = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const auto base = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t start = (base + kHugePage - 1) & ~(uintptr_t{kHugePage} - 1);
+  const uintptr_t end = base + span;
+  if (start > base) munmap(raw, start - base);
+  if (end > start + len) munmap(reinterpret_cast<void*>(start + len), end - (start + len));
+  void* mem = reinterpret_cast<void*>(start);
+  (void)madvise(mem, len, MADV_HUGEPAGE);  // a hint: without THP, 4 KiB pages
+  return mem;
+}
+
 // Populates up to `n` more mbufs; false when the pool is full or memory ran out.
 bool grow(uint64_t n) {
   rte_mempool* mp = g_use.mp;
   if (mp->populated_size >= mp->size) return false;
   n = std::min<uint64_t>(n, mp->size - mp->populated_size);
   const uint64_t obj = rte_mempool_calc_obj_size(mp->elt_size, mp->flags, nullptr);  // header, element, trailer, padding
-  const size_t len = n * obj + RTE_CACHE_LINE_SIZE;
-  // Huge-page aligned when it is worth a huge page (EAL's --no-huge memory
-  // is one anonymous private mapping: madvise applies to it).
-  const size_t align = len >= kHugePage ? kHugePage : RTE_CACHE_LINE_SIZE;
-  void* mem = rte_malloc("sf_sim_mbufs", len, static_cast<unsigned>(align));
+  const size_t len = n * obj;
+  void* mem = map_chunk(len);
   if (mem == nullptr) return false;
-  if (align == kHugePage) {
-    const size_t huge_len = len & ~(kHugePage - 1);
-    if (huge_len > 0) (void)madvise(mem, huge_len, MADV_HUGEPAGE);  // a hint: without THP, 4 KiB pages
-  }
   const unsigned before = mp->populated_size;
   g_use.populating = true;
   const int rc = rte_mempool_populate_iova(mp, static_cast<char*>(mem), RTE_BAD_IOVA, len, nullptr, nullptr);
   g_use.populating = false;
   if (rc <= 0) {
-    rte_free(mem);
+    munmap(mem, len);
     return false;
   }
   g_use.chunks.push_back(mem);
@@ -399,7 +411,7 @@ int main(int argc, char** argv) {
   sf::dpdk::EalOptions eo;
   const uint64_t ring_bytes = sf::simlab::SimLab::shard_ring_bytes(plan);
   eo.no_huge_mem_mb = static_cast<uint32_t>(
-      kBaseEalMb + ((pp.mbufs * kObjBytes + pp.table_bytes + ring_bytes + (1u << 20) - 1) >> 20));
+      kBaseEalMb + ((pp.table_bytes + ring_bytes + (1u << 20) - 1) >> 20));  // the mbufs are not EAL memory (map_chunk)
   const auto t_plan = std::chrono::steady_clock::now();
   auto eal = sf::dpdk::init_eal({argv[0], "--no-huge", "--no-pci", "--log-level", "*:error", "--no-telemetry"}, eo);
   if (!eal) {
