@@ -102,10 +102,14 @@ def cost(runs):
     split = {k: round(statistics.median(t.get("setup_split_s", {}).get(k, 0) for _, t in runs), 3)
              for k in ("plan", "eal", "pool", "nodes")}
     loop_s = statistics.median(t.get("run_split_s", {}).get("events", run_s) for _, t in runs)
+    loop_cpu_s = statistics.median(t.get("events_cpu_s", 0) for _, t in runs)
     return {"events": summary["events"],
             "events_per_s": round(summary["events"] / max(run_s, 1e-9)),
             # The simulator's event loop alone (sf-sim --timing run_split_s; no samples, no reports).
             "events_per_s_loop": round(summary["events"] / max(loop_s, 1e-9)),
+            # The same per second of the loop's CPU time (sf-sim --timing events_cpu_s; None from an
+            # older sf-sim): steadier than wall time on a loaded machine.
+            "events_per_s_loop_cpu": (round(summary["events"] / max(loop_cpu_s, 1e-9)) if loop_cpu_s else None),
             "wall_s_per_virtual_ms": round(run_s / vms, 4) if vms > 0 else None,
             "setup_s": round(setup_s, 3), "setup_s_max": round(max(t["setup_s"] for _, t in runs), 3),
             "setup_split_s": split, "peak_rss_mb": round(rss, 1), "rounds": len(runs),

@@ -201,6 +201,7 @@ class Simulator {
 
   void start();
   void dispatch(const Event& ev);
+  void prefetch(const Event& ev) const;  // a cache hint for the next event
   // Offers a transmit to the channel's sender (the wire is idle).
   void try_transmit(uint32_t channel);
   // After a call into `node`: offer transmit on its idle ports, re-arm wakeup.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -28,6 +29,38 @@ std::string resolve(const std::string& base_dir, const std::string& p) {
 
 }  // namespace
 
+namespace {
+struct FileCache {
+  std::map<std::string, config::Json> json;
+  std::map<std::string, sw::SwitchConfig> switches;
+  std::map<std::string, nic::app::AppConfig> apps;
+};
+FileCache& file_cache() {
+  static FileCache c;
+  return c;
+}
+}  // namespace
+
+const config::Json& cached_json(const std::string& path) {
+  auto& m = file_cache().json;
+  if (const auto it = m.find(path); it != m.end()) return it->second;
+  return m.emplace(path, config::load_file(path)).first->second;
+}
+
+const sw::SwitchConfig& cached_switch_config(const std::string& path) {
+  auto& m = file_cache().switches;
+  if (const auto it = m.find(path); it != m.end()) return it->second;
+  return m.emplace(path, sw::load_switch_config(path)).first->second;
+}
+
+const nic::app::AppConfig& cached_app_config(const std::string& path) {
+  auto& m = file_cache().apps;
+  if (const auto it = m.find(path); it != m.end()) return it->second;
+  return m.emplace(path, nic::app::load_app_config(path)).first->second;
+}
+
+void drop_file_cache() { file_cache() = FileCache{}; }
+
 SimLab::SimLab(const std::string& plan_path, rte_mempool* pool) : pool_(pool) { load(plan_path); }
 
 SimLab::~SimLab() {
@@ -36,7 +69,7 @@ SimLab::~SimLab() {
 }
 
 void SimLab::load(const std::string& plan_path) {
-  const config::Json doc = config::load_file(plan_path);
+  const config::Json& doc = cached_json(plan_path);
   const std::string dir = fs::path(plan_path).parent_path().string();
   plan_dir_ = dir;
   config::ConfigNode root(doc, "");
@@ -57,11 +90,11 @@ void SimLab::load(const std::string& plan_path) {
       std::vector<uint16_t> shard_map;
       if (n.json().is_object()) {
         // {"config": path, "shards": N | "shard_map": {port: shard}}
-        s->cfg = sw::load_switch_config(resolve(dir, n.req<std::string>("config")));
+        s->cfg = cached_switch_config(resolve(dir, n.req<std::string>("config")));
         shard_map = shard_map_of(n, s->cfg);
         n.finish();
       } else {
-        s->cfg = sw::load_switch_config(resolve(dir, n.as<std::string>()));
+        s->cfg = cached_switch_config(resolve(dir, n.as<std::string>()));
       }
       // The switch's WRED stream: its own DEVICE_METADATA seed when the config
       // sets one, else the plan's seed + its index (distinct per switch).
@@ -94,7 +127,7 @@ void SimLab::load(const std::string& plan_path) {
       x->name = name;
       const std::string path = resolve(dir, n.as<std::string>());
       try {
-        x->cfg = nic::app::load_app_config(path);
+        x->cfg = cached_app_config(path);
       } catch (const config::ConfigError& e) {
         throw config::ConfigError(path + ": " + e.path(), e.reason());
       }
@@ -119,7 +152,7 @@ void SimLab::load(const std::string& plan_path) {
 
 size_t SimLab::shard_ring_bytes(const std::string& plan_path) {
   try {
-    const config::Json doc = config::load_file(plan_path);
+    const config::Json& doc = cached_json(plan_path);
     const std::string dir = fs::path(plan_path).parent_path().string();
     config::ConfigNode root(doc, "");
     auto sws = root.opt_child("switches");
@@ -127,7 +160,7 @@ size_t SimLab::shard_ring_bytes(const std::string& plan_path) {
     size_t bytes = 0;
     for (auto& [name, n] : sws->members()) {
       if (!n.json().is_object()) continue;
-      const sw::SwitchConfig cfg = sw::load_switch_config(resolve(dir, n.req<std::string>("config")));
+      const sw::SwitchConfig& cfg = cached_switch_config(resolve(dir, n.req<std::string>("config")));
       const std::vector<uint16_t> map = shard_map_of(n, cfg);
       size_t shards = 1;
       for (const uint16_t s : map) shards = std::max<size_t>(shards, s + 1u);
@@ -441,6 +474,12 @@ SimResult SimLab::run(const std::string& out_dir) {
   };
   SimResult r;
   using Clock = std::chrono::steady_clock;
+  // This thread's CPU time (user + system): the loop's cost on a loaded machine.
+  const auto thread_cpu_s = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  };
   const auto secs = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
   TimeNs next = TimeNs(0);
   while (true) {
@@ -458,8 +497,10 @@ SimResult SimLab::run(const std::string& out_dir) {
     }
     if (sim_->now() >= run_limit_) break;
     next = next + ts_period_;
+    const double c1 = thread_cpu_s();
     sim_->run_until(next);
     r.loop_s += secs(t1, Clock::now());
+    r.loop_cpu_s += thread_cpu_s() - c1;
   }
   const auto t_reports = Clock::now();
   r.end = sim_->now();

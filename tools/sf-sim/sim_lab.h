@@ -52,6 +52,7 @@ struct SimResult {
   // Wall-clock seconds (sf-sim --timing only; not deterministic): the
   // simulator's event loop, the time-series samples, the final reports.
   double loop_s = 0;
+  double loop_cpu_s = 0;  // the event loop's thread CPU time (user + system)
   double samples_s = 0;
   double reports_s = 0;
   // "inject" events (docs/sf-sim.md): summed over the injectors; has_inject
@@ -64,6 +65,17 @@ struct SimResult {
   uint64_t inject_received = 0;   // frames the switches sent to the injectors (freed)
   bool inject_done = true;        // every burst sent before the run ended
 };
+
+// Files read once per process: sf-sim's pool sizing (main.cc),
+// SimLab::shard_ring_bytes and the SimLab constructor read the same plan and
+// configs (a 1,024-host fabric: a 3.7 MB plan, 512 switch and 32 NIC configs),
+// which were parsed three times. Keyed by the path as given; a file that
+// fails to load is not kept, so its next reader gets the same error.
+// drop_file_cache() frees them once the nodes are built.
+const config::Json& cached_json(const std::string& path);
+const sw::SwitchConfig& cached_switch_config(const std::string& path);
+const nic::app::AppConfig& cached_app_config(const std::string& path);
+void drop_file_cache();
 
 class SimLab {
  public:
