@@ -1064,9 +1064,11 @@ void Transport::on_sack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now) {
         }
         ev_probe_out_ = -1;
       }
-    } else if (probe_out_) {
+    } else {
+      // Only the answer to the probe in flight dates its holes (probe_sent_):
+      // a late answer to an earlier, given-up probe does not.
+      probe_answered = probe_out_ && id == probe_id_;
       probe_out_ = false;
-      probe_answered = true;
     }
   }
   uint64_t acked = 0;
