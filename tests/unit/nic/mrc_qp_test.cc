@@ -324,6 +324,47 @@ TEST(MrcQp, TailLossRecoveredByTimeout) {
   EXPECT_GT(mctr(x).tx_probes, 0u);  // SACKs stopped with data in flight
 }
 
+// 8c. A late answer to an earlier probe dates no hole: every SACK held, a
+//     WRITE goes out, SACKs stop, probe 1 leaves; a second WRITE goes out,
+//     probe 2 leaves; then probe 1's answer (the responder had not seen the
+//     second WRITE yet) arrives. It answers a probe that was given up, so it
+//     must not make the second WRITE's packet a hole (before the echoed-id
+//     check it did: a spurious loss, its EV retired).
+TEST(MrcQp, LateProbeAnswerDatesNoHole) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 16);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 16);
+  fill_pattern(x.buf, 25);
+  connect_mrc(x, y);
+  size_t probes = 0;
+  rig.filter = [&](const LinkPkt& k) {
+    if (k.from == 0 && k.op == wire::MrcOp::kProbe) ++probes;
+    return k.from == 1 && k.op == wire::MrcOp::kSack ? Fate::kHold : Fate::kDeliver;
+  };
+  ASSERT_EQ(post_write(x, 1, 0, 4096, y.addr(), y.mr->rkey), 0);
+  ASSERT_TRUE(rig.run_until([&] { return probes == 1; }, TimeNs::from_us(100)));
+  ASSERT_EQ(post_write(x, 2, 4096, 4096, y.addr() + 4096, y.mr->rkey), 0);
+  ASSERT_TRUE(rig.run_until([&] { return probes == 2; }, rig.now + TimeNs::from_us(100)));
+  rig.run_for(TimeNs::from_us(3));  // probe 1's answer is back (held), probe 2's not yet
+  size_t first_answer = rig.held.size();
+  for (size_t i = 0; i < rig.held.size(); ++i) {
+    if (rig.held[i].first.probe_response) {
+      first_answer = i;
+      break;
+    }
+  }
+  ASSERT_LT(first_answer, rig.held.size());
+  rig.filter = nullptr;
+  rig.release({first_answer});  // the rest (data SACKs, probe 2's answer) lost
+  rig.run_for(TimeNs::from_us(2));
+  EXPECT_EQ(mctr(x).probe_holes, 0u);
+  EXPECT_EQ(mctr(x).rtx_sack, 0u);
+  EXPECT_EQ(mctr(x).tx_retransmits, 0u);
+  const auto wc = wait_send(rig, x, 2, TimeNs::from_ms(2));
+  ASSERT_EQ(wc.size(), 2u);
+  expect_same(x, 0, y, 0, 8192);
+}
+
 // 9. A trimmed packet: NACK TRIMMED at once, retransmitted before any timer.
 TEST(MrcQp, TrimmedPacketNackedAndRetransmitted) {
   MrcRig rig;
