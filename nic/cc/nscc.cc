@@ -136,6 +136,11 @@ void Nscc::on_ack(const AckEvent& a, TimeNs now) {
   clamp();
 }
 
-void Nscc::on_rto(TimeNs /*now*/) { trigger_qa_ = true; }
+// An RTO does not arm quick adapt (docs/cc.md "NSCC"): as in htsim's UEC
+// model, a timeout is the transport's business (retransmission, and for MRC
+// the EV's retirement); congestion reaches NSCC as trims, delay and ECN. With
+// MRC spraying, a timeout mostly means a dead path: arming quick adapt on it
+// cut a QP crossing a blackholed spine to one MTU again and again (scenario d).
+void Nscc::on_rto(TimeNs /*now*/) { ++ctr_.rtos; }
 
 }  // namespace sf::nic

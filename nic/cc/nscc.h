@@ -68,6 +68,7 @@ struct NsccCounters {
   uint64_t penalties = 0;       // ACKs with rcv_cwnd_pen > 0
   uint64_t trims = 0;
   uint64_t quick_adapts = 0;
+  uint64_t rtos = 0;            // expiry scans with a PSN timed out (on_rto)
   uint64_t ignored = 0;         // ACKs after a quick adapt, for packets sent before it
 };
 

@@ -216,6 +216,18 @@ std::optional<EvPick> EvSet::pick_in_plane(Rng& rng, uint8_t p, bool retransmiss
   return EvPick{idx, ev(idx), plane(idx)};
 }
 
+std::optional<EvPick> EvSet::take(uint16_t index, bool retransmission) {
+  if (index >= cfg_.num_evs || evs_[index].pos == kNotUsable) return std::nullopt;
+  ++picks_;
+  EvCounters& c = evs_[index].counters;
+  if (retransmission) {
+    ++c.retransmitted;
+  } else {
+    ++c.sent;
+  }
+  return EvPick{index, ev(index), plane(index)};
+}
+
 EvOutcome EvSet::skip(uint16_t index) {
   Ev& e = evs_[index];
   if (skip_count_ == kSkipRing) pop_skip();

@@ -105,6 +105,10 @@ class EvSet {
                                       std::optional<uint16_t> avoid = std::nullopt);
   // Usable EVs of `plane` now (a scan; GOOD, active, plane up).
   uint16_t usable_in_plane(uint8_t plane) const;
+  // EV `index` itself for the next packet when it is usable (counted as a
+  // pick, as pick_next does), else nullopt and nothing counted: the
+  // transport's choice of a path proven alive (docs/mrc.md "Timeout").
+  std::optional<EvPick> take(uint16_t index, bool retransmission = false);
 
   EvOutcome on_signal(uint16_t index, EvSignal s);
 

@@ -386,6 +386,8 @@ void Transport::on_rts(TimeNs now) {
   ev_probe_pending_ = ev_probe_out_ = -1;
   next_ev_probe_at_ = now;
   retired_ = 0;
+  plane_sent_.fill(0);
+  alive_ev_.fill(-1);
 }
 
 void Transport::on_reset() {
@@ -731,6 +733,35 @@ bool Transport::sends_on(uint8_t port_num) const {
   return port_num >= 1 && p < planes_ && ((local_up_ >> p) & 1u) != 0 && ev_->plane_up(p);
 }
 
+uint32_t Transport::sending_planes() const {
+  const uint32_t all = planes_ >= 32 ? ~0u : (1u << planes_) - 1;
+  uint32_t m = 0;
+  for (uint8_t p = 0; p < planes_; ++p) m |= ev_->plane_up(p) ? (1u << p) : 0u;
+  return m & local_up_ & all;
+}
+
+bool Transport::plane_in_share(uint8_t p) const {
+  if (!spray_ || planes_ <= 1) return true;
+  const uint32_t m = sending_planes();
+  uint32_t least = plane_sent_[p];
+  for (uint8_t k = 0; k < planes_; ++k) {
+    if (((m >> k) & 1u) != 0) least = std::min(least, plane_sent_[k]);
+  }
+  return plane_sent_[p] - least < kPlaneLead;
+}
+
+void Transport::count_plane_send(uint8_t p) {
+  if (!spray_ || planes_ <= 1) return;
+  ++plane_sent_[p];
+  const uint32_t m = sending_planes();
+  uint32_t least = plane_sent_[p];
+  for (uint8_t k = 0; k < planes_; ++k) {
+    if (((m >> k) & 1u) != 0) least = std::min(least, plane_sent_[k]);
+  }
+  if (least == 0) return;
+  for (uint8_t k = 0; k < planes_; ++k) plane_sent_[k] = plane_sent_[k] > least ? plane_sent_[k] - least : 0;
+}
+
 uint8_t Transport::ctrl_port() const { return spray_ ? static_cast<uint8_t>(ctrl_plane() + 1) : q_.attr_.port_num; }
 
 bool Transport::peer_ok(const wire::FrameInfo& fi) const {
@@ -758,6 +789,7 @@ bool Transport::has_data(TimeNs) const {
   if (w.local_err != WcStatus::kSuccess) return true;
   const Psn psn = w.first_psn + q_.tx_pkt_;
   if (Psn::diff(psn, sb_->una()) >= static_cast<int32_t>(peer_mpr_) || !sb_->can_send()) return false;
+  if (!plane_in_share(plane)) return false;
   const uint32_t off = q_.tx_pkt_ << q_.mtu_shift_;
   const uint32_t n = std::min(q_.mtu_, w.length - off);
   return inflight_bytes_ == 0 || inflight_bytes_ + n <= effective_window();
@@ -850,6 +882,7 @@ rte_mbuf* Transport::make_probe(uint8_t plane, TimeNs now) {
   } else {
     probe_pending_ = false;
     probe_out_ = true;
+    probe_sent_ = now;
     ++ctr_.tx_probes;
   }
   return m;
@@ -879,6 +912,7 @@ void Transport::lost(Psn p, bool timeout, TimeNs now) {
   // PSN whose SACKs die on the same dead path as its data (a blackholed
   // spine at a flow's tail) resends over it until max_timeouts ends the QP.
   const bool stalled = timeout && last_feedback_ <= r.sent && r.timeouts == 0;
+  if (timeout) r.suspect = true;
   if (!stalled && ev_->on_signal(r.ev, EvSignal::kLoss) == EvOutcome::kRetired) ++retired_;
   if (stalled) ++ctr_.stall_timeouts;
   if (timeout) {
@@ -920,7 +954,14 @@ rte_mbuf* Transport::make_data(TimeNs now) {
       --rtx_count_;
       continue;
     }
-    const std::optional<EvPick> pk = pick(plane, true, r.ev);
+    // A PSN lost by its RTO or past a probe answer (one packet in flight, no
+    // SACK hole to judge by) goes on the plane's EV proven alive last, not
+    // on a random one that may cross the same dead switch.
+    const int16_t alive = alive_ev_[plane];
+    std::optional<EvPick> pk;
+    if (r.suspect && alive >= 0 && alive != r.ev) pk = ev_->take(static_cast<uint16_t>(alive), true);
+    if (pk) ++ctr_.rtx_alive_ev;
+    if (!pk) pk = pick(plane, true, r.ev);
     if (!pk) {
       ++ctr_.no_usable_ev;
       return nullptr;
@@ -954,6 +995,8 @@ rte_mbuf* Transport::make_data(TimeNs now) {
   const std::optional<EvPick> pk = pick(plane);
   if (!pk) {
     ++ctr_.no_usable_ev;
+    // A plane with nothing to send on must not hold the others to its share.
+    plane_sent_[plane] += kPlaneLead;
     return nullptr;
   }
   if (q_.tx_pkt_ == 0) {
@@ -971,6 +1014,7 @@ rte_mbuf* Transport::make_data(TimeNs now) {
   rte_mbuf* m = build_data(psn, r, false, now);
   if (m == nullptr) return nullptr;
   sb_->on_send();
+  count_plane_send(plane);
   r.live = true;
   inflight_bytes_ += r.len;
   cc_snd_nxt_ += r.len;
@@ -1007,6 +1051,7 @@ void Transport::on_sack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now) {
   }
   const Psn cack = fi.bth->get_psn();
   const std::optional<uint16_t> idx = ev_->index_of(h.ev.value());
+  bool probe_answered = false;
   if (h.probe_response()) {
     const auto id = static_cast<uint16_t>(h.ack_offset());
     if ((id & kEvProbeFlag) != 0) {
@@ -1020,6 +1065,9 @@ void Transport::on_sack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now) {
         ev_probe_out_ = -1;
       }
     } else {
+      // Only the answer to the probe in flight dates its holes (probe_sent_):
+      // a late answer to an earlier, given-up probe does not.
+      probe_answered = probe_out_ && id == probe_id_;
       probe_out_ = false;
     }
   }
@@ -1055,6 +1103,35 @@ void Transport::on_sack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now) {
       r.missing = true;
       if (rto_deadline_ > r.sent + tol) rto_deadline_ = r.sent + tol;
     }
+  }
+  if (probe_answered) {
+    // The probe left after these PSNs and the responder had not seen them
+    // when it arrived: with one packet in flight there is no later packet to
+    // show a SACK hole, so the probe answer is the hole (the reordering
+    // tolerance then applies as for one), found in tens of microseconds
+    // rather than the RTO's hundreds.
+    // Only a PSN's first loss is found so: a retransmission (on a path
+    // proven alive) that is lost again waits for its RTO, so max_timeouts
+    // still bounds a QP whose data dies where its probes do not.
+    for (Psn p = sb_->una(); Psn::diff(sb_->next(), p) > 0; p = p + 1) {
+      SendRec& r = rec(p);
+      if (!r.live || r.queued || r.missing || r.suspect || sb_->acked(p) || !(r.sent < probe_sent_)) continue;
+      r.missing = true;
+      r.suspect = true;
+      ++ctr_.probe_holes;
+      if (now - r.sent >= tol) {
+        lost(p, false, now);
+        if (q_.state_ != QpState::kRts) return;
+      } else if (rto_deadline_ > r.sent + tol) {
+        rto_deadline_ = r.sent + tol;
+      }
+    }
+  }
+  // The SACK's trigger (a data packet, or a reliability probe) arrived on
+  // EV idx: the plane's path proven alive last (not an EV probe's retired EV).
+  const bool ev_probe_answer = h.probe_response() && (static_cast<uint16_t>(h.ack_offset()) & kEvProbeFlag) != 0;
+  if (idx && h.skip() != wire::MrcSkip::kAlwaysSkip && !ev_probe_answer) {
+    alive_ev_[ev_->plane(*idx)] = static_cast<int16_t>(*idx);
   }
   if (idx && !h.probe_response()) {
     if (h.skip() == wire::MrcSkip::kAlwaysSkip) {

@@ -99,6 +99,8 @@ struct MrcCounters {
   uint64_t ce_arrivals = 0;
   uint64_t imm_waiting_rq = 0;    // an immediate waited for a posted receive
   uint64_t no_usable_ev = 0;      // a packet found no usable EV (waited)
+  uint64_t probe_holes = 0;       // PSNs a probe answer showed missing (sent before the probe, not received)
+  uint64_t rtx_alive_ev = 0;      // retransmissions of a PSN lost by RTO / probe put on the plane's EV proven alive
   uint64_t nack_queue_full = 0;   // NACKs not sent: queue full (the sender's RTO recovers)
 };
 
@@ -197,6 +199,7 @@ class Transport {
     bool missing = false;   // a SACK showed it missing; lost once ooo_tolerance passed
     bool queued = false;    // in the retransmit queue
     bool live = false;      // sent and not yet acknowledged
+    bool suspect = false;   // lost by its RTO or past a probe: resent on a path proven alive
   };
   struct Nack {
     wire::MrcNackReason reason;
@@ -284,6 +287,20 @@ class Transport {
   uint32_t local_up_ = ~0u;    // our planes up (bit p)
   uint32_t peer_up_ = ~0u;     // the peer's planes up (its port-status updates)
 
+  // Per-plane share of first transmissions (docs/mrc.md "Plane share"): a
+  // sprayed QP gives plane p a new packet only while p's count is less than
+  // kPlaneLead ahead of the least count among the planes it sends on
+  // (sends_on), so a window opened by a SACK goes to the planes in turn, not
+  // to whichever port asks first. Counts are relative (the least is taken
+  // off after each send); retransmissions and probes are not held.
+  static constexpr uint32_t kPlaneLead = 2;
+  std::array<uint32_t, wire::kMrcMaxPorts> plane_sent_{};
+  // Bit p: plane p may carry data now (sends_on(p + 1)).
+  uint32_t sending_planes() const;
+  // Whether plane p is within its share (always true when not spraying).
+  bool plane_in_share(uint8_t p) const;
+  void count_plane_send(uint8_t p);
+
   // frame template (RTR)
   wire::MrcFrameSpec spec_{};
   // Data-frame headers by kind (op, SE, payload bytes, plane), most recent
@@ -334,6 +351,10 @@ class Transport {
   int ev_probe_pending_ = -1;      // EV index to probe
   int ev_probe_out_ = -1;          // EV index of the probe in flight
   TimeNs ev_probe_sent_{0};
+  TimeNs probe_sent_{0};           // the reliability probe in flight left then
+  // Per plane: the EV index of the latest SACK (or probe answer) whose
+  // trigger arrived, i.e. a path proven alive; -1 none yet.
+  std::array<int16_t, wire::kMrcMaxPorts> alive_ev_{};
   TimeNs next_ev_probe_at_{0};
   bool port_status_pending_ = false;
   TimeNs port_status_repeat_ = TimeNs::max();

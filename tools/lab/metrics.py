@@ -21,7 +21,9 @@ prints one JSON object:
   qp_errors     workloads whose sf-nic status is not ok (a QP in error, a
                 retry limit hit, a run limit cut it), by name
   planes        bytes sent per host port index (plane), summed over hosts, with
-                min / max / mean and max_over_mean (1 = perfectly even)
+                min / max / mean and max_over_mean (1 = perfectly even); with
+                MRC hosts also mrc_data_packets (data packets per plane, no
+                control frames) and its mrc_data_max/min_over_mean
 
 Without --event-ms the event figures are null; the first event of the
 run's results.json is used when there is one.
@@ -153,9 +155,24 @@ def planes(hosts):
         return None
     vals = [per[k] for k in sorted(per)]
     mean = sum(vals) / len(vals)
-    return {"tx_bytes": vals, "min": min(vals), "max": max(vals), "mean": mean,
-            "max_over_mean": max(vals) / mean if mean else None,
-            "min_over_mean": min(vals) / mean if mean else None}
+    res = {"tx_bytes": vals, "min": min(vals), "max": max(vals), "mean": mean,
+           "max_over_mean": max(vals) / mean if mean else None,
+           "min_over_mean": min(vals) / mean if mean else None}
+    # MRC data packets per plane (the hosts' mrc plane_packets: first
+    # transmissions and retransmissions, no control frames: tx_bytes above
+    # also counts the SACKs, which all leave on the control plane 1).
+    data = []
+    for h, rows in hosts.items():
+        pp = (rows[-1][1].get("mrc") or {}).get("plane_packets") or []
+        data += [0] * (len(pp) - len(data))
+        for i, n in enumerate(pp):
+            data[i] += n
+    if len(data) > 1 and sum(data):
+        dm = sum(data) / len(data)
+        res["mrc_data_packets"] = data
+        res["mrc_data_max_over_mean"] = max(data) / dm
+        res["mrc_data_min_over_mean"] = min(data) / dm
+    return res
 
 
 def qp_errors(out):

@@ -18,9 +18,9 @@ Cases:
              --transport mrc is refused (mismatch).
   multiport  two 2-port hosts (two memif links, one per plane): one MRC write_bw
              (64 KiB x 200, --verify) sprays over both: every message lands and is
-             checked, both planes carry at least 1/7 of the packets on their own
-             ports, the per-plane counts add up to what was sent (the split is
-             uneven in real time: docs/mrc.md "Not implemented").
+             checked, both planes carry at least 40 % of the packets on their own
+             ports (the plane share: 1,610 / 1,600 here), the per-plane counts
+             add up to what was sent.
   mismatch   client --transport mrc, server rc: both exit 1 naming the mismatch;
              --transport mrc with read_bw / --rate-limit / --cc refused (exit 2).
 
@@ -144,15 +144,15 @@ def multiport(h):
     check(len(planes) == 2 and sum(planes) == sent + cm["probes_sent"] + cm["retransmits"],
           f"per plane {planes}, sent {sent} + {cm['probes_sent']} probes + {cm['retransmits']} retransmissions")
     check(len(cm["evs"]["sent"]) == 64, f"num_evs 64: {len(cm['evs']['sent'])}")
-    # Both planes carry a real share, each on its own port at both ends. In
-    # real time the split is not even (35-45 % on the less used plane here,
-    # reordering between the two ports past ooo_tolerance retires EVs down
-    # to the floor); the even split is asserted in virtual time by
-    # nic_mrc_qp_multiplane (docs/mrc.md "Not implemented").
+    # Both planes carry their share, each on its own port at both ends: the
+    # plane share keeps a QP's first transmissions within 2 packets per plane
+    # (docs/mrc.md "Planes and ports"; before it, 35-45 % on the less used
+    # plane in real time); at least 40 % each leaves room for retransmissions
+    # and probes, which are not held to the share.
     cp, sp = rc_cli["hosts"][0]["ports"], rc_srv["hosts"][0]["ports"]
     print(f"per plane {planes}, client ports tx {[p['tx_packets'] for p in cp]}")
     for k in (0, 1):
-        check(planes[k] >= sum(planes) // 7 and cp[k]["tx_packets"] > 0 and sp[k]["rx_packets"] > 0,
+        check(planes[k] >= sum(planes) * 2 // 5 and cp[k]["tx_packets"] > 0 and sp[k]["rx_packets"] > 0,
               f"plane {k}: {planes[k]} packets, client port {k + 1} sent {cp[k]['tx_packets']}, "
               f"server port {k + 1} received {sp[k]['rx_packets']}")
 

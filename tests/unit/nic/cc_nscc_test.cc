@@ -163,6 +163,25 @@ TEST(Nscc, QuickAdaptOnHugeDelay) {
   EXPECT_DOUBLE_EQ(n.cwnd(), 3 * kMtu);
 }
 
+// 10b. An RTO does not arm quick adapt (htsim's UEC model: a timeout is the
+//    sender's retransmission and path (EV) business; congestion reaches NSCC
+//    by trims, delay and ECN). Before, with MRC, every RTO of a QP whose
+//    packets died on a blackholed spine (scenario d) re-armed it, and the
+//    next period's few acknowledged bytes cut the window to one MTU.
+TEST(Nscc, RtoDoesNotQuickAdapt) {
+  Nscc n(NsccParams{}, kLine);
+  n.on_ack(ack(us(12), true), us(1));
+  n.on_rto(us(2));
+  n.on_rto(us(3));
+  EXPECT_EQ(n.counters().rtos, 2u);
+  AckEvent a = ack(us(12), true);
+  a.inflight_bytes = 4096;
+  n.on_ack(a, us(16));  // a period later, one packet acknowledged in it
+  n.on_ack(a, us(32));
+  EXPECT_EQ(n.counters().quick_adapts, 0u);
+  EXPECT_DOUBLE_EQ(n.cwnd(), kBdp);
+}
+
 // 11. A sample below base_rtt lowers it (delay = rtt - least RTT seen).
 TEST(Nscc, BaseRttLearnsMinimum) {
   Nscc n(NsccParams{}, kLine);

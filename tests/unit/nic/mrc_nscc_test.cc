@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <string>
 #include <utility>
 
@@ -258,6 +259,55 @@ TEST(MrcNscc, BackPressureKnobsChecked) {
   EXPECT_NE(std::string(x.qp->mrc()->error()).find("rcv_pen_ooo_pct"), std::string::npos);
   a.rcv_pen_ooo_pct = 100;
   EXPECT_EQ(v::mrc_modify_qp(x.qp, &a, v::kMrcRcvPenalty), 0);
+}
+
+// 9. A dead half of the fabric at one packet in flight (scenario d: a
+//    blackholed spine behind half of the EVs, a QP whose window is down to
+//    one packet): 4 KiB WRITEs one at a time, every odd EV dropping data
+//    and probes.
+//    A packet on a dead EV has no later packet to show a SACK hole: before,
+//    only its RTO found it (100 us, doubling per expiry of the PSN) and its
+//    retransmission went on another random EV, dead half the time (scenario
+//    d's QP waited 1.0 -> 4.2 ms on five such in a row). Now the
+//    reliability probe's answer (SACKs stopped for probe_interval 20 us)
+//    shows the PSN missing, the reordering tolerance (15 us) makes it lost,
+//    and it is resent on the plane's EV proven alive by the latest SACK.
+TEST(MrcNscc, OnePacketInFlightFindsDeadPathsByProbe) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 20);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 20);
+  fill_pattern(x.buf, 9);
+  connect_mrc(x, y);
+  ASSERT_TRUE(x.qp->set_congestion_control(nscc(), BitRate::gbps(100)));
+  rig.filter = [](const LinkPkt& k) {
+    const bool dead = k.from == 0 && (k.data || k.op == wire::MrcOp::kProbe) && k.ev % 2 == 1;
+    return dead ? Fate::kDrop : Fate::kDeliver;
+  };
+  constexpr int kMsgs = 200;
+  constexpr uint32_t kLen = 4096;
+  const TimeNs start = rig.now;
+  TimeNs worst{0};
+  for (int i = 0; i < kMsgs; ++i) {
+    const TimeNs t0 = rig.now;
+    ASSERT_EQ(post_write(x, i, i * kLen, kLen, y.addr() + i * kLen, y.mr->rkey), 0);
+    const auto w = wait_send(rig, x, 1, TimeNs::from_ms(10));
+    ASSERT_EQ(w.size(), 1u) << "message " << i;
+    ASSERT_EQ(w[0].status, v::WcStatus::kSuccess);
+    worst = std::max(worst, rig.now - t0);
+  }
+  const TimeNs took = rig.now - start;
+  const mrc::MrcCounters& c = mctr(x);
+  std::printf("took %.1f us, worst message %.1f us, timeouts %llu, probe holes %llu, rtx on alive EV %llu, "
+              "retransmits %llu\n",
+              took.ns() / 1e3, worst.ns() / 1e3, static_cast<unsigned long long>(c.timeouts),
+              static_cast<unsigned long long>(c.probe_holes), static_cast<unsigned long long>(c.rtx_alive_ev),
+              static_cast<unsigned long long>(c.tx_retransmits));
+  expect_same(x, 0, y, 0, size_t{kMsgs} * kLen);
+  EXPECT_GT(c.probe_holes, 10u);
+  EXPECT_GT(c.rtx_alive_ev, 10u);
+  EXPECT_LE(c.timeouts, c.tx_retransmits / 10);  // the probe, not the RTO, finds nearly every loss
+  EXPECT_LT(worst, TimeNs::from_us(100));        // no message waits an RTO
+  EXPECT_LT(took, TimeNs::from_ms(4));
 }
 
 // 5. What runs where: an MRC QP takes nscc or none (the other ACK-driven

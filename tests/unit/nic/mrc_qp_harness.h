@@ -12,9 +12,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <span>
 #include <vector>
 
 #include "common/wire/frame_parser.h"
@@ -187,6 +189,10 @@ class MrcRig {
   std::vector<bool> link_up = std::vector<bool>(32, true);
 
   NicNode& node(int i) { return i == 0 ? a : b; }
+  // Frames a port's transmit() may hand over per call (1..32): sf-sim and a
+  // poll loop take bursts, and a QP due again at once keeps the port's turn
+  // for the whole burst (NicNode `again`).
+  size_t burst = 1;
 
   // Releases held frames in `order` (indexes into `held`), all arriving
   // after one link delay in that order; clears `held`.
@@ -223,7 +229,7 @@ class MrcRig {
 
   // A frame into node `to`'s port `port` after the link delay.
   void put(int to, PortId port, const std::vector<uint8_t>& bytes) {
-    InFlight f{now + delay_, seq_++, to, port, mbuf_of(bytes)};
+    InFlight f{std::max(now, put_at_) + delay_, seq_++, to, port, mbuf_of(bytes)};
     wire_.insert(std::upper_bound(wire_.begin(), wire_.end(), f,
                                   [](const InFlight& x, const InFlight& y) {
                                     return x.at < y.at || (x.at == y.at && x.seq < y.seq);
@@ -232,6 +238,7 @@ class MrcRig {
   }
 
  private:
+  TimeNs put_at_{0};  // departure of the frame being put (a burst's frames leave in turn)
   struct InFlight {
     TimeNs at;
     uint64_t seq;
@@ -255,10 +262,13 @@ class MrcRig {
   // its wire time); true when it sent one.
   bool pull(int n, PortId port) {
     {
-      std::array<rte_mbuf*, 1> out{};
-      const uint16_t k = node(n).transmit(port, out, now);
+      std::array<rte_mbuf*, 32> out{};
+      const uint16_t k = node(n).transmit(port, std::span<rte_mbuf*>(out.data(), std::min<size_t>(burst, 32)), now);
+      TimeNs start = now;
       for (uint16_t i = 0; i < k; ++i) {
-        tx_[n][port].free_at = now + rate_.tx_time(wire_bytes(out[i]->pkt_len));
+        put_at_ = start;  // a burst's frames leave back to back
+        start = start + rate_.tx_time(wire_bytes(out[i]->pkt_len));
+        tx_[n][port].free_at = start;
         std::vector<uint8_t> bytes = bytes_of(out[i]);
         rte_pktmbuf_free(out[i]);
         const LinkPkt pk = describe(bytes, n, port);

@@ -276,8 +276,11 @@ TEST(MrcQp, DroppedPsnsRetransmittedExactlyOnAnotherEv) {
   }
 }
 
-// 8. A tail loss (nothing after it to SACK a hole): the RTO retransmits it.
-TEST(MrcQp, TailLossRecoveredByTimeout) {
+// 8. A tail loss (nothing after it to SACK a hole): SACKs stop, the
+//    reliability probe (probe_interval 20 us) is answered without the PSN,
+//    which the reordering tolerance then makes lost: retransmitted long
+//    before its RTO.
+TEST(MrcQp, TailLossRecoveredByProbe) {
   MrcRig rig;
   Endpoint x = make_mrc_endpoint(rig.a, 1 << 16);
   Endpoint y = make_mrc_endpoint(rig.b, 1 << 16);
@@ -291,9 +294,75 @@ TEST(MrcQp, TailLossRecoveredByTimeout) {
   ASSERT_EQ(wait_send(rig, x, 1).size(), 1u);
   expect_same(x, 0, y, 0, 1 << 16);
   EXPECT_EQ(mctr(x).tx_retransmits, 1u);
+  EXPECT_EQ(mctr(x).probe_holes, 1u);
+  EXPECT_EQ(mctr(x).rtx_sack, 1u);
+  EXPECT_EQ(mctr(x).rtx_timeout, 0u);
+  EXPECT_EQ(mctr(x).rtx_alive_ev, 1u);  // resent on the EV the probe proved alive
+  EXPECT_GT(mctr(x).tx_probes, 0u);     // SACKs stopped with data in flight
+  EXPECT_LT(rig.now, TimeNs(x.qp->mrc()->attr().rto_ns / 2));
+}
+
+// 8b. The same tail loss with the probes lost too: the RTO retransmits it.
+TEST(MrcQp, TailLossRecoveredByTimeout) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 16);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 16);
+  fill_pattern(x.buf, 5);
+  ConnParams p;
+  connect_mrc(x, y, nullptr, 0, p);
+  rig.filter = [&](const LinkPkt& k) {
+    if (k.from == 0 && k.op == wire::MrcOp::kProbe) return Fate::kDrop;
+    return k.data && !k.rtx && k.psn == p.sq_psn + 15 ? Fate::kDrop : Fate::kDeliver;
+  };
+  ASSERT_EQ(post_write(x, 1, 0, 1 << 16, y.addr(), y.mr->rkey), 0);
+  ASSERT_EQ(wait_send(rig, x, 1).size(), 1u);
+  expect_same(x, 0, y, 0, 1 << 16);
+  EXPECT_EQ(mctr(x).tx_retransmits, 1u);
   EXPECT_EQ(mctr(x).rtx_timeout, 1u);
+  EXPECT_EQ(mctr(x).probe_holes, 0u);
   EXPECT_GE(rig.now, TimeNs(x.qp->mrc()->attr().rto_ns));
   EXPECT_GT(mctr(x).tx_probes, 0u);  // SACKs stopped with data in flight
+}
+
+// 8c. A late answer to an earlier probe dates no hole: every SACK held, a
+//     WRITE goes out, SACKs stop, probe 1 leaves; a second WRITE goes out,
+//     probe 2 leaves; then probe 1's answer (the responder had not seen the
+//     second WRITE yet) arrives. It answers a probe that was given up, so it
+//     must not make the second WRITE's packet a hole (before the echoed-id
+//     check it did: a spurious loss, its EV retired).
+TEST(MrcQp, LateProbeAnswerDatesNoHole) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 16);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 16);
+  fill_pattern(x.buf, 25);
+  connect_mrc(x, y);
+  size_t probes = 0;
+  rig.filter = [&](const LinkPkt& k) {
+    if (k.from == 0 && k.op == wire::MrcOp::kProbe) ++probes;
+    return k.from == 1 && k.op == wire::MrcOp::kSack ? Fate::kHold : Fate::kDeliver;
+  };
+  ASSERT_EQ(post_write(x, 1, 0, 4096, y.addr(), y.mr->rkey), 0);
+  ASSERT_TRUE(rig.run_until([&] { return probes == 1; }, TimeNs::from_us(100)));
+  ASSERT_EQ(post_write(x, 2, 4096, 4096, y.addr() + 4096, y.mr->rkey), 0);
+  ASSERT_TRUE(rig.run_until([&] { return probes == 2; }, rig.now + TimeNs::from_us(100)));
+  rig.run_for(TimeNs::from_us(3));  // probe 1's answer is back (held), probe 2's not yet
+  size_t first_answer = rig.held.size();
+  for (size_t i = 0; i < rig.held.size(); ++i) {
+    if (rig.held[i].first.probe_response) {
+      first_answer = i;
+      break;
+    }
+  }
+  ASSERT_LT(first_answer, rig.held.size());
+  rig.filter = nullptr;
+  rig.release({first_answer});  // the rest (data SACKs, probe 2's answer) lost
+  rig.run_for(TimeNs::from_us(2));
+  EXPECT_EQ(mctr(x).probe_holes, 0u);
+  EXPECT_EQ(mctr(x).rtx_sack, 0u);
+  EXPECT_EQ(mctr(x).tx_retransmits, 0u);
+  const auto wc = wait_send(rig, x, 2, TimeNs::from_ms(2));
+  ASSERT_EQ(wc.size(), 2u);
+  expect_same(x, 0, y, 0, 8192);
 }
 
 // 9. A trimmed packet: NACK TRIMMED at once, retransmitted before any timer.
@@ -598,8 +667,10 @@ TEST(MrcQp, TimeoutsWhileEveryPortIsDownAreNotCounted) {
   const TimeNs rto(x.qp->mrc()->attr().rto_ns);
   rig.filter = [](const LinkPkt& k) { return k.from == 0 && k.data ? Fate::kDrop : Fate::kDeliver; };
   ASSERT_EQ(post_write(x, 1, 0, 4096, y.addr(), y.mr->rkey), 0);
-  rig.run_for(rto + TimeNs::from_us(5));  // sent, lost, expired once, retransmitted, lost
-  ASSERT_EQ(mctr(x).timeouts, 1u);
+  // Sent, lost (found by the probe's answer), retransmitted, lost, expired
+  // once (a retransmission lost again waits for its RTO), retransmitted, lost.
+  ASSERT_TRUE(rig.run_until([&] { return mctr(x).timeouts == 1; }, TimeNs(rto.ns() * 2)));
+  EXPECT_EQ(mctr(x).probe_holes, 1u);
   rig.a.set_port_up(0, false);
   rig.run_for(TimeNs(rto.ns() * 4));  // the second expiry (at 3 RTOs) while down
   EXPECT_EQ(x.qp->state(), v::QpState::kRts);
