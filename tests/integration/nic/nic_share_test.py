@@ -7,7 +7,7 @@ ICMP, TCP) while sf-nic receives its RoCE; without the program the AF_XDP
 socket takes everything and the kernel loses it.
 
 Usage: nic_share_test.py --build BUILD_DIR CASE
-CASE: xdp_steer, routed_ipv4, routed_ipv6, routed_bad_gateway. Exit 0 = pass, 77 = skipped, else fail.
+CASE: xdp_steer, tap_flow_isolate, routed_ipv4, routed_ipv6, routed_bad_gateway. Exit 0 = pass, 77 = skipped, else fail.
 
 The test creates and deletes its own namespace and veths and signals only the
 processes it started (harness.py).
@@ -425,7 +425,68 @@ def routed_bad_gateway(h):
         srv.wait(30)
 
 
-CASES = {"xdp_steer": xdp_steer, "routed_ipv4": lambda h: routed(h, 4), "routed_ipv6": lambda h: routed(h, 6),
+# ---- --flow-isolate (rte_flow isolated mode; net_tap with remote=IF) ------------------------
+
+def tc_flow_unavailable():
+    """net_tap's rte_flow needs the kernel's multiq qdisc and flower classifier."""
+    a, b = f"sfq{os.getpid() % 10000}", f"sfp{os.getpid() % 10000}"
+    r = run(["ip", "link", "add", a, "type", "veth", "peer", "name", b])
+    if r.returncode != 0:
+        return f"cannot create a veth: {r.stderr.strip()}"
+    try:
+        if run(["tc", "qdisc", "add", "dev", a, "root", "handle", "1:", "multiq"]).returncode != 0:
+            return "the kernel lacks the multiq qdisc (sch_multiq): net_tap has no rte_flow support"
+        run(["tc", "qdisc", "add", "dev", a, "ingress"])
+        r = run(["tc", "filter", "add", "dev", a, "parent", "ffff:", "protocol", "ip", "flower", "ip_proto", "udp",
+                 "dst_port", "4791", "action", "drop"])
+        if r.returncode != 0:
+            return f"the kernel lacks the flower classifier (cls_flower): {r.stderr.strip()}"
+    finally:
+        run(["ip", "link", "del", a])
+    return None
+
+
+def tap_flow_isolate(h):
+    """1. --flow-isolate on a PMD without flow isolation (memif) fails at
+    start, naming the port, its driver and the driver's reason (exit 1).
+    2. (Where the kernel has what net_tap's rte_flow needs: multiq, flower.)
+    sf-nic on net_tap0,remote=vA --flow-isolate, the client sf-nic in a
+    namespace on af_packet vB: only UDP 4791 arriving on vA is redirected to
+    sf-nic, so ping and TCP from the namespace reach the root kernel, and
+    write_bw --verify lands in full."""
+    sock = h.path("fi.sock")
+    prefix = h.prefix("nic")
+    r = run([sf_nic(h)] + harness.EAL_COMMON + [f"--file-prefix={prefix}", "--no-telemetry", "--", "write_bw",
+             "--port", f"net_memif0,role=server,socket={sock}", "--flow-isolate", "--mac", "02:00:00:00:00:01",
+             "--ip", "10.9.1.1", "--oob-wait-s", "1"])
+    out = r.stdout + r.stderr
+    print(f"memif --flow-isolate: exit {r.returncode}: {[ln for ln in out.splitlines() if 'flow-isolate' in ln][:1]}")
+    check(r.returncode == 1 and "--flow-isolate: port net_memif0 (driver net_memif) refuses flow isolation" in out,
+          f"--flow-isolate on memif: exit {r.returncode}, want 1 and the reason:\n{out[-1500:]}")
+    why = tc_flow_unavailable()
+    if why:
+        print("SKIP (part 2, net_tap):", why)
+        return SKIP
+    tag = str(os.getpid() % 10000)
+    a, b, ns = veth_netns(h, tag)
+    mac_a, mac_b = mac_of(a), mac_of(b, ns)
+    oob = 18700 + int(tag) % 1000
+    common = ["-s", 65536, "-n", 200, "-m", 1024, "--verify", "--speed", 1, "-p", oob]
+    srv = start_nic(h, "server", None, ["write_bw", "--port", f"net_tap0,iface=sft{tag},remote={a}", "--flow-isolate",
+                                        "--mac", mac_a, "--ip", "10.9.0.1"] + common)
+    check(ping_ok(ns, "10.9.0.1") and tcp_ok(ns, "10.9.0.1"), "with --flow-isolate the kernel lost its traffic")
+    cli = start_nic(h, "client", ns, ["write_bw", "--port", f"net_af_packet0,iface={b}", "--mac", mac_b,
+                                      "--ip", "10.9.0.2"] + common + ["10.9.0.1"])
+    for p in (cli, srv):
+        rc = p.wait(90)
+        check(rc == 0, f"{p.name} exited {rc}:\n{p.out()[-2000:]}\n{p.err_tail()}")
+    rs, rcl = report_of(srv), report_of(cli)
+    sw, cw = rs["workloads"][0], rcl["workloads"][0]
+    check(sw["messages"] == 200 and sw["verify_errors"] == 0 and cw["bytes"] == 200 * 65536, f"server {sw}, client {cw}")
+    check(sum(drops(rs).values()) == 0, f"the server got frames that are not its RoCE: {drops(rs)}")
+
+
+CASES = {"xdp_steer": xdp_steer, "tap_flow_isolate": tap_flow_isolate, "routed_ipv4": lambda h: routed(h, 4), "routed_ipv6": lambda h: routed(h, 6),
          "routed_bad_gateway": routed_bad_gateway}
 
 
