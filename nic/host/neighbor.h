@@ -1,6 +1,6 @@
 // Neighbors: ARP and IPv6 Neighbor Discovery for the NicNode's ports, and
 // next-hop resolution for routed fabrics (docs/nic.md "ARP, ND and next
-// hops"). Part of the one datapath: NicNode calls it from receive() and
+// hops", docs/nic-app.md "Routed fabrics"). Part of the one datapath: NicNode calls it from receive() and
 // transmit(), so sf-nic on any port kind (a vfio-bound NIC has no kernel to
 // ask) and sf-sim run the same code.
 //
