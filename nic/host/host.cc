@@ -25,7 +25,7 @@ Host::Host(const HostConfig& cfg, rte_mempool* pool, std::vector<PortId> ports)
     if (a.gateway_mac) l.gateway = *a.gateway_mac;
     return l;
   };
-  const HostPortAddr shared{cfg.mac, cfg.ipv4, cfg.ipv6, cfg.gateway_mac, cfg.l3};
+  const HostPortAddr shared{cfg.mac, cfg.ipv4, cfg.ipv6, cfg.gateway_mac};
   for (size_t k = 0; k < std::max<size_t>(ports_.size(), 1); ++k) {
     locals_.push_back(addr_of(k < cfg.port_addrs.size() ? cfg.port_addrs[k] : shared));
   }

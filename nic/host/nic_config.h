@@ -32,10 +32,6 @@ struct HostPortAddr {
   // subnet); the IP destination stays the peer's. Unset: the peer's MAC
   // (the QP's ah_attr.dmac).
   std::optional<wire::MacAddr> gateway_mac;
-  // Routed form (docs/nic.md "ARP, ND and next hops"): prefix lengths and a
-  // default gateway resolved by ARP / ND (Neighbors); its MAC then replaces
-  // gateway_mac. Empty: the L2 form.
-  PortL3 l3;
 };
 
 struct HostConfig {
@@ -46,7 +42,12 @@ struct HostConfig {
   std::optional<wire::Ipv4Addr> ipv4;  // GID index 0 (::ffff:a.b.c.d)
   std::optional<wire::Ipv6Addr> ipv6;  // GID index 1
   std::optional<wire::MacAddr> gateway_mac;
+  // Routed form (docs/nic.md "ARP, ND and next hops"): prefix lengths and a
+  // default gateway resolved by ARP / ND (Neighbors); its MAC then replaces
+  // gateway_mac. Empty: the L2 form. `l3` is every port's unless port_l3
+  // has one entry per port (port_num k = port_l3[k-1]).
   PortL3 l3;
+  std::vector<PortL3> port_l3;
   std::vector<PortId> ports;           // node ports of this host; verbs port_num k = ports[k-1]
   // Per-port addresses: empty (every port uses mac/ipv4/ipv6/gateway_mac
   // above), or one per entry of `ports` (port_num k = port_addrs[k-1]).

@@ -188,6 +188,10 @@ NicNode::NicNode(const NicConfig& cfg, rte_mempool* pool)
         }
       }
     }
+    if (!hc.port_l3.empty() && hc.port_l3.size() != hc.ports.size()) {
+      throw std::invalid_argument(where + ".port_l3: " + std::to_string(hc.port_l3.size()) + " entries for " +
+                                  std::to_string(hc.ports.size()) + " ports");
+    }
     if (hc.max_qps == 0 || hc.max_qps > 0xFFFF00) throw std::invalid_argument(where + ".max_qps: out of range");
     for (PortId p : hc.ports) {
       if (p >= cfg.ports.size()) throw std::invalid_argument(where + ".ports: port " + std::to_string(p) + " does not exist");

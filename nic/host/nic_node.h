@@ -143,7 +143,7 @@ class Host {
   }
   // The L3 configuration of verbs port `port_num`.
   const PortL3& port_l3(uint8_t port_num) const {
-    return port_num - 1u < cfg_.port_addrs.size() ? cfg_.port_addrs[port_num - 1].l3 : cfg_.l3;
+    return port_num - 1u < cfg_.port_l3.size() ? cfg_.port_l3[port_num - 1] : cfg_.l3;
   }
 
  private:
