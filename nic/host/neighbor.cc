@@ -114,6 +114,8 @@ Neighbors::Neighbors(std::vector<PortRef> ports) {
     }
     ports_.push_back(p);
   }
+  due_.resize(ports_.size());
+  for (uint16_t i = 0; i < ports_.size(); ++i) update_due(i);
 }
 
 void Neighbors::learn(PortState& p, Entry& e, const wire::MacAddr& mac, TimeNs now, bool ipv6) {
@@ -166,6 +168,7 @@ bool Neighbors::on_frame(uint16_t port, const rte_mbuf* m, TimeNs now) {
       std::memcpy(r.dst_ip.data(), spa, 4);
       owe(p, r);
     }
+    update_due(port);
     return true;
   }
   if (et != wire::kEtherTypeIpv6 || len < kEth + kIp6 + 24) return false;
@@ -204,12 +207,14 @@ bool Neighbors::on_frame(uint16_t port, const rte_mbuf* m, TimeNs now) {
       std::memcpy(r.dst_ip.data(), src, 16);
     }
     owe(p, r);
+    update_due(port);
     return true;
   }
   // NA: from our gateway (its target is the gateway's address).
   if (!p.ref.l3.gateway6 || std::memcmp(target, p.ref.l3.gateway6->bytes.data(), 16) != 0) return false;
   ++p.ctr.rx_nd;
   learn(p, p.gw6, lla, now, true);
+  update_due(port);
   return true;
 }
 
@@ -273,9 +278,10 @@ rte_mbuf* Neighbors::build_nd(rte_mempool* pool, const PortState& p, uint8_t typ
   return m;
 }
 
-bool Neighbors::busy(uint16_t port, TimeNs now) const {
+void Neighbors::update_due(uint16_t port) {
   const PortState& p = ports_[port];
-  return p.reply_count > 0 || p.announce4 || p.announce6 || p.gw4.next_probe <= now || p.gw6.next_probe <= now;
+  due_[port] = p.reply_count > 0 || p.announce4 || p.announce6 ? TimeNs(0)
+                                                               : std::min(p.gw4.next_probe, p.gw6.next_probe);
 }
 
 TimeNs Neighbors::deadline(uint16_t port) const {
@@ -287,6 +293,11 @@ uint16_t Neighbors::transmit(uint16_t port, std::span<rte_mbuf*> out, rte_mempoo
   PortState& p = ports_[port];
   const rc::LocalAddr& me = p.ref.host->local(p.ref.port_num);
   uint16_t n = 0;
+  struct Due {  // every way out files the port's next due time
+    Neighbors* self;
+    uint16_t port;
+    ~Due() { self->update_due(port); }
+  } due{this, port};
   auto put = [&](rte_mbuf* m) {
     if (m == nullptr) return false;
     out[n++] = m;
@@ -315,7 +326,7 @@ uint16_t Neighbors::transmit(uint16_t port, std::span<rte_mbuf*> out, rte_mempoo
       std::memcpy(tpa.bytes.data(), r.dst_ip.data(), 4);
       m = build_arp(pool, p, kArpReply, r.dst_mac, r.dst_mac, tpa);
     }
-    if (!put(m)) return n;
+    if (!put(m)) break;
     ++(r.nd ? p.ctr.tx_na : p.ctr.tx_arp_replies);
     p.reply_head = (p.reply_head + 1) % p.replies.size();
     --p.reply_count;
@@ -340,7 +351,7 @@ uint16_t Neighbors::transmit(uint16_t port, std::span<rte_mbuf*> out, rte_mempoo
       m = unicast ? build_nd(pool, p, kNs, e.mac, g, g, false)
                   : build_nd(pool, p, kNs, multicast_mac(solicited_node(g)), solicited_node(g), g, false);
     }
-    if (!put(m)) return n;
+    if (!put(m)) break;
     ++(fam == 0 ? p.ctr.tx_arp_requests : p.ctr.tx_ns);
     ++e.probes;
     e.next_probe = now + kProbeInterval;

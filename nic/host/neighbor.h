@@ -87,8 +87,9 @@ class Neighbors {
   // Frames owed on the port (replies, announcements, due probes) into `out`;
   // returns how many (0 when the pool is empty: retried at the next offer).
   uint16_t transmit(uint16_t port, std::span<rte_mbuf*> out, rte_mempool* pool, TimeNs now);
-  // transmit() has something to send at `now`.
-  bool busy(uint16_t port, TimeNs now) const;
+  // transmit() has something to send at `now` (one load: called on every
+  // transmit offer of every port).
+  bool busy(uint16_t port, TimeNs now) const { return due_[port] <= now; }
   // When the port next has a probe due (TimeNs::max(): none).
   TimeNs deadline(uint16_t port) const;
 
@@ -133,7 +134,11 @@ class Neighbors {
                       const wire::MacAddr& tha, const wire::Ipv4Addr& tpa) const;
   rte_mbuf* build_nd(rte_mempool* pool, const PortState& p, uint8_t type, const wire::MacAddr& eth_dst,
                      const wire::Ipv6Addr& ip_dst, const wire::Ipv6Addr& target, bool solicited) const;
+  // When the port next has something to send: 0 with answers or
+  // announcements owed, else its earliest probe (max: nothing).
+  void update_due(uint16_t port);
   std::vector<PortState> ports_;
+  std::vector<TimeNs> due_;
 };
 
 }  // namespace sf::nic
