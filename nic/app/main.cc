@@ -37,6 +37,7 @@
 #include "nic/app/perftest_engine.h"
 #include "nic/app/sample_schedule.h"
 #include "nic/app/sf_nic_config.h"
+#include "nic/app/flow_isolate.h"
 #include "nic/app/sf_nic_report.h"
 #include "nic/app/thread_sched.h"
 #include "nic/app/tsc_calibration.h"
@@ -124,6 +125,7 @@ struct Options {
   uint32_t link_wait_s = 30;
   uint32_t oob_wait_s = 120;
   bool backoff = false;
+  bool flow_isolate = false;
   std::string sched = "other";
   std::string idle = "spin";
   uint32_t max_unacked_psns = 128;
@@ -181,6 +183,8 @@ po::options_description describe(Options& o) {
     ("link-wait-s", po::value(&o.link_wait_s)->default_value(30), "wait up to this long for every link to come up")
     ("oob-wait-s", po::value(&o.oob_wait_s)->default_value(120), "give up (exit 1) when the out-of-band peer has not come within this long: a server's client (default 120), a client's server (default 60) (1..86400)")
     ("backoff", po::bool_switch(&o.backoff), "idle back-off to share cores with other processes")
+    ("flow-isolate", po::bool_switch(&o.flow_isolate),
+     "rte_flow isolated mode on every port, with rules for UDP 4791 only: the rest stays with the kernel (mlx5, net_tap remote=IF; docs/guide.md)")
     ("sched", po::value(&o.sched)->default_value("other"),
      "scheduling of the data-path thread: other, nice:N (-20..19), fifo:N or rr:N (1..99, needs --idle "
      "until-due or backoff); e.g. nice:-20 so a shared core's other tasks take less of the pacer's time "
@@ -452,6 +456,16 @@ int run(int argc, char** argv) {
       return "host " + h.name + (h.num_ports() > 1 ? " port " + std::to_string(node_ports[i].second) : "");
     };
     std::vector<dpdk::Port> ports;
+    // --flow-isolate's rules, destroyed before their ports close.
+    struct Isolated {
+      uint16_t port_id = 0;
+      std::vector<rte_flow*> flows;
+      Isolated() = default;
+      Isolated(Isolated&& o) noexcept : port_id(o.port_id), flows(std::move(o.flows)) {}
+      Isolated(const Isolated&) = delete;
+      ~Isolated() { flow_isolate_remove(port_id, &flows); }
+    };
+    std::vector<Isolated> isolated;
     for (size_t i = 0; i < node_ports.size(); ++i) {
       const AppHost& h = cfg.hosts[node_ports[i].first];
       dpdk::PortConfig pc;
@@ -459,6 +473,13 @@ int run(int argc, char** argv) {
       pc.devargs = dpdk::memif_devargs_for_link(h.port(node_ports[i].second).devargs, pc.mtu);  // flooded jumbo frames
       pc.mtu_best_effort = true;
       pc.link_wait = dpdk::LinkWait::kSkip;
+      if (o.flow_isolate) {  // before the port is configured (mlx5 wants it so)
+        if (const std::string err = flow_isolate_prepare(pc.devargs); !err.empty()) {
+          spdlog::error("{}: {}", port_name(i), err);
+          rc = 1;
+          break;
+        }
+      }
       auto p = dpdk::Port::open(pc, *pool);
       if (!p) {
         spdlog::error("{}: {}", port_name(i), p.error());
@@ -466,6 +487,17 @@ int run(int argc, char** argv) {
         break;
       }
       ports.push_back(std::move(*p));
+      if (o.flow_isolate) {
+        isolated.emplace_back();
+        isolated.back().port_id = ports.back().port_id();
+        if (const std::string err = flow_isolate_rules(ports.back().port_id(), port_name(i), &isolated.back().flows);
+            !err.empty()) {
+          spdlog::error("{}: {}", port_name(i), err);
+          rc = 1;
+          break;
+        }
+        spdlog::info("{}: flow isolation on, UDP 4791 (IPv4, IPv6) to sf-nic, the rest to the kernel", port_name(i));
+      }
     }
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
@@ -567,8 +599,45 @@ int run(int argc, char** argv) {
             rc = 1;
           }
         }
+        // 7b. Next hops (routed ports, docs/nic-app.md "Routed fabrics"): the
+        // loop runs, without the workloads, until every gateway answered ARP /
+        // ND or gave up (Neighbors::kMaxProbes); a peer a port cannot reach
+        // (outside its subnet with no gateway, a gateway that never answered)
+        // is an error here, not a retry-exceeded later.
+        if (rc == 0 && !node->neighbors().settled()) {
+          node->set_app(nullptr);
+          loop.run([&](TimeNs) { return g_stop.load(std::memory_order_relaxed) || node->neighbors().settled(); });
+          node->set_app(&engine);
+        }
+        auto route_error = [&](const Workload& w, std::span<const nic::QpConnInfo> peer) -> std::string {
+          if (peer.empty()) return "";
+          const nic::QpConnInfo& p = peer[0];
+          const bool spray = w.config().transport == Transport::kMrc && p.num_ports > 1;
+          const uint8_t ours = cfg.hosts[w.config().host].num_ports();
+          for (uint8_t k = 1; k <= ours; ++k) {
+            if (!spray && k != w.config().port) continue;
+            if (spray && k > p.num_ports) break;
+            size_t np = 0;
+            while (np < node_ports.size() && node_ports[np] != std::make_pair(w.config().host, k)) ++np;
+            if (np == node_ports.size()) continue;
+            const std::array<uint8_t, 16>& gid = spray ? p.port_gid[k - 1] : p.gid;
+            if (std::string e = node->neighbors().route_error(static_cast<uint16_t>(np), gid); !e.empty()) return e;
+          }
+          return "";
+        };
         for (size_t i = 0; i < wl.size(); ++i) {
           bool ok = rc == 0;
+          if (ok && g_stop) {
+            ok = false;
+            rc = 1;
+          }
+          if (ok) {
+            if (const std::string err = route_error(*wl[i], sessions[i]->peer_info()); !err.empty()) {
+              spdlog::error("workload {}: {}", wl[i]->config().name, err);
+              ok = false;
+              rc = 1;
+            }
+          }
           if (ok) {
             const std::string err = wl[i]->connect(sessions[i]->peer_info(), clock.now());
             if (!err.empty()) {

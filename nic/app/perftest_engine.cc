@@ -86,11 +86,18 @@ NicConfig nic_config_of(const AppConfig& cfg) {
       if (ap.ipv4) a.ipv4 = wire::Ipv4Addr{*ap.ipv4};
       if (ap.ipv6) a.ipv6 = wire::Ipv6Addr{*ap.ipv6};
       if (ap.gateway_mac) a.gateway_mac = wire::MacAddr{ap.gateway_mac->bytes};
+      PortL3 l3;
+      l3.ipv4_prefix = ap.ipv4_prefix;
+      l3.ipv6_prefix = ap.ipv6_prefix;
+      if (ap.gateway4) l3.gateway4 = wire::Ipv4Addr{*ap.gateway4};
+      if (ap.gateway6) l3.gateway6 = wire::Ipv6Addr{*ap.gateway6};
+      hc.port_l3.push_back(l3);
       if (k == 1) {
         hc.mac = a.mac;
         hc.ipv4 = a.ipv4;
         hc.ipv6 = a.ipv6;
         hc.gateway_mac = a.gateway_mac;
+        hc.l3 = l3;
       }
       hc.port_addrs.push_back(a);
       hc.ports.push_back(static_cast<PortId>(nc.ports.size()));

@@ -18,7 +18,8 @@ struct QpConnInfo {
   uint64_t va = 0;         // that MR's address
   std::array<uint8_t, 16> gid{};  // RoCEv2 GID (IPv4-mapped IPv6 or IPv6), network order
   // sf: the host's MAC. A kernel resolves it from the GID (ARP / ND); sf-nic
-  // has no neighbour discovery, so it travels with the QP info.
+  // on one L2 segment takes it from here (a routed port sends to its
+  // ARP / ND-resolved gateway instead: nic/host/neighbor.h).
   std::array<uint8_t, 6> mac{};
   uint32_t mtu_bytes = 0;  // path MTU the side uses (256..4096, or larger for jumbo sf-nic links)
   uint64_t msg_size_bytes = 0;  // -s of the test, so both ends agree

@@ -48,15 +48,34 @@ AppPort parse_port(config::ConfigNode& n) {
   if (p.devargs.empty()) n.fail_key("devargs", "must not be empty");
   p.mac = parse_unicast_mac(n, "mac");
   bool any_ip = false;
+  // ADDRESS or ADDRESS/PREFIX (the routed form's on-link subnet).
+  auto split_prefix = [&](std::string_view key, std::string ip, bool v6, uint8_t* prefix) {
+    const size_t slash = ip.find('/');
+    if (slash == std::string::npos) return ip;
+    const std::string len = ip.substr(slash + 1);
+    unsigned v = 0;
+    const auto r = std::from_chars(len.data(), len.data() + len.size(), v);
+    const unsigned max = v6 ? 128 : 32;
+    if (r.ec != std::errc() || r.ptr != len.data() + len.size() || v < 1 || v > max) {
+      n.fail_key(key, "\"" + ip + "\": the prefix length after '/' must be 1.." + std::to_string(max));
+    }
+    *prefix = static_cast<uint8_t>(v);
+    return ip.substr(0, slash);
+  };
   if (n.has("ip")) {
-    const auto ip = n.req<std::string>("ip");
-    if (!parse_ip(ip, &p.ipv4, &p.ipv6)) n.fail_key("ip", "\"" + ip + "\" is neither an IPv4 nor an IPv6 address");
+    const auto text = n.req<std::string>("ip");
+    const bool v6 = text.find(':') != std::string::npos;
+    uint8_t prefix = 0;
+    const std::string ip = split_prefix("ip", text, v6, &prefix);
+    if (!parse_ip(ip, &p.ipv4, &p.ipv6)) n.fail_key("ip", "\"" + text + "\" is neither an IPv4 nor an IPv6 address");
+    (p.ipv4 ? p.ipv4_prefix : p.ipv6_prefix) = prefix;
     any_ip = true;
   }
   if (n.has("ipv6")) {
-    const auto ip = n.req<std::string>("ipv6");
+    const auto text = n.req<std::string>("ipv6");
     std::optional<std::array<uint8_t, 4>> v4;
-    if (!parse_ip(ip, &v4, &p.ipv6) || v4) n.fail_key("ipv6", "\"" + ip + "\" is not an IPv6 address");
+    const std::string ip = split_prefix("ipv6", text, true, &p.ipv6_prefix);
+    if (!parse_ip(ip, &v4, &p.ipv6) || v4) n.fail_key("ipv6", "\"" + text + "\" is not an IPv6 address");
     any_ip = true;
   }
   if (!any_ip) n.fail("needs \"ip\" (IPv4 or IPv6) or \"ipv6\"");
@@ -64,6 +83,32 @@ AppPort parse_port(config::ConfigNode& n) {
   if (n.has("speed_gbps") && n.has("speed")) n.fail("give \"speed_gbps\" or \"speed\", not both");
   p.speed_gbps = n.has("speed_gbps") ? n.req<uint32_t>("speed_gbps", kSpeed) : n.opt<uint32_t>("speed", 100, kSpeed);
   if (n.has("gateway_mac")) p.gateway_mac = parse_unicast_mac(n, "gateway_mac");
+  if (n.has("gateway")) {
+    if (p.gateway_mac) n.fail_key("gateway", "give \"gateway\" (resolved by ARP / ND) or \"gateway_mac\" (static), not both");
+    const auto text = n.req<std::string>("gateway");
+    std::optional<std::array<uint8_t, 4>> g4;
+    std::optional<std::array<uint8_t, 16>> g6;
+    if (!parse_ip(text, &g4, &g6)) n.fail_key("gateway", "\"" + text + "\" is neither an IPv4 nor an IPv6 address");
+    if (g4 ? !p.ipv4 : !p.ipv6) {
+      n.fail_key("gateway", "\"" + text + "\" is an " + (g4 ? "IPv4" : "IPv6") + " address but the port has none");
+    }
+    const uint8_t* mine = g4 ? p.ipv4->data() : p.ipv6->data();
+    const uint8_t* gw = g4 ? g4->data() : g6->data();
+    const size_t bytes = g4 ? 4 : 16;
+    if (std::equal(mine, mine + bytes, gw)) n.fail_key("gateway", "\"" + text + "\" is the port's own address");
+    const unsigned prefix = g4 ? p.ipv4_prefix : p.ipv6_prefix;
+    bool on_link = true;
+    for (unsigned b = 0; b < prefix; ++b) {
+      const uint8_t bit = static_cast<uint8_t>(0x80 >> (b % 8));
+      if ((mine[b / 8] & bit) != (gw[b / 8] & bit)) on_link = false;
+    }
+    if (!on_link) {
+      n.fail_key("gateway", "\"" + text + "\" is outside the port's subnet (/" + std::to_string(prefix) +
+                 "): a gateway must be on link");
+    }
+    p.gateway4 = g4;
+    p.gateway6 = g6;
+  }
   return p;
 }
 
@@ -74,7 +119,7 @@ AppHost parse_host(const std::string& name, config::ConfigNode n) {
   if (n.has("ports")) {
     // Per-port devices and addresses: the host-level ones would be a second,
     // conflicting answer.
-    for (const char* k : {"devargs", "mac", "ip", "ipv6", "speed", "speed_gbps", "gateway_mac"}) {
+    for (const char* k : {"devargs", "mac", "ip", "ipv6", "speed", "speed_gbps", "gateway_mac", "gateway"}) {
       if (n.has(k)) n.fail_key(k, "not with \"ports\" (give it in each ports[i] entry)");
     }
     config::ConfigNode ports = n.child("ports");
@@ -93,6 +138,10 @@ AppHost parse_host(const std::string& name, config::ConfigNode n) {
         h.ipv6 = p.ipv6;
         h.speed_gbps = p.speed_gbps;
         h.gateway_mac = p.gateway_mac;
+        h.ipv4_prefix = p.ipv4_prefix;
+        h.ipv6_prefix = p.ipv6_prefix;
+        h.gateway4 = p.gateway4;
+        h.gateway6 = p.gateway6;
       } else {
         h.more_ports.push_back(std::move(p));
       }
@@ -105,6 +154,10 @@ AppHost parse_host(const std::string& name, config::ConfigNode n) {
     h.ipv6 = p.ipv6;
     h.speed_gbps = p.speed_gbps;
     h.gateway_mac = p.gateway_mac;
+    h.ipv4_prefix = p.ipv4_prefix;
+    h.ipv6_prefix = p.ipv6_prefix;
+    h.gateway4 = p.gateway4;
+    h.gateway6 = p.gateway6;
   }
   h.mtu_bytes = n.opt<uint32_t>("mtu", 4096);
   if (!valid_mtu(h.mtu_bytes)) n.fail_key("mtu", std::to_string(h.mtu_bytes) + " is not a RoCE MTU (256, 512, 1024, 2048, 4096)");

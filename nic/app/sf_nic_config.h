@@ -48,6 +48,13 @@ struct AppPort {
   // Routed fabric: the destination MAC of every frame the port sends (its
   // next hop); the IP destination stays the peer's.
   std::optional<config::MacAddr> gateway_mac;
+  // Routed fabric, resolved (docs/nic-app.md "Routed fabrics"): "ip" /
+  // "ipv6" as ADDRESS/PREFIX give the on-link subnet (0: not given), and
+  // "gateway" the default gateway whose MAC ARP / ND resolves.
+  uint8_t ipv4_prefix = 0;
+  uint8_t ipv6_prefix = 0;
+  std::optional<std::array<uint8_t, 4>> gateway4;
+  std::optional<std::array<uint8_t, 16>> gateway6;
 };
 
 // A host: verbs port 1 is the fields below (the single-port form's
@@ -60,6 +67,10 @@ struct AppHost {
   std::optional<std::array<uint8_t, 16>> ipv6;
   uint32_t speed_gbps = 100;     // line rate the driver shapes to
   std::optional<config::MacAddr> gateway_mac;
+  uint8_t ipv4_prefix = 0;
+  uint8_t ipv6_prefix = 0;
+  std::optional<std::array<uint8_t, 4>> gateway4;
+  std::optional<std::array<uint8_t, 16>> gateway6;
   std::vector<AppPort> more_ports;  // verbs ports 2..N
   // Settings below apply to every port.
   uint32_t mtu_bytes = 4096;     // RoCE path MTU: 256, 512, 1024, 2048 or 4096
@@ -90,7 +101,7 @@ struct AppHost {
   uint8_t num_ports() const { return static_cast<uint8_t>(1 + more_ports.size()); }
   AppPort port(uint8_t k) const {
     if (k >= 2 && k - 2u < more_ports.size()) return more_ports[k - 2u];
-    return {devargs, mac, ipv4, ipv6, speed_gbps, gateway_mac};
+    return {devargs, mac, ipv4, ipv6, speed_gbps, gateway_mac, ipv4_prefix, ipv6_prefix, gateway4, gateway6};
   }
 };
 

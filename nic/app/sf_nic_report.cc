@@ -483,6 +483,25 @@ nlohmann::json host_json(const NicNode& node, size_t h) {
                         {"paused_skips", c.paused_skips},
                         {"drops", drops_json(c)}};
     if (a.has_gateway) e["gateway_mac"] = mac_text(a.gateway);
+    // ARP / ND and the gateway's resolution (routed ports; docs/nic-app.md "Routed fabrics").
+    const Neighbors& nb = node.neighbors();
+    const NeighborCounters& n = nb.counters(static_cast<uint16_t>(port));
+    if (nb.l3(static_cast<uint16_t>(port)).routed() || n.rx_arp + n.rx_nd > 0) {
+      nlohmann::json ne = {{"rx_arp", n.rx_arp},
+                           {"rx_nd", n.rx_nd},
+                           {"tx_arp_replies", n.tx_arp_replies},
+                           {"tx_arp_requests", n.tx_arp_requests},
+                           {"tx_announcements", n.tx_garp},
+                           {"tx_na", n.tx_na},
+                           {"tx_ns", n.tx_ns},
+                           {"gateway_changes", n.gateway_changes},
+                           {"probe_failures", n.probe_failures}};
+      for (const bool v6 : {false, true}) {
+        const Neighbors::State st = nb.gateway_state(static_cast<uint16_t>(port), v6);
+        if (st != Neighbors::State::kNone) ne[v6 ? "gateway6_state" : "gateway_state"] = Neighbors::to_string(st);
+      }
+      e["neighbors"] = ne;
+    }
     ports.push_back(e);
   }
   j["ports"] = ports;

@@ -16,6 +16,7 @@
 #include "common/wire/ethernet.h"
 #include "common/wire/ipv4.h"
 #include "common/wire/ipv6.h"
+#include "nic/host/neighbor.h"
 #include "nic/rc/qp.h"
 
 namespace sf::nic {
@@ -41,6 +42,12 @@ struct HostConfig {
   std::optional<wire::Ipv4Addr> ipv4;  // GID index 0 (::ffff:a.b.c.d)
   std::optional<wire::Ipv6Addr> ipv6;  // GID index 1
   std::optional<wire::MacAddr> gateway_mac;
+  // Routed form (docs/nic.md "ARP, ND and next hops"): prefix lengths and a
+  // default gateway resolved by ARP / ND (Neighbors); its MAC then replaces
+  // gateway_mac. Empty: the L2 form. `l3` is every port's unless port_l3
+  // has one entry per port (port_num k = port_l3[k-1]).
+  PortL3 l3;
+  std::vector<PortL3> port_l3;
   std::vector<PortId> ports;           // node ports of this host; verbs port_num k = ports[k-1]
   // Per-port addresses: empty (every port uses mac/ipv4/ipv6/gateway_mac
   // above), or one per entry of `ports` (port_num k = port_addrs[k-1]).

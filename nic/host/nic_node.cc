@@ -197,6 +197,10 @@ NicNode::NicNode(const NicConfig& cfg, rte_mempool* pool)
         }
       }
     }
+    if (!hc.port_l3.empty() && hc.port_l3.size() != hc.ports.size()) {
+      throw std::invalid_argument(where + ".port_l3: " + std::to_string(hc.port_l3.size()) + " entries for " +
+                                  std::to_string(hc.ports.size()) + " ports");
+    }
     if (hc.max_qps == 0 || hc.max_qps > 0xFFFF00) throw std::invalid_argument(where + ".max_qps: out of range");
     for (PortId p : hc.ports) {
       if (p >= cfg.ports.size()) throw std::invalid_argument(where + ".ports: port " + std::to_string(p) + " does not exist");
@@ -228,6 +232,15 @@ NicNode::NicNode(const NicConfig& cfg, rte_mempool* pool)
   tx_cand_.assign((n + 63) / 64, 0);
   for (PortId p = 0; p < n; ++p) {
     if (!ports_[p].ring.empty() || ports_[p].cfg.pfc_generate_mask != 0) ring_ports_.push_back(p);
+  }
+  std::vector<Neighbors::PortRef> refs;
+  for (PortId p = 0; p < n; ++p) {
+    Host& h = *hosts_[ports_[p].host];
+    refs.push_back({&h, ports_[p].port_num, h.port_l3(ports_[p].port_num)});
+  }
+  nb_ = std::make_unique<Neighbors>(std::move(refs));
+  for (PortId p = 0; p < n; ++p) {  // announcements and first resolutions: offered at once
+    if (nb_->busy(p, TimeNs(0))) tx_cand_[p >> 6] |= uint64_t{1} << (p & 63);
   }
 }
 
@@ -329,9 +342,15 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
       case wire::ParseReason::kNotContiguous: return drop(RxDrop::kNotContiguous);
       case wire::ParseReason::kUnsupportedEtherType:
       case wire::ParseReason::kNotUdp:
-      case wire::ParseReason::kNotRoce: return drop(RxDrop::kNotRoce);
-      default: return drop(RxDrop::kMalformed);
+      case wire::ParseReason::kNotRoce:
+        if (nb_->on_frame(port, m, now)) break;  // ARP / ND (neighbor.h)
+        return drop(RxDrop::kNotRoce);
+      default:
+        if (nb_->on_frame(port, m, now)) break;  // a short ARP (no padding on a veth)
+        return drop(RxDrop::kMalformed);
     }
+    done.add(m);
+    return kNoSlot;
   }
   if (fi.kind == wire::FrameKind::kMacControl) {
     ++p.ctr.rx_pfc_frames;
@@ -564,6 +583,8 @@ uint16_t NicNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
       ++p.ctr.tx_pfc_frames;
     }
   }
+  // ARP / ND answers, announcements and next-hop probes (neighbor.h).
+  if (n < out.size() && nb_->busy(port, now)) n += nb_->transmit(port, out.subspan(n), pool_, now);
   const uint8_t paused = p.cfg.pfc_honour ? p.pfc_rx.paused_mask(now) : 0;
   // Paused QPs whose priority resumed go back to the wheel.
   for (size_t i = 0; i < p.paused.size();) {
@@ -673,6 +694,7 @@ TimeNs NicNode::port_deadline(const Port& p, TimeNs now) const {
   };
   later(p.wheel.next_time());
   later(p.pfc_tx.next_deadline());
+  later(nb_->deadline(static_cast<uint16_t>(&p - ports_.data())));
   // QPs (data or control frames) waiting on a paused priority resume at its expiry.
   if (!p.paused.empty() || p.ctrl_count > 0) later(p.pfc_rx.next_expiry());
   return t;
@@ -694,7 +716,7 @@ void NicNode::settle_port(PortId port, TimeNs now) const {
     }
   }
   const uint64_t bit = uint64_t{1} << (port & 63);
-  if (tx_busy(p, now)) {
+  if (tx_busy(p, now) || nb_->busy(port, now)) {
     tx_cand_[port >> 6] |= bit;
   } else {
     tx_cand_[port >> 6] &= ~bit;

@@ -33,6 +33,7 @@
 #include "common/node.h"
 #include "common/pfc/pfc_generator.h"
 #include "common/pfc/pfc_receiver.h"
+#include "nic/host/neighbor.h"
 #include "nic/host/nic_config.h"
 #include "nic/host/timing_wheel.h"
 #include "nic/rc/qp.h"
@@ -134,6 +135,16 @@ class Host {
   // Line rate of verbs port `port_num` (set by NicNode; an MRC QP's default
   // window is one BDP of its ports).
   void set_port_rate(uint8_t port_num, BitRate r) { port_rates_[port_num - 1] = r; }
+  // The resolved next hop of verbs port `port_num` (Neighbors): every frame
+  // the port sends goes to this MAC from now on.
+  void set_gateway_mac(uint8_t port_num, const wire::MacAddr& mac) {
+    locals_[port_num - 1].has_gateway = true;
+    locals_[port_num - 1].gateway = mac;
+  }
+  // The L3 configuration of verbs port `port_num`.
+  const PortL3& port_l3(uint8_t port_num) const {
+    return port_num - 1u < cfg_.port_l3.size() ? cfg_.port_l3[port_num - 1] : cfg_.l3;
+  }
 
  private:
   HostConfig cfg_;
@@ -201,6 +212,8 @@ class NicNode final : public Node {
   const PfcReceiver& pfc_rx(PortId port) const { return ports_[port].pfc_rx; }
   const PfcGenerator& pfc_tx(PortId port) const { return ports_[port].pfc_tx; }
   uint64_t rx_backlog_bytes(PortId port) const { return ports_[port].backlog_bytes_total; }
+  // ARP / ND and next hops of every node port (neighbor.h).
+  const Neighbors& neighbors() const { return *nb_; }
 
  private:
   struct Port {
@@ -297,6 +310,7 @@ class NicNode final : public Node {
   std::vector<uint32_t> id_host_;
   std::vector<TimeNs> timer_at_;
   TimingWheel timers_;
+  std::unique_ptr<Neighbors> nb_;
   rte_mempool* pool_;
   App* app_ = nullptr;
   bool in_app_ = false;

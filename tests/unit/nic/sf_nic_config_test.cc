@@ -186,5 +186,25 @@ TEST(SfNicConfig, HostObjectLimits) {
             0u);
 }
 
+// 3. The routed form (docs/nic-app.md "Routed fabrics"): ADDRESS/PREFIX and a
+// gateway on link; mistakes name the path.
+TEST(SfNicConfig, RoutedPortGatewayAndPrefix) {
+  const AppConfig c = parse(good_with("\"ip\": \"10.0.0.1\"", "\"ip\": \"10.0.0.1/24\", \"gateway\": \"10.0.0.254\""));
+  EXPECT_EQ(c.hosts[0].ipv4_prefix, 24);
+  ASSERT_TRUE(c.hosts[0].gateway4.has_value());
+  EXPECT_EQ((*c.hosts[0].gateway4)[3], 254);
+  EXPECT_EQ(error_of(good_with("\"ip\": \"10.0.0.1\"", "\"ip\": \"10.0.0.1/33\"")),
+            "hosts.h0.ip: \"10.0.0.1/33\": the prefix length after '/' must be 1..32");
+  EXPECT_EQ(error_of(good_with("\"ip\": \"10.0.0.1\"", "\"ip\": \"10.0.0.1/24\", \"gateway\": \"10.0.1.254\"")),
+            "hosts.h0.gateway: \"10.0.1.254\" is outside the port's subnet (/24): a gateway must be on link");
+  EXPECT_EQ(error_of(good_with("\"ip\": \"10.0.0.1\"", "\"ip\": \"10.0.0.1\", \"gateway\": \"fd00::1\"")),
+            "hosts.h0.gateway: \"fd00::1\" is an IPv6 address but the port has none");
+  EXPECT_EQ(error_of(good_with("\"ip\": \"10.0.0.1\"", "\"ip\": \"10.0.0.1\", \"gateway\": \"10.0.0.1\"")),
+            "hosts.h0.gateway: \"10.0.0.1\" is the port's own address");
+  EXPECT_EQ(error_of(good_with("\"ip\": \"10.0.0.1\"",
+                               "\"ip\": \"10.0.0.1\", \"gateway\": \"10.0.0.9\", \"gateway_mac\": \"02:00:00:00:00:09\"")),
+            "hosts.h0.gateway: give \"gateway\" (resolved by ARP / ND) or \"gateway_mac\" (static), not both");
+}
+
 }  // namespace
 }  // namespace sf::nic::app
