@@ -119,8 +119,12 @@ int op_poll_cq(ibv_cq* ibcq, int num_entries, ibv_wc* wc) {
   Runtime& rt = rt_of(ibcq->context);
   if (num_entries <= 0) return num_entries == 0 ? 0 : -EINVAL;
   if (cq->w.depth.load(std::memory_order_acquire) == 0) {
-    rt.ring();  // an application waiting for completions: the progress thread stays awake
-    return 0;
+    if (rt.inline_enabled()) {
+      rt.inline_progress();  // this thread moves the datapath while it waits
+    } else {
+      rt.ring();  // an application waiting for completions: the progress thread stays awake
+    }
+    if (cq->w.depth.load(std::memory_order_acquire) == 0) return 0;
   }
   v::Wc tmp[32];
   int got = 0;

@@ -93,19 +93,16 @@ std::string Runtime::start() {
   start_done_ = true;
   std::promise<std::string> up;
   std::future<std::string> f = up.get_future();
-  // EAL starts on the progress thread: it becomes EAL's main lcore (mempool
-  // cache, PollLoop owner) and the application's threads keep their affinity.
-  thread_ = std::thread([this, p = std::move(up)]() mutable {
-    std::string e = bring_up();
-    const bool ok = e.empty();
-    p.set_value(std::move(e));
-    if (ok) progress_main();
-  });
+  // EAL starts on a thread of its own, which then ends: EAL's affinity is
+  // applied to it, not to the application's threads, and every thread that
+  // runs the loop (the progress thread, an application thread with inline
+  // progress) is an equal non-EAL thread (lcore id LCORE_ID_ANY: the loop's
+  // single-owner check holds, the mempool is used without per-lcore cache).
+  // The loop's owner is whoever holds the DeviceLock.
+  std::thread([this, p = std::move(up)]() mutable { p.set_value(bring_up()); }).join();
   start_err_ = f.get();
-  if (!start_err_.empty()) {
-    thread_.join();
-    return start_err_;
-  }
+  if (!start_err_.empty()) return start_err_;
+  thread_ = std::thread([this] { progress_main(); });
   std::atexit(at_exit);
   return {};
 }
@@ -183,6 +180,14 @@ void Runtime::refresh() {
   }
 }
 
+bool Runtime::inline_progress() {
+  if (!lock_.try_lock()) return false;
+  const bool work = dpdk_->loop->poll_once();
+  if (work) refresh();
+  lock_.unlock();
+  return work;
+}
+
 void Runtime::wake() { syscall(SYS_futex, reinterpret_cast<uint32_t*>(&bell_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0); }
 
 // The progress thread: one PollLoop iteration per turn of the lock, then, when
@@ -229,15 +234,19 @@ void Runtime::progress_main() {
       }
     }
   }
-  // Teardown on this thread (EAL's main lcore) at process exit.
+  // Teardown at process exit.
   loop.drain(TimeNs::from_ms(50));
   loop.release();
   {
     std::lock_guard<DeviceLock> g(lock_);
     dpdk_->loop.reset();
   }
-  dpdk_->port.close();
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // memif's deferred socket cleanup
+  // Stop and close the device (a memif peer sees the disconnect); the
+  // hotplug removal of Port::close() is left to the process's end: run from
+  // here at exit, a memif client port's removal printed "EAL: Error: Invalid
+  // memory" (an rte_free of memory the heap does not know; cause not traced).
+  (void)rte_eth_dev_stop(dpdk_->port.port_id());
+  (void)rte_eth_dev_close(dpdk_->port.port_id());
   dpdk::cleanup_eal(false);
 }
 

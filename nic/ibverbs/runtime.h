@@ -40,6 +40,11 @@ class DeviceLock {
       }
     }
   }
+  // Takes the lock only if it is free now (nobody holds or waits for it).
+  bool try_lock() {
+    uint32_t t = serving_.load(std::memory_order_acquire);
+    return next_.compare_exchange_strong(t, t + 1, std::memory_order_acquire, std::memory_order_relaxed);
+  }
   void unlock() { serving_.fetch_add(1, std::memory_order_release); }
 
  private:
@@ -85,6 +90,12 @@ class Runtime {
     bell_.fetch_add(1, std::memory_order_seq_cst);
     if (sleeping_.load(std::memory_order_seq_cst)) wake();
   }
+
+  // Inline progress (SFVERBS_INLINE_PROGRESS=1): an application thread that
+  // finds nothing to do in poll_cq runs one loop iteration itself when the
+  // lock is free. Returns true when the iteration did work.
+  bool inline_progress();
+  bool inline_enabled() const { return cfg_.inline_progress; }
 
   // Stops the progress thread and releases DPDK (at process exit).
   void shutdown();
