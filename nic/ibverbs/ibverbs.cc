@@ -169,8 +169,9 @@ int op_req_notify_cq(ibv_cq* ibcq, int) {
   return 0;
 }
 
-// One ibv_send_wr as the NIC's SendWr; 0 or an errno.
-int convert_send(SfQp* qp, const ibv_send_wr* w, v::SendWr* o, v::Sge* sges) {
+// One ibv_send_wr as the NIC's SendWr; 0 or an errno. `seq`: the WR's post
+// number on the QP (its inline bounce slot).
+int convert_send(SfQp* qp, const ibv_send_wr* w, v::SendWr* o, v::Sge* sges, uint64_t seq) {
   switch (w->opcode) {
     case IBV_WR_RDMA_WRITE:
     case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -193,7 +194,7 @@ int convert_send(SfQp* qp, const ibv_send_wr* w, v::SendWr* o, v::Sge* sges) {
     uint64_t total = 0;
     for (int i = 0; i < w->num_sge; ++i) total += w->sg_list[i].length;
     if (total > qp->max_inline) return EINVAL;
-    uint8_t* slot = qp->bounce.data() + (qp->posted % qp->max_send_wr) * qp->max_inline;
+    uint8_t* slot = qp->bounce.data() + (seq % qp->max_send_wr) * qp->max_inline;
     uint64_t off = 0;
     for (int i = 0; i < w->num_sge; ++i) {
       std::memcpy(slot + off, reinterpret_cast<const void*>(w->sg_list[i].addr), w->sg_list[i].length);
@@ -210,23 +211,44 @@ int convert_send(SfQp* qp, const ibv_send_wr* w, v::SendWr* o, v::Sge* sges) {
   return 0;
 }
 
+// A WR list is converted and posted in batches of kPostBatch (one NIC
+// post_send, one kick per batch), from stack arrays.
+constexpr int kPostBatch = 16;
+
 int op_post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   SfQp* qp = sf_of<SfQp>(ibqp);
   Runtime& rt = rt_of(ibqp->context);
   int rc = 0;
   {
     std::lock_guard<sf::nic::ibverbs::DeviceLock> g(rt.lock());
-    for (ibv_send_wr* w = wr; w != nullptr; w = w->next) {
-      v::SendWr o;
-      v::Sge sges[sf::nic::rc::kMaxSge];
-      rc = convert_send(qp, w, &o, sges);
-      v::SendWr* bad = nullptr;
-      if (rc == 0) rc = v::post_send(qp->v, &o, &bad);
-      if (rc != 0) {
-        if (bad_wr != nullptr) *bad_wr = w;
-        break;
+    ibv_send_wr* w = wr;
+    while (w != nullptr && rc == 0) {
+      v::SendWr o[kPostBatch];
+      v::Sge sges[kPostBatch][sf::nic::rc::kMaxSge];
+      ibv_send_wr* src[kPostBatch];
+      int n = 0;
+      int conv = 0;
+      for (; w != nullptr && n < kPostBatch; w = w->next, ++n) {
+        conv = convert_send(qp, w, &o[n], sges[n], qp->posted + static_cast<uint64_t>(n));
+        if (conv != 0) break;
+        src[n] = w;
+        if (n > 0) o[n - 1].next = &o[n];
       }
-      ++qp->posted;
+      if (n > 0) {
+        v::SendWr* bad = nullptr;
+        rc = v::post_send(qp->v, &o[0], &bad);
+        if (rc != 0) {
+          const int i = bad != nullptr ? static_cast<int>(bad - o) : 0;
+          if (bad_wr != nullptr) *bad_wr = src[i];
+          qp->posted += static_cast<uint64_t>(i);
+          break;
+        }
+        qp->posted += static_cast<uint64_t>(n);
+      }
+      if (conv != 0) {
+        rc = conv;
+        if (bad_wr != nullptr) *bad_wr = w;
+      }
     }
     rt.refresh();
   }

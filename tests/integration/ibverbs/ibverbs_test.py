@@ -49,10 +49,10 @@ class Env:
         self.tmp = tempfile.mkdtemp(prefix="sfverbs-test-")
         self.procs = []
 
-    def env(self, role, ip, **extra):
+    def env(self, role, ip, devargs=None, **extra):
         e = dict(os.environ)
         e["LD_PRELOAD"] = self.lib
-        e["SFVERBS_PORT"] = f"net_memif0,role={role},socket={self.tmp}/link.sock"
+        e["SFVERBS_PORT"] = devargs or f"net_memif0,role={role},socket={self.tmp}/link.sock"
         e["SFVERBS_IP"] = ip
         e["SFVERBS_EAL"] = "--log-level=*:error"
         e.update(extra)
@@ -126,18 +126,20 @@ def wait_for(pred, timeout_s, what, proc):
         time.sleep(0.02)
 
 
-def pair(h, cmd, timeout_s=25, server_env=None, client_env=None):
+def pair(h, cmd, timeout_s=25, server_env=None, client_env=None, devargs=(None, None)):
     """Server then client of one tool (cmd: argv without the server
     address); both must exit 0. The client starts once the server's memif
     socket exists (a memif client cannot start without it) and it listens
-    on its TCP port. Returns (server output, client output)."""
+    on its TCP port. devargs: each side's SFVERBS_PORT (default: one memif
+    link, the server side its server). Returns (server output, client output)."""
     port_n = free_port()
     port = str(port_n)
     srv = h.start("server", cmd + ["-p", port] if cmd[0].startswith("ib_") else cmd + ["server", port],
-                  h.env("server", SERVER_IP, **(server_env or {})))
-    wait_for(lambda: memif_socket_up(f"{h.tmp}/link.sock") and listening(port_n), 15, "server ready", srv)
+                  h.env("server", SERVER_IP, devargs[0], **(server_env or {})))
+    wait_for(lambda: (devargs[0] is not None or memif_socket_up(f"{h.tmp}/link.sock")) and listening(port_n), 15,
+             "server ready", srv)
     cli_cmd = cmd + ["-p", port, "127.0.0.1"] if cmd[0].startswith("ib_") else cmd + ["client", port, "127.0.0.1"]
-    cli = h.start("client", cli_cmd, h.env("client", CLIENT_IP, **(client_env or {})))
+    cli = h.start("client", cli_cmd, h.env("client", CLIENT_IP, devargs[1], **(client_env or {})))
     cout = h.finish(cli, timeout_s)
     sout = h.finish(srv, 10)
     return sout, cout
@@ -216,11 +218,11 @@ def case_verbs_check(h):
     check("verbs_check: PASS (client)" in cout, f"client:\n{cout}")
 
 
-def perftest(h, tool, args, row):
+def perftest(h, tool, args, row, devargs=(None, None)):
     """One perftest tool, server and client; both print the tool's table
     with the row `row` (a regex on the results line)."""
     need(tool)
-    sout, cout = pair(h, [tool, "-x", "0"] + args)
+    sout, cout = pair(h, [tool, "-x", "0"] + args, devargs=devargs)
     for who, out in (("server", sout), ("client", cout)):
         check("Device         : sf0" in out and "Link type       : Ethernet" in out, f"{who} header:\n{out}")
         check("GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:09:00:0" in out, f"{who} GID:\n{out}")
@@ -255,6 +257,44 @@ def case_send_bw(h):
 
 def case_send_lat(h):
     perftest(h, "ib_send_lat", ["-s", "64", "-n", "300"], r"^ 64\s+300\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+")
+
+
+def through_switch(h, body):
+    """sf-switch with two memif ports (it is their server) and a static FDB
+    for the derived MACs of SERVER_IP / CLIENT_IP; `body(devargs)` runs the
+    pair on them. Returns the switch's final report."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "switch"))
+    import harness  # noqa: E402
+    sh = harness.Harness(h.build, "ibverbs")
+    try:
+        names = ["Ethernet0", "Ethernet4"]
+        ports = {n: {"devargs": f"net_memif{i},role=server,socket={sh.path(n + '.sock')}", "speed": 100, "mtu": 9100}
+                 for i, n in enumerate(names)}
+        cfg = {"DEVICE_METADATA": {"localhost": {"mmu_size": "64MiB"}}, "PORT": ports,
+               "FDB": {"02:00:0a:09:00:01": {"port": "Ethernet0"}, "02:00:0a:09:00:02": {"port": "Ethernet4"}}}
+        sw = sh.start_switch(cfg)
+        body(tuple(f"net_memif0,role=client,socket={sh.path(n + '.sock')}" for n in names))
+        rep = sh.stop_switch(sw)
+    finally:
+        sh.close()
+    p0, p4 = harness.port_by_name(rep, "Ethernet0"), harness.port_by_name(rep, "Ethernet4")
+    check(p0["tx_packets"] > 0 and p4["rx_packets"] > 0, f"the switch forwarded nothing: {p0} {p4}")
+    check(p0["dropped"] == 0 and p4["dropped"] == 0, "the switch dropped frames")
+    return rep
+
+
+def case_switch_write_bw(h):
+    through_switch(h, lambda d: perftest(h, "ib_write_bw", ["-s", "65536", "-n", "300", "--report_gbits"],
+                                         r"^ 65536\s+300\s+[0-9.]+\s+[0-9.]+", devargs=d))
+
+
+def case_switch_verbs_check(h):
+    exe = os.path.join(h.build, "tests", "integration", "ibverbs", "verbs_check")
+
+    def body(d):
+        sout, cout = pair(h, [exe], devargs=d)
+        check("PASS (server)" in sout and "PASS (client)" in cout, f"verbs_check:\n{sout}\n{cout}")
+    through_switch(h, body)
 
 
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
