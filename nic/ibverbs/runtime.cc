@@ -20,6 +20,7 @@
 #include "common/dpdk/mempool.h"
 #include "common/dpdk/poll_loop.h"
 #include "common/dpdk/port.h"
+#include "nic/app/thread_sched.h"
 
 namespace sf::nic::ibverbs {
 
@@ -75,6 +76,18 @@ Runtime* Runtime::get(std::string* err, bool* configured) {
     SfVerbsConfig cfg;
     g_err = parse_config([](const char* n) { return static_cast<const char*>(std::getenv(n)); }, &cfg, &g_configured);
     if (!g_err.empty()) return;
+    std::string serr;
+    const auto sched = app::parse_thread_sched(cfg.progress_sched, &serr);
+    if (!sched) {
+      g_err = "SFVERBS_PROGRESS_SCHED: " + serr;
+      g_configured = false;
+      return;
+    }
+    if (const std::string e = app::check_thread_sched(*sched); g_configured && !e.empty()) {
+      g_err = "SFVERBS_PROGRESS_SCHED " + cfg.progress_sched + ": " + e;
+      g_configured = false;
+      return;
+    }
     if (cfg.log_level == "debug") spdlog::set_level(spdlog::level::debug);
     else if (cfg.log_level == "info") spdlog::set_level(spdlog::level::info);
     else if (cfg.log_level == "error") spdlog::set_level(spdlog::level::err);
@@ -195,6 +208,13 @@ void Runtime::wake() { syscall(SYS_futex, reinterpret_cast<uint32_t*>(&bell_), F
 // max_sleep_us, never past the node's next timer). A sleep is a futex wait on
 // the doorbell, so a post or an application waiting in poll_cq ends it.
 void Runtime::progress_main() {
+  // SFVERBS_PROGRESS_SCHED (checked at parse time): e.g. fifo:N so that on a
+  // machine with fewer cores than busy threads the datapath preempts the
+  // application's polling, as a kernel softirq would.
+  std::string unused;
+  if (const auto sched = app::parse_thread_sched(cfg_.progress_sched, &unused)) {
+    if (const std::string e = app::apply_thread_sched(*sched); !e.empty()) spdlog::warn("SFVERBS_PROGRESS_SCHED: {}", e);
+  }
   dpdk::IdleBackoffOptions bo;
   bo.enabled = cfg_.idle == IdleMode::kBackoff;
   bo.max_sleep = TimeNs::from_us(cfg_.max_sleep_us);

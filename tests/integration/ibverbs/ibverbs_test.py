@@ -204,6 +204,8 @@ def case_bad_config(h):
     e = h.env("server", SERVER_IP, SFVERBS_MTU="1500")
     rc, out = run_one(h, ["ibv_devices"], e)
     check("libsfverbs: SFVERBS_MTU: '1500' is not 256, 512, 1024, 2048 or 4096" in out, f"bad SFVERBS_MTU:\n{out}")
+    rc, out = run_one(h, ["ibv_devices"], h.env("server", SERVER_IP, SFVERBS_PROGRESS_SCHED="sometimes"))
+    check("libsfverbs: SFVERBS_PROGRESS_SCHED: " in out and "other, nice:N" in out, f"bad SFVERBS_PROGRESS_SCHED:\n{out}")
     e = h.env("server", SERVER_IP)
     del e["SFVERBS_IP"]
     rc, out = run_one(h, ["ibv_devices"], e)
@@ -222,7 +224,22 @@ def perftest(h, tool, args, row, devargs=(None, None)):
     """One perftest tool, server and client; both print the tool's table
     with the row `row` (a regex on the results line)."""
     need(tool)
-    sout, cout = pair(h, [tool, "-x", "0"] + args, devargs=devargs)
+    for attempt in range(3):
+        try:
+            sout, cout = pair(h, [tool, "-x", "0"] + args, devargs=devargs)
+            break
+        except Fail as e:
+            # perftest calibrates the TSC against the clock before it starts
+            # and gives up when the fit is poor ("Correlation coefficient r^2:
+            # ... < 0.9"), which a loaded 2-core machine provokes: the tool's
+            # own start-up, not the device; start the pair again (at most 3 times).
+            if "Correlation coefficient" not in str(e) or attempt == 2:
+                raise
+            print(f"perftest's clock calibration failed (attempt {attempt + 1}); again")
+            for p in h.procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait(5)
     for who, out in (("server", sout), ("client", cout)):
         check("Device         : sf0" in out and "Link type       : Ethernet" in out, f"{who} header:\n{out}")
         check("GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:09:00:0" in out, f"{who} GID:\n{out}")
@@ -236,7 +253,8 @@ def case_write_bw(h):
 
 
 def case_write_bw_4qp(h):
-    perftest(h, "ib_write_bw", ["-s", "4096", "-n", "500", "-q", "4"], r"^ 4096\s+2000\s+[0-9.]+\s+[0-9.]+")
+    # 4 QPs, WR lists of 8 (ibv_post_send with a list: posted in batches)
+    perftest(h, "ib_write_bw", ["-s", "4096", "-n", "496", "-q", "4", "-l", "8"], r"^ 4096\s+1984\s+[0-9.]+\s+[0-9.]+")
 
 
 def case_write_lat(h):
