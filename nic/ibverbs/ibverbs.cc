@@ -15,7 +15,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -634,10 +636,20 @@ __attribute__((visibility("default"))) ibv_mr* ibv_reg_dmabuf_mr(ibv_pd*, uint64
 __attribute__((visibility("default"))) int ibv_dereg_mr(ibv_mr* mr) {
   if (mr == nullptr) return EINVAL;
   SfMr* m = sf_of<SfMr>(mr);
-  int rc;
-  {
-    std::lock_guard<sf::nic::ibverbs::DeviceLock> g(rt_of(mr->context).lock());
-    rc = v::dereg_mr(m->v);
+  Runtime& rt = rt_of(mr->context);
+  // EBUSY while zero-copy frames that point into the MR are still queued
+  // (the driver frees them at tx_burst): the progress thread sends them
+  // within a few iterations; wait up to 2 s for that, then report EBUSY.
+  int rc = EBUSY;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (;;) {
+    {
+      std::lock_guard<sf::nic::ibverbs::DeviceLock> g(rt.lock());
+      rc = v::dereg_mr(m->v);
+    }
+    if (rc != EBUSY || std::chrono::steady_clock::now() > end) break;
+    rt.ring();
+    std::this_thread::yield();
   }
   if (rc == 0) delete m;
   return rc;

@@ -20,6 +20,7 @@
 #include "common/dpdk/mempool.h"
 #include "common/dpdk/poll_loop.h"
 #include "common/dpdk/port.h"
+#include "nic/app/perftest_engine.h"
 #include "nic/app/thread_sched.h"
 
 namespace sf::nic::ibverbs {
@@ -158,6 +159,10 @@ std::string Runtime::bring_up() {
   h.max_cqs = 512;
   h.max_pds = 64;
   h.rc.seed = random_seed();
+  // Zero-copy transmit where the driver copies with the CPU at tx_burst
+  // (memif in copy mode, tap, pcap, null): payload segments point into the
+  // application's MR; ibv_dereg_mr waits for them to leave (nic_node.h).
+  h.tx_zero_copy = app::copies_with_cpu(cfg_.devargs);
   nc.hosts.push_back(h);
   NicPortConfig npc;
   npc.line_rate = BitRate::gbps(cfg_.speed_gbps);
@@ -220,6 +225,11 @@ void Runtime::progress_main() {
   bo.max_sleep = TimeNs::from_us(cfg_.max_sleep_us);
   dpdk::IdleBackoff backoff(bo);
   auto& loop = *dpdk_->loop;
+  // Without inline progress this thread is the loop's only runner: as a
+  // registered EAL thread it gets an lcore id and the mempool's per-lcore
+  // cache. With inline progress every runner stays unregistered (equal
+  // LCORE_ID_ANY threads; see start()).
+  const bool registered = !cfg_.inline_progress && rte_thread_register() == 0;
   while (!stop_.load(std::memory_order_relaxed)) {
     const uint32_t bell = bell_.load(std::memory_order_seq_cst);
     bool work;
@@ -267,6 +277,7 @@ void Runtime::progress_main() {
   // memory" (an rte_free of memory the heap does not know; cause not traced).
   (void)rte_eth_dev_stop(dpdk_->port.port_id());
   (void)rte_eth_dev_close(dpdk_->port.port_id());
+  if (registered) rte_thread_unregister();
   dpdk::cleanup_eal(false);
 }
 
