@@ -271,12 +271,12 @@ void Runtime::progress_main() {
     std::lock_guard<DeviceLock> g(lock_);
     dpdk_->loop.reset();
   }
-  // Stop and close the device (a memif peer sees the disconnect); the
-  // hotplug removal of Port::close() is left to the process's end: run from
-  // here at exit, a memif client port's removal printed "EAL: Error: Invalid
-  // memory" (an rte_free of memory the heap does not know; cause not traced).
+  // Stop the device (a memif peer sees the disconnect when the process's
+  // sockets close). Not closed or hot-unplugged: run from here at exit, the
+  // close of a memif client port printed "EAL: Error: Invalid memory" (an
+  // rte_free of memory the heap does not know; cause not traced), and the
+  // process's end releases everything anyway.
   (void)rte_eth_dev_stop(dpdk_->port.port_id());
-  (void)rte_eth_dev_close(dpdk_->port.port_id());
   if (registered) rte_thread_unregister();
   dpdk::cleanup_eal(false);
 }

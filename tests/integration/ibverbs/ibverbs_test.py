@@ -220,13 +220,16 @@ def case_verbs_check(h):
     check("verbs_check: PASS (client)" in cout, f"client:\n{cout}")
 
 
-def perftest(h, tool, args, row, devargs=(None, None)):
+def perftest(h, tool, args, row, devargs=(None, None), gid_index="0", ips=None):
     """One perftest tool, server and client; both print the tool's table
-    with the row `row` (a regex on the results line)."""
+    with the row `row` (a regex on the results line). ips: the two
+    SFVERBS_IP values (default SERVER_IP, CLIENT_IP)."""
     need(tool)
+    envs = ({"SFVERBS_IP": ips[0]}, {"SFVERBS_IP": ips[1]}) if ips else (None, None)
     for attempt in range(3):
         try:
-            sout, cout = pair(h, [tool, "-x", "0"] + args, devargs=devargs)
+            sout, cout = pair(h, [tool, "-x", gid_index] + args, devargs=devargs, server_env=envs[0],
+                              client_env=envs[1])
             break
         except Fail as e:
             # perftest calibrates the TSC against the clock before it starts
@@ -240,9 +243,11 @@ def perftest(h, tool, args, row, devargs=(None, None)):
                 if p.poll() is None:
                     p.kill()
                     p.wait(5)
+    gid = "GID: 253:00:00:00:00:00:00:00:00:00:00:00:00:00:00:0" if ips else \
+        "GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:09:00:0"
     for who, out in (("server", sout), ("client", cout)):
         check("Device         : sf0" in out and "Link type       : Ethernet" in out, f"{who} header:\n{out}")
-        check("GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:09:00:0" in out, f"{who} GID:\n{out}")
+        check(gid in out, f"{who} GID:\n{out}")
     check(re.search(row, cout, re.M), f"{tool} client has no result row /{row}/:\n{cout}")
     print(re.search(row, cout, re.M).group(0))
     return sout, cout
@@ -255,6 +260,25 @@ def case_write_bw(h):
 def case_write_bw_4qp(h):
     # 4 QPs, WR lists of 8 (ibv_post_send with a list: posted in batches)
     perftest(h, "ib_write_bw", ["-s", "4096", "-n", "496", "-q", "4", "-l", "8"], r"^ 4096\s+1984\s+[0-9.]+\s+[0-9.]+")
+
+
+def case_write_bw_all_sizes(h):
+    """-a: every size 2 B .. 8 MiB (23 rows), 20 iterations each."""
+    _, cout = perftest(h, "ib_write_bw", ["-a", "-n", "20"], r"^ 8388608\s+20\s+[0-9.]+\s+[0-9.]+")
+    rows = re.findall(r"^ +(\d+)\s+20\s+[0-9.]+\s+[0-9.]+", cout, re.M)
+    check([int(r) for r in rows] == [2 ** k for k in range(1, 24)], f"sizes {rows}")
+
+
+def case_write_bw_ipv6(h):
+    """RoCE v2 over IPv6: GID index 1 from SFVERBS_IP=fd00::N."""
+    perftest(h, "ib_write_bw", ["-s", "65536", "-n", "100"], r"^ 65536\s+100\s+[0-9.]+\s+[0-9.]+", gid_index="1",
+             ips=("fd00::1", "fd00::2"))
+
+
+def case_send_bw_events(h):
+    """-e: completions through a completion channel (ibv_req_notify_cq,
+    ibv_get_cq_event on its fd, ibv_ack_cq_events)."""
+    perftest(h, "ib_send_bw", ["-s", "65536", "-n", "200", "-e"], r"^ 65536\s+200\s+[0-9.]+\s+[0-9.]+")
 
 
 def case_write_lat(h):
