@@ -113,7 +113,14 @@ std::string Runtime::start() {
   // progress) is an equal non-EAL thread (lcore id LCORE_ID_ANY: the loop's
   // single-owner check holds, the mempool is used without per-lcore cache).
   // The loop's owner is whoever holds the DeviceLock.
-  std::thread([this, p = std::move(up)]() mutable { p.set_value(bring_up()); }).join();
+  std::thread([this, p = std::move(up)]() mutable {
+    std::string e = bring_up();
+    // A failure after EAL started (a memif client without its server, a bad
+    // devargs) leaves no runtime directory behind; EAL itself stays up (it
+    // cannot be started twice in a process).
+    if (!e.empty() && eal_up_) dpdk::cleanup_eal(false);
+    p.set_value(std::move(e));
+  }).join();
   start_err_ = f.get();
   if (!start_err_.empty()) return start_err_;
   thread_ = std::thread([this] { progress_main(); });
@@ -130,6 +137,7 @@ std::string Runtime::bring_up() {
   eo.no_telemetry = true;
   auto info = dpdk::init_eal(eal, eo);
   if (!info) return "EAL: " + info.error();
+  eal_up_ = true;
   auto d = std::make_unique<Dpdk>();
   dpdk::MempoolSizing sz;
   sz.ports = 1;

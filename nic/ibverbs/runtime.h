@@ -116,6 +116,7 @@ class Runtime {
   std::atomic<bool> stop_{false};
   std::atomic<uint32_t> bell_{0};
   std::atomic<bool> sleeping_{false};
+  bool eal_up_ = false;  // set by the bring-up thread (joined before it is read)
   bool start_done_ = false;
   std::string start_err_;
 };

@@ -204,6 +204,14 @@ def case_bad_config(h):
     e = h.env("server", SERVER_IP, SFVERBS_MTU="1500")
     rc, out = run_one(h, ["ibv_devices"], e)
     check("libsfverbs: SFVERBS_MTU: '1500' is not 256, 512, 1024, 2048 or 4096" in out, f"bad SFVERBS_MTU:\n{out}")
+    # A memif client port without its server: ibv_open_device fails (ENODEV)
+    # saying why; no crash, no DPDK runtime directory left behind.
+    e = h.env("client", CLIENT_IP)
+    before = set(os.listdir("/var/run/dpdk")) if os.path.isdir("/var/run/dpdk") else set()
+    p = subprocess.run(["ibv_devinfo"], env=e, capture_output=True, text=True, timeout=20)
+    out = p.stdout + p.stderr
+    check(p.returncode == 1 and "libsfverbs: port net_memif0,role=client" in out and "Failed to open device" in out,
+          f"memif client without a server: exit {p.returncode}:\n{out}")
     rc, out = run_one(h, ["ibv_devices"], h.env("server", SERVER_IP, SFVERBS_PROGRESS_SCHED="sometimes"))
     check("libsfverbs: SFVERBS_PROGRESS_SCHED: " in out and "other, nice:N" in out, f"bad SFVERBS_PROGRESS_SCHED:\n{out}")
     e = h.env("server", SERVER_IP)
