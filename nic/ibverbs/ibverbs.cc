@@ -899,7 +899,13 @@ __attribute__((visibility("default"))) int ibv_modify_qp(ibv_qp* ibqp, ibv_qp_at
   int rc;
   {
     std::lock_guard<sf::nic::ibverbs::DeviceLock> g(rt.lock());
+    const v::QpState before = qp->v->state();
     rc = v::modify_qp(qp->v, &a, mask);
+    // SFVERBS_CC: the QP's congestion control from RTS on (as sf-nic sets it).
+    if (rc == 0 && before == v::QpState::kRtr && qp->v->state() == v::QpState::kRts &&
+        rt.cc().algorithm != sf::nic::CcAlgorithm::kNone) {
+      qp->v->set_congestion_control(rt.cc(), sf::BitRate::gbps(rt.config().speed_gbps));
+    }
     ibqp->state = static_cast<ibv_qp_state>(qp->v->state());
     rt.refresh();
   }

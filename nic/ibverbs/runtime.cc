@@ -93,8 +93,20 @@ Runtime* Runtime::get(std::string* err, bool* configured) {
     else if (cfg.log_level == "info") spdlog::set_level(spdlog::level::info);
     else if (cfg.log_level == "error") spdlog::set_level(spdlog::level::err);
     else spdlog::set_level(spdlog::level::warn);
+    const auto cc = cc_choice_from_string(cfg.cc, CcEvents::kAckDriven);
+    if (g_configured && !cc) {
+      g_err = "SFVERBS_CC: '" + cfg.cc + "' is not one of " + std::string(kCcChoiceNamesAckDriven);
+      g_configured = false;
+      return;
+    }
+    if (g_configured && cc_refusal(cc->algorithm, false) != nullptr) {
+      g_err = "SFVERBS_CC: " + cfg.cc + ": " + cc_refusal(cc->algorithm, false);
+      g_configured = false;
+      return;
+    }
     g_runtime = new Runtime();  // lives until exit: applications may call verbs from atexit handlers
     g_runtime->cfg_ = cfg;
+    if (cc) g_runtime->cc_ = *cc;
   });
   *err = g_err;
   *configured = g_configured;

@@ -70,6 +70,8 @@ class Runtime {
   static Runtime* get(std::string* err, bool* configured);
 
   const SfVerbsConfig& config() const { return cfg_; }
+  // SFVERBS_CC, checked: given to each RC QP as it reaches RTS.
+  const CcChoice& cc() const { return cc_; }
   // Brings the datapath up (EAL, port, node, progress thread) once; later
   // calls return the first outcome. Empty string on success.
   std::string start();
@@ -107,6 +109,7 @@ class Runtime {
   void wake();
 
   SfVerbsConfig cfg_;
+  CcChoice cc_;
   DeviceLock lock_;
   std::vector<WatchedCq*> watched_;
   std::unique_ptr<NicNode> node_;

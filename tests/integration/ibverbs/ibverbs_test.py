@@ -212,6 +212,8 @@ def case_bad_config(h):
     check(p.returncode == 1 and "libsfverbs: port net_memif0,role=client" in out and "Failed to open device" in out,
           f"memif client without a server: exit {p.returncode}:\n{out}")
     check(not os.path.exists(f"/var/run/dpdk/sf-{p.pid}"), f"/var/run/dpdk/sf-{p.pid} left behind")
+    rc, out = run_one(h, ["ibv_devices"], h.env("server", SERVER_IP, SFVERBS_CC="nscc"))
+    check("libsfverbs: SFVERBS_CC: nscc: nscc runs on MRC QPs only" in out, f"SFVERBS_CC=nscc on RC:\n{out}")
     rc, out = run_one(h, ["ibv_devices"], h.env("server", SERVER_IP, SFVERBS_PROGRESS_SCHED="sometimes"))
     check("libsfverbs: SFVERBS_PROGRESS_SCHED: " in out and "other, nice:N" in out, f"bad SFVERBS_PROGRESS_SCHED:\n{out}")
     e = h.env("server", SERVER_IP)
@@ -228,12 +230,14 @@ def case_verbs_check(h):
     check("verbs_check: PASS (client)" in cout, f"client:\n{cout}")
 
 
-def perftest(h, tool, args, row, devargs=(None, None), gid_index="0", ips=None):
+def perftest(h, tool, args, row, devargs=(None, None), gid_index="0", ips=None, envs=None):
     """One perftest tool, server and client; both print the tool's table
     with the row `row` (a regex on the results line). ips: the two
     SFVERBS_IP values (default SERVER_IP, CLIENT_IP)."""
     need(tool)
-    envs = ({"SFVERBS_IP": ips[0]}, {"SFVERBS_IP": ips[1]}) if ips else (None, None)
+    envs = [dict(e) for e in envs] if envs else [{}, {}]
+    if ips:
+        envs[0]["SFVERBS_IP"], envs[1]["SFVERBS_IP"] = ips
     for attempt in range(3):
         try:
             sout, cout = pair(h, [tool, "-x", gid_index] + args, devargs=devargs, server_env=envs[0],
@@ -281,6 +285,13 @@ def case_write_bw_ipv6(h):
     """RoCE v2 over IPv6: GID index 1 from SFVERBS_IP=fd00::N."""
     perftest(h, "ib_write_bw", ["-s", "65536", "-n", "100"], r"^ 65536\s+100\s+[0-9.]+\s+[0-9.]+", gid_index="1",
              ips=("fd00::1", "fd00::2"))
+
+
+def case_write_bw_dcqcn(h):
+    """SFVERBS_CC=dcqcn: every RC QP runs DCQCN from RTS on (no congestion
+    on a point-to-point link: it must not get in the way)."""
+    perftest(h, "ib_write_bw", ["-s", "65536", "-n", "200"], r"^ 65536\s+200\s+[0-9.]+\s+[0-9.]+",
+             envs=({"SFVERBS_CC": "dcqcn"}, {"SFVERBS_CC": "dcqcn"}))
 
 
 def case_send_bw_events(h):
