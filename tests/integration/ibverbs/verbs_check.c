@@ -5,6 +5,7 @@
  * client: RDMA WRITE a pattern into the server's buffer (completion taken
  *         through a completion channel), RDMA READ it back, check every byte;
  *         a small WRITE with IBV_SEND_INLINE from an unregistered buffer;
+ *         2000 WRITEs posted by one thread while a second polls the CQ;
  *         then a WRITE with a wrong rkey -> IBV_WC_REM_ACCESS_ERR and the QP
  *         in ERR; a WRITE posted in ERR -> IBV_WC_WR_FLUSH_ERR; the status
  *         strings checked with ibv_wc_status_str.
@@ -19,6 +20,8 @@
 #include <errno.h>
 #include <infiniband/verbs.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +97,34 @@ static struct ibv_wc wait_one(struct ibv_cq* cq) {
 }
 
 static uint8_t pattern(size_t i) { return (uint8_t)((i * 131u + (i >> 8) * 7u + 0x5a) & 0xff); }
+
+/* Two application threads on one QP and CQ: this one polls while main posts
+ * (libsfverbs' lock serialises them with its progress thread). */
+#define MT_WRITES 2000
+#define MT_CHUNK 4096
+#define MT_OFFSET (512u * 1024u)
+struct mt {
+  struct ibv_cq* cq;
+  atomic_int done;
+  atomic_int bad;
+};
+
+static void* mt_poller(void* arg) {
+  struct mt* m = arg;
+  struct ibv_wc wc[8];
+  while (atomic_load(&m->done) < MT_WRITES) {
+    int n = ibv_poll_cq(m->cq, 8, wc);
+    if (n < 0) {
+      atomic_store(&m->bad, 1);
+      break;
+    }
+    for (int i = 0; i < n; ++i) {
+      if (wc[i].status != IBV_WC_SUCCESS || wc[i].wr_id < 1000) atomic_store(&m->bad, 1);
+    }
+    atomic_fetch_add(&m->done, n);
+  }
+  return NULL;
+}
 
 int main(int argc, char** argv) {
   CHECK(argc >= 3, "usage: verbs_check server PORT | client PORT ADDR");
@@ -270,6 +301,35 @@ int main(int argc, char** argv) {
     CHECK(ibv_post_send(qp, &w, &bad) == 0, "post inline WRITE");
     wc = wait_one(cq);
     CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 3, "inline WRITE wc: %s", ibv_wc_status_str(wc.status));
+    /* 3b. A second thread polls the CQ while this one posts 2000 4 KiB
+       WRITEs (at most 12 outstanding), each a slice of the pattern. */
+    {
+      struct mt m;
+      m.cq = cq;
+      atomic_init(&m.done, 0);
+      atomic_init(&m.bad, 0);
+      pthread_t t;
+      CHECK(pthread_create(&t, NULL, mt_poller, &m) == 0, "pthread_create");
+      for (int i = 0; i < MT_WRITES; ++i) {
+        while (i - atomic_load(&m.done) >= 12) {
+        }
+        const size_t k = (size_t)(i % 16);
+        struct ibv_sge ms = {(uintptr_t)(src + k * MT_CHUNK), MT_CHUNK, mr->lkey};
+        struct ibv_send_wr mw, *mbad = NULL;
+        memset(&mw, 0, sizeof mw);
+        mw.wr_id = 1000 + (uint64_t)i;
+        mw.sg_list = &ms;
+        mw.num_sge = 1;
+        mw.opcode = IBV_WR_RDMA_WRITE;
+        mw.send_flags = IBV_SEND_SIGNALED;
+        mw.wr.rdma.remote_addr = them.addr + MT_OFFSET + k * MT_CHUNK;
+        mw.wr.rdma.rkey = them.rkey;
+        CHECK(ibv_post_send(qp, &mw, &mbad) == 0, "post WRITE %d", i);
+      }
+      CHECK(pthread_join(t, NULL) == 0, "pthread_join");
+      CHECK(atomic_load(&m.bad) == 0 && atomic_load(&m.done) == MT_WRITES, "two-thread WRITEs: %d done, bad %d",
+            atomic_load(&m.done), atomic_load(&m.bad));
+    }
     /* 4. A wrong rkey: remote access error, the QP goes to ERR. */
     w.wr_id = 4;
     w.sg_list = &sge;
@@ -297,6 +357,9 @@ int main(int argc, char** argv) {
   CHECK(peer_ok == 1, "peer failed");
   if (server) {
     for (size_t i = 0; i < MSG_BYTES; ++i) CHECK(buf[i] == pattern(i), "server byte %zu = 0x%02x", i, buf[i]);
+    for (size_t i = 0; i < 16 * MT_CHUNK; ++i) {
+      CHECK(buf[MT_OFFSET + i] == pattern(i), "two-thread WRITE byte %zu = 0x%02x", i, buf[MT_OFFSET + i]);
+    }
     char want[48];
     snprintf(want, sizeof want, "inline-%u", them.qpn);
     CHECK(strcmp((char*)buf + MSG_BYTES, want) == 0, "inline data '%s'", (char*)buf + MSG_BYTES);
