@@ -120,11 +120,11 @@ std::string Runtime::start() {
   std::promise<std::string> up;
   std::future<std::string> f = up.get_future();
   // EAL starts on a thread of its own, which then ends: EAL's affinity is
-  // applied to it, not to the application's threads, and every thread that
-  // runs the loop (the progress thread, an application thread with inline
-  // progress) is an equal non-EAL thread (lcore id LCORE_ID_ANY: the loop's
-  // single-owner check holds, the mempool is used without per-lcore cache).
-  // The loop's owner is whoever holds the DeviceLock.
+  // applied to it, not to the application's threads. The progress thread
+  // registers with EAL when it is the loop's only runner (progress_main);
+  // with inline progress every runner (it, application threads) is an equal
+  // non-EAL thread (lcore id LCORE_ID_ANY), so the loop's single-owner check
+  // holds and the owner is whoever holds the DeviceLock.
   std::thread([this, p = std::move(up)]() mutable {
     std::string e = bring_up();
     // A failure after EAL started (a memif client without its server, a bad
