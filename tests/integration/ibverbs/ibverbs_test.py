@@ -222,12 +222,18 @@ def case_bad_config(h):
     check("SFVERBS_IP: the port's IPv4 and/or IPv6 address (its GIDs) is required" in out, f"no SFVERBS_IP:\n{out}")
 
 
-def case_verbs_check(h):
+def case_verbs_check(h, env=None):
     exe = os.path.join(h.build, "tests", "integration", "ibverbs", "verbs_check")
     check(os.access(exe, os.X_OK), f"{exe} not built")
-    sout, cout = pair(h, [exe])
+    sout, cout = pair(h, [exe], server_env=env, client_env=env)
     check("verbs_check: PASS (server)" in sout, f"server:\n{sout}")
     check("verbs_check: PASS (client)" in cout, f"client:\n{cout}")
+
+
+def case_verbs_check_inline(h):
+    """verbs_check with SFVERBS_INLINE_PROGRESS=1: the polling threads run the
+    loop too (two application threads and the progress thread share it)."""
+    case_verbs_check(h, {"SFVERBS_INLINE_PROGRESS": "1"})
 
 
 def perftest(h, tool, args, row, devargs=(None, None), gid_index="0", ips=None, envs=None):
