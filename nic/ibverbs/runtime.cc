@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <future>
 #include <mutex>
@@ -291,21 +292,28 @@ void Runtime::progress_main() {
     std::lock_guard<DeviceLock> g(lock_);
     dpdk_->loop.reset();
   }
-  // Stop the device (a memif peer sees the disconnect when the process's
-  // sockets close). Not closed or hot-unplugged: run from here at exit, the
-  // close of a memif client port printed "EAL: Error: Invalid memory" (an
-  // rte_free of memory the heap does not know; cause not traced), and the
-  // process's end releases everything anyway.
-  (void)rte_eth_dev_stop(dpdk_->port.port_id());
+  // The device is left as it is: the process's end closes its sockets (a
+  // memif peer sees the disconnect) and releases its memory. Stopping or
+  // closing a memif port here, at exit, raced the driver's own handling of
+  // the peer's disconnect ("EAL: Error: Invalid memory", once a hang).
   if (registered) rte_thread_unregister();
   dpdk::cleanup_eal(false);
+  finished_.store(true);
 }
 
 void Runtime::shutdown() {
   if (!thread_.joinable()) return;
   stop_.store(true);
   ring();
-  thread_.join();
+  // Bounded: the process is exiting; a progress thread that does not finish
+  // within 2 s is left to the exit rather than hanging it.
+  for (int i = 0; i < 2000 && !finished_.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (finished_.load()) {
+    thread_.join();
+  } else {
+    std::fprintf(stderr, "libsfverbs: the progress thread did not stop within 2 s at exit\n");
+    thread_.detach();
+  }
 }
 
 }  // namespace sf::nic::ibverbs

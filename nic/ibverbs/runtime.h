@@ -117,6 +117,7 @@ class Runtime {
   std::unique_ptr<Dpdk> dpdk_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> finished_{false};  // the progress thread's teardown is done
   std::atomic<uint32_t> bell_{0};
   std::atomic<bool> sleeping_{false};
   bool eal_up_ = false;  // set by the bring-up thread (joined before it is read)
