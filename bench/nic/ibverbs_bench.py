@@ -1,0 +1,160 @@
+#!/usr/bin/python3
+"""libsfverbs against sf-nic on the same memif link, in the same run
+(docs/ibverbs.md): rounds interleaved (sf-nic, perftest, sf-nic, ...).
+
+  ibverbs_write_bw   Debian's ib_write_bw under LD_PRELOAD=libsfverbs.so,
+                     64 KiB messages for --seconds, its "BW average" (Gb/s);
+                     ref = sf-nic write_bw with the same size and time
+                     (goodput from its --report). Goal: ratio >= 0.9.
+  ibverbs_write_lat  ib_write_lat -s 64: perftest's t_typical (the median),
+                     in us; ref = sf-nic write_lat's t_typical.
+
+Both sides idle-back-off (sf-nic --backoff, libsfverbs' default), 100 Gb/s
+ports, 4096 B MTU. Value and ref are medians over --rounds rounds.
+Usage: ibverbs_bench.py SF_NIC LIBSFVERBS [--rounds N] [--seconds S]
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+EAL = ["--no-pci", "--lcores=0@(0,1)", "--log-level=*:error", "--no-telemetry"]
+IPS = ("10.9.0.1", "10.9.0.2")
+MACS = ("02:00:0a:09:00:01", "02:00:0a:09:00:02")  # the MACs libsfverbs derives from IPS
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def listening(port):
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(f) as t:
+            for ln in t.readlines()[1:]:
+                x = ln.split()
+                if x[1].endswith(":%04X" % port) and x[3] == "0A":
+                    return True
+    return False
+
+
+def memif_up(path):
+    if os.path.exists(path):
+        return True
+    with open("/proc/net/unix") as t:
+        return any(ln.rstrip().endswith("@" + path) for ln in t)
+
+
+def run_pair(srv_cmd, cli_cmd, srv_env, cli_env, sock, port, timeout_s):
+    srv = subprocess.Popen(srv_cmd, env=srv_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    end = time.monotonic() + 30
+    while not (memif_up(sock) and (port is None or listening(port))):
+        if srv.poll() is not None or time.monotonic() > end:
+            srv.kill()
+            raise RuntimeError(f"server not ready: {srv.communicate()[0][-2000:]}")
+        time.sleep(0.02)
+    cli = subprocess.run(cli_cmd, env=cli_env, capture_output=True, text=True, timeout=timeout_s)
+    try:
+        sout = srv.communicate(timeout=20)[0]
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        sout = srv.communicate()[0]
+    if cli.returncode != 0 or srv.returncode != 0:
+        raise RuntimeError(f"exit {cli.returncode}/{srv.returncode}:\n{cli.stdout[-2000:]}{cli.stderr[-2000:]}\n{sout[-2000:]}")
+    return cli.stdout
+
+
+def sf_nic_round(binary, tmp, test, args, tag):
+    sock = f"{tmp}/{tag}.sock"
+    port = free_port()
+    cmds = []
+    for i, role in enumerate(("server", "client")):
+        c = [binary] + EAL + [f"--file-prefix=sfvb-{tag}-{role}", "--", test,
+                              "--port", f"net_memif0,role={role},socket={sock}", "--mac", MACS[i], "--ip", IPS[i],
+                              "--backoff", "--report", f"{tmp}/{tag}.{role}.json", "-p", str(port)] + args
+        if role == "client":
+            c.append("127.0.0.1")
+        cmds.append(c)
+    out = run_pair(cmds[0], cmds[1], None, None, sock, None, 120)
+    with open(f"{tmp}/{tag}.client.json") as f:
+        rep = json.load(f)
+    return out, rep
+
+
+def perftest_round(lib, tmp, tool, args, tag):
+    sock = f"{tmp}/{tag}.sock"
+    port = free_port()
+    envs = []
+    for i, role in enumerate(("server", "client")):
+        e = dict(os.environ, LD_PRELOAD=lib, SFVERBS_PORT=f"net_memif0,role={role},socket={sock}", SFVERBS_IP=IPS[i],
+                 SFVERBS_EAL="--log-level=*:error")
+        envs.append(e)
+    base = [tool, "-x", "0", "-p", str(port)] + args
+    return run_pair(base, base + ["127.0.0.1"], envs[0], envs[1], sock, port, 120)
+
+
+def row_after(out, header_word):
+    lines = out.splitlines()
+    for i, ln in enumerate(lines):
+        if header_word in ln and i + 1 < len(lines):
+            return lines[i + 1].split()
+    raise RuntimeError(f"no row after {header_word!r}:\n{out}")
+
+
+def emit(name, value, unit, ref, **extra):
+    d = {"bench": name, "value": round(value, 3), "unit": unit, "ref": round(ref, 3),
+         "ratio": round(value / ref, 3) if ref else None}
+    d.update(extra)
+    print(json.dumps(d), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("sf_nic")
+    ap.add_argument("lib")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=3)
+    a = ap.parse_args()
+    if shutil.which("ib_write_bw") is None:
+        log("skip: perftest not installed")
+        return 0
+    tmp = tempfile.mkdtemp(prefix="sfverbs-bench-")
+    try:
+        ours, ref = [], []
+        for r in range(a.rounds):
+            _, rep = sf_nic_round(a.sf_nic, tmp, "write_bw", ["-s", "65536", "-D", str(a.seconds)], f"nb{r}")
+            ref.append(rep["workloads"][0]["goodput_gbps"])
+            out = perftest_round(a.lib, tmp, "ib_write_bw", ["-s", "65536", "-D", str(a.seconds), "--report_gbits"],
+                                 f"pb{r}")
+            ours.append(float(row_after(out, "BW average")[3]))
+            log(f"round {r}: sf-nic {ref[-1]:.2f} Gb/s, ib_write_bw {ours[-1]:.2f} Gb/s")
+        emit("ibverbs_write_bw", statistics.median(ours), "Gb/s", statistics.median(ref), rounds=a.rounds,
+             seconds=a.seconds, ours_rounds=ours, ref_rounds=ref, goal=0.9)
+        ours, ref = [], []
+        for r in range(a.rounds):
+            out, _ = sf_nic_round(a.sf_nic, tmp, "write_lat", ["-s", "64", "-n", "2000"], f"nl{r}")
+            ref.append(float(row_after(out, "t_typical")[4]))
+            out = perftest_round(a.lib, tmp, "ib_write_lat", ["-s", "64", "-n", "2000"], f"pl{r}")
+            ours.append(float(row_after(out, "t_typical")[4]))
+            log(f"round {r}: sf-nic t_typical {ref[-1]:.2f} us, ib_write_lat {ours[-1]:.2f} us")
+        emit("ibverbs_write_lat", statistics.median(ours), "us", statistics.median(ref), rounds=a.rounds,
+             ours_rounds=ours, ref_rounds=ref, note="t_typical (perftest's median); lower is better")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+// The datapath of libsfverbs inside the application's process: DPDK EAL (own
+// --file-prefix), one port, a NicNode with one host, and the progress thread
+// that runs the node's PollLoop (docs/ibverbs.md "Threading").
+//
+// Synchronisation: the NicNode and every verbs object under it are
+// single-threaded by design (nic_node.h). One fair ticket lock (DeviceLock)
+// serialises the progress thread's loop iterations and the application's
+// verbs calls; nothing is copied between threads. Lock-free outside it: each
+// CQ's completion-count hint (poll_cq on an empty CQ returns without the
+// lock) and the doorbell that wakes a sleeping progress thread.
+// Allocation: at start(); verbs control calls (create/destroy) allocate as
+// the NIC does; post/poll allocate nothing.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "nic/ibverbs/sfverbs_config.h"
+#include "nic/verbs/device.h"
+
+namespace sf::nic::ibverbs {
+
+// A fair (FIFO) spin lock that yields the core after a short spin: the
+// progress thread re-takes the lock every loop iteration and would starve an
+// application thread behind a plain mutex on a 2-core machine.
+class DeviceLock {
+ public:
+  void lock() {
+    const uint32_t t = next_.fetch_add(1, std::memory_order_relaxed);
+    uint32_t spins = 0;
+    while (serving_.load(std::memory_order_acquire) != t) {
+      if (++spins < kSpins) {
+        __builtin_ia32_pause();
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  }
+  // Takes the lock only if it is free now (nobody holds or waits for it).
+  bool try_lock() {
+    uint32_t t = serving_.load(std::memory_order_acquire);
+    return next_.compare_exchange_strong(t, t + 1, std::memory_order_acquire, std::memory_order_relaxed);
+  }
+  void unlock() { serving_.fetch_add(1, std::memory_order_release); }
+
+ private:
+  static constexpr uint32_t kSpins = 128;
+  alignas(64) std::atomic<uint32_t> next_{0};
+  alignas(64) std::atomic<uint32_t> serving_{0};
+};
+
+// A CQ the progress thread watches: its depth hint and its notification arm.
+struct WatchedCq {
+  verbs::Cq* cq = nullptr;
+  std::atomic<uint32_t> depth{0};   // entries stored, as of the last locked section
+  std::atomic<bool> armed{false};   // ibv_req_notify_cq, one-shot
+  // Fires the CQ's completion event (the channel's fd); called under the lock.
+  void (*notify)(void* arg) = nullptr;
+  void* notify_arg = nullptr;
+};
+
+class Runtime {
+ public:
+  // The process's runtime (created on first use); nullptr with *err set when
+  // the configuration is bad. `configured` false: SFVERBS_PORT unset.
+  static Runtime* get(std::string* err, bool* configured);
+
+  const SfVerbsConfig& config() const { return cfg_; }
+  // SFVERBS_CC, checked: given to each RC QP as it reaches RTS.
+  const CcChoice& cc() const { return cc_; }
+  // Brings the datapath up (EAL, port, node, progress thread) once; later
+  // calls return the first outcome. Empty string on success.
+  std::string start();
+  bool started() const { return node_ != nullptr; }
+
+  DeviceLock& lock() { return lock_; }
+  NicNode& node() { return *node_; }
+
+  // CQ watch list (under the lock): the progress thread refreshes each
+  // entry's depth hint and fires armed notifications.
+  void watch(WatchedCq* w);
+  void unwatch(WatchedCq* w);
+  // Refreshes every watched CQ (under the lock): depth hints, armed events.
+  void refresh();
+  // Wakes the progress thread if it sleeps (work was posted, or an
+  // application polls and waits for completions). Lock-free.
+  void ring() {
+    bell_.fetch_add(1, std::memory_order_seq_cst);
+    if (sleeping_.load(std::memory_order_seq_cst)) wake();
+  }
+
+  // Inline progress (SFVERBS_INLINE_PROGRESS=1): an application thread that
+  // finds nothing to do in poll_cq runs one loop iteration itself when the
+  // lock is free. Returns true when the iteration did work.
+  bool inline_progress();
+  bool inline_enabled() const { return cfg_.inline_progress; }
+
+  // Stops the progress thread and releases DPDK (at process exit).
+  void shutdown();
+
+ private:
+  Runtime() = default;
+  void progress_main();
+  std::string bring_up();
+  void wake();
+
+  SfVerbsConfig cfg_;
+  CcChoice cc_;
+  DeviceLock lock_;
+  std::vector<WatchedCq*> watched_;
+  std::unique_ptr<NicNode> node_;
+  struct Dpdk;  // EAL-side objects (pool, port, loop), runtime.cc
+  std::unique_ptr<Dpdk> dpdk_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> finished_{false};  // the progress thread's teardown is done
+  std::atomic<uint32_t> bell_{0};
+  std::atomic<bool> sleeping_{false};
+  bool eal_up_ = false;  // set by the bring-up thread (joined before it is read)
+  bool start_done_ = false;
+  std::string start_err_;
+};
+
+}  // namespace sf::nic::ibverbs
