@@ -22,14 +22,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "switch"))
 import harness  # noqa: E402
 from harness import check, wait_until  # noqa: E402
+from nic_test import free_port, sf_nic, start_nic_config  # noqa: E402  (this directory)
 
 SKIP = 77
-
-
-def sf_nic(h):
-    b = os.path.join(h.build, "nic", "app", "sf-nic")
-    check(os.access(b, os.X_OK), f"{b} not built")
-    return b
 
 
 def run(cmd, **kw):
@@ -59,17 +54,7 @@ class Netns:
 
 
 def af_xdp_unavailable():
-    try:
-        socket.socket(44, socket.SOCK_RAW, 0).close()  # AF_XDP
-    except OSError as e:
-        return f"kernel lacks AF_XDP sockets ({e})"
-    import glob
-    if not glob.glob("/usr/lib/*/dpdk/pmds-*/librte_net_af_xdp.so*") and \
-            not glob.glob("/usr/local/lib/*/dpdk/pmds-*/librte_net_af_xdp.so*"):
-        return "DPDK has no net_af_xdp PMD"
-    if not os.path.ismount("/sys/fs/bpf"):
-        run(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"])
-    return None
+    return harness.af_xdp_unavailable(mount_bpffs=True)
 
 
 def mac_of(ifname, ns=None):
@@ -244,26 +229,6 @@ def xdp_steer(h):
 
 
 # ---- routed fabric: ARP / ND and next hops (nic/host/neighbor.h) --------------------------
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_nic_config(h, name, cfg):
-    """One sf-nic process on a nic.json; waits for its ready file."""
-    prefix = h.prefix("nic")
-    report = h.path(f"{prefix}.report.json")
-    ready = h.path(f"{prefix}.ready")
-    path = h.write_json(f"{prefix}.nic.json", cfg)
-    cmd = [sf_nic(h)] + harness.EAL_COMMON + [f"--file-prefix={prefix}", "--no-telemetry"]
-    cmd += ["--", "--config", path, "--backoff", "--report", report, "--ready-file", ready, "--log-level", "warn"]
-    p = h.start(name, cmd)
-    p.report = report
-    wait_until(lambda: os.path.exists(ready), 30, f"{name} ready file", procs=[p])
-    return p
-
 
 FAMILIES = {
     4: {"host": ("10.8.1.1", "10.8.2.2"), "router": ("10.8.1.254", "10.8.2.254"), "len": 24,

@@ -247,6 +247,24 @@ class Harness:
         return leaked
 
 
+def af_xdp_unavailable(mount_bpffs=False):
+    """Why af_xdp cannot run here (None when it can): the kernel's AF_XDP
+    sockets and DPDK's net_af_xdp PMD; with mount_bpffs, bpffs is mounted at
+    /sys/fs/bpf when it is not (an XDP program's maps live there)."""
+    import glob
+    import socket
+    try:
+        socket.socket(44, socket.SOCK_RAW, 0).close()  # AF_XDP
+    except OSError as e:
+        return f"kernel lacks AF_XDP sockets ({e})"
+    if not glob.glob("/usr/lib/*/dpdk/pmds-*/librte_net_af_xdp.so*") and \
+            not glob.glob("/usr/local/lib/*/dpdk/pmds-*/librte_net_af_xdp.so*"):
+        return "DPDK has no net_af_xdp PMD"
+    if mount_bpffs and not os.path.ismount("/sys/fs/bpf"):
+        subprocess.run(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"], capture_output=True, timeout=30)
+    return None
+
+
 def hugetlbfs_mounts():
     out = []
     with open("/proc/mounts") as f:

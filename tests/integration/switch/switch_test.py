@@ -824,15 +824,7 @@ def capture_cleanup_case(h):
 # ---- 7. af_xdp on a veth pair ---------------------------------------------------------------
 
 def af_xdp_unavailable():
-    try:
-        socket.socket(44, socket.SOCK_RAW, 0).close()  # AF_XDP
-    except OSError as e:
-        return f"kernel lacks AF_XDP sockets ({e})"
-    import glob
-    if not glob.glob("/usr/lib/*/dpdk/pmds-*/librte_net_af_xdp.so*") and \
-            not glob.glob("/usr/local/lib/*/dpdk/pmds-*/librte_net_af_xdp.so*"):
-        return "DPDK has no net_af_xdp PMD"
-    return None
+    return harness.af_xdp_unavailable()
 
 
 def af_xdp_case(h):
