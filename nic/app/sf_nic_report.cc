@@ -113,6 +113,8 @@ MrcSum mrc_sum(const Host& host) {
     s.c.ooo_arrivals += c.ooo_arrivals;
     s.c.ce_arrivals += c.ce_arrivals;
     s.c.no_usable_ev += c.no_usable_ev;
+    s.c.probe_holes += c.probe_holes;
+    s.c.rtx_alive_ev += c.rtx_alive_ev;
     const mrc::EvSet* ev = qp.mrc()->ev_set();
     if (ev == nullptr) continue;  // not yet RTR
     s.retire_refused += ev->retire_refused();
@@ -157,6 +159,8 @@ nlohmann::json mrc_json(const MrcSum& m, bool per_ev) {
                       {"ooo_arrivals", m.c.ooo_arrivals},
                       {"ce_arrivals", m.c.ce_arrivals},
                       {"no_usable_ev", m.c.no_usable_ev},
+                      {"probe_holes", m.c.probe_holes},
+                      {"rtx_alive_ev", m.c.rtx_alive_ev},
                       {"evs_assumed_bad", m.evs_assumed_bad},
                       {"retire_refused", m.retire_refused},
                       {"plane_packets", m.plane_pkts},

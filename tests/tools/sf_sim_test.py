@@ -120,6 +120,19 @@ def main():
         if rc != 2 or "links[0].speed_gbps: 100 Gb/s differs from nic process nic host h0 speed (400 Gb/s)" not in err:
             fail(f"link slower than its ports: rc {rc}: {err}")
         plan["links"][0]["speed_gbps"] = 400
+        json.dump(plan, open(p, "w"))
+        # A routed host's "gateway" (ARP / ND, sf-nic checks it at connect) is refused: sf-sim's
+        # switches answer no ARP, so it would be accepted and do nothing.
+        nic = json.load(open(os.path.join(d, "nic.json")))
+        nic["hosts"]["h0"]["ip"] = "10.0.0.1/24"
+        nic["hosts"]["h0"]["gateway"] = "10.0.0.254"
+        json.dump(nic, open(os.path.join(d, "nic.json"), "w"))
+        rc, _, err = run(binary, p, os.path.join(d, "o10"))
+        if rc != 2 or "host h0 port 1" not in err or "\"gateway\" is not supported in virtual time" not in err:
+            fail(f"gateway in sf-sim: rc {rc}: {err}")
+        del nic["hosts"]["h0"]["gateway"]
+        nic["hosts"]["h0"]["ip"] = "10.0.0.1"
+        json.dump(nic, open(os.path.join(d, "nic.json"), "w"))
         sw = json.load(open(os.path.join(d, "sw.json")))
         sw["PORT"]["Ethernet0"]["speed"] = 100
         json.dump(sw, open(os.path.join(d, "sw.json"), "w"))

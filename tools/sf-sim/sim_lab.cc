@@ -131,6 +131,19 @@ void SimLab::load(const std::string& plan_path) {
       } catch (const config::ConfigError& e) {
         throw config::ConfigError(path + ": " + e.path(), e.reason());
       }
+      // A "gateway" is resolved by ARP / ND and checked at connect (sf-nic);
+      // sf-sim's switches answer neither and it has no connect step, so the
+      // key would be accepted and do nothing: refused ("gateway_mac" works).
+      for (const nic::app::AppHost& h : x->cfg.hosts) {
+        for (uint8_t k = 1; k <= h.num_ports(); ++k) {
+          const nic::app::AppPort p = h.port(k);
+          if (p.gateway4 || p.gateway6) {
+            throw config::ConfigError(path + ": host " + h.name + " port " + std::to_string(k),
+                                      "\"gateway\" is not supported in virtual time (sf-sim's switches answer no "
+                                      "ARP / ND): give \"gateway_mac\"");
+          }
+        }
+      }
       x->node = std::make_unique<nic::NicNode>(nic::app::nic_config_of(x->cfg), pool_);
       for (const nic::app::AppWorkload& w : x->cfg.workloads) {
         x->workloads.push_back(std::make_unique<nic::app::Workload>(w, x->cfg.hosts[w.host], *x->node, w.host));

@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "nic/app/sf_nic_report.h"
 #include "nic/cc/congestion_control.h"
 #include "tests/unit/nic/mrc_qp_harness.h"
 
@@ -305,6 +306,10 @@ TEST(MrcNscc, OnePacketInFlightFindsDeadPathsByProbe) {
   expect_same(x, 0, y, 0, size_t{kMsgs} * kLen);
   EXPECT_GT(c.probe_holes, 10u);
   EXPECT_GT(c.rtx_alive_ev, 10u);
+  // sf-nic's report carries both (summed over the host's MRC QPs).
+  const nlohmann::json m = app::host_json(rig.a, 0)["mrc"];
+  EXPECT_EQ(m["probe_holes"], c.probe_holes);
+  EXPECT_EQ(m["rtx_alive_ev"], c.rtx_alive_ev);
   EXPECT_LE(c.timeouts, c.tx_retransmits / 10);  // the probe, not the RTO, finds nearly every loss
   EXPECT_LT(worst, TimeNs::from_us(100));        // no message waits an RTO
   EXPECT_LT(took, TimeNs::from_ms(4));
