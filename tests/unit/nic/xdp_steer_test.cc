@@ -106,8 +106,12 @@ class XdpSteer : public ::testing::Test {
   bool steered(const Bytes& frame) {
     const uint64_t roce = stat(2), other = stat(1);
     Bytes in = frame;
-    LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in.data(), .data_size_in = static_cast<uint32_t>(in.size()),
-                .repeat = 1);
+    // (LIBBPF_OPTS is a GNU statement expression, refused by clang's -Wpedantic.)
+    bpf_test_run_opts o{};
+    o.sz = sizeof(o);
+    o.data_in = in.data();
+    o.data_size_in = static_cast<uint32_t>(in.size());
+    o.repeat = 1;
     EXPECT_EQ(bpf_prog_test_run_opts(prog_fd_, &o), 0);
     EXPECT_EQ(o.retval, static_cast<uint32_t>(XDP_PASS));
     const uint64_t dr = stat(2) - roce, dother = stat(1) - other;
