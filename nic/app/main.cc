@@ -37,7 +37,7 @@
 #include "nic/app/perftest_engine.h"
 #include "nic/app/sample_schedule.h"
 #include "nic/app/sf_nic_config.h"
-#include "nic/app/flow_isolate.h"
+#include "common/dpdk/flow_isolate.h"
 #include "nic/app/sf_nic_report.h"
 #include "nic/app/thread_sched.h"
 #include "nic/app/tsc_calibration.h"
@@ -463,7 +463,7 @@ int run(int argc, char** argv) {
       Isolated() = default;
       Isolated(Isolated&& o) noexcept : port_id(o.port_id), flows(std::move(o.flows)) {}
       Isolated(const Isolated&) = delete;
-      ~Isolated() { flow_isolate_remove(port_id, &flows); }
+      ~Isolated() { dpdk::flow_isolate_remove(port_id, &flows); }
     };
     std::vector<Isolated> isolated;
     for (size_t i = 0; i < node_ports.size(); ++i) {
@@ -474,7 +474,7 @@ int run(int argc, char** argv) {
       pc.mtu_best_effort = true;
       pc.link_wait = dpdk::LinkWait::kSkip;
       if (o.flow_isolate) {  // before the port is configured (mlx5 wants it so)
-        if (const std::string err = flow_isolate_prepare(pc.devargs); !err.empty()) {
+        if (const std::string err = dpdk::flow_isolate_prepare(pc.devargs); !err.empty()) {
           spdlog::error("{}: {}", port_name(i), err);
           rc = 1;
           break;
@@ -490,7 +490,7 @@ int run(int argc, char** argv) {
       if (o.flow_isolate) {
         isolated.emplace_back();
         isolated.back().port_id = ports.back().port_id();
-        if (const std::string err = flow_isolate_rules(ports.back().port_id(), port_name(i), &isolated.back().flows);
+        if (const std::string err = dpdk::flow_isolate_rules(ports.back().port_id(), port_name(i), &isolated.back().flows);
             !err.empty()) {
           spdlog::error("{}: {}", port_name(i), err);
           rc = 1;

@@ -1,7 +1,7 @@
 // sf-nic --flow-isolate. See flow_isolate.h.
 // rte_devargs_reset and rte_flow_isolate are experimental in DPDK 22.11.
 #define ALLOW_EXPERIMENTAL_API 1
-#include "nic/app/flow_isolate.h"
+#include "common/dpdk/flow_isolate.h"
 
 #include <rte_bus.h>
 #include <rte_dev.h>
@@ -11,7 +11,7 @@
 
 #include <cstring>
 
-namespace sf::nic::app {
+namespace sf::dpdk {
 
 namespace {
 constexpr uint16_t kRoceUdpPort = 4791;
@@ -83,4 +83,4 @@ void flow_isolate_remove(uint16_t port_id, std::vector<rte_flow*>* flows) {
   flows->clear();
 }
 
-}  // namespace sf::nic::app
+}  // namespace sf::dpdk

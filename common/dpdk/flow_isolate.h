@@ -4,7 +4,8 @@
 // configured, as mlx5 requires), and once started gets two rules, UDP
 // destination port 4791 over IPv4 and over IPv6 to queue 0. Everything else
 // stays with the kernel (docs/guide.md "Sharing a NIC with the kernel").
-// Control path only (the app, before the loop).
+// Control path only (the app, before the loop). In common/dpdk: the layer
+// that calls rte_eth_* / rte_flow_*.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,7 @@
 
 struct rte_flow;
 
-namespace sf::nic::app {
+namespace sf::dpdk {
 
 // Probes `devargs` when no port has its name yet and enables isolated mode
 // on it. Empty on success, else why (naming the device and the driver's
@@ -25,4 +26,4 @@ std::string flow_isolate_prepare(const std::string& devargs);
 std::string flow_isolate_rules(uint16_t port_id, const std::string& name, std::vector<rte_flow*>* flows);
 void flow_isolate_remove(uint16_t port_id, std::vector<rte_flow*>* flows);
 
-}  // namespace sf::nic::app
+}  // namespace sf::dpdk
