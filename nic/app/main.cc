@@ -117,6 +117,8 @@ struct Options {
   double rate_limit_gbps = 0;
   std::string burst_size = "0";
   uint16_t oob_port = 18515;
+  std::string oob_format = "sf";
+  std::string gateway_mac;
   bool verify = false;
   std::string report;
   std::string timeseries;
@@ -175,6 +177,12 @@ po::options_description describe(Options& o) {
      "the pacer's burst bucket (ibv_modify_qp_rate_limit max_burst_sz), bytes or e.g. 64KiB: a QP served late "
      "or idle may send up to this many bytes back to back to make up time; 0 = strict pacing; needs --rate-limit")
     ("oob-port,p", po::value(&o.oob_port)->default_value(18515), "TCP port of the out-of-band exchange")
+    ("oob-format", po::value(&o.oob_format)->default_value("sf"),
+     "the out-of-band exchange: sf (sf-nic's own) or perftest (an unmodified perftest peer: ib_write_bw, "
+     "ib_read_bw; needs --gateway-mac, docs/nic-app.md \"Interop with perftest\")")
+    ("gateway-mac", po::value(&o.gateway_mac),
+     "the destination MAC of every frame the host sends (a routed fabric's next hop; on one L2 segment with "
+     "--oob-format perftest, the peer's MAC)")
     ("verify", po::bool_switch(&o.verify), "check every byte at the receiver")
     ("report", po::value(&o.report), "write the results (JSON) to this file at exit")
     ("timeseries", po::value(&o.timeseries), "append one JSON line of host counters per sample")
@@ -214,6 +222,7 @@ AppConfig config_from_flags(const Options& o) {
   doc["hosts"]["h0"] = {{"devargs", o.port}, {"mac", o.mac}, {"ip", o.ip}, {"speed", o.speed_gbps},
                         {"mtu", o.mtu}, {"dscp", o.dscp}};
   if (!o.pfc_enable.empty()) doc["hosts"]["h0"]["pfc_enable"] = o.pfc_enable;
+  if (!o.gateway_mac.empty()) doc["hosts"]["h0"]["gateway_mac"] = o.gateway_mac;
   std::string test = o.test;
   if (test.rfind("ib_", 0) == 0) test = test.substr(3);
   const bool client = !o.server.empty();
@@ -221,7 +230,7 @@ AppConfig config_from_flags(const Options& o) {
                     {"oob", (client ? o.server : std::string("0.0.0.0")) + ":" + std::to_string(o.oob_port)},
                     {"size", o.size}, {"iterations", o.duration_s > 0 ? 0 : o.iters}, {"duration_s", o.duration_s},
                     {"qps", o.qps}, {"tx_depth", o.tx_depth}, {"cc", o.cc}, {"verify", o.verify},
-                    {"transport", o.transport}};
+                    {"transport", o.transport}, {"oob_format", o.oob_format}};
   if (o.rate_limit_gbps > 0) w["rate_limit"] = o.rate_limit_gbps;
   if (o.burst_size != "0") w["burst_size"] = o.burst_size;
   doc["workloads"] = config::Json::array({w});
@@ -250,6 +259,8 @@ constexpr FlagPath kFlagPaths[] = {
     {"rate-limit", "--rate-limit", "workloads[0].rate_limit"},
     {"burst-size", "--burst-size", "workloads[0].burst_size"},
     {"transport", "--transport", "workloads[0].transport"},
+    {"oob-format", "--oob-format", "workloads[0].oob_format"},
+    {"gateway-mac", "--gateway-mac", "hosts.h0.gateway_mac"},
     {"test", "TEST", "workloads[0].type"},  // with --config refused before (either --config or TEST)
 };
 

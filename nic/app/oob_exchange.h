@@ -114,6 +114,13 @@ class OobConnection {
   void send_bw_report(const OobBwReport& r);
   OobBwReport recv_bw_report();
 
+  // One step of a symmetric exchange (perftest's, oob_perftest.h): sends
+  // `mine`, then receives `n` bytes, on either side.
+  std::string swap(std::string_view mine, size_t n, std::string_view what) {
+    send_all(mine, what);
+    return recv_exact(n, std::string(what) + " from " + peer_);
+  }
+
   bool is_server() const { return server_; }
   const std::string& peer() const { return peer_; }  // "host:port" for messages
 

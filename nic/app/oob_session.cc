@@ -1,9 +1,13 @@
 // One workload's out-of-band session. See oob_session.h.
 #include "nic/app/oob_session.h"
 
+#include <cmath>
 #include <optional>
 
+#include "nic/app/oob_perftest.h"
+#include "nic/app/perftest_report.h"
 #include "nic/app/sf_nic_report.h"
+#include "nic/rc/qp.h"
 
 namespace sf::nic::app {
 
@@ -82,33 +86,10 @@ void OobSession::run() {
     } else {
       conn.emplace(OobConnection::connect(opts_));
     }
-    peer_ = conn->exchange(w_.local_info());
-    set_phase(Phase::kExchanged);
-    if (!wait_for(Phase::kConnected)) {
+    const bool done = w_.config().oob_format == OobFormat::kPerftest ? run_perftest(*conn) : run_sf(*conn);
+    if (!done) {
       ended_.store(true, std::memory_order_release);
       return;
-    }
-    conn->barrier();  // both sides' QPs are in RTS
-    set_phase(Phase::kSynced);
-    while (!w_.traffic_done()) {
-      if (stop_.load(std::memory_order_relaxed) || cancel_.load(std::memory_order_relaxed)) {
-        ended_.store(true, std::memory_order_release);
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    conn->barrier();  // DONE
-    // write_bw / read_bw: the client sends its result, the server prints it
-    // (perftest's xchg_bw_reports; a send_bw server measures its own).
-    const WorkloadType t = w_.config().type;
-    if (!is_latency(t) && !is_send(t)) {
-      if (w_.config().role == Role::kClient) {
-        const Workload::PeerBw b = bw_result(w_);
-        conn->send_bw_report({b.messages, b.elapsed.ns(), b.best_msg_time.ns()});
-      } else {
-        const OobBwReport r = conn->recv_bw_report();
-        w_.set_peer_bw({r.messages, TimeNs(r.elapsed_ns), TimeNs(r.best_msg_ns)});
-      }
     }
     w_.set_peer_done();
   } catch (const OobCancelled&) {
@@ -117,6 +98,137 @@ void OobSession::run() {
     fail(who + ": " + e.what());
   }
   ended_.store(true, std::memory_order_release);
+}
+
+bool OobSession::wait_traffic() {
+  while (!w_.traffic_done()) {
+    if (stop_.load(std::memory_order_relaxed) || cancel_.load(std::memory_order_relaxed)) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+bool OobSession::run_sf(OobConnection& conn) {
+  peer_ = conn.exchange(w_.local_info());
+  set_phase(Phase::kExchanged);
+  if (!wait_for(Phase::kConnected)) return false;
+  conn.barrier();  // both sides' QPs are in RTS
+  set_phase(Phase::kSynced);
+  if (!wait_traffic()) return false;
+  conn.barrier();  // DONE
+  // write_bw / read_bw: the client sends its result, the server prints it
+  // (perftest's xchg_bw_reports; a send_bw server measures its own).
+  const WorkloadType t = w_.config().type;
+  if (!is_latency(t) && !is_send(t)) {
+    if (w_.config().role == Role::kClient) {
+      const Workload::PeerBw b = bw_result(w_);
+      conn.send_bw_report({b.messages, b.elapsed.ns(), b.best_msg_time.ns()});
+    } else {
+      const OobBwReport r = conn.recv_bw_report();
+      w_.set_peer_bw({r.messages, TimeNs(r.elapsed_ns), TimeNs(r.best_msg_ns)});
+    }
+  }
+  return true;
+}
+
+// perftest's steps for a bw test (oob_perftest.h); sf-nic writes, then reads,
+// in each. The peer's QP count is checked through the repeats: perftest sends
+// every QP's info twice, so a peer with more QPs repeats a different QP in
+// the second round and one with fewer repeats its first QP inside the first.
+bool OobSession::run_perftest(OobConnection& conn) {
+  const AppWorkload& cfg = w_.config();
+  const std::vector<QpConnInfo>& local = w_.local_info();
+  const std::string from = " from " + conn.peer();
+  auto step = [&](const std::string& mine, size_t n, const std::string& what) { return conn.swap(mine, n, what); };
+
+  const std::string version =
+      parse_perftest_version(step(encode_perftest_version(), kPerftestVersionBytes, "perftest version"),
+                             "perftest version" + from);
+  const uint32_t cycle = parse_perftest_u32(step(encode_perftest_u32(kPerftestCycleBuffer), 4, "cycle buffer size"),
+                                            "cycle buffer size" + from);
+  const uint32_t cache_line = parse_perftest_u32(
+      step(encode_perftest_u32(kPerftestCacheLine), 4, "cache line size"), "cache line size" + from);
+  if (cycle == 0 || cache_line == 0 || cycle > (1u << 30)) {
+    throw OobError("perftest " + version + from + " announced cycle buffer " + std::to_string(cycle) +
+                   " and cache line " + std::to_string(cache_line) + " bytes");
+  }
+  if (cycle > kPerftestCycleBuffer && cfg.size_bytes <= cycle / 2) {
+    throw OobError("perftest " + version + from + " cycles its addresses over " + std::to_string(cycle) +
+                   " bytes, more than sf-nic's " + std::to_string(kPerftestCycleBuffer) + " for -s " +
+                   std::to_string(cfg.size_bytes) + " (use -s > " + std::to_string(cycle / 2) + ")");
+  }
+  const uint32_t my_mtu = local.empty() ? 4096 : local[0].mtu_bytes;
+  const uint32_t peer_mtu = parse_perftest_mtu(step(encode_perftest_mtu(my_mtu), 2, "MTU"), "MTU" + from);
+  const uint32_t mtu = std::min(my_mtu, peer_mtu);
+
+  std::vector<std::string> mine;
+  std::vector<PerftestDest> theirs;
+  for (const QpConnInfo& q : local) mine.push_back(encode_perftest_dest(to_perftest_dest(q, rc::kMaxRdAtomic)));
+  auto mismatch = [&]() {
+    return OobError("perftest" + from + " has a different number of QPs than this side's " +
+                    std::to_string(local.size()) + " (-q must match)");
+  };
+  peer_.clear();
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const std::string what = "QP " + std::to_string(i) + " info";
+    const PerftestDest d = parse_perftest_dest(step(mine[i], kPerftestDestBytes, what), what + from);
+    for (const PerftestDest& e : theirs) {
+      if (e.qpn == d.qpn) throw mismatch();
+    }
+    theirs.push_back(d);
+    peer_.push_back(to_conn_info(d, mtu, cfg.size_bytes));
+  }
+  set_phase(Phase::kExchanged);
+  if (!wait_for(Phase::kConnected)) return false;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const std::string what = "QP " + std::to_string(i) + " info (again)";
+    if (parse_perftest_dest(step(mine[i], kPerftestDestBytes, what), what + from) != theirs[i]) throw mismatch();
+  }
+  // Both sides' QPs are in RTR: the client's traffic starts.
+  parse_perftest_dest(step(mine[0], kPerftestDestBytes, "start handshake"), "start handshake" + from);
+  set_phase(Phase::kSynced);
+  if (!wait_traffic()) return false;
+  parse_perftest_dest(step(mine[0], kPerftestDestBytes, "end handshake"), "end handshake" + from);
+
+  // The report: the client's result, which the server prints. perftest's
+  // server sends its own (unfilled) record back; sf-nic's server sends zeros.
+  PerftestBwRep my_rep;
+  if (cfg.role == Role::kClient) {
+    const Workload::PeerBw b = bw_result(w_);
+    my_rep.size = cfg.size_bytes;
+    my_rep.iters = b.messages;
+    if (b.messages > 0 && b.elapsed > TimeNs::zero()) {
+      const BwReport r = compute_bw({cfg.size_bytes, b.messages, b.elapsed, b.best_msg_time}, BwUnits::kGbps);
+      my_rep.bw_peak = r.bw_peak;
+      my_rep.bw_avg = r.bw_avg;
+      my_rep.msg_rate_mpps = r.msg_rate_mpps;
+    }
+  }
+  const PerftestBwRep rep = parse_perftest_bw_rep(
+      step(encode_perftest_bw_rep(my_rep), kPerftestBwRepBytes, "BW report"), "BW report" + from);
+  if (cfg.role == Role::kServer) {
+    if (rep.size != cfg.size_bytes) {
+      throw OobError("perftest" + from + " ran -s " + std::to_string(rep.size) + ", this side -s " +
+                     std::to_string(cfg.size_bytes) + " (the sizes must match: the region is sized by -s)");
+    }
+    // Units cancel: the message rate gives the time, the peak / average ratio the best message time.
+    Workload::PeerBw b;
+    if (rep.iters > 0 && std::isfinite(rep.msg_rate_mpps) && rep.msg_rate_mpps > 0) {
+      b.messages = rep.iters;
+      const double elapsed_ns = static_cast<double>(rep.iters) / rep.msg_rate_mpps * 1e3;
+      b.elapsed = TimeNs(static_cast<int64_t>(std::llround(elapsed_ns)));
+      if (std::isfinite(rep.bw_peak) && std::isfinite(rep.bw_avg) && rep.bw_peak > 0 && rep.bw_avg > 0) {
+        b.best_msg_time = TimeNs(static_cast<int64_t>(
+            std::llround(elapsed_ns / static_cast<double>(rep.iters) * rep.bw_avg / rep.bw_peak)));
+      }
+    }
+    w_.set_peer_bw(b);
+  }
+  parse_perftest_dest(step(mine[0], kPerftestDestBytes, "closing handshake"), "closing handshake" + from);
+  if (step(std::string(kPerftestDone), kPerftestDone.size(), "done") != kPerftestDone) {
+    throw OobError("perftest" + from + " did not end with \"done\"");
+  }
+  return true;
 }
 
 }  // namespace sf::nic::app

@@ -8,6 +8,8 @@
 //      data path when every session is synced;
 //   3. done: once the workload's traffic is done, a second barrier; the peer's
 //      DONE marks the workload finished (Workload::set_peer_done).
+// With oob_format perftest the same phases run perftest's steps
+// (oob_perftest.h) against an unmodified perftest peer.
 // A failure in any phase is kept as an error message (never thrown across
 // threads). Threading: the session's thread plus the main thread through
 // the synchronised accessors below.
@@ -60,6 +62,12 @@ class OobSession {
  private:
   enum class Phase : uint8_t { kExchanging, kExchanged, kConnected, kSynced, kFailed };
   void run();
+  // The exchange after connect, sf-nic's own or perftest's (oob_perftest.h);
+  // false: stopped while waiting for the main thread.
+  bool run_sf(OobConnection& conn);
+  bool run_perftest(OobConnection& conn);
+  // Until the workload's traffic is done; false when stopped.
+  bool wait_traffic();
   void set_phase(Phase p);
   bool wait_for(Phase p);
   void fail(std::string why);

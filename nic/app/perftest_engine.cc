@@ -151,7 +151,11 @@ Workload::Workload(const AppWorkload& cfg, const AppHost& host, NicNode& node, s
   bw_depth_ = std::max<uint64_t>(cfg_.tx_depth, 1);
   if (cfg_.verify || is_send(cfg_.type)) bw_depth_ = std::min<uint64_t>(bw_depth_, std::max<uint64_t>(slots_ / 2, 1));
   cq_mod_ = static_cast<uint32_t>(std::clamp<uint64_t>(bw_depth_ / 4, 1, kMaxCqMod));
-  const uint64_t region = slots_ * cfg_.size_bytes;
+  // perftest's client strides by the size rounded up to a cache line
+  // (INC(size, 64)) within the cycle buffer: a perftest peer's writes and
+  // reads stay inside a region of the whole cycle (--oob-format perftest).
+  const uint64_t region = std::max<uint64_t>(slots_ * cfg_.size_bytes,
+                                             perftest_layout && slots_ > 1 ? kPerftestCycleBytes : 0);
   buf_bytes_ = region * cfg_.qps;
   buf_.reset(static_cast<uint8_t*>(std::calloc(buf_bytes_, 1)));
   if (!buf_) {
@@ -301,7 +305,7 @@ std::string Workload::connect(std::span<const QpConnInfo> peer, TimeNs now) {
     v::QpAttr s;
     s.qp_state = v::QpState::kRts;
     s.sq_psn = local_[qi].psn;
-    s.max_rd_atomic = kRdAtomic;
+    s.max_rd_atomic = static_cast<uint8_t>(std::clamp<unsigned>(p.out_reads, 1, kRdAtomic));
     s.retry_cnt = kRetryCnt;
     s.rnr_retry = kRnrRetry;
     s.timeout = kTimeout;

@@ -27,6 +27,10 @@ struct QpConnInfo {
   // both ends must agree) and the host's ports (verbs port k = index k - 1):
   // an MRC QP sprays over all of them, plane p to the peer's port p + 1.
   uint8_t transport = 0;
+  // The READs the side serves at once (its max_dest_rd_atomic): the peer
+  // issues at most this many (max_rd_atomic). perftest's exchange carries it
+  // (out_reads); SFOOB does not: both sides use rc::kMaxRdAtomic.
+  uint8_t out_reads = 16;
   uint8_t num_ports = 1;
   std::array<std::array<uint8_t, 16>, kMaxConnPorts> port_gid{};
   std::array<std::array<uint8_t, 6>, kMaxConnPorts> port_mac{};

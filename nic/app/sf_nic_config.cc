@@ -26,6 +26,7 @@ constexpr std::array<std::pair<std::string_view, WorkloadType>, 6> kTypes{{
 
 constexpr std::array<config::EnumName<Role>, 2> kRoles{{{"server", Role::kServer}, {"client", Role::kClient}}};
 constexpr std::array<config::EnumName<Transport>, 2> kTransports{{{"rc", Transport::kRc}, {"mrc", Transport::kMrc}}};
+constexpr std::array<config::EnumName<OobFormat>, 2> kOobFormats{{{"sf", OobFormat::kSf}, {"perftest", OobFormat::kPerftest}}};
 
 bool valid_mtu(uint32_t m) { return m == 256 || m == 512 || m == 1024 || m == 2048 || m == 4096; }
 
@@ -373,6 +374,7 @@ AppWorkload parse_workload(config::ConfigNode n, const std::vector<AppHost>& hos
   } catch (const std::exception&) {
     n.fail_key("oob", "\"" + oob + "\": the port must be 1-65535");
   }
+  w.oob_format = n.opt_enum<OobFormat>("oob_format", OobFormat::kSf, kOobFormats);
   w.size_bytes = n.opt_bytes("size", 65536, {1, 1ull << 31});
   w.iterations = n.opt<uint64_t>("iterations", 1000, config::in_range<uint64_t>(0, 1ull << 40));
   w.duration_s = n.opt<double>("duration_s", 0.0);
@@ -493,6 +495,26 @@ void validate_app_config(const AppConfig& cfg) {
     if (w.transport == Transport::kMrc && w.rate_limit.bps() != 0) {
       throw config::ConfigError(where + ".rate_limit", "an MRC QP is not paced per QP yet (it sprays over every "
                                                        "port at line rate; docs/mrc.md)");
+    }
+    if (w.oob_format == OobFormat::kPerftest) {
+      // perftest's exchange (oob_perftest.h): its steps are known for the bw
+      // tests of RC; it carries no MAC, so the port needs a next hop.
+      const std::string f = where + ".oob_format";
+      if (w.type != WorkloadType::kWriteBw && w.type != WorkloadType::kReadBw) {
+        throw config::ConfigError(f, "perftest's exchange is spoken for write_bw and read_bw, not " +
+                                         std::string(to_string(w.type)));
+      }
+      if (w.transport != Transport::kRc) throw config::ConfigError(f, "perftest's QPs are RC: not with transport mrc");
+      if (w.verify) {
+        throw config::ConfigError(f, "--verify writes WRITE_WITH_IMM a perftest peer does not expect: not with "
+                                     "perftest's exchange");
+      }
+      const AppPort p = cfg.hosts[w.host].port(w.port);
+      if (!p.gateway_mac && !p.gateway4 && !p.gateway6) {
+        throw config::ConfigError(f, "perftest's exchange carries no MAC: give host " + cfg.hosts[w.host].name +
+                                         "'s port a next hop, \"gateway_mac\" (--gateway-mac: on one L2 segment "
+                                         "the peer's MAC) or \"gateway\" (resolved by ARP / ND)");
+      }
     }
     if (w.type == WorkloadType::kWriteLat && w.size_bytes < 2) {
       throw config::ConfigError(where + ".size", "write_lat needs at least 2 bytes (the last one is the marker)");

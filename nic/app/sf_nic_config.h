@@ -38,6 +38,11 @@ enum class Transport : uint8_t { kRc, kMrc };
 std::string_view to_string(Transport t);
 inline constexpr std::string_view kTransportNames = "rc, mrc";
 
+// The out-of-band exchange a workload speaks: sf-nic's own (SFOOB/3,
+// oob_exchange.h) or perftest's (oob_perftest.h: the peer is an unmodified
+// perftest process; write_bw and read_bw, RC).
+enum class OobFormat : uint8_t { kSf, kPerftest };
+
 // One port of a host (its own DPDK device, addresses and line rate).
 struct AppPort {
   std::string devargs;
@@ -118,6 +123,7 @@ struct AppWorkload {
   Role role = Role::kServer;
   std::string oob_host = "127.0.0.1";  // client: server to reach; server: address to bind
   uint16_t oob_port = 18515;
+  OobFormat oob_format = OobFormat::kSf;  // --oob-format
   uint64_t size_bytes = 65536;   // message size (-s)
   uint64_t iterations = 1000;    // messages per QP (-n); 0 when duration_s is used
   double duration_s = 0;         // -D: run for this long instead of a count

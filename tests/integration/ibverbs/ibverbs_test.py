@@ -13,6 +13,7 @@ Each process gets its own DPDK --file-prefix (libsfverbs adds sf-<pid>);
 only the PIDs started here are signalled; every wait is bounded.
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -362,6 +363,116 @@ def case_switch_verbs_check(h):
         sout, cout = pair(h, [exe], devargs=d)
         check("PASS (server)" in sout and "PASS (client)" in cout, f"verbs_check:\n{sout}\n{cout}")
     through_switch(h, body)
+
+
+# ---- interop: one sf-nic process and one perftest process ------------------------
+SF_NIC_MAC = "02:53:46:0a:00:01"  # not the derived convention: libsfverbs is told it (SFVERBS_NEIGH)
+
+
+def derived_mac(ip):
+    return "02:00:" + ":".join("%02x" % int(b) for b in ip.split("."))
+
+
+def interop(h, test, sf_role, args, pt_extra=(), sf_extra=(), timeout_s=40):
+    """sf-nic (--oob-format perftest) and Debian's ib_<test> under
+    libsfverbs on one memif link, sf-nic in `sf_role`; perftest's exchange
+    carries no MAC, so sf-nic is given the peer's (--gateway-mac) and
+    libsfverbs sf-nic's (SFVERBS_NEIGH). Returns (sf-nic output, perftest
+    output, sf-nic's report)."""
+    tool = "ib_" + test
+    need(tool)
+    exe = os.path.join(h.build, "nic", "app", "sf-nic")
+    check(os.path.exists(exe), f"{exe} not built")
+    port_n = free_port()
+    sock = f"{h.tmp}/link.sock"
+    sf_ip, pt_ip = (SERVER_IP, CLIENT_IP) if sf_role == "server" else (CLIENT_IP, SERVER_IP)
+    pt_role = "client" if sf_role == "server" else "server"
+    report = os.path.join(h.tmp, "sf-nic.json")
+    sf_cmd = [exe, "--no-pci", "--log-level=*:error", "--no-telemetry", "--", test,
+              "--port", f"net_memif0,role={sf_role},socket={sock}", "--mac", SF_NIC_MAC, "--ip", sf_ip,
+              "--oob-format", "perftest", "--gateway-mac", derived_mac(pt_ip), "--backoff",
+              "-p", str(port_n), "--report", report] + args + list(sf_extra)
+    pt_cmd = [tool, "-x", "0", "-p", str(port_n)] + args + list(pt_extra)
+    pt_env = h.env(pt_role, pt_ip, SFVERBS_NEIGH=f"{sf_ip}={SF_NIC_MAC}")
+    if sf_role == "server":
+        srv = h.start("sf-nic", sf_cmd, dict(os.environ))
+        wait_for(lambda: memif_socket_up(sock) and listening(port_n), 15, "sf-nic ready", srv)
+        cli = h.start(tool, pt_cmd + ["127.0.0.1"], pt_env)
+    else:
+        srv = h.start(tool, pt_cmd, pt_env)
+        wait_for(lambda: memif_socket_up(sock) and listening(port_n), 15, f"{tool} ready", srv)
+        cli = h.start("sf-nic", sf_cmd + ["127.0.0.1"], dict(os.environ))
+    cout = h.finish(cli, timeout_s)
+    sout = h.finish(srv, 15)
+    sf_out, pt_out = (sout, cout) if sf_role == "server" else (cout, sout)
+    with open(report) as f:
+        rep = json.load(f)
+    return sf_out, pt_out, rep
+
+
+def sf_qps(rep):
+    return [q for host in rep.get("hosts", []) for q in host.get("qps", [])]
+
+
+def case_interop_write_bw_sf_server(h):
+    """ib_write_bw (client, 2 QPs) WRITEs into sf-nic's (server) memory: both
+    print the client's row; sf-nic's QPs received every message."""
+    sf_out, pt_out, rep = interop(h, "write_bw", "server", ["-s", "65536", "-n", "300", "-q", "2"],
+                                  pt_extra=["--report_gbits"])
+    row = r"^ 65536\s+600\s+[0-9.]+\s+[0-9.]+"
+    check(re.search(row, pt_out, re.M), f"ib_write_bw has no row /{row}/:\n{pt_out}")
+    check(re.search(row, sf_out, re.M), f"sf-nic (server) does not print the client's row /{row}/:\n{sf_out}")
+    host = rep["hosts"][0]
+    # 600 WRITEs of 16 frames (4 KiB MTU) reached sf-nic's QPs, in order.
+    check(host["rx_packets"] >= 600 * 16 and host["naks_sent"] == 0 and host["drops"] == {},
+          f"sf-nic's receive counters: {host}")
+    print(re.search(row, sf_out, re.M).group(0))
+
+
+def case_interop_write_bw_sf_client(h):
+    """sf-nic (client) WRITEs into ib_write_bw's (server) memory; the
+    perftest server prints sf-nic's report (Gb/s: --report_gbits)."""
+    sf_out, pt_out, rep = interop(h, "write_bw", "client", ["-s", "65536", "-n", "300"], pt_extra=["--report_gbits"])
+    row = r"^ 65536\s+300\s+[0-9.]+\s+[0-9.]+"
+    check(re.search(row, sf_out, re.M), f"sf-nic has no row /{row}/:\n{sf_out}")
+    check(re.search(row, pt_out, re.M), f"ib_write_bw (server) does not print sf-nic's row /{row}/:\n{pt_out}")
+    w = rep["workloads"][0]
+    check(w["status"] == "ok" and w["messages"] == 300 and rep["hosts"][0]["retransmits"] == 0,
+          f"sf-nic's workload: {w}")
+    print(re.search(row, pt_out, re.M).group(0))
+
+
+def case_interop_read_bw_sf_client(h):
+    """sf-nic (client) READs from ib_read_bw's (server) memory: perftest's
+    out_reads limits sf-nic's outstanding READs."""
+    sf_out, pt_out, rep = interop(h, "read_bw", "client", ["-s", "4096", "-n", "500"], pt_extra=["--report_gbits"])
+    row = r"^ 4096\s+500\s+[0-9.]+\s+[0-9.]+"
+    check(re.search(row, sf_out, re.M), f"sf-nic has no row /{row}/:\n{sf_out}")
+    check(re.search(row, pt_out, re.M), f"ib_read_bw (server) does not print sf-nic's row /{row}/:\n{pt_out}")
+    w = rep["workloads"][0]
+    check(w["status"] == "ok" and w["messages"] == 500 and w["bytes"] == 500 * 4096, f"sf-nic's workload: {w}")
+    print(re.search(row, pt_out, re.M).group(0))
+
+
+def case_interop_qp_mismatch(h):
+    """-q 2 against -q 1: sf-nic names the mismatch instead of hanging."""
+    tool = "ib_write_bw"
+    need(tool)
+    try:
+        interop(h, "write_bw", "server", ["-s", "65536", "-n", "50"], pt_extra=["-q", "2"], timeout_s=20)
+    except Fail:
+        pass
+    else:
+        raise Fail("a -q mismatch ran")
+    sf = next(p for p in h.procs if p.name == "sf-nic")
+    try:
+        rc = sf.wait(20)
+    except subprocess.TimeoutExpired:
+        raise Fail(f"sf-nic still runs after the mismatch:\n{text(sf)[-2000:]}")
+    out = text(sf)
+    check(rc != 0 and "different number of QPs" in out and "-q must match" in out,
+          f"sf-nic exited {rc} without naming the mismatch:\n{out[-2000:]}")
+    print([ln for ln in out.splitlines() if "-q must match" in ln][0])
 
 
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}

@@ -313,6 +313,13 @@ def bad_input(h):
     for v in ("-1", "x", "18446744073709551616", ""):
         run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--id-seed", v],
             f"--id-seed {v}: want random or an integer")
+    # perftest's exchange carries no MAC: a next hop is required; unknown formats are named.
+    run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--oob-format", "perftest"],
+        "--oob-format: perftest's exchange carries no MAC")
+    run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--oob-format", "pt",
+         "--gateway-mac", "02:00:00:00:00:02"], "--oob-format: \"pt\" is not one of")
+    run(["send_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--oob-format", "perftest",
+         "--gateway-mac", "02:00:00:00:00:02"], "spoken for write_bw and read_bw, not send_bw")
     run(["--config", h.path("any.json"), "--rate-limit", "1"], "with --config, pacing is per workload")
     run(["--config", h.path("any.json"), "--burst-size", "64KiB"], "with --config, pacing is per workload")
     # Every TEST-mode flag is refused with --config (it used to be silently dropped), naming where it goes.
@@ -323,7 +330,8 @@ def bad_input(h):
                        (["-n", "5"], "-n/--iters describes"), (["-D", "2"], "-D/--duration describes"),
                        (["-q", "2"], "-q/--qp describes"), (["-t", "16"], "-t/--tx-depth describes"),
                        (["--cc", "dcqcn"], "--cc describes"), (["-p", "19000"], "-p/--oob-port describes"),
-                       (["--verify"], "--verify describes")):
+                       (["--verify"], "--verify describes"), (["--oob-format", "perftest"], "workloads[i].oob_format"),
+                       (["--gateway-mac", "02:00:00:00:00:09"], "hosts.NAME.gateway_mac")):
         run(["--config", h.path("any.json")] + args, want)
     cfg = h.write_json("bad.json", {"hosts": {"a": {"devargs": "x", "mac": "02:00:00:00:00:01", "ip": "10.0.0.1"}},
                                     "workloads": [{"name": "w", "host": "b", "type": "write_bw", "role": "client",

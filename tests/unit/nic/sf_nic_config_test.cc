@@ -206,5 +206,27 @@ TEST(SfNicConfig, RoutedPortGatewayAndPrefix) {
             "hosts.h0.gateway: give \"gateway\" (resolved by ARP / ND) or \"gateway_mac\" (static), not both");
 }
 
+// perftest's exchange (--oob-format perftest): bw tests of RC, no --verify,
+// and a next hop on the workload's port (it carries no MAC).
+TEST(SfNicConfig, PerftestOobFormat) {
+  const std::string routed = good_with("\"ip\": \"10.0.0.1\",", "\"ip\": \"10.0.0.1\", \"gateway_mac\": \"02:10:00:00:00:09\",");
+  auto with_format = [](std::string doc, const std::string& extra) {
+    const std::string from = "\"verify\": true";
+    return doc.replace(doc.find(from), from.size(), extra + "\"oob_format\": \"perftest\"");
+  };
+  const AppConfig c = parse(with_format(routed, ""));
+  EXPECT_EQ(c.workloads[0].oob_format, OobFormat::kPerftest);
+  EXPECT_EQ(c.workloads[1].oob_format, OobFormat::kSf);
+  EXPECT_EQ(error_of(with_format(kGood, "")).rfind("workloads[0].oob_format: perftest's exchange carries no MAC", 0), 0u);
+  EXPECT_EQ(error_of(with_format(routed, "\"verify\": true, ")).rfind("workloads[0].oob_format: --verify", 0), 0u);
+  std::string mrc = with_format(routed, "\"transport\": \"mrc\", ");
+  mrc.replace(mrc.find("\"dcqcn-paper\""), 13, "\"none\"");
+  EXPECT_EQ(error_of(mrc), "workloads[0].oob_format: perftest's QPs are RC: not with transport mrc");
+  EXPECT_EQ(error_of(good_with("\"verify\": true", "\"oob_format\": \"perftest2\"")).rfind("workloads[0].oob_format: \"perftest2\"", 0), 0u);
+  std::string send = with_format(routed, "");
+  send.replace(send.find("\"write_bw\""), 10, "\"send_bw\"");
+  EXPECT_EQ(error_of(send), "workloads[0].oob_format: perftest's exchange is spoken for write_bw and read_bw, not send_bw");
+}
+
 }  // namespace
 }  // namespace sf::nic::app
