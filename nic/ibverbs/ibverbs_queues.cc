@@ -300,6 +300,7 @@ __attribute__((visibility("default"))) int ibv_query_qp(ibv_qp* ibqp, ibv_qp_att
   attr->ah_attr.grh.hop_limit = a.ah_attr.grh.hop_limit;
   attr->ah_attr.grh.traffic_class = a.ah_attr.grh.traffic_class;
   attr->ah_attr.sl = a.ah_attr.sl;
+  attr->ah_attr.static_rate = a.ah_attr.static_rate;
   attr->ah_attr.is_global = a.ah_attr.is_global;
   attr->ah_attr.port_num = a.ah_attr.port_num;
   attr->pkey_index = a.pkey_index;

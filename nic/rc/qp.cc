@@ -5,10 +5,20 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <iterator>
 
 #include "nic/mrc/transport.h"
 
 namespace sf::nic::rc {
+
+BitRate Qp::static_rate_of(uint8_t ibv_rate) {
+  // enum ibv_rate (<infiniband/verbs.h>) -> Mb/s; 0 = IBV_RATE_MAX or unknown.
+  static constexpr uint32_t kMbps[] = {0,      0,      2500,   10000,  30000,   5000,    20000,   40000,
+                                       60000,  80000,  120000, 14000,  56000,   112000,  168000,  25000,
+                                       100000, 200000, 300000, 28000,  50000,   400000,  600000,  800000,
+                                       1200000};
+  return ibv_rate < std::size(kMbps) ? BitRate(uint64_t{kMbps[ibv_rate]} * 1'000'000) : BitRate(0);
+}
 
 using verbs::QpState;
 using verbs::WcStatus;
@@ -63,6 +73,7 @@ int Qp::create(const QpEnv& env, uint32_t qpn, verbs::Pd* pd, const verbs::QpIni
   state_ = QpState::kReset;
   rate_ = BitRate(0);
   rate_limit_ = BitRate(0);
+  static_rate_ = BitRate(0);
   pace_burst_bytes_ = 0;
   pace_burst_ns_ = TimeNs(0);
   pace_next_ = TimeNs(0);
@@ -188,7 +199,8 @@ int Qp::modify(const verbs::QpAttr& a, int mask, TimeNs now) {
     // The GID table of the port the QP is bound to (this call's port_num, else its own).
     const uint8_t port = (mask & kQpPort) ? a.port_num : attr_.port_num;
     if (a.ah_attr.is_global != 1 || a.ah_attr.sl > 7 || !valid_gid_index(local_of(port), a.ah_attr.grh) ||
-        a.ah_attr.grh.flow_label > 0xFFFFF) {
+        a.ah_attr.grh.flow_label > 0xFFFFF ||
+        (a.ah_attr.static_rate != 0 && static_rate_of(a.ah_attr.static_rate).bps() == 0)) {
       return EINVAL;
     }
   }
@@ -215,7 +227,11 @@ int Qp::modify(const verbs::QpAttr& a, int mask, TimeNs now) {
     if (av_set_) build_spec();  // sent with the new P_Key
   }
   if (mask & kQpAccessFlags) attr_.qp_access_flags = a.qp_access_flags;
-  if (mask & kQpAv) attr_.ah_attr = a.ah_attr;
+  if (mask & kQpAv) {
+    attr_.ah_attr = a.ah_attr;
+    static_rate_ = static_rate_of(a.ah_attr.static_rate);
+    apply_cc_rate();
+  }
   if (mask & kQpPathMtu) attr_.path_mtu = a.path_mtu;
   if (mask & kQpDestQpn) attr_.dest_qp_num = a.dest_qp_num;
   if (mask & kQpRqPsn) attr_.rq_psn = a.rq_psn;

@@ -309,6 +309,12 @@ class Qp {
     pace_burst_ns_ = rate_.tx_time(pace_burst_bytes_);
   }
   BitRate rate_limit() const { return rate_limit_; }
+  // The address vector's static rate (ah_attr.static_rate, an ibv_rate
+  // value: IBV_RATE_2_5_GBPS = 2, ..., 0 = the port's rate): a second cap on
+  // the pacing rate beside rate_limit, the smaller applying (InfiniBand's
+  // static rate control; perftest --rate_limit_type HW). 0 for an unknown value.
+  static BitRate static_rate_of(uint8_t ibv_rate);
+  BitRate static_rate() const { return static_rate_; }
   uint32_t max_burst_bytes() const { return pace_burst_bytes_; }
   // Departure time of the next data frame (Carousel, endpoint.md 6.1, with a
   // burst bucket of B = max_burst_bytes): a frame scheduled for t makes the
@@ -568,6 +574,7 @@ class Qp {
   void echo_int(rte_mbuf* m, TimeNs now);
   BitRate rate_{0};
   BitRate rate_limit_{0};
+  BitRate static_rate_{0};  // the address vector's static_rate (ibv_rate); 0 = none
   CongestionControl cc_{FixedRate(BitRate(0))};
   bool cc_active_ = false;
   bool cc_acks_ = false;          // the CC is an AckController (cc_needs_acks)

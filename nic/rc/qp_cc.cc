@@ -88,10 +88,13 @@ void Qp::cc_reset_tracking() {
 }
 
 void Qp::apply_cc_rate() {
-  BitRate r = rate_limit_;
+  // The cap: rate_limit and the static rate, the smaller of those set.
+  BitRate cap = rate_limit_;
+  if (static_rate_.bps() != 0 && (cap.bps() == 0 || static_rate_.bps() < cap.bps())) cap = static_rate_;
+  BitRate r = cap;
   if (cc_active_) {
     const BitRate c = nic::cc_rate(cc_);
-    r = rate_limit_.bps() != 0 && rate_limit_.bps() < c.bps() ? rate_limit_ : c;
+    r = cap.bps() != 0 && cap.bps() < c.bps() ? cap : c;
   }
   if (r == rate_) return;
   rate_ = r;

@@ -21,6 +21,7 @@ struct ConnParams {
   uint8_t sl = 3;
   uint8_t traffic_class = 26 << 2;
   uint8_t rd_atomic = 16;
+  uint8_t static_rate = 0;  // ah_attr.static_rate (an ibv_rate value; 0 = the port's rate)
   int access = verbs::kAccessRemoteWrite | verbs::kAccessRemoteRead | verbs::kAccessLocalWrite;
 };
 
@@ -49,6 +50,7 @@ inline int connect_qp(verbs::Qp* self, const verbs::Context& peer, const verbs::
   r.ah_attr.grh.sgid_index = p.ipv6 ? 1 : 0;
   r.ah_attr.grh.dgid = p.ipv6 ? pl.ipv6 : v::gid_from_ipv4(pl.ipv4);
   r.ah_attr.grh.traffic_class = p.traffic_class;
+  r.ah_attr.static_rate = p.static_rate;
   for (int i = 0; i < 6; ++i) r.ah_attr.dmac[i] = pl.mac.bytes[i];
   rc = v::modify_qp(self, &r,
                     v::kQpState | v::kQpAv | v::kQpPathMtu | v::kQpDestQpn | v::kQpRqPsn | v::kQpMaxDestRdAtomic |

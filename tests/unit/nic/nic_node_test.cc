@@ -91,6 +91,47 @@ TEST(NicPacing, GapsExactAtTheQpRate) {
   }
 }
 
+// 1b. The address vector's static rate (ah_attr.static_rate, an ibv_rate
+//     value; perftest --rate_limit_type HW): IBV_RATE_10_GBPS (3) paces as a
+//     10 Gb/s rate limit does; with a rate limit too, the smaller applies;
+//     query_qp returns it; a value that is no ibv_rate is refused at RTR.
+TEST(NicPacing, StaticRateOfTheAddressVector) {
+  for (const uint32_t limit_kbps : {uint32_t{0}, uint32_t{25'000'000}, uint32_t{5'000'000}}) {
+    PacingRig rig;
+    auto& [a, peer, rec, sim] = rig;
+    Endpoint ea = make_endpoint(a, 0, 1 << 16);
+    Endpoint eb = make_endpoint(peer, 0, 1 << 16);
+    ConnParams cp;
+    cp.static_rate = 3;  // IBV_RATE_10_GBPS
+    ASSERT_EQ(connect_qp(ea, eb, cp), 0);
+    if (limit_kbps != 0) {
+      ASSERT_EQ(set_rate_limit(ea.qp, limit_kbps), 0);
+    }
+    v::QpAttr q;
+    v::QpInitAttr qi;
+    ASSERT_EQ(v::query_qp(ea.qp, &q, 0, &qi), 0);
+    EXPECT_EQ(q.ah_attr.static_rate, 3);
+    ASSERT_EQ(post_write(ea, 1, 0, 1 << 16, eb.addr(), eb.mr->rkey), 0);
+    sim.run_for(TimeNs::from_us(200));
+    ASSERT_GE(rec.arrivals.size(), 16u);
+    const BitRate rate = limit_kbps == 5'000'000 ? BitRate::gbps(5) : BitRate::gbps(10);
+    for (size_t i = 1; i < 16; ++i) {
+      EXPECT_EQ(rec.arrivals[i].at - rec.arrivals[i - 1].at, rate.tx_time(wire_bytes(rec.arrivals[i - 1].len)))
+          << "limit " << limit_kbps << " kb/s, frame " << i;
+    }
+  }
+  PacingRig rig;
+  auto& [a, peer, rec, sim] = rig;
+  Endpoint ea = make_endpoint(a, 0, 1 << 16);
+  Endpoint eb = make_endpoint(peer, 0, 1 << 16);
+  ConnParams bad;
+  bad.static_rate = 99;
+  EXPECT_EQ(connect_qp(ea, eb, bad), EINVAL);
+  EXPECT_EQ(rc::Qp::static_rate_of(2), BitRate(2'500'000'000));
+  EXPECT_EQ(rc::Qp::static_rate_of(21), BitRate::gbps(400));
+  EXPECT_EQ(rc::Qp::static_rate_of(0), BitRate(0));
+}
+
 // 2. Two QPs of one host on one port, paced at 10 and 25 Gb/s, each with a
 //    backlog. A frame may leave up to one line-rate frame late (the port is
 //    busy with the other QP's frame); its successor keeps the schedule
