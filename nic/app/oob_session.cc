@@ -177,6 +177,9 @@ bool OobSession::run_perftest(OobConnection& conn) {
     }
     theirs.push_back(d);
     peer_.push_back(to_conn_info(d, mtu, cfg.size_bytes));
+    // Not carried: the transport is this side's (an MRC peer is configured
+    // so: libsfverbs' SFVERBS_TRANSPORT=mrc), one port.
+    peer_.back().transport = local[i].transport;
   }
   set_phase(Phase::kExchanged);
   if (!wait_for(Phase::kConnected)) return false;

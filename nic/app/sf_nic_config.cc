@@ -504,7 +504,13 @@ void validate_app_config(const AppConfig& cfg) {
         throw config::ConfigError(f, "perftest's exchange is spoken for write_bw and read_bw, not " +
                                          std::string(to_string(w.type)));
       }
-      if (w.transport != Transport::kRc) throw config::ConfigError(f, "perftest's QPs are RC: not with transport mrc");
+      // MRC (libsfverbs' SFVERBS_TRANSPORT=mrc on the other side): one GID per
+      // QP is all the exchange carries, so one plane.
+      if (w.transport == Transport::kMrc && cfg.hosts[w.host].num_ports() > 1) {
+        throw config::ConfigError(f, "perftest's exchange carries one address per QP: an MRC workload speaking it "
+                                     "sprays over one port (host " + cfg.hosts[w.host].name + " has " +
+                                     std::to_string(cfg.hosts[w.host].num_ports()) + ")");
+      }
       if (w.verify) {
         throw config::ConfigError(f, "--verify writes WRITE_WITH_IMM a perftest peer does not expect: not with "
                                      "perftest's exchange");

@@ -40,7 +40,7 @@ inline constexpr std::string_view kTransportNames = "rc, mrc";
 
 // The out-of-band exchange a workload speaks: sf-nic's own (SFOOB/3,
 // oob_exchange.h) or perftest's (oob_perftest.h: the peer is an unmodified
-// perftest process; write_bw and read_bw, RC).
+// perftest process; write_bw and read_bw, RC or one-port MRC).
 enum class OobFormat : uint8_t { kSf, kPerftest };
 
 // One port of a host (its own DPDK device, addresses and line rate).

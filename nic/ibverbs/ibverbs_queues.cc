@@ -144,7 +144,10 @@ __attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_
   a.cap.max_send_sge = init->cap.max_send_sge;
   a.cap.max_recv_sge = init->cap.max_recv_sge;
   a.cap.max_inline_data = 0;  // inline data is this library's (the bounce region)
-  a.qp_type = v::QpType::kRc;
+  // SFVERBS_TRANSPORT=mrc: the application's RC QP is an MRC QP with the
+  // default profile (one plane per port, 128 EVs; docs/mrc.md): WRITE and
+  // WRITE_WITH_IMM only, both ends must be MRC.
+  a.qp_type = c->rt->config().mrc ? v::QpType::kMrc : v::QpType::kRc;
   a.sq_sig_all = init->sq_sig_all;
   qp->max_inline = init->cap.max_inline_data;
   qp->max_send_wr = std::max<uint32_t>(init->cap.max_send_wr, 1);
@@ -161,6 +164,24 @@ __attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_
     std::lock_guard<sf::nic::ibverbs::DeviceLock> g(c->rt->lock());
     qp->v = v::create_qp(p->v, &a);
     err = errno;
+    if (qp->v != nullptr && a.qp_type == v::QpType::kMrc) {
+      // The MRC timers of a software datapath sharing cores with the
+      // application (docs/ibverbs.md "MRC"): round trips of milliseconds
+      // under load, where the profile's 100 us RTO expired a PSN seven times
+      // and failed the QP (RETRY_EXC_ERR) in 3 of 4 runs.
+      v::MrcQpAttr m;
+      m.rto_ns = 10'000'000;
+      m.ooo_tolerance_ns = 1'000'000;
+      m.probe_interval_ns = 2'000'000;
+      m.ev_probe_interval_ns = 5'000'000;
+      if (const int e = v::mrc_modify_qp(qp->v, &m, v::kMrcRto | v::kMrcOooTolerance | v::kMrcProbeInterval |
+                                                        v::kMrcEvProbeInterval);
+          e != 0) {
+        err = e;
+        v::destroy_qp(qp->v);
+        qp->v = nullptr;
+      }
+    }
     if (qp->v != nullptr && qp->max_inline > 0) {
       qp->bounce_mr = v::reg_mr(p->v, qp->bounce.data(), qp->bounce.size(), v::kAccessLocalWrite);
       if (qp->bounce_mr == nullptr) {

@@ -100,8 +100,8 @@ Runtime* Runtime::get(std::string* err, bool* configured) {
       g_configured = false;
       return;
     }
-    if (g_configured && cc_refusal(cc->algorithm, false) != nullptr) {
-      g_err = "SFVERBS_CC: " + cfg.cc + ": " + cc_refusal(cc->algorithm, false);
+    if (g_configured && cc_refusal(cc->algorithm, cfg.mrc) != nullptr) {
+      g_err = "SFVERBS_CC: " + cfg.cc + ": " + cc_refusal(cc->algorithm, cfg.mrc);
       g_configured = false;
       return;
     }

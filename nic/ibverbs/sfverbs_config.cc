@@ -139,6 +139,11 @@ std::string parse_config(const std::function<const char*(const char*)>& get, SfV
     c.inline_progress = s == "1";
   }
   if (const char* v = get("SFVERBS_PROGRESS_SCHED"); v != nullptr) c.progress_sched = v;
+  if (const char* v = get("SFVERBS_TRANSPORT"); v != nullptr) {
+    const std::string s = v;
+    if (s != "rc" && s != "mrc") return "SFVERBS_TRANSPORT: '" + s + "' is not rc or mrc";
+    c.mrc = s == "mrc";
+  }
   if (const char* v = get("SFVERBS_CC"); v != nullptr) c.cc = v;
   if (const char* v = get("SFVERBS_MAX_SLEEP_US"); v != nullptr && !parse_u32(v, 1, 100000, &c.max_sleep_us)) {
     return std::string("SFVERBS_MAX_SLEEP_US: '") + v + "' is not 1..100000";

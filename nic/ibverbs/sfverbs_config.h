@@ -40,7 +40,8 @@ struct SfVerbsConfig {
   uint32_t mtu_bytes = 4096;           // SFVERBS_MTU: RoCE MTU 256..4096
   IdleMode idle = IdleMode::kBackoff;  // SFVERBS_IDLE: backoff | spin
   bool inline_progress = false;        // SFVERBS_INLINE_PROGRESS=1: poll_cq on an empty CQ runs the loop
-  std::string cc = "none";             // SFVERBS_CC: each RC QP's congestion control (runtime.cc checks)
+  bool mrc = false;                    // SFVERBS_TRANSPORT=mrc: every IBV_QPT_RC QP is an MRC QP (docs/mrc.md)
+  std::string cc = "none";             // SFVERBS_CC: each QP's congestion control (runtime.cc checks)
   std::string progress_sched = "other";  // SFVERBS_PROGRESS_SCHED: other | nice:N | fifo:N | rr:N (runtime.cc checks)
   uint32_t max_sleep_us = 100;         // SFVERBS_MAX_SLEEP_US: longest idle sleep of the progress thread
   std::vector<std::string> eal_extra;  // SFVERBS_EAL: extra EAL arguments, space separated

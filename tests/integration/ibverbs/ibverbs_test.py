@@ -215,6 +215,10 @@ def case_bad_config(h):
     check(not os.path.exists(f"/var/run/dpdk/sf-{p.pid}"), f"/var/run/dpdk/sf-{p.pid} left behind")
     rc, out = run_one(h, ["ibv_devices"], h.env("server", SERVER_IP, SFVERBS_CC="nscc"))
     check("libsfverbs: SFVERBS_CC: nscc: nscc runs on MRC QPs only" in out, f"SFVERBS_CC=nscc on RC:\n{out}")
+    rc, out = run_one(h, ["ibv_devices"], h.env("server", SERVER_IP, SFVERBS_TRANSPORT="mrc", SFVERBS_CC="dcqcn"))
+    check("libsfverbs: SFVERBS_CC: dcqcn: an MRC QP runs nscc or none" in out, f"SFVERBS_CC=dcqcn on MRC:\n{out}")
+    rc, out = run_one(h, ["ibv_devices"], h.env("server", SERVER_IP, SFVERBS_TRANSPORT="uet"))
+    check("libsfverbs: SFVERBS_TRANSPORT: 'uet' is not rc or mrc" in out, f"bad SFVERBS_TRANSPORT:\n{out}")
     rc, out = run_one(h, ["ibv_devices"], h.env("server", SERVER_IP, SFVERBS_PROGRESS_SCHED="sometimes"))
     check("libsfverbs: SFVERBS_PROGRESS_SCHED: " in out and "other, nice:N" in out, f"bad SFVERBS_PROGRESS_SCHED:\n{out}")
     e = h.env("server", SERVER_IP)
@@ -373,7 +377,7 @@ def derived_mac(ip):
     return "02:00:" + ":".join("%02x" % int(b) for b in ip.split("."))
 
 
-def interop(h, test, sf_role, args, pt_extra=(), sf_extra=(), timeout_s=40):
+def interop(h, test, sf_role, args, pt_extra=(), sf_extra=(), timeout_s=40, pt_env=None):
     """sf-nic (--oob-format perftest) and Debian's ib_<test> under
     libsfverbs on one memif link, sf-nic in `sf_role`; perftest's exchange
     carries no MAC, so sf-nic is given the peer's (--gateway-mac) and
@@ -393,7 +397,7 @@ def interop(h, test, sf_role, args, pt_extra=(), sf_extra=(), timeout_s=40):
               "--oob-format", "perftest", "--gateway-mac", derived_mac(pt_ip), "--backoff",
               "-p", str(port_n), "--report", report] + args + list(sf_extra)
     pt_cmd = [tool, "-x", "0", "-p", str(port_n)] + args + list(pt_extra)
-    pt_env = h.env(pt_role, pt_ip, SFVERBS_NEIGH=f"{sf_ip}={SF_NIC_MAC}")
+    pt_env = h.env(pt_role, pt_ip, SFVERBS_NEIGH=f"{sf_ip}={SF_NIC_MAC}", **(pt_env or {}))
     if sf_role == "server":
         srv = h.start("sf-nic", sf_cmd, dict(os.environ))
         wait_for(lambda: memif_socket_up(sock) and listening(port_n), 15, "sf-nic ready", srv)
@@ -452,6 +456,23 @@ def case_interop_read_bw_sf_client(h):
     w = rep["workloads"][0]
     check(w["status"] == "ok" and w["messages"] == 500 and w["bytes"] == 500 * 4096, f"sf-nic's workload: {w}")
     print(re.search(row, pt_out, re.M).group(0))
+
+
+def case_interop_mrc_write_bw(h):
+    """MRC both ends: ib_write_bw under SFVERBS_TRANSPORT=mrc (its RC QPs are
+    MRC QPs) WRITEs into sf-nic --transport mrc, NSCC on both: sf-nic SACKed
+    what arrived (an RC frame would not reach an MRC QP) and dropped nothing."""
+    sf_out, pt_out, rep = interop(h, "write_bw", "server", ["-s", "65536", "-n", "300"],
+                                  pt_extra=["--report_gbits"], sf_extra=["--transport", "mrc", "--cc", "nscc"],
+                                  pt_env={"SFVERBS_TRANSPORT": "mrc", "SFVERBS_CC": "nscc"})
+    row = r"^ 65536\s+300\s+[0-9.]+\s+[0-9.]+"
+    check(re.search(row, pt_out, re.M), f"ib_write_bw has no row /{row}/:\n{pt_out}")
+    check(re.search(row, sf_out, re.M), f"sf-nic (server) does not print the client's row /{row}/:\n{sf_out}")
+    host = rep["hosts"][0]
+    mrc = host.get("mrc", {})
+    check(mrc.get("qps") == 1 and mrc.get("sacks_sent", 0) > 0 and host["drops"] == {},
+          f"sf-nic's MRC counters: {mrc} drops {host['drops']}")
+    print(re.search(row, sf_out, re.M).group(0), "sacks_sent", mrc["sacks_sent"])
 
 
 def case_interop_qp_mismatch(h):

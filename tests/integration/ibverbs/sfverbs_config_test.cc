@@ -43,6 +43,7 @@ TEST(SfVerbsConfig, Defaults) {
   EXPECT_EQ(c.mtu_bytes, 4096u);
   EXPECT_EQ(c.speed_gbps, 100u);
   EXPECT_EQ(c.idle, IdleMode::kBackoff);
+  EXPECT_FALSE(c.mrc);
 }
 
 // 3. Both families, an explicit MAC, neighbours, knobs.
@@ -56,6 +57,7 @@ TEST(SfVerbsConfig, Everything) {
              {"SFVERBS_MTU", "1024"},
              {"SFVERBS_SPEED_GBPS", "25"},
              {"SFVERBS_IDLE", "spin"},
+             {"SFVERBS_TRANSPORT", "mrc"},
              {"SFVERBS_EAL", "--log-level=*:debug  -m 256"}}};
   ASSERT_EQ(vars.parse(&c, &configured), "");
   EXPECT_TRUE(c.ipv4 && c.ipv6);
@@ -63,6 +65,7 @@ TEST(SfVerbsConfig, Everything) {
   EXPECT_EQ(c.mtu_bytes, 1024u);
   EXPECT_EQ(c.speed_gbps, 25u);
   EXPECT_EQ(c.idle, IdleMode::kSpin);
+  EXPECT_TRUE(c.mrc);
   EXPECT_EQ(c.eal_extra, (std::vector<std::string>{"--log-level=*:debug", "-m", "256"}));
   // A neighbour's MAC wins; an unknown peer gets the derived MAC.
   const uint8_t v4[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 9, 0, 2};
@@ -89,6 +92,7 @@ TEST(SfVerbsConfig, Refusals) {
       {"sleep", {"SFVERBS_MAX_SLEEP_US", "0"}},
       {"log", {"SFVERBS_LOG", "loud"}},
       {"device", {"SFVERBS_DEVICE", ""}},
+      {"transport", {"SFVERBS_TRANSPORT", "uet"}},
   };
   for (const auto& [what, kv] : bad) {
     Vars vars{{{"SFVERBS_PORT", "net_memif0"}, {"SFVERBS_IP", "10.9.0.1"}}};
