@@ -6,6 +6,8 @@
 //   ibverbs_ops.cc     the context's ops table (post_send, post_recv, poll_cq, req_notify_cq)
 //   ibverbs_device.cc  device list, open/close, queries, GIDs, PD, MR
 //   ibverbs_queues.cc  completion channels, CQs, QPs, and the verbs not offered
+// (SRQs are the shared receive queues of nic/rc/srq.h: ibv_create_srq and
+// friends in ibverbs_queues.cc, ibv_post_srq_recv in the ops table.)
 // The context is not an extended one (abi_compat is not
 // __VERBS_ABI_IS_EXTENDED): every inline extended verb then falls back to its
 // legacy call or fails cleanly with EOPNOTSUPP. Every exported libibverbs call
@@ -73,6 +75,11 @@ struct SfCq {
 struct SfChannel {
   ibv_comp_channel ch;
   std::vector<SfCq*> pending;
+};
+
+struct SfSrq {
+  ibv_srq srq;
+  v::Srq* v = nullptr;
 };
 
 struct SfQp {

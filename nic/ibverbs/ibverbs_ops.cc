@@ -164,9 +164,12 @@ int op_post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   return rc;
 }
 
-int op_post_recv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
-  SfQp* qp = sf_of<SfQp>(ibqp);
-  Runtime& rt = rt_of(ibqp->context);
+namespace {
+
+// Each receive WR converted and posted by `post` (a QP's or an SRQ's), one
+// at a time under the lock; the first refused is *bad_wr.
+template <class Post>
+int post_receives(Runtime& rt, ibv_recv_wr* wr, ibv_recv_wr** bad_wr, Post post) {
   int rc = 0;
   {
     std::lock_guard<sf::nic::ibverbs::DeviceLock> g(rt.lock());
@@ -181,7 +184,7 @@ int op_post_recv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
         o.sg_list = sges;
         o.num_sge = w->num_sge;
         v::RecvWr* bad = nullptr;
-        rc = v::post_recv(qp->v, &o, &bad);
+        rc = post(&o, &bad);
       }
       if (rc != 0) {
         if (bad_wr != nullptr) *bad_wr = w;
@@ -194,9 +197,18 @@ int op_post_recv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   return rc;
 }
 
-int op_post_srq_recv(ibv_srq*, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
-  if (bad_wr != nullptr) *bad_wr = wr;
-  return EOPNOTSUPP;
+}  // namespace
+
+int op_post_recv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+  SfQp* qp = sf_of<SfQp>(ibqp);
+  return post_receives(rt_of(ibqp->context), wr, bad_wr,
+                       [qp](v::RecvWr* o, v::RecvWr** bad) { return v::post_recv(qp->v, o, bad); });
+}
+
+int op_post_srq_recv(ibv_srq* ibsrq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+  SfSrq* srq = sf_of<SfSrq>(ibsrq);
+  return post_receives(rt_of(ibsrq->context), wr, bad_wr,
+                       [srq](v::RecvWr* o, v::RecvWr** bad) { return v::post_srq_recv(srq->v, o, bad); });
 }
 
 ibv_mw* op_alloc_mw(ibv_pd*, ibv_mw_type) {

@@ -129,7 +129,8 @@ __attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_
   if (pd == nullptr || init == nullptr || init->send_cq == nullptr || init->recv_cq == nullptr) {
     return fail_null<ibv_qp>(EINVAL);
   }
-  if (init->qp_type != IBV_QPT_RC || init->srq != nullptr) return fail_null<ibv_qp>(EOPNOTSUPP);
+  if (init->qp_type != IBV_QPT_RC) return fail_null<ibv_qp>(EOPNOTSUPP);
+  // An MRC QP has no SRQ (rc/srq.h): refused by create_qp (EINVAL).
   constexpr uint32_t kMaxInline = 1024;
   if (init->cap.max_inline_data > kMaxInline) return fail_null<ibv_qp>(EINVAL);
   SfPd* p = sf_of<SfPd>(pd);
@@ -149,6 +150,7 @@ __attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_
   // WRITE_WITH_IMM only, both ends must be MRC.
   a.qp_type = c->rt->config().mrc ? v::QpType::kMrc : v::QpType::kRc;
   a.sq_sig_all = init->sq_sig_all;
+  if (init->srq != nullptr) a.srq = sf_of<SfSrq>(init->srq)->v;
   qp->max_inline = init->cap.max_inline_data;
   qp->max_send_wr = std::max<uint32_t>(init->cap.max_send_wr, 1);
   if (qp->max_inline > 0) {
@@ -200,7 +202,7 @@ __attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_
   qp->qp.pd = pd;
   qp->qp.send_cq = init->send_cq;
   qp->qp.recv_cq = init->recv_cq;
-  qp->qp.srq = nullptr;
+  qp->qp.srq = init->srq;
   qp->qp.handle = qp->v->qp_num();
   qp->qp.qp_num = qp->v->qp_num();
   qp->qp.state = IBV_QPS_RESET;
@@ -341,6 +343,7 @@ __attribute__((visibility("default"))) int ibv_query_qp(ibv_qp* ibqp, ibv_qp_att
   init->cap = attr->cap;
   init->qp_type = IBV_QPT_RC;
   init->sq_sig_all = ia.sq_sig_all;
+  init->srq = ibqp->srq;
   return 0;
 }
 
@@ -355,14 +358,68 @@ __attribute__((visibility("default"))) ibv_qp_ex* ibv_qp_to_qp_ex(ibv_qp*) {
 __attribute__((visibility("default"))) int ibv_query_ece(ibv_qp*, ibv_ece*) { return EOPNOTSUPP; }
 __attribute__((visibility("default"))) int ibv_set_ece(ibv_qp*, ibv_ece*) { return EOPNOTSUPP; }
 
-// ---- not offered: SRQ, AH (UD), multicast, async events, import ----
+// ---- shared receive queues (nic/rc/srq.h) ----
 
-__attribute__((visibility("default"))) ibv_srq* ibv_create_srq(ibv_pd*, ibv_srq_init_attr*) {
-  return fail_null<ibv_srq>(EOPNOTSUPP);
+__attribute__((visibility("default"))) ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* init) {
+  if (pd == nullptr || init == nullptr) return fail_null<ibv_srq>(EINVAL);
+  auto* s = new (std::nothrow) SfSrq();
+  if (s == nullptr) return fail_null<ibv_srq>(ENOMEM);
+  v::SrqAttr a;
+  a.max_wr = init->attr.max_wr;
+  a.max_sge = init->attr.max_sge;
+  a.srq_limit = init->attr.srq_limit;  // no limit event: non-zero is EINVAL
+  {
+    std::lock_guard<sf::nic::ibverbs::DeviceLock> g(rt_of(pd->context).lock());
+    s->v = v::create_srq(sf_of<SfPd>(pd)->v, &a);
+  }
+  if (s->v == nullptr) {
+    const int e = errno;
+    delete s;
+    return fail_null<ibv_srq>(e);
+  }
+  std::memset(&s->srq, 0, sizeof s->srq);
+  s->srq.context = pd->context;
+  s->srq.srq_context = init->srq_context;
+  s->srq.pd = pd;
+  pthread_mutex_init(&s->srq.mutex, nullptr);
+  pthread_cond_init(&s->srq.cond, nullptr);
+  init->attr.max_wr = s->v->max_wr();  // what was created, as a provider reports it
+  init->attr.max_sge = s->v->max_sge();
+  return &s->srq;
 }
-__attribute__((visibility("default"))) int ibv_modify_srq(ibv_srq*, ibv_srq_attr*, int) { return EOPNOTSUPP; }
-__attribute__((visibility("default"))) int ibv_query_srq(ibv_srq*, ibv_srq_attr*) { return EOPNOTSUPP; }
-__attribute__((visibility("default"))) int ibv_destroy_srq(ibv_srq*) { return EOPNOTSUPP; }
+
+// Neither resizing nor the limit event (IBV_SRQ_MAX_WR, IBV_SRQ_LIMIT) is offered.
+__attribute__((visibility("default"))) int ibv_modify_srq(ibv_srq* srq, ibv_srq_attr*, int) {
+  return srq == nullptr ? EINVAL : EOPNOTSUPP;
+}
+
+__attribute__((visibility("default"))) int ibv_query_srq(ibv_srq* srq, ibv_srq_attr* attr) {
+  if (srq == nullptr || attr == nullptr) return EINVAL;
+  v::SrqAttr a;
+  std::lock_guard<sf::nic::ibverbs::DeviceLock> g(rt_of(srq->context).lock());
+  if (const int rc = v::query_srq(sf_of<SfSrq>(srq)->v, &a); rc != 0) return rc;
+  attr->max_wr = a.max_wr;
+  attr->max_sge = a.max_sge;
+  attr->srq_limit = 0;
+  return 0;
+}
+
+__attribute__((visibility("default"))) int ibv_destroy_srq(ibv_srq* srq) {
+  if (srq == nullptr) return EINVAL;
+  SfSrq* s = sf_of<SfSrq>(srq);
+  int rc;
+  {
+    std::lock_guard<sf::nic::ibverbs::DeviceLock> g(rt_of(srq->context).lock());
+    rc = v::destroy_srq(s->v);  // EBUSY while a QP uses it
+  }
+  if (rc != 0) return rc;
+  pthread_mutex_destroy(&s->srq.mutex);
+  pthread_cond_destroy(&s->srq.cond);
+  delete s;
+  return 0;
+}
+
+// ---- not offered: AH (UD), multicast, async events, import ----
 __attribute__((visibility("default"))) ibv_ah* ibv_create_ah(ibv_pd*, ibv_ah_attr*) {
   return fail_null<ibv_ah>(EOPNOTSUPP);
 }

@@ -57,6 +57,11 @@ int Qp::create(const QpEnv& env, uint32_t qpn, verbs::Pd* pd, const verbs::QpIni
       init.cap.max_send_sge > kMaxSge || init.cap.max_recv_sge > kMaxSge || init.cap.max_inline_data != 0) {
     return EINVAL;
   }
+  // An SRQ of this QP's context; an MRC QP places WRITE_WITH_IMM completions
+  // out of order from its own receive queue: no SRQ.
+  if (init.srq != nullptr && (init.qp_type != verbs::QpType::kRc || init.srq->context() != pd->context)) {
+    return EINVAL;
+  }
   env_ = env;
   qpn_ = qpn;
   pd_ = pd;
@@ -66,7 +71,12 @@ int Qp::create(const QpEnv& env, uint32_t qpn, verbs::Pd* pd, const verbs::QpIni
   // Power-of-two rings; the capacities checked at post time stay init_.cap's.
   sq_.assign(std::bit_ceil(init.cap.max_send_wr), SendWqe{});
   sq_mask_ = sq_.size() - 1;
-  rq_.assign(std::bit_ceil(std::max<uint32_t>(init.cap.max_recv_wr, 1)), RecvWqe{});
+  srq_ = init.srq;
+  if (srq_ != nullptr) {
+    ++srq_->qps;
+    init_.cap.max_recv_wr = 0;  // ibv_create_qp ignores max_recv_wr / max_recv_sge with an SRQ
+  }
+  rq_.assign(std::bit_ceil(std::max<uint32_t>(init_.cap.max_recv_wr, 1)), RecvWqe{});
   rq_mask_ = static_cast<uint32_t>(rq_.size() - 1);
   attr_ = verbs::QpAttr{};
   attr_.cap = init_.cap;
@@ -100,6 +110,8 @@ int Qp::create(const QpEnv& env, uint32_t qpn, verbs::Pd* pd, const verbs::QpIni
 
 void Qp::destroy() {
   in_use_ = false;
+  if (srq_ != nullptr) --srq_->qps;
+  srq_ = nullptr;
   mrc_.reset();
   sq_.clear();
   rq_.clear();
@@ -404,6 +416,17 @@ void Qp::to_error(WcStatus sq_status, uint64_t failed_sq_index, WcStatus rq_stat
     push_cqe(init_.recv_cq, wc);
   }
   rq_head_ = rq_count_ = 0;
+  // A receive taken from the SRQ ends with the error; the SRQ's other WQEs
+  // belong to its other QPs and stay.
+  if (srq_ != nullptr && recv_claimed_) {
+    verbs::Wc wc;
+    wc.wr_id = srq_wqe_.wr_id;
+    wc.status = rq_status;
+    wc.opcode = verbs::WcOpcode::kRecv;
+    wc.qp_num = qpn_;
+    wc.src_qp = attr_.dest_qp_num;
+    push_cqe(init_.recv_cq, wc);
+  }
   recv_claimed_ = false;
   read_count_ = 0;
   in_msg_ = InMsg::kNone;

@@ -40,6 +40,7 @@
 #include "nic/cc/rate_sample.h"
 #include "nic/rc/cc_seam.h"
 #include "nic/rc/identifiers.h"
+#include "nic/rc/srq.h"
 #include "nic/rc/tx_header_cache.h"
 #include "nic/verbs/cq.h"
 #include "nic/verbs/mr.h"
@@ -53,10 +54,8 @@ namespace sf::nic::rc {
 
 using wire::Psn;
 
-inline constexpr uint32_t kMaxSge = 4;         // per work request
+// kMaxSge, kMaxWr, kMaxMessageBytes: srq.h (with RecvWqe).
 inline constexpr uint32_t kMaxRdAtomic = 16;   // outstanding READs per direction
-inline constexpr uint32_t kMaxWr = 16384;      // per work queue
-inline constexpr uint32_t kMaxMessageBytes = 1u << 31;
 // Zero-copy transmit (HostConfig::tx_zero_copy) for payload pieces of at
 // least this size; smaller ones are cheaper to copy than to attach.
 inline constexpr uint32_t kZeroCopyMinBytes = 512;
@@ -388,6 +387,7 @@ class Qp {
   Psn sent_next_psn() const { return sent_next_psn_; }  // one past the highest PSN sent
   uint32_t sq_outstanding() const { return static_cast<uint32_t>(sq_posted_ - sq_done_); }
   uint32_t rq_posted() const { return rq_count_; }
+  Srq* srq() const { return srq_; }
   uint8_t retry_left() const { return retry_left_; }
 
  private:
@@ -417,12 +417,6 @@ class Qp {
     uint32_t read_done_pkts;
     uint16_t mrc_rqmsn;  // MRC: WRITE_IMM messages before this one (METH rqmsn)
     Psn last_psn() const { return first_psn + (npkts - 1); }
-  };
-  struct RecvWqe {
-    uint64_t wr_id;
-    uint8_t num_sge;
-    std::array<verbs::Sge, kMaxSge> sge;
-    uint32_t length;
   };
   struct ReadCtx {
     uint64_t va;     // RETH VA (an offset for a ZERO_BASED MR), checked again per response
@@ -458,6 +452,16 @@ class Qp {
   RxAction execute(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now);
   RxAction nak(wire::NakCode code, Psn psn, bool to_err, verbs::WcStatus rq_status, TimeNs now);
   bool scatter_recv(const rte_mbuf* m, uint32_t off, uint32_t n);
+  // The receive the message in progress lands in: the RQ's oldest, or the
+  // copy taken from the SRQ.
+  const RecvWqe& recv_wqe() const { return srq_ != nullptr ? srq_wqe_ : rq_[rq_head_]; }
+  bool recv_available() const { return srq_ != nullptr ? !srq_->empty() : rq_count_ > 0; }
+  // The first packet of a SEND or a WRITE_WITH_IMM takes the receive.
+  void claim_recv() {
+    if (srq_ != nullptr) srq_wqe_ = srq_->take();
+    recv_claimed_ = true;
+    recv_offset_ = 0;
+  }
   // The remote address vector and partition (IBA 9.6.1.5 / 10.9.3): the
   // source IP of `fi` is the QP's dgid, its BTH P_Key matches the QP's.
   RxAction check_peer(const wire::FrameInfo& fi) const;
@@ -524,6 +528,10 @@ class Qp {
   bool nak_seq_sent_ = false;
   InMsg in_msg_ = InMsg::kNone;
   bool recv_claimed_ = false;
+  // A QP created with an SRQ takes its receives from it: the WQE of the
+  // message in progress is this copy (srq.h), and rq_ stays empty.
+  Srq* srq_ = nullptr;
+  RecvWqe srq_wqe_{};
   uint32_t recv_offset_ = 0;
   // The open WRITE: its RETH VA (an offset for a ZERO_BASED MR) and rkey,
   // checked again (MrTable::check) for every packet before it is placed.

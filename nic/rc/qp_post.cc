@@ -111,7 +111,7 @@ int Qp::post_send(verbs::SendWr* wr, verbs::SendWr** bad, TimeNs now) {
 int Qp::post_recv(verbs::RecvWr* wr, verbs::RecvWr** bad, TimeNs now) {
   if (bad != nullptr) *bad = nullptr;
   if (wr == nullptr) return 0;
-  if (!in_use_) {
+  if (!in_use_ || srq_ != nullptr) {  // a QP with an SRQ takes no receives of its own (post_srq_recv)
     if (bad != nullptr) *bad = wr;
     return EINVAL;
   }
@@ -119,25 +119,15 @@ int Qp::post_recv(verbs::RecvWr* wr, verbs::RecvWr** bad, TimeNs now) {
   if (state_ == QpState::kReset) {
     err = EINVAL;
   } else {
-    const auto max_sge = static_cast<int>(init_.cap.max_recv_sge);
     for (; wr != nullptr; wr = wr->next) {
-      if (wr->num_sge < 0 || wr->num_sge > max_sge || (wr->num_sge > 0 && wr->sg_list == nullptr)) {
-        err = EINVAL;
-        break;
-      }
       if (rq_count_ >= init_.cap.max_recv_wr) {
         err = ENOMEM;
         break;
       }
-      RecvWqe& r = rq_at(rq_count_);
-      r.wr_id = wr->wr_id;
-      r.num_sge = static_cast<uint8_t>(wr->num_sge);
-      uint64_t total = 0;
-      for (int i = 0; i < wr->num_sge; ++i) {
-        r.sge[i] = wr->sg_list[i];
-        total += wr->sg_list[i].length;
+      if (!to_recv_wqe(*wr, init_.cap.max_recv_sge, &rq_at(rq_count_))) {
+        err = EINVAL;
+        break;
       }
-      r.length = total > kMaxMessageBytes ? kMaxMessageBytes : static_cast<uint32_t>(total);
       ++rq_count_;
       if (state_ == QpState::kErr) flush_all(now);
     }

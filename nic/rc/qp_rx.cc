@@ -195,7 +195,8 @@ RxAction Qp::on_duplicate(const wire::FrameInfo& fi, TimeNs) {
 }
 
 bool Qp::scatter_recv(const rte_mbuf* m, uint32_t off, uint32_t n) {
-  const RecvWqe& r = rq_[rq_head_];
+  const RecvWqe& r = recv_wqe();
+  verbs::Pd* const pd = srq_ != nullptr ? srq_->pd() : pd_;  // an SRQ's WQEs are checked against its PD
   // Pass 1: every piece of this packet checked (key, bounds, LOCAL_WRITE,
   // PD) before any byte is written; pass 2 copies.
   struct Piece {
@@ -214,7 +215,7 @@ bool Qp::scatter_recv(const rte_mbuf* m, uint32_t off, uint32_t n) {
     }
     const uint32_t k = std::min(s.length - skip, left);
     uint64_t local = 0;
-    if (env_.mrs->check(s.lkey, false, pd_, s.addr + skip, k, verbs::kAccessLocalWrite, nullptr, &local) !=
+    if (env_.mrs->check(s.lkey, false, pd, s.addr + skip, k, verbs::kAccessLocalWrite, nullptr, &local) !=
         verbs::MrCheck::kOk) {
       return false;
     }
@@ -231,7 +232,7 @@ bool Qp::scatter_recv(const rte_mbuf* m, uint32_t off, uint32_t n) {
 }
 
 void Qp::complete_recv(WcStatus st, uint32_t byte_len, bool imm, uint32_t imm_v, bool write_imm) {
-  const RecvWqe& r = rq_[rq_head_];
+  const RecvWqe& r = recv_wqe();
   verbs::Wc wc;
   wc.wr_id = r.wr_id;
   wc.status = st;
@@ -243,8 +244,10 @@ void Qp::complete_recv(WcStatus st, uint32_t byte_len, bool imm, uint32_t imm_v,
   wc.src_qp = attr_.dest_qp_num;
   wc.sl = priority();
   push_cqe(init_.recv_cq, wc);
-  rq_head_ = (rq_head_ + 1) & rq_mask_;
-  --rq_count_;
+  if (srq_ == nullptr) {
+    rq_head_ = (rq_head_ + 1) & rq_mask_;
+    --rq_count_;
+  }
   recv_claimed_ = false;
   recv_offset_ = 0;
 }
@@ -306,7 +309,7 @@ RxAction Qp::execute(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now) {
     if (n > write_left_ || (r.last && n != write_left_)) {
       return nak(wire::NakCode::kInvalidRequest, psn, true, WcStatus::kWrFlushErr, now);
     }
-    if (r.imm && rq_count_ == 0) {
+    if (r.imm && !recv_available()) {
       // RNR before placing the final packet: the requester retries it.
       nak_pending_ = true;
       ack_pending_ = false;
@@ -332,22 +335,21 @@ RxAction Qp::execute(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now) {
     }
     in_msg_ = r.last ? InMsg::kNone : InMsg::kWrite;
     if (r.last && r.imm) {
-      recv_claimed_ = true;
+      claim_recv();
       complete_recv(WcStatus::kSuccess, write_total_, true, fi.immdt->imm.value(), true);
     }
   } else {  // SEND
     if (r.first) {
-      if (rq_count_ == 0) {
+      if (!recv_available()) {
         nak_pending_ = true;
         ack_pending_ = false;
         nak_syndrome_ = wire::Aeth::make_syndrome(wire::AethType::kRnrNak, attr_.min_rnr_timer);
         nak_psn_ = psn;
         return RxAction::kRnrNakSent;
       }
-      recv_claimed_ = true;
-      recv_offset_ = 0;
+      claim_recv();
     }
-    const RecvWqe& rw = rq_[rq_head_];
+    const RecvWqe& rw = recv_wqe();
     if (recv_offset_ + n > rw.length) {
       // Does not fit the posted buffer: local length error here, invalid
       // request for the requester.

@@ -2,6 +2,7 @@
 #include "nic/verbs/device.h"
 
 #include <cerrno>
+#include <new>
 #include <span>
 
 namespace sf::nic::verbs {
@@ -171,6 +172,34 @@ int post_send(Qp* qp, SendWr* wr, SendWr** bad_wr) {
   const int rc = qp->post_send(wr, bad_wr, ctx->node().now());
   ctx->node().kick(ctx->host_index(), *qp);
   return rc;
+}
+
+Srq* create_srq(Pd* pd, const SrqAttr* attr) {
+  if (pd == nullptr || pd->context == nullptr || attr == nullptr || attr->max_wr == 0 || attr->max_wr > rc::kMaxWr ||
+      attr->max_sge > rc::kMaxSge || attr->srq_limit != 0) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return new (std::nothrow) Srq(pd->context, pd, attr->max_wr, attr->max_sge);  // control path
+}
+
+int destroy_srq(Srq* srq) {
+  if (srq == nullptr) return EINVAL;
+  if (srq->qps != 0) return EBUSY;
+  delete srq;
+  return 0;
+}
+
+int query_srq(Srq* srq, SrqAttr* attr) {
+  if (srq == nullptr || attr == nullptr) return EINVAL;
+  *attr = SrqAttr{srq->max_wr(), srq->max_sge(), 0};
+  return 0;
+}
+
+int post_srq_recv(Srq* srq, RecvWr* wr, RecvWr** bad_wr) {
+  if (bad_wr != nullptr) *bad_wr = nullptr;
+  if (srq == nullptr) return EINVAL;
+  return srq->post(wr, bad_wr);
 }
 
 int post_recv(Qp* qp, RecvWr* wr, RecvWr** bad_wr) {

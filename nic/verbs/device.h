@@ -21,7 +21,16 @@
 
 namespace sf::nic::verbs {
 
-using Qp = rc::Qp;  // struct ibv_qp
+using Qp = rc::Qp;    // struct ibv_qp
+using Srq = rc::Srq;  // struct ibv_srq
+
+// struct ibv_srq_init_attr's attr (max_wr, max_sge; srq_limit must be 0:
+// there is no limit event).
+struct SrqAttr {
+  uint32_t max_wr = 0;
+  uint32_t max_sge = 0;
+  uint32_t srq_limit = 0;
+};
 
 // enum ibv_port_state.
 enum class PortState : uint8_t { kNop = 0, kDown = 1, kInit = 2, kArmed = 3, kActive = 4, kActiveDefer = 5 };
@@ -104,6 +113,13 @@ int query_qp(Qp* qp, QpAttr* attr, int attr_mask, QpInitAttr* init_attr);
 int modify_qp_rate_limit(Qp* qp, QpRateLimitAttr* attr);
 int post_send(Qp* qp, SendWr* wr, SendWr** bad_wr);
 int post_recv(Qp* qp, RecvWr* wr, RecvWr** bad_wr);
+// ibv_create_srq / ibv_destroy_srq / ibv_query_srq / ibv_post_srq_recv
+// (rc/srq.h). create: EINVAL for max_wr outside 1..kMaxWr, max_sge above
+// kMaxSge or a srq_limit (errno). destroy: EBUSY while a QP uses it.
+Srq* create_srq(Pd* pd, const SrqAttr* attr);
+int destroy_srq(Srq* srq);
+int query_srq(Srq* srq, SrqAttr* attr);
+int post_srq_recv(Srq* srq, RecvWr* wr, RecvWr** bad_wr);
 // ibv_poll_cq: >= 0 completions, or a negative value (CQ overrun).
 int poll_cq(Cq* cq, int num_entries, Wc* wc);
 

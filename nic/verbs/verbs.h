@@ -10,6 +10,10 @@
 #include "common/wire/ipv4.h"
 #include "common/wire/ipv6.h"
 
+namespace sf::nic::rc {
+class Srq;
+}
+
 namespace sf::nic::verbs {
 
 // enum ibv_wc_status: same values. to_string() returns ibv_wc_status_str()'s
@@ -216,6 +220,7 @@ class Cq;
 struct QpInitAttr {
   Cq* send_cq = nullptr;
   Cq* recv_cq = nullptr;
+  rc::Srq* srq = nullptr;  // receives from this shared receive queue (RC only); then cap.max_recv_wr is ignored
   QpCap cap;
   QpType qp_type = QpType::kRc;
   int sq_sig_all = 0;

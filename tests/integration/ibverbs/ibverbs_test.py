@@ -327,6 +327,12 @@ def case_send_bw(h):
     perftest(h, "ib_send_bw", ["-s", "65536", "-n", "200"], r"^ 65536\s+200\s+[0-9.]+\s+[0-9.]+")
 
 
+def case_send_bw_srq(h):
+    """--use-srq: the server's 2 QPs take their receives from one shared
+    receive queue (ibv_create_srq, ibv_post_srq_recv)."""
+    perftest(h, "ib_send_bw", ["-s", "16384", "-n", "300", "-q", "2", "--use-srq"], r"^ 16384\s+600\s+[0-9.]+\s+[0-9.]+")
+
+
 def case_send_lat(h):
     perftest(h, "ib_send_lat", ["-s", "64", "-n", "300"], r"^ 64\s+300\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+")
 

@@ -164,13 +164,24 @@ int main(int argc, char** argv) {
   struct ibv_cq* cq = ibv_create_cq(ctx, 64, (void*)0x1234, ch, 0);
   CHECK(cq != NULL, "ibv_create_cq");
 
-  /* Unsupported verbs: a clean errno, never a crash. */
+  /* An SRQ: created, queried, a limit (no limit event) refused, resizing
+     refused, destroyed. Traffic through one: ib_send_bw --use-srq. */
   struct ibv_srq_init_attr sia;
   memset(&sia, 0, sizeof sia);
   sia.attr.max_wr = 4;
   sia.attr.max_sge = 1;
+  struct ibv_srq* srq = ibv_create_srq(pd, &sia);
+  CHECK(srq != NULL, "ibv_create_srq: %s", strerror(errno));
+  struct ibv_srq_attr sq;
+  CHECK(ibv_query_srq(srq, &sq) == 0 && sq.max_wr == 4 && sq.max_sge == 1, "ibv_query_srq");
+  sq.max_wr = 8;
+  CHECK(ibv_modify_srq(srq, &sq, IBV_SRQ_MAX_WR) == EOPNOTSUPP, "ibv_modify_srq resize");
+  CHECK(ibv_destroy_srq(srq) == 0, "ibv_destroy_srq");
+  sia.attr.srq_limit = 2;
   errno = 0;
-  CHECK(ibv_create_srq(pd, &sia) == NULL && errno == EOPNOTSUPP, "ibv_create_srq: errno %d", errno);
+  CHECK(ibv_create_srq(pd, &sia) == NULL && errno == EINVAL, "ibv_create_srq with a limit: errno %d", errno);
+
+  /* Unsupported verbs: a clean errno, never a crash. */
   struct ibv_ah_attr aa;
   memset(&aa, 0, sizeof aa);
   errno = 0;
