@@ -243,6 +243,11 @@ def case_unit(c):
                                           fm.switches["p3-leaf1"].usid, 0x8000 + 5])
         check(hops == ["p3-leaf0", "p3-spine1", "p3-leaf1", "h5"], f"SRv6 path on plane 3: {hops}")
 
+        # 3c. --transport mrc --ev-mode srv6: IPv6 host addresses, each side's uSID template
+        # derived from the SRV6 tables; every (plane, uplink) of it walks to the peer over
+        # that uplink, and the server's back to the client.
+        srv6_templates(c, d)
+
         # 4. multi-plane addresses
         ips, macs = set(), set()
         for h, host in enumerate(fm.hosts):
@@ -321,6 +326,9 @@ def case_unit(c):
             (["--tiers", "3", "--radix", "4", "--pods", "5"], "--pods 5"),
             (["--pods", "2"], "3 tiers only"),
             (["--name", "9x"], "--name '9x'"),
+            (["--ev-mode", "srv6"], "--ev-mode srv6: MRC flows only"),
+            (["--ev-mode", "srv6", "--transport", "mrc", "--tiers", "3", "--radix", "4"], "2 tiers only"),
+            (["--ev-mode", "ecmp", "--transport", "mrc"], "--ev-mode 'ecmp'"),
         ]
         for args, want in bad_cases:
             o = os.path.join(d, "bad")
@@ -333,6 +341,71 @@ def case_unit(c):
         # 7. hand-written multi-port hosts
         multiport_topologies(c, d)
     print("unit: ok")
+
+
+def srv6_templates(c, d):
+    tp = c.tp
+    sys.path.insert(0, os.path.join(c.src, "tools", "lab"))
+    import nic
+    for planes in (1, 2):
+        o = os.path.join(d, f"srv6-{planes}")
+        fab, path = c.write(o, radix=4, leaves=2, hosts_per_leaf=2, planes=planes, traffic="pair", transport="mrc",
+                            ev_mode="srv6", profile="mrc-trim")
+        t = tp.load(path)
+        (fl,) = t.flows
+        check(fl.mrc == {"ev_mode": "srv6"} and fl.srv6, f"srv6 flow {fl}")
+        v6 = [hp.ipv6 for h in t.hosts.values() for hp in h.ports]
+        check(all(v6) and len(set(v6)) == len(v6), f"IPv6 addresses unique and on every port: {v6}")
+        for side, (a, b) in enumerate(((fl.src, fl.dst), (fl.dst, fl.src))):
+            tmpl = fl.srv6[side]
+            check(tmpl["block"] == "fcbb:bbbb::/32" and len(tmpl["planes"]) == planes, f"template {tmpl}")
+            for pl, e in enumerate(tmpl["planes"]):
+                pre = f"p{pl}-" if planes > 1 else ""
+                check(len(e["uplinks"]) == 2, f"plane {pl}: both spines are uplinks: {e}")
+                for k, up in enumerate(e["uplinks"]):
+                    usids = [int(u, 16) for u in e.get("before", []) + [up] + e["after"]]
+                    hops = srv6_walk(t, t.hosts[a].ports[pl].switch, usids)
+                    want = [t.hosts[a].ports[pl].switch, f"{pre}spine{k}", t.hosts[b].ports[pl].switch, b]
+                    check(hops == want, f"{a} -> {b} plane {pl} uplink {k}: {hops}, want {want}")
+        cfg = nic.build_nic_config(t, "rack0", lambda h, i=0: "net_memif", lambda f: 1)
+        (w,) = [w for w in cfg["workloads"] if w["host"] == "h0"]
+        check(w["mrc"] == {"ev_mode": "srv6", "srv6": fl.srv6[0]}, f"client workload mrc {w['mrc']}")
+        cfg1 = nic.build_nic_config(t, "rack1", lambda h, i=0: "net_memif", lambda f: 1)
+        (w1,) = [w for w in cfg1["workloads"] if w["host"] == "h3"]
+        check(w1["mrc"]["srv6"] == fl.srv6[1], f"server workload mrc {w1['mrc']}")
+        hp0 = cfg["hosts"]["h0"]["ports"][0] if planes > 1 else cfg["hosts"]["h0"]
+        check(hp0["ipv6"] == t.hosts["h0"].ports[0].ipv6 and hp0["ip"] == t.hosts["h0"].ports[0].ip,
+              f"nic.json dual-stack port {hp0}")
+        print(f"  srv6 {planes} plane(s): h0 -> h3 {fl.srv6[0]['planes']}, back {fl.srv6[1]['planes']}")
+    # Hand-written: a one-leaf pair goes leaf -> host; a port without IPv6, or an MRC srv6
+    # flow on a fabric without SRV6 tables, is refused naming the node / flow.
+    with open(path) as fh:
+        raw = json.load(fh)
+    raw["workloads"][0]["dst"] = "h1"
+    one = os.path.join(o, "one-leaf.json")
+    with open(one, "w") as fh:
+        json.dump(raw, fh)
+    t = tp.load(one)
+    check(t.flows[0].srv6[0]["planes"][0] == {"uplinks": ["1"], "after": ["8001"]},
+          f"same leaf: {t.flows[0].srv6[0]}")
+    del raw["nodes"]["h1"]["port_ipv6s"]
+    with open(one, "w") as fh:
+        json.dump(raw, fh)
+    try:
+        tp.load(one)
+        fail("a port without IPv6 accepted for ev_mode srv6")
+    except tp.TopologyError as e:
+        check("nodes.h1" in str(e) and "IPv6" in str(e), f"no IPv6: {e}")
+        print(f"  refused: {e}")
+    raw["nodes"]["h1"]["port_ipv6s"] = ["fd00::1", "fd00::9"]
+    with open(one, "w") as fh:
+        json.dump(raw, fh)
+    try:
+        tp.load(one)
+        fail("a duplicate IPv6 address accepted")
+    except tp.TopologyError as e:
+        check("fd00::1 is also h0" in str(e), f"duplicate IPv6: {e}")
+        print(f"  refused: {e}")
 
 
 def srv6_walk(t, first, usids):
