@@ -45,6 +45,9 @@ Cases:
             port), the leaves routed every frame; a 2-plane fabric likewise (every plane's
             spines carry traffic); a 3-tier fabric of 2 pods: h0 -> h7 on 4 QPs complete over
             at least two cores, the two racks without workloads left out of the sf-sim plan.
+            MRC on 2 planes (one QP spraying over both ports and both spines of each plane),
+            and the same in SRv6 mode (--ev-mode srv6): every spine's frames toward leaf1 are
+            exactly h0's packets on the EVs whose uSID path names it.
             Skipped (77) while sf-nic lacks gateway_mac / ports.
 
 Usage: lab_gen_test.py --build BUILD_DIR --source SOURCE_DIR CASE
@@ -715,6 +718,32 @@ def case_sim(c):
         png = os.path.join(out, "mrc_paths.png")
         check(os.path.exists(png) and os.path.getsize(png) > 10_000, "mrc: no mrc_paths.png in the report")
         check(not os.path.exists(os.path.join(os.path.join(d, "out1"), "mrc_paths.png")), "mrc_paths.png without MRC")
+        # The same MRC flow in SRv6 mode (--ev-mode srv6): every frame source-routed over the
+        # uSID path of its EV (plane i mod 2, spine (i / 2) mod 2), the switches doing uN. Each
+        # spine's frames toward leaf1 are exactly h0's packets on the EVs that name it; the SACKs
+        # (control plane 0) come back over both of plane 0's spines.
+        o = os.path.join(d, "mrc-srv6")
+        f, path = c.write(o, radix=4, leaves=2, hosts_per_leaf=2, planes=2, traffic="pair", transport="mrc",
+                          ev_mode="srv6", profile="mrc-trim", size_bytes=4 << 20, duration_s=1)
+        out = os.path.join(d, "out-mrc-srv6")
+        r = c.lab("run", "--sim", path, "--out", out, "--build", c.build, "--speed-gbps", "100")
+        check(r.returncode == 0, f"mrc srv6: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        (fl,) = json.load(open(os.path.join(out, "results.json")))["flows"]
+        check(fl["complete"] and fl["bytes_received"] == 4 << 20, f"mrc srv6: {fl}")
+        reps = [json.load(open(os.path.join(out, fn))) for fn in sorted(os.listdir(out))
+                if fn.startswith("nic-") and fn.endswith("-report.json")]
+        (m,) = [h["mrc"] for rep in reps for h in rep["hosts"] if h["name"] == "h0"]
+        sent, rtx = m["evs"]["sent"], m["evs"]["retransmitted"]
+        for pl in (0, 1):
+            for k in (0, 1):
+                want = sum(sent[i] + rtx[i] for i in range(len(sent)) if i % 2 == pl and (i // 2) % 2 == k)
+                _, rep = spine_tx(out, f"p{pl}-spine{k}")
+                ports = {q["name"]: q["tx_packets"] for q in rep["ports"]}
+                print(f"  mrc srv6 p{pl}-spine{k}: {ports['Ethernet4']} toward leaf1, h0's EVs naming it {want}, "
+                      f"{ports['Ethernet0']} toward leaf0")
+                check(ports["Ethernet4"] == want > 200, f"p{pl}-spine{k}: {ports} against {want} on its EVs")
+                check((ports["Ethernet0"] > 0) == (pl == 0), f"p{pl}-spine{k}: SACKs on the control plane: {ports}")
+        print(f"  mrc srv6: {fl['goodput_gbps']:.1f} Gb/s")
     print("sim: ok")
 
 
