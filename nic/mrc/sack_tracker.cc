@@ -60,6 +60,13 @@ PsnVerdict SackTracker::on_packet(Psn psn) {
   bits_[i >> 6] |= bit;
   ++rx_new_;
   if (i != 0) return PsnVerdict::kNew;
+  if ((bits_[1] | bits_[2] | bits_[3]) == 0 && bits_[0] != ~uint64_t{0}) {
+    // Nothing held past CACK + 64 (the common case, and all of mpr <= 64): one word.
+    const int k = std::countr_one(bits_[0]);
+    cack_ += static_cast<uint32_t>(k);
+    bits_[0] >>= k;
+    return PsnVerdict::kNew;
+  }
   // Advance CACK over the in-order prefix and shift the window by as much.
   uint32_t n = 0;
   for (int w = 0; w < kWords; ++w) {
