@@ -85,13 +85,6 @@ PsnVerdict SackTracker::on_packet(Psn psn) {
   return PsnVerdict::kNew;
 }
 
-bool SackTracker::held() const {
-  for (uint64_t w : bits_) {
-    if (w != 0) return true;
-  }
-  return false;
-}
-
 uint32_t SackTracker::span() const {
   for (int w = kWords - 1; w >= 0; --w) {
     if (bits_[w] != 0) return static_cast<uint32_t>(64 * w + std::bit_width(bits_[w]));

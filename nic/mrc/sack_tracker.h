@@ -47,6 +47,7 @@ class SackTracker {
   static constexpr uint16_t kBitmapBits = wire::Seth::kBitmapBits;  // one SACK's reach (64)
   static constexpr uint16_t kMaxWindow = 256;                       // PSNs past CACK tracked at most
   static constexpr int kWords = kMaxWindow / 64;
+  static_assert(kWords == 4, "held() and the fast path in on_packet() name the four words");
 
   // `first` is the first PSN expected (CACK starts at first - 1); `mpr` is the
   // tracking window: 0 is refused (abort at setup), more than 256 is clamped
@@ -65,7 +66,7 @@ class SackTracker {
   // Bits 0..63 of the window: bit i = PSN cack + 1 + i received.
   uint64_t bitmap() const { return bits_[0]; }
   // PSNs held past CACK: any, and the offset of the last one (0: none).
-  bool held() const;
+  bool held() const { return (bits_[0] | bits_[1] | bits_[2] | bits_[3]) != 0; }
   uint32_t span() const;
   uint16_t mpr() const { return mpr_; }
   uint8_t align() const { return align_; }
