@@ -196,7 +196,10 @@ Workload::Workload(const AppWorkload& cfg, const AppHost& host, NicNode& node, s
     info.va = reinterpret_cast<uint64_t>(q.region);
     // The address of the port the QP is bound to (cfg_.port): what the peer
     // sends to.
-    if (port_.ipv4) {
+    // An MRC QP in SRv6 mode talks IPv6 (its inner header): a dual-stack
+    // port gives its IPv6 address (docs/mrc.md "SRv6 uSID paths").
+    const bool v6 = cfg_.transport == Transport::kMrc && cfg_.mrc.ev_mode == v::MrcEvMode::kSrv6;
+    if (port_.ipv4 && !(v6 && port_.ipv6)) {
       info.gid = v::gid_from_ipv4(wire::Ipv4Addr{*port_.ipv4}).bytes;
     } else {
       info.gid = *port_.ipv6;
@@ -210,7 +213,8 @@ Workload::Workload(const AppWorkload& cfg, const AppHost& host, NicNode& node, s
     info.num_ports = std::min<uint8_t>(host_.num_ports(), static_cast<uint8_t>(kMaxConnPorts));
     for (uint8_t k = 1; k <= info.num_ports; ++k) {
       const AppPort hp = host_.port(k);
-      info.port_gid[k - 1] = hp.ipv4 ? v::gid_from_ipv4(wire::Ipv4Addr{*hp.ipv4}).bytes : *hp.ipv6;
+      info.port_gid[k - 1] =
+          hp.ipv4 && !(v6 && hp.ipv6) ? v::gid_from_ipv4(wire::Ipv4Addr{*hp.ipv4}).bytes : *hp.ipv6;
       info.port_mac[k - 1] = hp.mac.bytes;
     }
     local_.push_back(info);

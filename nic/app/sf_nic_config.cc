@@ -305,7 +305,9 @@ verbs::MrcQpAttr parse_mrc(std::optional<config::ConfigNode> m, const AppHost& h
   if (a.backup_per_plane >= a.num_evs / planes) m->fail_key("backup_per_plane", "must be below num_evs / planes");
   a.ev_base = m->opt<uint32_t>("ev_base", a.ev_base, in_range<uint32_t>(0, 0x3FFF));
   a.probes_to_readmit = m->opt<uint16_t>("probes_to_readmit", a.probes_to_readmit, in_range<uint16_t>(1, 1000));
-  a.mpr = m->opt<uint16_t>("mpr", a.mpr, in_range<uint16_t>(1, 64));
+  a.mpr = m->opt<uint16_t>("mpr", a.mpr, in_range<uint16_t>(1, 256));
+  a.sack_align = m->opt<uint8_t>("sack_align", a.sack_align, in_range<uint8_t>(1, 8));
+  if (a.sack_align != 1 && a.sack_align != 8) m->fail_key("sack_align", "1 (CACK + 1) or 8 (UET's 8-aligned base)");
   a.window_bytes = m->opt<uint32_t>("window_bytes", a.window_bytes, in_range<uint32_t>(0, UINT32_MAX));
   a.base_rtt_ns = m->opt<uint32_t>("base_rtt_ns", a.base_rtt_ns, in_range<uint32_t>(100, 10'000'000));
   a.rto_ns = m->opt<uint32_t>("rto_ns", a.rto_ns, in_range<uint32_t>(1000, 1'000'000'000));
@@ -491,10 +493,6 @@ void validate_app_config(const AppConfig& cfg) {
     if (w.transport == Transport::kMrc && w.type != WorkloadType::kWriteBw && w.type != WorkloadType::kWriteLat) {
       throw config::ConfigError(where + ".transport", "mrc carries WRITE and WRITE_WITH_IMM only: write_bw or "
                                                       "write_lat, not " + std::string(to_string(w.type)));
-    }
-    if (w.transport == Transport::kMrc && w.rate_limit.bps() != 0) {
-      throw config::ConfigError(where + ".rate_limit", "an MRC QP is not paced per QP yet (it sprays over every "
-                                                       "port at line rate; docs/mrc.md)");
     }
     if (w.oob_format == OobFormat::kPerftest) {
       // perftest's exchange (oob_perftest.h): its steps are known for the bw

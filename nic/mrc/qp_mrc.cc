@@ -29,6 +29,10 @@ uint8_t Qp::mrc_ctrl_port() const { return mrc_->ctrl_port(); }
 
 TimeNs Qp::mrc_next_deadline() const { return mrc_->next_deadline(); }
 
+void Qp::switch_pace_port(uint8_t port) { mrc_->swap_pace(tx_port_, port, pace_next_, pace_filed_); }
+
+uint32_t Qp::mrc_pace_planes() const { return mrc_->pace_planes(); }
+
 RxAction Qp::on_rx_mrc(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now) {
   RxAction a = RxAction::kWrongState;  // an RC QP takes no MRC frame
   if (mrc_ != nullptr) {

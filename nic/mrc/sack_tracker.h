@@ -1,8 +1,9 @@
 // MRC PSN tracking, both ends of a SACK (docs/mrc.md "Transport building
 // blocks", endpoint.md 3.4):
-//   SackTracker    the responder: cumulative PSN (CACK) + a 64-PSN window
-//                  bitmap, duplicate / out-of-window detection, and the SACK
-//                  fields to send (SETH: CACK, sack_offset 1, bitmap, mpr).
+//   SackTracker    the responder: cumulative PSN (CACK) + a window of up to
+//                  256 PSNs past it, duplicate / out-of-window detection, and
+//                  the SACK fields to send (SETH: CACK, sack_offset, a 64-PSN
+//                  bitmap of the window, mpr).
 //   SackScoreboard the requester: which PSNs a SACK newly acknowledges and
 //                  which it shows missing (holes before a received PSN), so
 //                  exactly those are retransmitted.
@@ -10,6 +11,7 @@
 // No clock, no RNG, no allocation after construction. One lcore (the QP's).
 #pragma once
 
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <span>
@@ -33,8 +35,8 @@ const char* to_string(PsnVerdict v);
 // The SETH fields of a SACK (CACK travels in the BTH PSN).
 struct SackFields {
   Psn cack;                  // every PSN up to and including it received
-  int16_t sack_offset = 1;   // bitmap base = CACK + 1
-  uint64_t bitmap = 0;       // bit i: PSN cack + 1 + i received
+  int16_t sack_offset = 1;   // bitmap base = CACK + sack_offset
+  uint64_t bitmap = 0;       // bit i: PSN cack + sack_offset + i received (PSNs <= CACK: set)
   uint16_t mpr = 0;          // PSNs past CACK the responder tracks
   int16_t ack_psn_offset = 0;  // triggering PSN - CACK
   uint16_t ooo_count = 0;    // PSNs held beyond CACK (popcount of the bitmap)
@@ -42,20 +44,33 @@ struct SackFields {
 
 class SackTracker {
  public:
-  static constexpr uint16_t kMaxWindow = wire::Seth::kBitmapBits;
+  static constexpr uint16_t kBitmapBits = wire::Seth::kBitmapBits;  // one SACK's reach (64)
+  static constexpr uint16_t kMaxWindow = 256;                       // PSNs past CACK tracked at most
+  static constexpr int kWords = kMaxWindow / 64;
+  static_assert(kWords == 4, "held() and the fast path in on_packet() name the four words");
 
   // `first` is the first PSN expected (CACK starts at first - 1); `mpr` is the
-  // tracking window: 0 is refused (abort at setup), more than 64 (the
-  // bitmap's reach) is clamped to 64 and mpr() says so.
-  explicit SackTracker(Psn first, uint16_t mpr = kMaxWindow);
+  // tracking window: 0 is refused (abort at setup), more than 256 is clamped
+  // to 256 and mpr() says so. `align`: the bitmap base on send, 1 (CACK + 1)
+  // or 8 (a multiple of 8, UET's PDS); others are refused (abort).
+  explicit SackTracker(Psn first, uint16_t mpr = kBitmapBits, uint8_t align = 1);
 
   PsnVerdict on_packet(Psn psn);
-  // The SACK to send now, for a triggering packet `trigger`.
+  // The SACK to send now, for a triggering packet `trigger`: the 64-PSN
+  // bitmap starts at CACK + 1, or, for a trigger past CACK + 64, ends at the
+  // trigger (so the packet that made the SACK is always in it); with align 8
+  // the base is rounded to a multiple of 8 (down at CACK + 1, up past it).
   SackFields sack(Psn trigger) const;
 
   Psn cack() const { return cack_; }
-  uint64_t bitmap() const { return bitmap_; }
+  // Bits 0..63 of the window: bit i = PSN cack + 1 + i received.
+  uint64_t bitmap() const { return bits_[0]; }
+  // PSNs held past CACK: any, and the offset of the last one (0: none).
+  bool held() const { return (bits_[0] | bits_[1] | bits_[2] | bits_[3]) != 0; }
+  uint32_t span() const;
   uint16_t mpr() const { return mpr_; }
+  uint8_t align() const { return align_; }
+  void set_align(uint8_t align);
   bool received(Psn psn) const;
 
   uint64_t rx_new() const { return rx_new_; }
@@ -63,9 +78,14 @@ class SackTracker {
   uint64_t rx_out_of_window() const { return rx_oow_; }
 
  private:
+  // 64 bits of the window from bit index k (PSN cack_ + 1 + k); k < 0 (at
+  // least -63): PSNs at or before CACK, set.
+  uint64_t window64(int k) const;
+
   Psn cack_;
-  uint64_t bitmap_ = 0;  // bit i: PSN cack_ + 1 + i
+  std::array<uint64_t, kWords> bits_{};  // bit i: PSN cack_ + 1 + i
   uint16_t mpr_;
+  uint8_t align_ = 1;
   uint64_t rx_new_ = 0;
   uint64_t rx_dup_ = 0;
   uint64_t rx_oow_ = 0;

@@ -27,7 +27,7 @@ using wire::Psn;
 
 namespace {
 
-constexpr uint32_t kRecRing = 128;       // > the largest mpr (64): PSNs in flight at most
+constexpr uint32_t kRecRing = 128;       // send records at least; 2 x mpr rounded up to a power of two above
 constexpr uint32_t kFrameScratch = 8192;  // one frame: MTU 4096 + every header
 constexpr uint16_t kEvProbeFlag = 0x8000;  // probe id of a retired-EV probe: flag | EV index
 
@@ -150,6 +150,7 @@ int Transport::modify(const verbs::MrcQpAttr& a, int mask, QpState state) {
   if (mask & kMrcMaxTimeouts) n.max_timeouts = a.max_timeouts;
   if (mask & kMrcTrimLastHopDscp) n.trim_lasthop_dscp = a.trim_lasthop_dscp;
   if (mask & kMrcEvProbeEndpoint) n.ev_probe_endpoint = a.ev_probe_endpoint;
+  if (mask & kMrcSackAlign) n.sack_align = a.sack_align;
   if (mask & kMrcRcvPenalty) {
     n.rcv_pen_rq = a.rcv_pen_rq;
     n.rcv_pen_ooo_pct = a.rcv_pen_ooo_pct;
@@ -170,7 +171,8 @@ int Transport::modify(const verbs::MrcQpAttr& a, int mask, QpState state) {
     return bad("mrc_modify_qp: backup_per_plane: must be below num_evs / num_planes");
   }
   if (n.probes_to_readmit < 1) return bad("mrc_modify_qp: probes_to_readmit: must be >= 1");
-  if (n.mpr < 1 || n.mpr > SackTracker::kMaxWindow) return bad("mrc_modify_qp: mpr: must be 1..64 (the SACK bitmap's reach)");
+  if (n.mpr < 1 || n.mpr > SackTracker::kMaxWindow) return bad("mrc_modify_qp: mpr: must be 1..256");
+  if (n.sack_align != 1 && n.sack_align != 8) return bad("mrc_modify_qp: sack_align: 1 (CACK + 1) or 8 (UET)");
   if (n.ev_mode != MrcEvMode::kUdpSport && n.ev_mode != MrcEvMode::kSrv6) return bad("mrc_modify_qp: ev_mode: unknown mode");
   if (n.ev_mode == MrcEvMode::kSrv6) {
     if (const char* e = srv6_error(n, planes)) return bad(e);
@@ -203,6 +205,7 @@ int Transport::modify(const verbs::MrcQpAttr& a, int mask, QpState state) {
   }
   attr_ = n;
   if (ev_ && (mask & kMrcWindowBytes)) window_ = n.window_bytes != 0 ? n.window_bytes : window_;
+  if (st_ && (mask & kMrcSackAlign)) st_->set_align(n.sack_align);
   return 0;
 }
 
@@ -307,6 +310,9 @@ int Transport::check_rtr(uint32_t path_mtu_bytes, const verbs::AhAttr& ah) {
 void Transport::on_rtr(TimeNs now) {
   planes_ = static_cast<uint8_t>(attr_.num_planes == 0 ? q_.env_.num_ports : attr_.num_planes);
   spray_ = planes_ > 1;
+  q_.pace_per_port_ = spray_;
+  pace_next_port_.fill(TimeNs(0));
+  pace_filed_port_.fill(TimeNs(0));
   EvSetConfig c;
   c.num_evs = attr_.num_evs;
   c.num_planes = planes_;
@@ -318,13 +324,16 @@ void Transport::on_rtr(TimeNs now) {
   const uint64_t seed = attr_.seed != 0 ? attr_.seed
                                         : rc::mix64(q_.env_.cfg->seed ^ (uint64_t{q_.qpn_} << 24) ^ 0x4D5243);
   rng_ = Rng(seed);
-  st_.emplace(Psn(q_.attr_.rq_psn), attr_.mpr);
+  st_.emplace(Psn(q_.attr_.rq_psn), attr_.mpr, attr_.sack_align);
   mt_.emplace(0, q_.mtu_, 256);
   payload_.assign(kFrameScratch, 0);
   frame_.assign(kFrameScratch, 0);
-  recs_.assign(kRecRing, SendRec{});
-  rec_mask_ = kRecRing - 1;
-  rtxq_.assign(kRecRing, Psn(0));
+  // PSNs in flight are at most mpr past the oldest unacknowledged: a ring
+  // of twice that never wraps onto a live record.
+  const uint32_t ring = std::max<uint32_t>(kRecRing, std::bit_ceil(2u * attr_.mpr));
+  recs_.assign(ring, SendRec{});
+  rec_mask_ = ring - 1;
+  rtxq_.assign(ring, Psn(0));
   rtx_head_ = rtx_count_ = 0;
   nack_head_ = nack_count_ = 0;
   probe_resp_head_ = probe_resp_count_ = 0;
@@ -372,7 +381,7 @@ void Transport::on_rtr(TimeNs now) {
 }
 
 void Transport::on_rts(TimeNs now) {
-  sb_.emplace(Psn(q_.attr_.sq_psn), kRecRing);
+  sb_.emplace(Psn(q_.attr_.sq_psn), static_cast<uint32_t>(recs_.size()));
   for (SendRec& r : recs_) r = SendRec{};
   inflight_bytes_ = 0;
   cc_snd_nxt_ = cc_ack_seq_ = 0;
@@ -738,6 +747,20 @@ uint32_t Transport::sending_planes() const {
   uint32_t m = 0;
   for (uint8_t p = 0; p < planes_; ++p) m |= ev_->plane_up(p) ? (1u << p) : 0u;
   return m & local_up_ & all;
+}
+
+void Transport::swap_pace(uint8_t from, uint8_t to, TimeNs& next, TimeNs& filed) {
+  if (from >= 1 && from <= wire::kMrcMaxPorts) {
+    pace_next_port_[from - 1] = next;
+    pace_filed_port_[from - 1] = filed;
+  }
+  const bool ok = to >= 1 && to <= wire::kMrcMaxPorts;
+  next = ok ? pace_next_port_[to - 1] : TimeNs(0);
+  filed = ok ? pace_filed_port_[to - 1] : TimeNs(0);
+}
+
+uint32_t Transport::pace_planes() const {
+  return spray_ ? std::max<uint32_t>(1, static_cast<uint32_t>(std::popcount(sending_planes()))) : 1;
 }
 
 bool Transport::plane_in_share(uint8_t p) const {
@@ -1198,7 +1221,7 @@ uint8_t Transport::rcv_penalty() const {
   if (attr_.rcv_pen_ooo_pct < 100 && st_) {
     // PSNs received past CACK span bit_width(bitmap) of the mpr tracked.
     const uint32_t mpr = st_->mpr();
-    const uint32_t span = static_cast<uint32_t>(std::bit_width(st_->bitmap()));
+    const uint32_t span = st_->span();
     const uint32_t start = mpr * attr_.rcv_pen_ooo_pct / 100;
     if (span > start && mpr > start) {
       pen = std::max<uint32_t>(pen, wire::MrcCcState::kMaxRcvCwndPen * (span - start) / (mpr - start));
@@ -1295,7 +1318,7 @@ void Transport::on_data(const wire::FrameInfo& fi, const rte_mbuf* m, MrcRx* out
   st_->on_packet(psn);
   *out = MrcRx::kPlaced;
   rcvd_bytes_ += n;
-  const bool hole = psn != cack + 1 || st_->bitmap() != 0;
+  const bool hole = psn != cack + 1 || st_->held();
   if (psn != cack + 1) ++ctr_.ooo_arrivals;
   if (ce) {
     ++ecn_count_;

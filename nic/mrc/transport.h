@@ -148,6 +148,13 @@ class Transport {
   // up at both ends (the QP's port when not spraying).
   uint8_t ctrl_port() const;
   TimeNs next_deadline() const;
+  // Per-port pacing of a spraying QP (docs/mrc.md "Pacing a spraying QP";
+  // rc::Qp::set_tx_port): parks port `from`'s schedule (its next departure
+  // and filing time) and loads port `to`'s.
+  void swap_pace(uint8_t from, uint8_t to, TimeNs& next, TimeNs& filed);
+  // The planes the QP sends data on now (at least 1): each port's pacing
+  // gap is a frame's wire time at the QP's rate times this.
+  uint32_t pace_planes() const;
   void advance(TimeNs now);
 
   // A host port (plane) went up or down (NicNode::set_port_up): stop / resume
@@ -295,6 +302,9 @@ class Transport {
   // off after each send); retransmissions and probes are not held.
   static constexpr uint32_t kPlaneLead = 2;
   std::array<uint32_t, wire::kMrcMaxPorts> plane_sent_{};
+  // Per-port pacers (ports 1..planes_; the one being served lives in rc::Qp).
+  std::array<TimeNs, wire::kMrcMaxPorts> pace_next_port_{};
+  std::array<TimeNs, wire::kMrcMaxPorts> pace_filed_port_{};
   // Bit p: plane p may carry data now (sends_on(p + 1)).
   uint32_t sending_planes() const;
   // Whether plane p is within its share (always true when not spraying).

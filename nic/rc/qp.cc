@@ -88,6 +88,8 @@ int Qp::create(const QpEnv& env, uint32_t qpn, verbs::Pd* pd, const verbs::QpIni
   pace_burst_ns_ = TimeNs(0);
   pace_next_ = TimeNs(0);
   pace_filed_ = TimeNs(0);
+  pace_per_port_ = false;
+  tx_port_ = 0;
   ctr_ = QpCounters{};
   // A new QP in a reused slot starts without congestion control.
   cc_ = CongestionControl(std::in_place_type<FixedRate>, BitRate(0));

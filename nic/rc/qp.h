@@ -248,7 +248,12 @@ class Qp {
     if (mrc_ != nullptr) [[unlikely]] return mrc_ctrl_port();
     return attr_.port_num;
   }
-  void set_tx_port(uint8_t port) { tx_port_ = port; }
+  // A spraying MRC QP keeps one pacer per port (docs/mrc.md "Pacing a
+  // spraying QP"): serving another port swaps that port's schedule in.
+  void set_tx_port(uint8_t port) {
+    if (pace_per_port_ && port != tx_port_) [[unlikely]] switch_pace_port(port);
+    tx_port_ = port;
+  }
   uint8_t tx_port() const { return tx_port_; }
   // The addresses of port `port_num` (port 1's before the QP is bound).
   const LocalAddr& local_of(uint8_t port_num) const {
@@ -621,6 +626,13 @@ class Qp {
   // MRC QPs only (created with QpType::kMrc).
   std::unique_ptr<mrc::Transport> mrc_;
   uint8_t tx_port_ = 0;  // the port the host is serving (MRC spraying)
+  // Spraying MRC QP: pace_next_ / pace_filed_ are the schedule of port
+  // tx_port_ (the others parked in the Transport), and a frame's gap is its
+  // wire time at rate_ x the planes the QP sends on, so each port runs at
+  // rate_ / planes and the QP at rate_.
+  bool pace_per_port_ = false;
+  void switch_pace_port(uint8_t port);
+  uint32_t mrc_pace_planes() const;
 };
 
 }  // namespace sf::nic::rc

@@ -471,7 +471,8 @@ void Qp::on_departed(uint32_t frame_bytes, TimeNs now) {
     pace_next_ = now;
   } else {
     // pace_next_ is this frame's scheduled departure (file_departure).
-    const TimeNs gap = rate_.tx_time(wire_bytes(frame_bytes));
+    TimeNs gap = rate_.tx_time(wire_bytes(frame_bytes));
+    if (pace_per_port_) [[unlikely]] gap = gap * mrc_pace_planes();  // this port's share of the QP's rate
     // From the bucket: a whole gap overdue when filed (with B = 0 the
     // schedule is never before the filing time).
     if (pace_next_ + gap <= pace_filed_) ctr_.pace_burst_bytes += frame_bytes;

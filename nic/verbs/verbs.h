@@ -298,7 +298,8 @@ struct MrcQpAttr {
   uint16_t backup_per_plane = 0;    // < num_evs / num_planes
   uint32_t ev_base = 0;             // EV value of index 0 (EV = ev_base + index)
   uint16_t probes_to_readmit = 3;   // >= 1
-  uint16_t mpr = 64;                // SACK window: PSNs past CACK tracked (and sent), 1..64
+  uint16_t mpr = 64;                // SACK window: PSNs past CACK tracked (and sent), 1..256 (a SACK's
+                                    // bitmap shows 64 of them: docs/mrc.md "SACK window past 64")
   uint32_t window_bytes = 0;        // payload bytes in flight; 0 = one BDP (line rate x base_rtt_ns, all planes)
   uint32_t base_rtt_ns = 10000;     // for the BDP default, 100..10,000,000
   uint32_t rto_ns = 100000;         // a PSN unacknowledged this long is lost, 1,000..1,000,000,000
@@ -332,6 +333,10 @@ struct MrcQpAttr {
   // (100 = never). Both may change in any state.
   uint8_t rcv_pen_rq = 64;
   uint8_t rcv_pen_ooo_pct = 75;
+  // The SACK bitmap's base PSN on send (kMrcSackAlign): 1 = CACK + 1 (or
+  // the window ending at the trigger past CACK + 64); 8 = UET-style, a
+  // multiple of 8 (sack_offset then -6..1). Any base is honoured on receive.
+  uint8_t sack_align = 1;
 };
 
 // mrc_modify_qp mask bits (which MrcQpAttr fields apply). The EV profile
@@ -358,12 +363,13 @@ inline constexpr int kMrcPeerPorts = 1 << 17;  // num_peer_ports, peer_gid, peer
 inline constexpr int kMrcSrv6Path = 1 << 18;   // srv6 (the uSID path template)
 inline constexpr int kMrcEvProbeEndpoint = 1 << 19;  // ev_probe_endpoint
 inline constexpr int kMrcRcvPenalty = 1 << 24;  // rcv_pen_rq and rcv_pen_ooo_pct
+inline constexpr int kMrcSackAlign = 1 << 20;   // sack_align
 inline constexpr int kMrcProfile = kMrcNumEvs | kMrcNumPlanes | kMrcBackupPerPlane | kMrcEvBase |
                                    kMrcProbesToReadmit | kMrcMpr | kMrcEvMode | kMrcSeed | kMrcPeerPorts |
                                    kMrcSrv6Path;
 inline constexpr int kMrcTunables = kMrcWindowBytes | kMrcBaseRtt | kMrcRto | kMrcOooTolerance | kMrcProbeInterval |
                                     kMrcEvProbeInterval | kMrcSackCoalesce | kMrcMaxTimeouts | kMrcTrimLastHopDscp |
-                                    kMrcEvProbeEndpoint | kMrcRcvPenalty;
+                                    kMrcEvProbeEndpoint | kMrcRcvPenalty | kMrcSackAlign;
 inline constexpr int kMrcAllAttrs = kMrcProfile | kMrcTunables;
 
 }  // namespace sf::nic::verbs

@@ -45,6 +45,9 @@ Cases:
             port), the leaves routed every frame; a 2-plane fabric likewise (every plane's
             spines carry traffic); a 3-tier fabric of 2 pods: h0 -> h7 on 4 QPs complete over
             at least two cores, the two racks without workloads left out of the sf-sim plan.
+            MRC on 2 planes (one QP spraying over both ports and both spines of each plane),
+            and the same in SRv6 mode (--ev-mode srv6): every spine's frames toward leaf1 are
+            exactly h0's packets on the EVs whose uSID path names it.
             Skipped (77) while sf-nic lacks gateway_mac / ports.
 
 Usage: lab_gen_test.py --build BUILD_DIR --source SOURCE_DIR CASE
@@ -243,6 +246,11 @@ def case_unit(c):
                                           fm.switches["p3-leaf1"].usid, 0x8000 + 5])
         check(hops == ["p3-leaf0", "p3-spine1", "p3-leaf1", "h5"], f"SRv6 path on plane 3: {hops}")
 
+        # 3c. --transport mrc --ev-mode srv6: IPv6 host addresses, each side's uSID template
+        # derived from the SRV6 tables; every (plane, uplink) of it walks to the peer over
+        # that uplink, and the server's back to the client.
+        srv6_templates(c, d)
+
         # 4. multi-plane addresses
         ips, macs = set(), set()
         for h, host in enumerate(fm.hosts):
@@ -321,6 +329,9 @@ def case_unit(c):
             (["--tiers", "3", "--radix", "4", "--pods", "5"], "--pods 5"),
             (["--pods", "2"], "3 tiers only"),
             (["--name", "9x"], "--name '9x'"),
+            (["--ev-mode", "srv6"], "--ev-mode srv6: MRC flows only"),
+            (["--ev-mode", "srv6", "--transport", "mrc", "--tiers", "3", "--radix", "4"], "2 tiers only"),
+            (["--ev-mode", "ecmp", "--transport", "mrc"], "--ev-mode 'ecmp'"),
         ]
         for args, want in bad_cases:
             o = os.path.join(d, "bad")
@@ -333,6 +344,71 @@ def case_unit(c):
         # 7. hand-written multi-port hosts
         multiport_topologies(c, d)
     print("unit: ok")
+
+
+def srv6_templates(c, d):
+    tp = c.tp
+    sys.path.insert(0, os.path.join(c.src, "tools", "lab"))
+    import nic
+    for planes in (1, 2):
+        o = os.path.join(d, f"srv6-{planes}")
+        fab, path = c.write(o, radix=4, leaves=2, hosts_per_leaf=2, planes=planes, traffic="pair", transport="mrc",
+                            ev_mode="srv6", profile="mrc-trim")
+        t = tp.load(path)
+        (fl,) = t.flows
+        check(fl.mrc == {"ev_mode": "srv6"} and fl.srv6, f"srv6 flow {fl}")
+        v6 = [hp.ipv6 for h in t.hosts.values() for hp in h.ports]
+        check(all(v6) and len(set(v6)) == len(v6), f"IPv6 addresses unique and on every port: {v6}")
+        for side, (a, b) in enumerate(((fl.src, fl.dst), (fl.dst, fl.src))):
+            tmpl = fl.srv6[side]
+            check(tmpl["block"] == "fcbb:bbbb::/32" and len(tmpl["planes"]) == planes, f"template {tmpl}")
+            for pl, e in enumerate(tmpl["planes"]):
+                pre = f"p{pl}-" if planes > 1 else ""
+                check(len(e["uplinks"]) == 2, f"plane {pl}: both spines are uplinks: {e}")
+                for k, up in enumerate(e["uplinks"]):
+                    usids = [int(u, 16) for u in e.get("before", []) + [up] + e["after"]]
+                    hops = srv6_walk(t, t.hosts[a].ports[pl].switch, usids)
+                    want = [t.hosts[a].ports[pl].switch, f"{pre}spine{k}", t.hosts[b].ports[pl].switch, b]
+                    check(hops == want, f"{a} -> {b} plane {pl} uplink {k}: {hops}, want {want}")
+        cfg = nic.build_nic_config(t, "rack0", lambda h, i=0: "net_memif", lambda f: 1)
+        (w,) = [w for w in cfg["workloads"] if w["host"] == "h0"]
+        check(w["mrc"] == {"ev_mode": "srv6", "srv6": fl.srv6[0]}, f"client workload mrc {w['mrc']}")
+        cfg1 = nic.build_nic_config(t, "rack1", lambda h, i=0: "net_memif", lambda f: 1)
+        (w1,) = [w for w in cfg1["workloads"] if w["host"] == "h3"]
+        check(w1["mrc"]["srv6"] == fl.srv6[1], f"server workload mrc {w1['mrc']}")
+        hp0 = cfg["hosts"]["h0"]["ports"][0] if planes > 1 else cfg["hosts"]["h0"]
+        check(hp0["ipv6"] == t.hosts["h0"].ports[0].ipv6 and hp0["ip"] == t.hosts["h0"].ports[0].ip,
+              f"nic.json dual-stack port {hp0}")
+        print(f"  srv6 {planes} plane(s): h0 -> h3 {fl.srv6[0]['planes']}, back {fl.srv6[1]['planes']}")
+    # Hand-written: a one-leaf pair goes leaf -> host; a port without IPv6, or an MRC srv6
+    # flow on a fabric without SRV6 tables, is refused naming the node / flow.
+    with open(path) as fh:
+        raw = json.load(fh)
+    raw["workloads"][0]["dst"] = "h1"
+    one = os.path.join(o, "one-leaf.json")
+    with open(one, "w") as fh:
+        json.dump(raw, fh)
+    t = tp.load(one)
+    check(t.flows[0].srv6[0]["planes"][0] == {"uplinks": ["1"], "after": ["8001"]},
+          f"same leaf: {t.flows[0].srv6[0]}")
+    del raw["nodes"]["h1"]["port_ipv6s"]
+    with open(one, "w") as fh:
+        json.dump(raw, fh)
+    try:
+        tp.load(one)
+        fail("a port without IPv6 accepted for ev_mode srv6")
+    except tp.TopologyError as e:
+        check("nodes.h1" in str(e) and "IPv6" in str(e), f"no IPv6: {e}")
+        print(f"  refused: {e}")
+    raw["nodes"]["h1"]["port_ipv6s"] = ["fd00::1", "fd00::9"]
+    with open(one, "w") as fh:
+        json.dump(raw, fh)
+    try:
+        tp.load(one)
+        fail("a duplicate IPv6 address accepted")
+    except tp.TopologyError as e:
+        check("fd00::1 is also h0" in str(e), f"duplicate IPv6: {e}")
+        print(f"  refused: {e}")
 
 
 def srv6_walk(t, first, usids):
@@ -642,6 +718,32 @@ def case_sim(c):
         png = os.path.join(out, "mrc_paths.png")
         check(os.path.exists(png) and os.path.getsize(png) > 10_000, "mrc: no mrc_paths.png in the report")
         check(not os.path.exists(os.path.join(os.path.join(d, "out1"), "mrc_paths.png")), "mrc_paths.png without MRC")
+        # The same MRC flow in SRv6 mode (--ev-mode srv6): every frame source-routed over the
+        # uSID path of its EV (plane i mod 2, spine (i / 2) mod 2), the switches doing uN. Each
+        # spine's frames toward leaf1 are exactly h0's packets on the EVs that name it; the SACKs
+        # (control plane 0) come back over both of plane 0's spines.
+        o = os.path.join(d, "mrc-srv6")
+        f, path = c.write(o, radix=4, leaves=2, hosts_per_leaf=2, planes=2, traffic="pair", transport="mrc",
+                          ev_mode="srv6", profile="mrc-trim", size_bytes=4 << 20, duration_s=1)
+        out = os.path.join(d, "out-mrc-srv6")
+        r = c.lab("run", "--sim", path, "--out", out, "--build", c.build, "--speed-gbps", "100")
+        check(r.returncode == 0, f"mrc srv6: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        (fl,) = json.load(open(os.path.join(out, "results.json")))["flows"]
+        check(fl["complete"] and fl["bytes_received"] == 4 << 20, f"mrc srv6: {fl}")
+        reps = [json.load(open(os.path.join(out, fn))) for fn in sorted(os.listdir(out))
+                if fn.startswith("nic-") and fn.endswith("-report.json")]
+        (m,) = [h["mrc"] for rep in reps for h in rep["hosts"] if h["name"] == "h0"]
+        sent, rtx = m["evs"]["sent"], m["evs"]["retransmitted"]
+        for pl in (0, 1):
+            for k in (0, 1):
+                want = sum(sent[i] + rtx[i] for i in range(len(sent)) if i % 2 == pl and (i // 2) % 2 == k)
+                _, rep = spine_tx(out, f"p{pl}-spine{k}")
+                ports = {q["name"]: q["tx_packets"] for q in rep["ports"]}
+                print(f"  mrc srv6 p{pl}-spine{k}: {ports['Ethernet4']} toward leaf1, h0's EVs naming it {want}, "
+                      f"{ports['Ethernet0']} toward leaf0")
+                check(ports["Ethernet4"] == want > 200, f"p{pl}-spine{k}: {ports} against {want} on its EVs")
+                check((ports["Ethernet0"] > 0) == (pl == 0), f"p{pl}-spine{k}: SACKs on the control plane: {ports}")
+        print(f"  mrc srv6: {fl['goodput_gbps']:.1f} Gb/s")
     print("sim: ok")
 
 

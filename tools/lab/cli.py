@@ -102,6 +102,9 @@ def add_gen_parser(sub):
     g.add_argument("--cc", default="dcqcn-nvidia", help="nic hosts' congestion control (their RC flows)")
     g.add_argument("--transport", default="rc", help="nic flows: rc (one flow per plane) or mrc (one flow per "
                    "pair spraying over every plane; docs/mrc.md)")
+    g.add_argument("--ev-mode", default="udp_sport", help="MRC flows' entropy: udp_sport (the EV in the UDP source "
+                   "port, ECMP picks the path) or srv6 (every host port gets an IPv6 address, the flows' QPs source-"
+                   "route each packet over the uSID path of its EV, derived from the SRV6 tables; docs/lab.md)")
     g.add_argument("--duration", type=float, default=10.0, metavar="S", help="topology duration_s")
     g.add_argument("--mmu-size", default="32MiB", metavar="BYTES", help="every switch's buffer (default 32MiB); "
                    "the profile's pools scale with it. Smaller buffers take fewer huge pages in real time")
@@ -125,7 +128,7 @@ def run_gen(a):
                        delays=_numbers(a.delay_ns, "--delay-ns", float), profile=a.profile, host_kind=a.host_kind,
                        traffic=a.traffic, incast_senders=a.incast_senders,
                        size_bytes=tp.parse_bytes(a.size, "--size"), qps=a.qps, cc=a.cc, transport=a.transport,
-                       duration_s=a.duration, seed=a.seed,
+                       ev_mode=a.ev_mode, duration_s=a.duration, seed=a.seed,
                        mmu_bytes=tp.parse_bytes(a.mmu_size, "--mmu-size"))
         for opt in ("radix", "hosts_per_leaf", "leaves", "spines", "pods", "hosts", "incast_senders"):
             if getattr(a, opt) < 0:

@@ -16,6 +16,7 @@ render() makes the files (a dict: name -> text), write() writes them; the
 same parameters give byte-identical files. Only the standard library.
 """
 import copy
+import ipaddress
 import json
 import os
 import random
@@ -70,6 +71,7 @@ class Params:
     qps: int = 1
     cc: str = "dcqcn-nvidia"
     transport: str = "rc"       # nic flows: rc (one flow per plane) or mrc (one flow spraying over every plane)
+    ev_mode: str = "udp_sport"  # mrc flows: udp_sport, or srv6 (hosts get IPv6 addresses, the lab derives the paths)
     duration_s: float = 10.0
     seed: int = 1               # traffic permutation: the draw
     mmu_bytes: int = 0          # switch buffer (0: the profile's 32 MiB); pools scale with it
@@ -114,6 +116,13 @@ class Fabric:
 
 def _ip(n):
     return f"{n >> 24 & 255}.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}"
+
+
+def _ip6(plane, h):
+    """Host h's IPv6 address on plane `plane` (--ev-mode srv6): fd00:0:<plane>::<h + 1>
+    (hex), beside its IPv4 one. Only the inner header of an SRv6 frame
+    carries it; the switches forward by the outer uSID address."""
+    return str(ipaddress.IPv6Address(f"fd00:0:{plane:x}::{h + 1:x}"))
 
 
 def _tiered(values, what, opt, n, lo, hi, integer=True):
@@ -163,6 +172,13 @@ def plan(p):
         raise GenError(f"--transport '{p.transport}': one of {', '.join(tp.TRANSPORTS)}")
     if p.transport == "mrc" and p.host_kind != "nic":
         raise GenError("--transport mrc: MRC runs on nic hosts (sf-nic), not pktio")
+    if p.ev_mode not in ("udp_sport", "srv6"):
+        raise GenError(f"--ev-mode '{p.ev_mode}': udp_sport or srv6")
+    if p.ev_mode == "srv6" and p.transport != "mrc":
+        raise GenError("--ev-mode srv6: MRC flows only (--transport mrc)")
+    if p.ev_mode == "srv6" and p.tiers != 2:
+        raise GenError("--ev-mode srv6 with --tiers 3: an MRC QP's uSID template picks one uplink per EV, and a "
+                       "3-tier path needs two (spine and core); 2 tiers only")
     if p.size_bytes <= 0:
         raise GenError(f"--size {p.size_bytes}: must be > 0")
     if not 0.1 <= p.duration_s <= 3600:
@@ -276,6 +292,7 @@ def plan(p):
             ip = base | f.leaf_addr[leaf.name] << host_bits | (h % H + 1)
             host["leaf"].append(leaf.name)
             host["ips"].append(_ip(ip))
+            host.setdefault("ip6s", []).append(_ip6(pl, h))
             host["macs"].append(f"02:1c:{pl:02x}:{h >> 16 & 0xff:02x}:{h >> 8 & 0xff:02x}:{h & 0xff:02x}")
             port = leaf.port_name()
             leaf.ports.append((port, ("host", h)))
@@ -373,6 +390,8 @@ def _workloads(f):
     out = []
     mrc = p.transport == "mrc"
     tr = {"transport": "mrc"} if mrc else {}
+    if mrc and p.ev_mode == "srv6":  # the lab derives each side's uSID template (topology.srv6_template)
+        tr["mrc"] = {"ev_mode": "srv6"}
     if p.traffic == "permutation":
         # One RC flow per host, on one plane: source host h sends on plane
         # h mod P (its port h mod P + 1, the destination's port of that plane),
@@ -598,7 +617,7 @@ def command_line(p):
             ("--hosts", "hosts"), ("--planes", "planes"), ("--speed-gbps", "speeds"), ("--delay-ns", "delays"),
             ("--profile", "profile"), ("--host-kind", "host_kind"), ("--traffic", "traffic"),
             ("--incast-senders", "incast_senders"), ("--size", "size_bytes"), ("--qps", "qps"), ("--cc", "cc"),
-            ("--transport", "transport"), ("--duration", "duration_s"), ("--mmu-size", "mmu_bytes"), ("--seed", "seed")]
+            ("--transport", "transport"), ("--ev-mode", "ev_mode"), ("--duration", "duration_s"), ("--mmu-size", "mmu_bytes"), ("--seed", "seed")]
     out = [f"{opt} {text(getattr(p, attr))}" for opt, attr in opts
            if text(getattr(p, attr)) != text(getattr(d, attr))
            and not (attr == "mmu_bytes" and getattr(p, attr) == PROFILE_MMU)]
@@ -619,10 +638,15 @@ def topology(f):
         if p.host_kind == "nic":
             n["process"] = f"rack{h // f.H}"
             n["cc"] = p.cc
+        srv6 = p.ev_mode == "srv6"
         if p.planes > 1:
             n.update({"ports": p.planes, "port_macs": host["macs"], "port_ips": host["ips"]})
+            if srv6:
+                n["port_ipv6s"] = host["ip6s"]
         else:
             n.update({"mac": host["macs"][0], "ip": host["ips"][0]})
+            if srv6:
+                n["ipv6"] = host["ip6s"][0]
         nodes[host["name"]] = n
     links = [{"a": a, "b": b, "speed_gbps": s, "delay_ns": d} for a, b, s, d in f.links]
     return {"name": p.name, "description": describe_params(p), "duration_s": p.duration_s,

@@ -91,6 +91,8 @@ def build_nic_config(topo, process, devargs_of, oob_port_of):
             ports = []
             for hp in h.ports:
                 e = {"devargs": devargs_of(h, hp.index), "mac": hp.mac, "ip": hp.ip, "speed_gbps": hp.speed_gbps}
+                if hp.ipv6:
+                    e["ipv6"] = hp.ipv6
                 if hp.gateway_mac:
                     e["gateway_mac"] = hp.gateway_mac
                 ports.append(e)
@@ -101,6 +103,8 @@ def build_nic_config(topo, process, devargs_of, oob_port_of):
                            "dscp": h.dscp, "pfc_enable": h.pfc_enable, "cnp_dscp": h.cnp_dscp}
             if h.gateway_mac:
                 hosts[name]["gateway_mac"] = h.gateway_mac
+            if h.ports[0].ipv6:
+                hosts[name]["ipv6"] = h.ports[0].ipv6
         if h.trim_dscp >= 0:  # MRC data frames with this DSCP were trimmed by a switch (docs/nic-app.md)
             hosts[name]["mrc_trim_dscp"] = h.trim_dscp
         if h.rx_drain_gbps:  # a slow receiver that pauses its switch port (docs/nic-app.md)
@@ -116,7 +120,7 @@ def build_nic_config(topo, process, devargs_of, oob_port_of):
         msg = min(f.message_bytes, f.size_bytes) if f.size_bytes else f.message_bytes
         iters = -(-f.size_bytes // msg) if f.size_bytes else 0
         common = {"type": "write_bw", "oob": f"127.0.0.1:{oob_port_of(f)}", "size": msg, "iterations": iters,
-                  "duration_s": f.duration_s, "qps": f.qps, "cc": topo.hosts[f.src].cc, "verify": False,
+                  "duration_s": f.duration_s, "qps": f.qps, "cc": topo.hosts[f.src].cc, "verify": f.verify,
                   "dscp": f.dscp}
         if topo.hosts[f.src].cc_params is not None:
             common["cc_params"] = topo.hosts[f.src].cc_params
@@ -124,11 +128,11 @@ def build_nic_config(topo, process, devargs_of, oob_port_of):
             common["rate_limit"] = f.rate_gbps  # QP pacing, Gb/s (sf-nic nic.json "rate_limit")
         _mrc(common, f, topo)
         if f.dst in members:
-            workloads.append(dict({"name": sname, "host": f.dst, "role": "server"}, **common, start_ms=0,
+            workloads.append(dict({"name": sname, "host": f.dst, "role": "server"}, **_srv6(common, f, 1), start_ms=0,
                                   **_port(topo, f.dst, f.port)))
         if f.src in members:
-            workloads.append(dict({"name": cname, "host": f.src, "role": "client"}, **common, start_ms=f.start_ms,
-                                  **_port(topo, f.src, f.port)))
+            workloads.append(dict({"name": cname, "host": f.src, "role": "client"}, **_srv6(common, f, 0),
+                                  start_ms=f.start_ms, **_port(topo, f.src, f.port)))
     for pr in topo.probes:
         cname, sname = workload_names(pr)
         common = {"type": pr.test, "oob": f"127.0.0.1:{oob_port_of(pr)}", "size": pr.size_bytes, "iterations": 0,
@@ -138,10 +142,11 @@ def build_nic_config(topo, process, devargs_of, oob_port_of):
             common["cc_params"] = topo.hosts[pr.src].cc_params
         _mrc(common, pr, topo)
         if pr.dst in members:
-            workloads.append(dict({"name": sname, "host": pr.dst, "role": "server"}, **common, start_ms=0,
-                                  **_port(topo, pr.dst, pr.port)))
+            workloads.append(dict({"name": sname, "host": pr.dst, "role": "server"}, **_srv6(common, pr, 1),
+                                  start_ms=0, **_port(topo, pr.dst, pr.port)))
         if pr.src in members:
-            workloads.append(dict({"name": cname, "host": pr.src, "role": "client"}, **common, start_ms=pr.start_ms,
+            workloads.append(dict({"name": cname, "host": pr.src, "role": "client"}, **_srv6(common, pr, 0),
+                                  start_ms=pr.start_ms,
                                   interval_us=topology.probe_interval_us(topo, pr), samples=True,
                                   stop_with_others=not pr.duration_s, **_port(topo, pr.src, pr.port)))
     # A workload takes one PD, one MR, two CQs and qps QPs (docs/nic-app.md
@@ -169,6 +174,16 @@ def _mrc(common, f, topo):
         common["cc"] = topo.hosts[f.src].mrc_cc
         if f.mrc:
             common["mrc"] = f.mrc
+
+
+def _srv6(common, f, side):
+    """One side's workload keys: an MRC flow in ev_mode srv6 without its own
+    template gets that side's, derived from the switches' SRV6 tables
+    (topology.srv6_template: the client's toward the server, the server's
+    back, so SACKs take the spine the data came over)."""
+    if not f.srv6:
+        return common
+    return dict(common, mrc=dict(common["mrc"], srv6=f.srv6[side]))
 
 
 def nic_command(binary, eal, cfg_path, report, timeseries, ts_period_ms, limit_s, ready):

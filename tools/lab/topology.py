@@ -6,6 +6,7 @@ The result is a Topology of plain dataclasses that launch.py turns into
 processes. Only the standard library is used.
 """
 import difflib
+import ipaddress
 import json
 import os
 import re
@@ -56,6 +57,7 @@ class HostPort:
     port: str = ""
     speed_gbps: int = 0
     gateway_mac: str = ""     # "" = L2 (frames to the destination's MAC)
+    ipv6: str = ""            # nic: an IPv6 address beside the IPv4 one ("" = none; MRC ev_mode srv6 needs it)
 
 
 @dataclass
@@ -122,6 +124,8 @@ class Flow:
     port: int = 1             # 1-based port of src and dst the flow runs on (multi-port hosts)
     transport: str = "rc"     # nic: rc, or mrc (sprays over every port of src; docs/mrc.md)
     mrc: dict = None          # nic mrc: sf-nic nic.json "mrc" (MrcQpAttr fields), passed through
+    verify: bool = False      # nic: sf-nic --verify (every byte checked where it lands; WRITEs with immediates)
+    srv6: tuple = None        # nic mrc ev_mode srv6 without a template: (client's, server's) from the SRV6 tables
 
     @property
     def sport(self):
@@ -145,6 +149,7 @@ class Probe:
     port: int = 1             # 1-based port of src and dst
     transport: str = "rc"     # write_lat only: rc or mrc
     mrc: dict = None
+    srv6: tuple = None        # as Flow.srv6
 
 
 @dataclass
@@ -258,6 +263,16 @@ def _ip(v, path):
     return v
 
 
+def _ip6(v, path):
+    try:
+        a = ipaddress.IPv6Address(v) if isinstance(v, str) else None
+    except ValueError:
+        a = None
+    if a is None or a.is_unspecified or a.is_multicast or a.is_loopback:
+        raise TopologyError(path, f"{json.dumps(v)} is not a unicast IPv6 address")
+    return str(a)
+
+
 def _no_dup_object_pairs(pairs):
     seen = {}
     for k, v in pairs:
@@ -313,7 +328,7 @@ SIM_KEYS = {"seed", "speed_gbps", "ts_period_us", "run_limit_s"}
 SWITCH_KEYS = {"kind", "config", "shaper_burst_us", "shards", "shard_map"}
 MAX_SHARDS = 8  # sf-switch --shards (switch/pipeline/shard_ring.h kMaxShards)
 PKTIO_KEYS = {"kind", "mac", "ip", "ib_mtu", "rate_gbps", "nice"}
-NIC_KEYS = {"kind", "process", "mac", "ip", "mtu", "dscp", "pfc_enable", "cnp_dscp", "cc", "mrc_cc", "rx_drain_gbps",
+NIC_KEYS = {"kind", "process", "mac", "ip", "ipv6", "port_ipv6s", "mtu", "dscp", "pfc_enable", "cnp_dscp", "cc", "mrc_cc", "rx_drain_gbps",
             "pfc_generate", "pfc_xoff", "pfc_xon", "ports", "port_macs", "port_ips", "trim_dscp", "cc_params"}
 LINK_KEYS = {"a", "b", "speed_gbps", "delay_ns"}
 MAX_DELAY_NS = 1_000_000_000
@@ -321,7 +336,7 @@ WL_KEYS = {
     "incast": {"name", "type", "senders", "receiver", "size_bytes", "start_ms", "dscp", "rate_gbps",
                "message_bytes", "qps", "port", "transport", "mrc"},
     "background": {"name", "type", "src", "dst", "size_bytes", "duration_s", "rate_gbps", "start_ms", "dscp",
-                   "message_bytes", "qps", "port", "transport", "mrc"},
+                   "message_bytes", "qps", "port", "transport", "mrc", "verify"},
 }
 WL_KEYS["victim"] = WL_KEYS["background"]
 WL_KEYS["probe"] = {"name", "type", "src", "dst", "test", "size_bytes", "interval_us", "start_ms", "duration_s", "dscp",
@@ -343,8 +358,6 @@ def _transport(obj, p, kinds, test="write_bw", rate=0.0):
             raise TopologyError(f"{p}.transport", "mrc runs between nic hosts (sf-nic)")
         if test not in ("write_bw", "write_lat"):
             raise TopologyError(f"{p}.transport", f"mrc carries RDMA WRITE only: not {test}")
-        if rate:
-            raise TopologyError(f"{p}.rate_gbps", "an MRC QP is not paced per QP yet (docs/mrc.md)")
     return tr, mrc
 
 
@@ -387,6 +400,7 @@ def load(path, *, duration_override=None, memory_bytes=None):
     except events.EventError as e:
         raise TopologyError(e.path, str(e)[len(e.path) + 2:]) from None
     _check_reachability(t)
+    _srv6_templates(t)
     _check_memory(t, memory_bytes if memory_bytes is not None else mem_available_bytes())
     return t
 
@@ -498,7 +512,9 @@ def _load_nodes(t, nodes, topo_dir):
     seen = {}
     for h in t.hosts.values():
         for hp in h.ports:
-            for what, v in (("mac", hp.mac), ("ip", hp.ip)):
+            for what, v in (("mac", hp.mac), ("ip", hp.ip), ("ipv6", hp.ipv6)):
+                if not v:
+                    continue
                 where = f"nodes.{h.name}.{what}" if not h.multi else f"nodes.{h.name}.port_{what}s[{hp.index}]"
                 label = h.name if not h.multi else f"{h.name}:p{hp.index}"
                 if (what, v) in seen:
@@ -524,14 +540,24 @@ def _host_ports(h, obj, p):
     these or the defaults above, never from "mac" / "ip"."""
     n = _num(obj, "ports", p, default=1, lo=1, hi=MAX_HOST_PORTS, integer=True)
     lists = {}
-    for key, check in (("port_macs", _mac), ("port_ips", _ip)):
+    if "ipv6" in obj and "port_ipv6s" in obj:
+        raise TopologyError(f"{p}.ipv6", "give ipv6 (a one-port host) or port_ipv6s (one per port), not both")
+    if n > 1 and "ipv6" in obj:
+        raise TopologyError(f"{p}.ipv6", f"a host with \"ports\" gives its addresses per port: use port_ipv6s "
+                                         f"(an array of {n})")
+    v6 = [_ip6(obj["ipv6"], f"{p}.ipv6")] if "ipv6" in obj else None
+    for key, check in (("port_macs", _mac), ("port_ips", _ip), ("port_ipv6s", _ip6)):
         if key not in obj:
             continue
         v = obj[key]
         if not isinstance(v, list) or len(v) != n:
             raise TopologyError(f"{p}.{key}", f"want an array of {n} address(es), one per port (\"ports\": {n})")
         lists[key] = [check(x, f"{p}.{key}[{k}]") for k, x in enumerate(v)]
+    if "port_ipv6s" in lists:
+        v6 = lists.pop("port_ipv6s")
     if n == 1 and not lists:
+        if v6:
+            h.ports = [HostPort(0, h.mac, h.ip, ipv6=v6[0])]
         return
     for key in ("mac", "ip"):
         if key in obj:
@@ -541,7 +567,7 @@ def _host_ports(h, obj, p):
     dmac = (lambda k: port_mac_default(h.index, k)) if h.multi else (lambda k: h.mac)
     dip = (lambda k: port_ip_default(h.index, k)) if h.multi else (lambda k: h.ip)
     h.ports = [HostPort(k, lists["port_macs"][k] if "port_macs" in lists else dmac(k),
-                        lists["port_ips"][k] if "port_ips" in lists else dip(k))
+                        lists["port_ips"][k] if "port_ips" in lists else dip(k), ipv6=v6[k] if v6 else "")
                for k in range(n)]
     h.mac, h.ip = h.ports[0].mac, h.ports[0].ip
 
@@ -733,8 +759,13 @@ def _load_workloads(t, wls):
             # An sf-nic flow without its own dscp sends with its host's, as sf-nic does.
             fdscp = dscp if ("dscp" in obj or hs.kind != "nic") else hs.dscp
             tr, mrc = _transport(obj, p, (hs.kind, hd.kind), rate=rate)
+            verify = obj.get("verify", False)
+            if not isinstance(verify, bool):
+                raise TopologyError(f"{p}.verify", f"{json.dumps(verify)}: true or false")
+            if verify and hs.kind != "nic":
+                raise TopologyError(f"{p}.verify", "sf-nic's --verify: nic flows only")
             t.flows.append(Flow(fname, name, typ, src, dst, len(t.flows), fdscp, size, dur, rate, start_ms,
-                                msg, qps, p, port, tr, mrc))
+                                msg, qps, p, port, tr, mrc, verify))
         t.workloads.append(dict(obj, name=name))
     for pr in t.probes:
         proc = t.hosts[pr.src].process
@@ -757,6 +788,82 @@ def _load_workloads(t, wls):
             raise TopologyError(out[-1].path, f"pktio host {h.name}: all its flows start together (start_ms differs)")
         if out and len({f.rate_gbps for f in out}) > 1:
             raise TopologyError(out[-1].path, f"pktio host {h.name}: its flows share one shaper (rate_gbps differs)")
+
+
+MRC_DEFAULT_EVS = 128      # sf-nic's num_evs default (verbs MrcQpAttr)
+SRV6_MAX_UPLINKS = 16      # verbs kMrcSrv6MaxUplinks
+
+
+def _srv6_of(t, sw, path):
+    cfg = t.switches[sw].config.get("SRV6")
+    if not isinstance(cfg, dict) or "usid" not in cfg or "locator_block" not in cfg:
+        raise TopologyError(path, f"mrc ev_mode srv6: switch {sw} has no SRV6 table (locator_block, usid, next): "
+                                  "the uSID path cannot be derived")
+    return cfg
+
+
+def srv6_template(t, src, dst, mrc, path):
+    """The uSID path template (sf-nic nic.json "mrc.srv6", docs/mrc.md "SRv6
+    uSID paths") of an MRC QP on src toward dst, from the switches' SRV6
+    tables: per plane p (src's and dst's port p), before = [src's switch],
+    uplinks = the switches one hop from both edge switches that list the
+    next hop's uSID (the spines, at most 16, lowest uSIDs first), after =
+    [dst's switch, dst's port uSID on it]. Both ports on one switch: no
+    uplink but that switch itself (before [], uplinks [it], after [port]).
+    2-tier paths only (a 3-tier path has no single uplink choice)."""
+    g = switch_graph(t)
+    hs, hd = t.hosts[src], t.hosts[dst]
+    planes = (mrc or {}).get("num_planes") or len(hs.ports)
+    evs = (mrc or {}).get("num_evs", MRC_DEFAULT_EVS)
+    if not isinstance(planes, int) or not isinstance(evs, int) or planes < 1 or evs < planes:
+        raise TopologyError(f"{path}.mrc", "num_planes / num_evs: whole numbers, num_evs >= planes")
+    if planes > min(len(hs.ports), len(hd.ports)):
+        raise TopologyError(f"{path}.mrc.num_planes", f"{planes} planes: {src} or {dst} has fewer ports")
+    cap = min(SRV6_MAX_UPLINKS, evs // planes)
+    block, out = None, []
+    for k in range(planes):
+        ps, pd = hs.ports[k], hd.ports[k]
+        for h, hp in ((src, ps), (dst, pd)):
+            if not hp.ipv6:
+                raise TopologyError(f"nodes.{h}", f"mrc ev_mode srv6 needs an IPv6 address on every port (the inner "
+                                                  f"header is IPv6): port {k} has none (ipv6 / port_ipv6s)")
+        S, D = _srv6_of(t, ps.switch, path), _srv6_of(t, pd.switch, path)
+        for c in (S, D):
+            block = block or c["locator_block"]
+            if c["locator_block"] != block:
+                raise TopologyError(path, f"mrc ev_mode srv6: locator blocks differ ({block}, {c['locator_block']}): "
+                                          "one block per QP")
+        host_usid = next((u for u, e in D.get("next", {}).items() if e.get("port") == pd.port), None)
+        if host_usid is None:
+            raise TopologyError(path, f"mrc ev_mode srv6: {pd.switch}'s SRV6.next has no uSID for {dst}'s port "
+                                      f"{pd.port}")
+        if ps.switch == pd.switch:
+            out.append({"uplinks": [S["usid"]], "after": [host_usid]})
+            continue
+        ups = []
+        for _, x, _ in g[ps.switch]:
+            X = t.switches[x].config.get("SRV6")
+            if not isinstance(X, dict) or X.get("locator_block") != block or X.get("usid") in ups:
+                continue
+            if X.get("usid") in S.get("next", {}) and D["usid"] in X.get("next", {}):
+                ups.append(X["usid"])
+        if not ups:
+            raise TopologyError(path, f"mrc ev_mode srv6: no switch one hop from both {ps.switch} and {pd.switch} "
+                                      "forwards by uSID between them (the derived templates need 2-tier paths; "
+                                      "give mrc.srv6 by hand)")
+        ups = sorted(ups, key=lambda u: int(u, 16))[:cap]
+        out.append({"before": [S["usid"]], "uplinks": ups, "after": [D["usid"], host_usid]})
+    return {"block": block, "planes": out}
+
+
+def _srv6_templates(t):
+    """Every MRC flow and probe with ev_mode srv6 and no mrc.srv6 of its own
+    gets its two templates (client toward server, server toward client)."""
+    for f in list(t.flows) + list(t.probes):
+        m = f.mrc or {}
+        if f.transport != "mrc" or m.get("ev_mode") != "srv6" or "srv6" in m:
+            continue
+        f.srv6 = (srv6_template(t, f.src, f.dst, m, f.path), srv6_template(t, f.dst, f.src, m, f.path))
 
 
 def _check_port(t, port, hosts, p):

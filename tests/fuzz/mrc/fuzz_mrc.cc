@@ -208,7 +208,8 @@ void connect(NicNode& node, int host, Side& self, const Side& peer) {
   v::MrcQpAttr a;
   a.num_evs = 8;
   a.backup_per_plane = 1;
-  a.mpr = host == 0 ? 16 : 64;
+  a.mpr = host == 0 ? 16 : 256;  // host 1 tracks 256 PSNs (crafted ones past CACK + 64 too)
+  a.sack_align = host == 0 ? 1 : 8;  // and sends UET-style 8-aligned SACK bases
   a.window_bytes = 4096;
   a.rto_ns = 20'000;
   a.ooo_tolerance_ns = 5'000;
@@ -227,7 +228,7 @@ void connect(NicNode& node, int host, Side& self, const Side& peer) {
   }
   const int mask = v::kMrcNumEvs | v::kMrcBackupPerPlane | v::kMrcMpr | v::kMrcWindowBytes | v::kMrcRto |
                    v::kMrcOooTolerance | v::kMrcProbeInterval | v::kMrcEvProbeInterval | v::kMrcSackCoalesce |
-                   v::kMrcMaxTimeouts | v::kMrcTrimLastHopDscp | v::kMrcSeed | v::kMrcPeerPorts;
+                   v::kMrcMaxTimeouts | v::kMrcTrimLastHopDscp | v::kMrcSeed | v::kMrcPeerPorts | v::kMrcSackAlign;
   if (v::mrc_modify_qp(self.qp, &a, mask) != 0) fail(self.qp->mrc_error());
   const sf::nic::test::ConnParams p = conn_params(host);
   if (sf::nic::test::connect_qp(self.qp, *peer.ctx, *peer.qp, p) != 0) fail("connecting the MRC QP");

@@ -7,7 +7,8 @@
 // Per host: an MRC QP connected to the other host's (RTS, MTU 256, 2 planes,
 // 8 EVs with one backup per plane, the peer's per-plane addresses, a 4 KiB
 // window, short timers: RTO 20 us, OOO tolerance 5 us, 3 timeouts; host 0's
-// mpr 16 and send PSNs about to wrap, host 1's mpr 64), a second MRC QP left
+// mpr 16 and send PSNs about to wrap, host 1's mpr 256 with 8-aligned SACK
+// bases), a second MRC QP left
 // in RESET and an RC QP connected to the other host's RC QP; an 8 KiB MR (all
 // rights) with 4 KiB guard bytes on each side and a local-write-only MR over
 // the same bytes; an MR of another PD over a separate 1 KiB buffer; and a

@@ -21,6 +21,16 @@ Cases (root; skipped without it):
          in real time on the shared 2 cores: the leaves' host ports overflow their PFC headroom
          and the QPs exceed their retries; it runs in --sim, tests/tools/lab_gen_test.py.)
 
+  mrc-srv6  the same fabric, h0 writing 4 MiB to h3 on one MRC QP in SRv6 mode (sf-lab gen
+         --transport mrc --ev-mode srv6 --profile mrc-trim; the flow given "verify": true): every
+         frame IPv6-in-IPv6 on the uSID path of its EV (leaf0, spine EV mod 2, leaf1, h3), the
+         switches forwarding by uN. Expect: exit 0, the flow complete with 4 MiB, sf-nic's verify
+         found no byte wrong (WRITE_WITH_IMM, checked where it lands), the frames spine k sent
+         toward leaf1 are exactly h0's data packets (first transmissions + retransmissions) on
+         the EVs naming spine k, plus at most the probes h0 sent; both spines carry data; h3's
+         SACKs come back over both spines (the reflected EV's path); leaf0 routed every frame
+         it got from h0; nothing left.
+
 Usage: lab_gen_test.py --build BUILD_DIR CASE
 """
 import argparse
@@ -140,10 +150,71 @@ def case_nic(build):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def case_mrc_srv6(build):
+    if not os.access(os.path.join(build, "nic", "app", "sf-nic"), os.X_OK):
+        print(f"SKIP: sf-nic is not built in {build}")
+        sys.exit(SKIP)
+    d = tempfile.mkdtemp(prefix="sf-labt-gen-")
+    try:
+        topo = gen(os.path.join(d, "fab"), "--traffic", "pair", "--size", "4MiB", "--transport", "mrc",
+                   "--ev-mode", "srv6", "--profile", "mrc-trim")
+        with open(topo) as fh:
+            t = json.load(fh)
+        (w,) = t["workloads"]
+        lt.check(w["mrc"] == {"ev_mode": "srv6"} and t["nodes"]["h0"]["ipv6"] and t["nodes"]["h3"]["ipv6"],
+                 f"gen --ev-mode srv6: {w}, {t['nodes']['h0']}")
+        w["verify"] = True
+        # The two spines are two processes: on 2 shared cores one may sit descheduled for
+        # milliseconds while the other forwards, so packets arrive out of order by more than
+        # sf-nic's 1 ms reordering tolerance (484 of 1,024 out of order in one run; 89 spurious
+        # retransmissions and 83 EVs retired with the default, the split 290 / 1,120).
+        w["mrc"]["ooo_tolerance_ns"] = 20_000_000
+        with open(topo, "w") as fh:
+            json.dump(t, fh, indent=2)
+        out = os.path.join(d, "out")
+        p, so, se = run(build, topo, out)
+        lt.check(p.returncode == 0, f"sf-lab exited {p.returncode}:\n{se[-3000:]}")
+        res = json.load(open(os.path.join(out, "results.json")))
+        lt.check_nothing_left(res, p.pid)
+        (f,) = res["flows"]
+        lt.check(f["complete"] and f["bytes_received"] == 4 << 20, f"flow {f['name']}: {f}")
+        cfg = json.load(open(os.path.join(out, "run", "nic-rack0.json")))
+        (cw,) = [x for x in cfg["workloads"] if x["host"] == "h0"]
+        tmpl = cw["mrc"]["srv6"]["planes"][0]
+        lt.check(tmpl == {"before": ["1"], "uplinks": ["3", "4"], "after": ["2", "8003"]}, f"h0's template {tmpl}")
+        reps = [json.load(open(os.path.join(out, fn))) for fn in sorted(os.listdir(out))
+                if fn.startswith("nic-") and fn.endswith("-report.json")]
+        wls = {x["name"]: x for r in reps for x in r["workloads"]}
+        for name, x in wls.items():
+            lt.check(x.get("verify_errors", 0) == 0, f"{name}: verify found {x.get('verify_errors')} bad message(s)")
+        (m,) = [h["mrc"] for r in reps for h in r["hosts"] if h["name"] == "h0"]
+        sent, rtx = m["evs"]["sent"], m["evs"]["retransmitted"]
+        # Per EV: data packets, retransmissions and the reliability probes sent on it (plane_packets);
+        # EV probes (on retired EVs) and port-status requests are not counted per EV.
+        data = [sum(sent[i] + rtx[i] for i in range(len(sent)) if i % 2 == k) for k in (0, 1)]
+        extra = m["ev_probes_sent"] + m["port_status_sent"]
+        print(f"  h0: {m['tx_data_packets']} data packets, {m['retransmits']} retransmits, {m['probes_sent']} "
+              f"probes, {extra} EV probes / port status, {m['evs_assumed_bad']} EVs retired now; on spine0's / "
+              f"spine1's EVs {data}")
+        lt.check(sum(data) == m["tx_data_packets"] + m["retransmits"] + m["probes_sent"], f"per-EV counts {data} vs {m}")
+        for k in (0, 1):
+            sp = ports_of(out, f"spine{k}")
+            down, back = sp["Ethernet4"]["tx_packets"], sp["Ethernet0"]["tx_packets"]
+            print(f"  spine{k}: {down} frames toward leaf1 (h0's EVs naming it: {data[k]}), {back} toward leaf0")
+            lt.check(data[k] <= down <= data[k] + extra, f"spine{k} sent {down} toward leaf1: h0's packets on its EVs "
+                                                       f"are {data[k]} (+ at most {extra} EV probes)")
+            lt.check(data[k] > 0.3 * sum(data), f"spine{k}: its EVs carry a share: {data}")
+            lt.check(back > 0, f"spine{k}: h3's SACKs on the reflected EVs' paths come back over it too")
+        l0 = ports_of(out, "leaf0")
+        lt.check(l0["Ethernet0"].get("routed") == l0["Ethernet0"]["rx_packets"] > 0, f"leaf0 forwarded h0's frames {l0}")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
-    ap.add_argument("case", choices=("pktio", "nic"))
+    ap.add_argument("case", choices=("pktio", "nic", "mrc-srv6"))
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     if os.geteuid() != 0:
@@ -151,7 +222,7 @@ def main():
         return SKIP
     for b in ("switch/app/sf-switch", "tools/sf-pktio/sf-pktio"):
         lt.check(os.access(os.path.join(build, b), os.X_OK), f"{b} not built in {build}")
-    {"pktio": case_pktio, "nic": case_nic}[a.case](build)
+    {"pktio": case_pktio, "nic": case_nic, "mrc-srv6": case_mrc_srv6}[a.case](build)
     print(f"PASS {a.case}")
     return 0
 

@@ -207,5 +207,82 @@ TEST(MrcMultiPlane, LinkEventIsPortStatus) {
   EXPECT_TRUE(rig.b.port_up(1));
 }
 
+// 6. A rate limit on a spraying QP (ibv_modify_qp_rate_limit) is the QP's
+//    rate: each of its P ports keeps its own schedule and paces at R / P,
+//    so every port runs at R / P and the QP at R (docs/mrc.md "Pacing a
+//    spraying QP"). 8 MiB at 40 Gb/s over 2 and 4 ports of 100 Gb/s, the
+//    ports taking bursts of 32 (a port never sends ahead of its schedule
+//    because another port's frame left); rates from the first to the last
+//    data frame on each port, in wire bytes (what the pacer charges). Then
+//    plane 1 of 2 going down: the other port takes the whole rate.
+TEST(MrcMultiPlane, RateLimitPacedPerPort) {
+  constexpr double kRate = 40e9;
+  for (int planes : {2, 4}) {
+    MrcRig rig(planes);
+    rig.burst = 32;
+    Endpoint x = make_mrc_endpoint(rig.a, 8u << 20);
+    Endpoint y = make_mrc_endpoint(rig.b, 8u << 20);
+    fill_pattern(x.buf, 31);
+    connect_planes(rig, x, y, {}, 0, static_cast<uint8_t>(planes));
+    v::QpRateLimitAttr rl;
+    rl.rate_limit = static_cast<uint32_t>(kRate / 1000);
+    ASSERT_EQ(v::modify_qp_rate_limit(x.qp, &rl), 0);
+    struct PortTx {
+      TimeNs first{-1}, last{0};
+      uint64_t wire = 0, last_wire = 0;
+    };
+    std::vector<PortTx> tx(static_cast<size_t>(planes));
+    rig.tap = [&](int from, PortId port, const std::vector<uint8_t>& b) {
+      if (from != 0 || !describe(b, from, port).data) return;
+      PortTx& t = tx[port];
+      if (t.first.ns() < 0) t.first = rig.now;
+      t.last = rig.now;
+      t.last_wire = wire_bytes(static_cast<uint32_t>(b.size()));
+      t.wire += t.last_wire;
+    };
+    ASSERT_EQ(post_write(x, 1, 0, 8u << 20, y.addr(), y.mr->rkey), 0);
+    ASSERT_TRUE(rig.run_until([&] { return !drain(x.scq).empty(); }, TimeNs::from_ms(50)));
+    EXPECT_TRUE(std::equal(x.buf.begin(), x.buf.end(), y.buf.begin()));
+    double total = 0;
+    std::string rates;
+    for (const PortTx& t : tx) {
+      // Bytes sent before the last frame over the time to it: the rate between departures.
+      const double gbps = static_cast<double>(t.wire - t.last_wire) * 8 / static_cast<double>((t.last - t.first).ns());
+      total += gbps;
+      rates += std::to_string(gbps) + " ";
+      EXPECT_NEAR(gbps, kRate / 1e9 / planes, 0.02 * kRate / 1e9 / planes) << planes << " planes: " << rates;
+    }
+    std::printf("%d planes at %.0f Gb/s: per port %s= %.2f Gb/s\n", planes, kRate / 1e9, rates.c_str(), total);
+    EXPECT_NEAR(total, kRate / 1e9, 0.02 * kRate / 1e9);
+    EXPECT_EQ(mctr(x).tx_retransmits, 0u);
+  }
+  // Plane 1 down before the transfer: port 1 alone carries the QP's 40 Gb/s.
+  MrcRig rig(2);
+  Endpoint x = make_mrc_endpoint(rig.a, 4u << 20);
+  Endpoint y = make_mrc_endpoint(rig.b, 4u << 20);
+  connect_planes(rig, x, y);
+  v::QpRateLimitAttr rl;
+  rl.rate_limit = static_cast<uint32_t>(kRate / 1000);
+  ASSERT_EQ(v::modify_qp_rate_limit(x.qp, &rl), 0);
+  rig.link_up[1] = false;
+  rig.a.set_port_up(1, false);
+  rig.b.set_port_up(1, false);
+  TimeNs first{-1}, last{0};
+  uint64_t wire = 0, last_wire = 0;
+  rig.tap = [&](int from, PortId port, const std::vector<uint8_t>& b) {
+    if (from != 0 || !describe(b, from, port).data) return;
+    EXPECT_EQ(port, 0u);
+    if (first.ns() < 0) first = rig.now;
+    last = rig.now;
+    last_wire = wire_bytes(static_cast<uint32_t>(b.size()));
+    wire += last_wire;
+  };
+  ASSERT_EQ(post_write(x, 1, 0, 4u << 20, y.addr(), y.mr->rkey), 0);
+  ASSERT_TRUE(rig.run_until([&] { return !drain(x.scq).empty(); }, TimeNs::from_ms(50)));
+  const double gbps = static_cast<double>(wire - last_wire) * 8 / static_cast<double>((last - first).ns());
+  std::printf("plane 1 down: port 1 at %.2f Gb/s\n", gbps);
+  EXPECT_NEAR(gbps, kRate / 1e9, 0.02 * kRate / 1e9);
+}
+
 }  // namespace
 }  // namespace sf::nic::test

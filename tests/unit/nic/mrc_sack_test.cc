@@ -67,7 +67,7 @@ TEST(MrcSackTracker, Window) {
   EXPECT_EQ(small.on_packet(Psn(17)), PsnVerdict::kNew);
   EXPECT_EQ(small.rx_out_of_window(), 1u);
   EXPECT_EQ(small.sack(Psn(17)).mpr, 8);
-  EXPECT_EQ(SackTracker(Psn(0), 1000).mpr(), 64);  // clamped to the bitmap's reach
+  EXPECT_EQ(SackTracker(Psn(0), 1000).mpr(), 256);  // clamped to the tracker's 256
   // A full window in reverse order ends with CACK past all 64.
   SackTracker r(Psn(0));
   for (int i = 63; i >= 0; --i) EXPECT_EQ(r.on_packet(Psn(static_cast<uint32_t>(i))), PsnVerdict::kNew);
@@ -86,6 +86,82 @@ TEST(MrcSackTracker, Wrap) {
   EXPECT_EQ(t.on_packet(Psn(0)), PsnVerdict::kNew);
   EXPECT_EQ(t.cack(), Psn(1));
   EXPECT_EQ(t.on_packet(Psn(0xFFFFFF)), PsnVerdict::kDuplicate);
+}
+
+// 4b. A window of 256 PSNs (mpr 256, docs/mrc.md "SACK window past 64"):
+//    PSNs up to CACK + 256 tracked across the tracker's four words; a SACK
+//    shows 64 of them, from CACK + 1, or ending at a trigger past CACK + 64
+//    (sack_offset = trigger - CACK - 63); every PSN the bitmap covers reads
+//    back (mrc_sack_state) as the tracker has it, the others are unknown;
+//    the first PSN arriving last moves CACK over all 256 at once.
+TEST(MrcSackTracker, Window256) {
+  for (uint32_t start : {0u, 0xFFFF80u}) {  // and straddling the wrap
+    SackTracker t(Psn(start), 256);
+    EXPECT_EQ(t.on_packet(Psn(start) + 256), PsnVerdict::kOutOfWindow);
+    for (uint32_t i = 255; i >= 1; --i) {
+      if (i % 5 == 0) continue;  // holes
+      ASSERT_EQ(t.on_packet(Psn(start) + i), PsnVerdict::kNew) << i;
+    }
+    EXPECT_EQ(t.on_packet(Psn(start) + 254), PsnVerdict::kDuplicate);
+    EXPECT_EQ(t.span(), 255u);  // PSN start + 254 = CACK + 255 (255 is a hole)
+    for (uint32_t trig : {3u, 64u, 65u, 130u, 200u, 255u}) {
+      const SackFields f = t.sack(Psn(start) + trig);
+      const int32_t want = trig + 1 > 64 ? static_cast<int32_t>(trig + 1) - 63 : 1;  // trigger - CACK = trig + 1
+      EXPECT_EQ(f.sack_offset, want) << trig;
+      EXPECT_EQ(f.ooo_count, 255 - 51) << trig;
+      const Psn base = wire::mrc_sack_base(f.cack, f.sack_offset);
+      for (uint32_t i = 0; i < 260; ++i) {
+        const Psn p = Psn(start) + i;
+        const wire::MrcSackState st = wire::mrc_sack_state(f.cack, f.sack_offset, f.bitmap, p);
+        if (wire::mrc_sack_bit(base, p) < 0) {
+          EXPECT_EQ(st, wire::MrcSackState::kUnknown) << trig << " " << i;
+        } else {
+          EXPECT_EQ(st == wire::MrcSackState::kReceived, t.received(p)) << trig << " " << i;
+        }
+      }
+      EXPECT_EQ(wire::mrc_sack_state(f.cack, f.sack_offset, f.bitmap, Psn(start) + trig),
+                t.received(Psn(start) + trig) ? wire::MrcSackState::kReceived : wire::MrcSackState::kMissing);
+    }
+    for (uint32_t i = 5; i < 256; i += 5) ASSERT_EQ(t.on_packet(Psn(start) + i), PsnVerdict::kNew);
+    EXPECT_EQ(t.cack(), Psn(start) - 1);
+    EXPECT_EQ(t.on_packet(Psn(start)), PsnVerdict::kNew);
+    EXPECT_EQ(t.cack(), Psn(start) + 255);
+    EXPECT_FALSE(t.held());
+    EXPECT_EQ(t.span(), 0u);
+  }
+}
+
+// 4c. UET-style 8-aligned bases (align 8): the base is a multiple of 8 --
+//    rounded down when the window starts at CACK + 1 (sack_offset -6..1,
+//    PSNs at or before CACK set in the bitmap), up when it ends at a trigger
+//    past CACK + 64 (the trigger still inside) -- and the bitmap reads back
+//    exactly as the tracker has it, across the wrap.
+TEST(MrcSackTracker, AlignedBase) {
+  for (uint32_t start : {0u, 3u, 0xFFFFF9u}) {
+    for (uint32_t first_in : {0u, 1u, 2u, 7u}) {
+      SackTracker t(Psn(start), 256, 8);
+      for (uint32_t i = 0; i < first_in; ++i) t.on_packet(Psn(start) + i);  // CACK moves by first_in
+      for (uint32_t i = first_in + 1; i < 200; i += 3) t.on_packet(Psn(start) + i);
+      for (uint32_t trig : {first_in + 1, first_in + 40, first_in + 70, first_in + 199}) {
+        const SackFields f = t.sack(Psn(start) + trig);
+        const Psn base = wire::mrc_sack_base(f.cack, f.sack_offset);
+        EXPECT_EQ(base.value() % 8, 0u) << start << " " << first_in << " " << trig;
+        EXPECT_LE(f.sack_offset, Psn::diff(Psn(start) + trig, f.cack));
+        EXPECT_GE(wire::mrc_sack_bit(base, Psn(start) + trig), 0) << "the trigger is in the bitmap";
+        if (Psn::diff(Psn(start) + trig, f.cack) <= 64) {
+          EXPECT_GE(f.sack_offset, -6);
+          EXPECT_LE(f.sack_offset, 1);
+        }
+        for (int i = 0; i < 64; ++i) {
+          const Psn p = base + static_cast<uint32_t>(i);
+          EXPECT_EQ(((f.bitmap >> i) & 1u) != 0, t.received(p)) << start << " " << first_in << " " << trig << " " << i;
+        }
+      }
+    }
+  }
+  SackTracker t(Psn(0));
+  t.set_align(8);
+  EXPECT_EQ(t.align(), 8);
 }
 
 // 5. Scoreboard: cumulative and selective acks, holes reported exactly once,
@@ -176,11 +252,15 @@ TEST(MrcSackScoreboard, Wrap) {
 // 8. End to end over a lossy, reordering channel: the requester retransmits
 //    exactly the PSNs the SACKs show missing; everything arrives, and no PSN
 //    the responder already had is ever retransmitted.
-TEST(MrcSack, LossyChannelExactRetransmit) {
+// The responder's mpr (the requester's in-flight limit), its SACK base
+// alignment and how deep the channel reorders: 64 / 1 / 16 is the default
+// QP; 256 PSNs reordered 200 deep make SACK windows that end at their
+// trigger (sack_offset > 1).
+void lossy_channel(uint16_t mpr, uint8_t align, size_t depth) {
   Rng rng(1234);
   const Psn first(0xFFFF00);  // crosses the wrap
-  SackScoreboard snd(first, 64);
-  SackTracker rcv(first);
+  SackScoreboard snd(first, mpr);
+  SackTracker rcv(first, mpr, align);
   std::vector<Psn> wire;
   std::set<uint32_t> delivered;
   uint64_t rtx = 0, spurious = 0;
@@ -188,7 +268,7 @@ TEST(MrcSack, LossyChannelExactRetransmit) {
   uint32_t sent_new = 0;
   std::array<Psn, 64> miss{};
   for (int round = 0; round < 100000 && (sent_new < total || snd.in_flight() > 0); ++round) {
-    while (sent_new < total && snd.can_send() && wire.size() < 16) {
+    while (sent_new < total && snd.can_send() && wire.size() < depth) {
       wire.push_back(snd.on_send());
       ++sent_new;
     }
@@ -221,6 +301,13 @@ TEST(MrcSack, LossyChannelExactRetransmit) {
   EXPECT_EQ(snd.in_flight(), 0u);
   EXPECT_EQ(spurious, 0u);
   EXPECT_GT(rtx, 0u);
+}
+
+TEST(MrcSack, LossyChannelExactRetransmit) {
+  lossy_channel(64, 1, 16);
+  lossy_channel(64, 8, 16);
+  lossy_channel(256, 1, 200);
+  lossy_channel(256, 8, 200);
 }
 
 }  // namespace

@@ -127,6 +127,25 @@ TEST(SfNicConfig, MrcBackPressureKeys) {
   EXPECT_EQ(error_of(doc(R"({"rcv_pen_ooo_pct": 0})")), "workloads[0].mrc.rcv_pen_ooo_pct: 0 out of range [1, 100]");
 }
 
+// 2a'. The SACK window (mpr up to 256) and the SACK base alignment (1 or 8);
+//      an MRC QP takes a rate_limit (each port paced at rate / ports).
+TEST(SfNicConfig, MrcSackWindowAlignAndRate) {
+  auto doc = [](const std::string& mrc, const std::string& extra = "") {
+    return R"({"hosts": {"h0": {"devargs": "net_memif0", "mac": "02:10:00:00:00:01", "ip": "10.0.0.1"}},
+               "workloads": [{"name": "w0", "host": "h0", "type": "write_bw", "role": "client",
+                              "oob": "127.0.0.1:18600", "iterations": 10, "transport": "mrc", )" +
+           extra + R"("mrc": )" + mrc + "}]}";
+  };
+  const AppConfig c = parse(doc(R"({"mpr": 256, "sack_align": 8})", R"("rate_limit": "20G", )"));
+  EXPECT_EQ(c.workloads[0].mrc.mpr, 256);
+  EXPECT_EQ(c.workloads[0].mrc.sack_align, 8);
+  EXPECT_EQ(c.workloads[0].rate_limit, BitRate::gbps(20));
+  EXPECT_EQ(parse(doc("{}")).workloads[0].mrc.sack_align, 1);
+  EXPECT_EQ(error_of(doc(R"({"mpr": 257})")), "workloads[0].mrc.mpr: 257 out of range [1, 256]");
+  EXPECT_EQ(error_of(doc(R"({"sack_align": 4})")),
+            "workloads[0].mrc.sack_align: 1 (CACK + 1) or 8 (UET's 8-aligned base)");
+}
+
 // 2b. The pacing fields: rate_limit and its burst bucket (burst_size, bytes
 //     or a size string); a bucket without a rate, or beyond 32 bits, is
 //     refused naming the path.
