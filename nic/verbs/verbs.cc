@@ -91,13 +91,5 @@ Gid gid_from_ipv4(const wire::Ipv4Addr& ip) {
   return g;
 }
 
-bool gid_is_ipv4(const Gid& g) {
-  for (int i = 0; i < 10; ++i) {
-    if (g.bytes[i] != 0) return false;
-  }
-  return g.bytes[10] == 0xFF && g.bytes[11] == 0xFF;
-}
-
-wire::Ipv4Addr gid_to_ipv4(const Gid& g) { return {{g.bytes[12], g.bytes[13], g.bytes[14], g.bytes[15]}}; }
 
 }  // namespace sf::nic::verbs
