@@ -42,7 +42,7 @@ nlohmann::json router_if_snapshot(const RouterIf& rif, PortId p) {
   }
   return {{"addresses", addrs},        {"rx_arp_request", c.rx_arp_request}, {"rx_arp_reply", c.rx_arp_reply},
           {"rx_ns", c.rx_ns},          {"rx_na", c.rx_na},                   {"tx_arp_reply", c.tx_arp_reply},
-          {"tx_na", c.tx_na},          {"passed", c.passed},                 {"gleaned", c.gleaned},
+          {"tx_na", c.tx_na},          {"not_ours", c.not_ours},                 {"gleaned", c.gleaned},
           {"neighbor_moves", c.neighbor_moves}, {"no_room", c.no_room},       {"bad", c.bad},
           {"bad_by", bad},             {"neighbors", nb}};
 }

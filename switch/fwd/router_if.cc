@@ -118,8 +118,10 @@ RouterIf::Verdict RouterIf::on_frame(uint16_t port, rte_mbuf* m, TimeNs /*now*/)
   // Ours: an ARP / NS whose target is our address, an NA sent to our address.
   const int rif = find_if(port, v6, msg.kind == wire::NeighborKind::kNa ? msg.ip_dst : msg.target_ip);
   if (rif < 0) {
-    ++c.passed;
-    return Verdict::kPass;
+    // Another address: the host's subnet ends at this routed port, so the
+    // frame is not bridged to other ports (they are other subnets).
+    ++c.not_ours;
+    return Verdict::kConsumed;
   }
   const RouterInterface& r = ifs_[static_cast<size_t>(rif)];
   const wire::MacAddr me{macs_[port]};

@@ -15,8 +15,9 @@
 // Entries do not age: a resolved next hop keeps its MAC until a frame from
 // it says otherwise.
 // Bad ARP / ND on a router port is dropped, counted by reason
-// (wire::NeighborError); ARP / ND for another host's address passes on (the
-// switch bridges it as before).
+// (wire::NeighborError); ARP / ND for another address is taken after
+// gleaning (a routed port ends its subnet: bridging it to other ports,
+// other subnets, would be wrong).
 //
 // Threading: one RouterIf is shared by the shards of a switch (like the
 // route table). on_frame() is called by the lcore owning the ingress port
@@ -48,7 +49,7 @@ struct RouterIfCounters {
   uint64_t rx_na = 0;           // NA to one of the port's addresses (taken)
   uint64_t tx_arp_reply = 0;
   uint64_t tx_na = 0;
-  uint64_t passed = 0;          // ARP / NS / NA for another address: bridged as before
+  uint64_t not_ours = 0;        // ARP / NS / NA for another address (gratuitous ones too): taken, not bridged
   uint64_t gleaned = 0;         // a next hop's MAC learned or confirmed from its frame
   uint64_t neighbor_moves = 0;  // ... and it differed from the one known
   uint64_t no_room = 0;         // a reply not sent: the request's mbuf could not hold it (segmented)
@@ -75,9 +76,9 @@ class RouterIf {
   }
 
   enum class Verdict : uint8_t {
-    kPass,      // not ARP / ND for this switch: forward it as before
+    kPass,      // not ARP / ND: forward it as before
     kReply,     // `m` now holds the answer: send it back out of `port`
-    kConsumed,  // taken (a reply to us; a reply we could not build): free it
+    kConsumed,  // taken (a reply to us, ARP / ND for another address, an answer we could not build): free it
     kBad,       // malformed ARP / ND: drop it (counted here by reason)
   };
   // A frame received on `port` (one the switch forwards otherwise). Gleans
