@@ -10,7 +10,7 @@ or missing gateway stops the client at connect with the reason (exit 1), and
 its --report says so.
 
 Usage: nic_routed_test.py --build BUILD_DIR CASE
-CASE: switch_l3_ipv4, switch_l3_ipv6, switch_l3_bad_gateway. Exit 0 = pass, 77 = skipped, else fail.
+CASE: switch_l3_ipv4, switch_l3_ipv6, switch_l3_ipv4_sharded, switch_l3_bad_gateway. Exit 0 = pass, 77 = skipped, else fail.
 """
 import json
 import os
@@ -64,16 +64,20 @@ def nic_cfg(h, fam, side, oob, gateway="switch", iterations=300):
                            "size": 65536, "iterations": iterations, "verify": True}]}
 
 
-def switch_l3(h, fam):
+def switch_l3(h, fam, sharded=False):
     """write_bw 64 KiB x 300 --verify between 10.8.1.1/24 and 10.8.2.2/24 (or
     fd08:1::1/64 and fd08:2::2/64) through sf-switch routing. Expect: every
     message lands and is checked; each host's gateway is reachable at its
     switch port's router MAC; the switch answered each host's request
     (ARP / NS counted on that port), resolved both next hops to the hosts'
     MACs without having to ask (gleaned), routed the data and dropped
-    nothing."""
+    nothing. Sharded: each port on its own datapath lcore, so each next hop
+    is gleaned on one lcore and read by the other as it routes."""
     f = FAM[fam]
-    sw = h.start_switch(switch_cfg(h, fam))
+    if sharded:
+        sw = h.start_switch(switch_cfg(h, fam), app=["--shard-map", "0,1"], lcores="0@(0,1),1@(0,1)")
+    else:
+        sw = h.start_switch(switch_cfg(h, fam))
     oob = free_port()
     srv = start_nic_config(h, "server", nic_cfg(h, fam, 1, oob))
     cli = start_nic_config(h, "client", nic_cfg(h, fam, 2, oob))
@@ -107,7 +111,10 @@ def switch_l3(h, fam):
               f"{name}: next hop {nbs} (want {f['host'][side - 1]} resolved to {HOST_MAC[side]} by gleaning)")
         check(s["dropped"] == 0 and s["neighbor_solicits"] == 0, f"switch {name} dropped {s['dropped']}: {s['drops']}")
         check(s["routed"] >= (300 * 16 if side == 2 else 1), f"switch {name} routed {s['routed']}")
-    print(f"routed IPv{fam} through sf-switch: {cw['bytes']} bytes verified at {cw['goodput_gbps']:.3f} Gb/s")
+    if sharded:
+        check(len(rep.get("shards", [])) == 2, f"switch shards {rep.get('shards')}")
+    print(f"routed IPv{fam} through sf-switch{' (2 shards)' if sharded else ''}: {cw['bytes']} bytes verified at "
+          f"{cw['goodput_gbps']:.3f} Gb/s")
 
 
 def switch_l3_bad_gateway(h):
@@ -147,6 +154,7 @@ def switch_l3_bad_gateway(h):
 
 
 CASES = {"switch_l3_ipv4": lambda h: switch_l3(h, 4), "switch_l3_ipv6": lambda h: switch_l3(h, 6),
+         "switch_l3_ipv4_sharded": lambda h: switch_l3(h, 4, sharded=True),
          "switch_l3_bad_gateway": switch_l3_bad_gateway}
 
 if __name__ == "__main__":
