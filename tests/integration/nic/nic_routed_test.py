@@ -14,6 +14,7 @@ CASE: switch_l3_ipv4, switch_l3_ipv6, switch_l3_ipv4_sharded, switch_l3_bad_gate
 """
 import json
 import os
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -21,7 +22,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "switch"))
 import harness  # noqa: E402
 from harness import check, port_by_name  # noqa: E402
-from nic_test import check_clean, finish_nic, free_port, start_nic_config  # noqa: E402
+from nic_test import check_clean, finish_nic, free_port, sf_nic, start_nic_config  # noqa: E402
 
 PORTS = ["Ethernet0", "Ethernet4"]  # server side, client side
 ROUTER_MAC = {"Ethernet0": "02:53:00:00:00:00", "Ethernet4": "02:53:00:00:00:04"}
@@ -123,7 +124,8 @@ def switch_l3_bad_gateway(h):
     outside the client's subnet): the client stops at connect with the
     reason, exit 1, before any QP is connected, and its --report (written
     although it failed early) has status failed, the error, and the
-    gateway's state (failed, 3 requests)."""
+    gateway's state (failed, 3 requests). A port that does not open: exit 1,
+    the report is the status and the error."""
     sw = h.start_switch(switch_cfg(h, 4))
     for what, gw, want in (
             ("wrong", "10.8.2.253", "port 1's gateway 10.8.2.253 does not answer ARP (3 requests"),
@@ -148,6 +150,17 @@ def switch_l3_bad_gateway(h):
         srv.popen.send_signal(2)
         srv.wait(30)
     rep = h.stop_switch(sw)
+    # Earlier still (a port that does not open): the report is the status and the error alone.
+    prefix = h.prefix("nic")
+    report = h.path(f"{prefix}.early.json")
+    r = subprocess.run([sf_nic(h)] + harness.EAL_COMMON + [f"--file-prefix={prefix}", "--no-telemetry", "--",
+                        "write_bw", "--port", "net_bogus0", "--mac", HOST_MAC[1], "--ip", "10.8.1.1",
+                        "--report", report], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and os.path.exists(report), f"bad port: exit {r.returncode}, report written: "
+                                                          f"{os.path.exists(report)}\n{r.stdout[-800:]}")
+    with open(report) as fh:
+        early = json.load(fh)
+    check(early.get("status") == "failed" and "port net_bogus0" in early.get("error", ""), f"bad port: report {early}")
     # The client's requests for 10.8.2.253 are not the switch's: taken, not answered, not bridged.
     ri = port_by_name(rep, "Ethernet4")["router_if"]
     check(ri["not_ours"] >= 3 and ri["bad"] == 0, f"switch Ethernet4: {ri}")
