@@ -23,6 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "switch"))
 import harness  # noqa: E402
 from harness import check, port_by_name  # noqa: E402
 from nic_test import check_clean, finish_nic, free_port, sf_nic, start_nic_config  # noqa: E402
+from switch_test import telemetry  # noqa: E402
 
 PORTS = ["Ethernet0", "Ethernet4"]  # server side, client side
 ROUTER_MAC = {"Ethernet0": "02:53:00:00:00:00", "Ethernet4": "02:53:00:00:00:04"}
@@ -76,14 +77,24 @@ def switch_l3(h, fam, sharded=False):
     is gleaned on one lcore and read by the other as it routes."""
     f = FAM[fam]
     if sharded:
-        sw = h.start_switch(switch_cfg(h, fam), app=["--shard-map", "0,1"], lcores="0@(0,1),1@(0,1)")
+        sw = h.start_switch(switch_cfg(h, fam), app=["--shard-map", "0,1"], lcores="0@(0,1),1@(0,1)", telemetry=True)
     else:
-        sw = h.start_switch(switch_cfg(h, fam))
+        sw = h.start_switch(switch_cfg(h, fam), telemetry=True)
     oob = free_port()
     srv = start_nic_config(h, "server", nic_cfg(h, fam, 1, oob))
     cli = start_nic_config(h, "client", nic_cfg(h, fam, 2, oob))
     rc_cli = finish_nic(cli, 90)
     rc_srv = finish_nic(srv, 30)
+    # DPDK telemetry (sf-cli's view): interfaces, resolved next hops, routes with their MACs.
+    intf = telemetry(sw.prefix, "/softfabric/switch/interfaces")["entries"]
+    nbs = telemetry(sw.prefix, "/softfabric/switch/neighbors")["entries"]
+    routes = telemetry(sw.prefix, "/softfabric/switch/routes")["entries"]
+    print(f"telemetry: interfaces {intf} neighbors {nbs} routes {routes}")
+    check(intf == [f"{n}|{f['gw'][i]}/{f['len']}" for i, n in enumerate(PORTS)], f"telemetry interfaces {intf}")
+    check(sorted(nbs) == sorted(f"{f['host'][i]}|{n}|{HOST_MAC[i + 1]}|0" for i, n in enumerate(PORTS)),
+          f"telemetry neighbors {nbs}")
+    check(sorted(routes) == sorted(f"{f['net'][i]}|{n}|{HOST_MAC[i + 1]}" for i, n in enumerate(PORTS)),
+          f"telemetry routes {routes}")
     rep = h.stop_switch(sw)
     check_clean(rc_srv, "server")
     check_clean(rc_cli, "client")
