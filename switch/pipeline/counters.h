@@ -55,8 +55,9 @@ struct PortCounters {
   uint64_t flood_extra_copies = 0;  // copies beyond the first that floods queued (copies - 1 per flood
                                     // with a live port): tx + dropped + queued = rx - rx_mac_control
                                     // - rx_trapped + this
-  // Router interfaces (switch/fwd/router_if.h): ARP / ND frames for the
-  // switch's own addresses taken and not answered (replies to us), and
+  // Router interfaces (switch/fwd/router_if.h): ARP / ND frames a router
+  // port took without answering (replies to us, ARP / ND for other
+  // addresses: not bridged), and
   // routed packets to an unresolved next hop that became its ARP request /
   // NS (the packet is lost, the request is sent: counted in tx, not dropped).
   uint64_t rx_trapped = 0;
