@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -76,10 +77,13 @@ def switch_l3(h, fam, sharded=False):
     nothing. Sharded: each port on its own datapath lcore, so each next hop
     is gleaned on one lcore and read by the other as it routes."""
     f = FAM[fam]
+    mport = free_port()
+    app = ["--metrics-port", mport]
     if sharded:
-        sw = h.start_switch(switch_cfg(h, fam), app=["--shard-map", "0,1"], lcores="0@(0,1),1@(0,1)", telemetry=True)
+        sw = h.start_switch(switch_cfg(h, fam), app=app + ["--shard-map", "0,1"], lcores="0@(0,1),1@(0,1)",
+                            telemetry=True)
     else:
-        sw = h.start_switch(switch_cfg(h, fam), telemetry=True)
+        sw = h.start_switch(switch_cfg(h, fam), app=app, telemetry=True)
     oob = free_port()
     srv = start_nic_config(h, "server", nic_cfg(h, fam, 1, oob))
     cli = start_nic_config(h, "client", nic_cfg(h, fam, 2, oob))
@@ -95,6 +99,18 @@ def switch_l3(h, fam, sharded=False):
           f"telemetry neighbors {nbs}")
     check(sorted(routes) == sorted(f"{f['net'][i]}|{n}|{HOST_MAC[i + 1]}" for i, n in enumerate(PORTS)),
           f"telemetry routes {routes}")
+    # Prometheus (--metrics-port): the router ports' families, valid for promtool.
+    with urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5) as r:
+        text = r.read().decode()
+    p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=30)
+    check(p.returncode == 0, f"promtool check metrics: {p.stdout}{p.stderr}")
+    kind = "arp_request" if fam == 4 else "ns"
+    values = {ln.rsplit(" ", 1)[0]: float(ln.rsplit(" ", 1)[1]) for ln in text.splitlines()
+              if ln.startswith("softfabric_router")}
+    for i, n in enumerate(PORTS):
+        resolved = values.get(f'softfabric_router_neighbor_resolved{{port="{n}",ip="{f["host"][i]}"}}')
+        asked = values.get(f'softfabric_router_rx_neighbor_frames_total{{port="{n}",kind="{kind}"}}', 0)
+        check(resolved == 1 and asked >= 1, f"metrics of {n}: resolved {resolved}, {kind} {asked}: {values}")
     rep = h.stop_switch(sw)
     check_clean(rc_srv, "server")
     check_clean(rc_cli, "client")
