@@ -186,6 +186,13 @@ bool RouterIf::solicit(int32_t id, rte_mbuf* m, TimeNs now) {
   return true;
 }
 
+void RouterIf::forget() {
+  for (const auto& n : neighbors_) {
+    n->mac.store(0, std::memory_order_release);
+    n->next_solicit_ns.store(0, std::memory_order_relaxed);
+  }
+}
+
 std::vector<RouterIf::NeighborView> RouterIf::neighbors() const {
   std::vector<NeighborView> v;
   for (const auto& p : neighbors_) {

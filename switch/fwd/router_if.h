@@ -13,7 +13,7 @@
 //    next hop per kSolicitInterval; the packets in between are dropped,
 //    counted no_neighbor), which the caller sends on the next hop's port.
 // Entries do not age: a resolved next hop keeps its MAC until a frame from
-// it says otherwise.
+// it says otherwise, or the switch is reset (forget()).
 // Bad ARP / ND on a router port is dropped, counted by reason
 // (wire::NeighborError); ARP / ND for another address is taken after
 // gleaning (a routed port ends its subnet: bridging it to other ports,
@@ -100,6 +100,8 @@ class RouterIf {
   // m's VLAN tag) and returns true (the caller sends it on the next hop's
   // port); false: the caller drops the packet (no_neighbor).
   bool solicit(int32_t id, rte_mbuf* m, TimeNs now);
+  // A switch reboot (SwitchNode::reset): every next hop unresolved again.
+  void forget();
 
   const RouterIfCounters& counters(uint16_t port) const { return ctr_[port]; }
   const std::vector<RouterInterface>& interfaces() const { return ifs_; }

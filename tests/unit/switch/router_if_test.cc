@@ -304,6 +304,23 @@ TEST_P(RouterIfTest, ResolvesIpv6NextHop) {
   EXPECT_EQ(f.ipv6->hop_limit, 63);
 }
 
+// 8. A switch reset (reboot) forgets resolved next hops: the next packet
+// to one asks again.
+TEST_P(RouterIfTest, ResetForgetsNextHops) {
+  make_l3();
+  rx(1, arp(wire::kArpOpRequest, kHostB, kB, kB));  // B announces itself
+  rx(0, frame(routed4(kB)));
+  auto out = drain(1);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(wire::parse_frame(out[0]).eth->dst, kHostB);
+  node_->reset(TimeNs::from_ms(1));
+  EXPECT_FALSE(node_->router_if()->neighbors()[1].resolved);
+  rx(0, frame(routed4(kB)), TimeNs::from_ms(2));
+  out = drain(1, TimeNs::from_ms(2));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(parse(out[0]).kind, NeighborKind::kArpRequest);
+}
+
 INSTANTIATE_TEST_SUITE_P(Paths, RouterIfTest, testing::Bool(),
                          [](const auto& i) { return i.param ? "staged" : "process"; });
 
