@@ -11,8 +11,11 @@
 //  {"bench":"switch_node","frame":64,"value":Mpps,"unit":"Mpps","ref":Mpps,"ratio":..,"ns_per_pkt":..}
 // --mode l3: the frames are addressed to the router MAC instead and routed
 // (LPM on 10.0.0.2 -> 10.0.0.0/24 via Ethernet4: TTL, checksum, MAC rewrite);
-// the JSON line then says "mode":"l3".
-// Usage: switch_node_bench [--seconds S] [--iters N] [--frames 64,1082] [--mode l2,l3]
+// the JSON line then says "mode":"l3". --mode l3_rif: the same route, its
+// next hop resolved at run time by the router interfaces (INTERFACE
+// Ethernet4|10.0.0.1/24, no NEIGH; a gratuitous ARP from 10.0.0.254 before
+// the run): the l3 and l3_rif lines of one run compare the resolved-MAC load.
+// Usage: switch_node_bench [--seconds S] [--iters N] [--frames 64,1082] [--mode l2,l3,l3_rif]
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
@@ -26,6 +29,7 @@
 
 #include "common/config/json_loader.h"
 #include "common/dpdk/eal.h"
+#include "common/wire/arp_nd.h"
 #include "common/wire/frame_builder.h"
 #include "switch/config/switch_config.h"
 #include "switch/pipeline/switch_node.h"
@@ -180,13 +184,13 @@ int main(int argc, char** argv) {
       modes.clear();
       for (char* tok = std::strtok(argv[++i], ","); tok != nullptr; tok = std::strtok(nullptr, ",")) {
         modes.emplace_back(tok);
-        if (modes.back() != "l2" && modes.back() != "l3") {
-          std::fprintf(stderr, "switch_node_bench: --mode takes l2 and/or l3\n");
+        if (modes.back() != "l2" && modes.back() != "l3" && modes.back() != "l3_rif") {
+          std::fprintf(stderr, "switch_node_bench: --mode takes l2, l3 and/or l3_rif\n");
           return 2;
         }
       }
     } else {
-      std::fprintf(stderr, "usage: switch_node_bench [--seconds S] [--iters N] [--frames 64,1082] [--mode l2,l3]\n");
+      std::fprintf(stderr, "usage: switch_node_bench [--seconds S] [--iters N] [--frames 64,1082] [--mode l2,l3,l3_rif]\n");
       return 2;
     }
   }
@@ -201,12 +205,26 @@ int main(int argc, char** argv) {
     return 1;
   }
   const sf::sw::SwitchConfig cfg = sf::sw::parse_switch_config(sf::config::parse_text(kConfig));
+  std::string rif_text = kConfig;
+  const std::string neigh = R"("NEIGH": {"Ethernet4|10.0.0.254": {"neigh": "02:00:00:00:00:02"}},)";
+  rif_text.replace(rif_text.find(neigh), neigh.size(), R"("INTERFACE": {"Ethernet4|10.0.0.1/24": {}},)");
+  const sf::sw::SwitchConfig rif_cfg = sf::sw::parse_switch_config(sf::config::parse_text(rif_text));
   std::vector<std::array<uint8_t, 6>> macs(cfg.ports.ports.size(), kRouterMac);
   for (const std::string& mode : modes) {
   for (const uint32_t size : sizes) {
-    const bool l3 = mode == "l3";
+    const bool l3 = mode != "l2";
     const auto frames = make_frames(size, l3);
-    sf::sw::SwitchNode node(cfg, macs, pool);
+    sf::sw::SwitchNode node(mode == "l3_rif" ? rif_cfg : cfg, macs, pool);
+    if (mode == "l3_rif") {  // the next hop announces itself: resolved before the run
+      uint8_t f[sf::wire::kNeighborFrameMax];
+      const sf::wire::MacAddr nh{{2, 0, 0, 0, 0, 2}};
+      const sf::wire::Ipv4Addr ip{{10, 0, 0, 254}};
+      const size_t len = sf::wire::write_arp(f, {sf::wire::kBroadcastMac, nh, std::nullopt}, sf::wire::kArpOpRequest,
+                                             nh, ip, {}, ip);
+      rte_mbuf* m = rte_pktmbuf_alloc(pool);
+      std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(len)), f, len);
+      node.receive(1, {&m, 1}, sf::TimeNs(0));
+    }
     const Run ref = measure<false>(pool, nullptr, frames, seconds, iters);
     const Run sw = measure<true>(pool, &node, frames, seconds, iters);
     const uint64_t tx = node.counters(1).tx_packets;

@@ -38,6 +38,7 @@
 #include "nic/app/sample_schedule.h"
 #include "nic/app/sf_nic_config.h"
 #include "common/dpdk/flow_isolate.h"
+#include "nic/app/early_report.h"
 #include "nic/app/sf_nic_report.h"
 #include "nic/app/thread_sched.h"
 #include "nic/app/tsc_calibration.h"
@@ -431,6 +432,8 @@ int run(int argc, char** argv) {
     return 2;
   }
 
+  // --report also when the run fails before its results (early_report.h).
+  EarlyReport early(o.report);
   // 2. EAL.
   auto eal = dpdk::init_eal(args.eal);
   if (!eal) {
@@ -666,6 +669,13 @@ int run(int argc, char** argv) {
           }
         }
 
+        // Failed before the data path (exchange, link, next hops, connect):
+        // the report says what the node saw (each port's neighbours) and why.
+        if (rc != 0 && !o.report.empty()) {
+          report = report_json(*node, wl);
+          (*report)["status"] = "failed";
+          (*report)["error"] = early.first_error();
+        }
         if (rc == 0) ops->qps_ready();
         if (rc == 0) {
           // 8. Control thread: time series. Each sample also carries the data-path
@@ -817,6 +827,7 @@ int run(int argc, char** argv) {
                                 {"in_use_at_ready", pool_in_use_at_ready},
                                 {"in_use_at_stop", rte_mempool_in_use_count(*pool)}};
         std::ofstream(o.report) << report->dump(2) << "\n";
+        early.written = true;
       }
     }
     for (auto& p : ports) p.close();

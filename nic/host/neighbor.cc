@@ -4,54 +4,22 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/wire/arp_nd.h"
 #include "nic/host/nic_node.h"
 
 namespace sf::nic {
 
 namespace {
-constexpr uint16_t kEtherTypeArp = 0x0806;
-constexpr uint16_t kArpRequest = 1;
-constexpr uint16_t kArpReply = 2;
-constexpr uint8_t kIcmp6 = 58;
-constexpr uint8_t kNs = 135;
-constexpr uint8_t kNa = 136;
-constexpr size_t kEth = 14;
-constexpr size_t kArpLen = 28;
-constexpr size_t kIp6 = 40;
-constexpr size_t kNdLen = 32;  // type..target (24) + one link-layer address option (8)
-constexpr size_t kMinFrame = 60;
-const wire::MacAddr kBroadcast{{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}};
+constexpr uint16_t kArpRequest = wire::kArpOpRequest;
+constexpr uint16_t kArpReply = wire::kArpOpReply;
+constexpr uint8_t kNs = wire::kIcmp6NeighborSolicit;
+constexpr uint8_t kNa = wire::kIcmp6NeighborAdvert;
+const wire::MacAddr kBroadcast = wire::kBroadcastMac;
+const wire::Ipv6Addr kAllNodes = wire::kIpv6AllNodes;
 
 uint16_t be16(const uint8_t* p) { return static_cast<uint16_t>((p[0] << 8) | p[1]); }
-void put16(uint8_t* p, uint16_t v) {
-  p[0] = static_cast<uint8_t>(v >> 8);
-  p[1] = static_cast<uint8_t>(v);
-}
-
-// The ICMPv6 checksum (RFC 4443 2.3) over the pseudo header and `len` bytes at `icmp`.
-uint16_t icmp6_checksum(const uint8_t* src, const uint8_t* dst, const uint8_t* icmp, size_t len) {
-  uint32_t s = 0;
-  auto add = [&](const uint8_t* p, size_t n) {
-    for (size_t i = 0; i + 1 < n; i += 2) s += be16(p + i);
-    if (n & 1) s += static_cast<uint32_t>(p[n - 1]) << 8;
-  };
-  add(src, 16);
-  add(dst, 16);
-  s += static_cast<uint32_t>(len);
-  s += kIcmp6;
-  add(icmp, len);
-  while (s >> 16) s = (s & 0xFFFF) + (s >> 16);
-  return static_cast<uint16_t>(~s);
-}
-
-wire::Ipv6Addr solicited_node(const wire::Ipv6Addr& t) {
-  wire::Ipv6Addr a{{0xFF, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0xFF, t.bytes[13], t.bytes[14], t.bytes[15]}};
-  return a;
-}
-wire::MacAddr multicast_mac(const wire::Ipv6Addr& a) {
-  return wire::MacAddr{{0x33, 0x33, a.bytes[12], a.bytes[13], a.bytes[14], a.bytes[15]}};
-}
-const wire::Ipv6Addr kAllNodes{{0xFF, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01}};
+using wire::solicited_node;
+wire::MacAddr multicast_mac(const wire::Ipv6Addr& a) { return wire::ipv6_multicast_mac(a); }
 
 bool in_prefix(const uint8_t* a, const uint8_t* b, unsigned bits) {
   for (unsigned i = 0; i < bits / 8; ++i) {
@@ -143,67 +111,47 @@ void Neighbors::owe(PortState& p, const Reply& r) {
 bool Neighbors::on_frame(uint16_t port, const rte_mbuf* m, TimeNs now) {
   PortState& p = ports_[port];
   const rc::LocalAddr& me = p.ref.host->local(p.ref.port_num);
-  const auto* b = rte_pktmbuf_mtod(m, const uint8_t*);
-  const uint32_t len = m->data_len;
-  if (len < kEth) return false;
-  const uint16_t et = be16(b + 12);
-  if (et == kEtherTypeArp) {
-    if (len < kEth + kArpLen) return false;
-    const uint8_t* a = b + kEth;
-    if (be16(a) != 1 || be16(a + 2) != wire::kEtherTypeIpv4 || a[4] != 6 || a[5] != 4) return false;
-    const uint16_t op = be16(a + 6);
-    if (op != kArpRequest && op != kArpReply) return false;
-    wire::MacAddr sha;
-    std::memcpy(sha.bytes.data(), a + 8, 6);
-    const uint8_t* spa = a + 14;
-    const uint8_t* tpa = a + 24;
-    const bool for_me = me.has_ipv4 && std::memcmp(tpa, me.ipv4.bytes.data(), 4) == 0;
+  // The frame views of common/wire/arp_nd.h (shared with sf-switch's router
+  // interfaces); a tagged request is answered with its tag. A frame that is
+  // not ARP / NS / NA, or a bad one, is not taken: the caller counts it.
+  wire::NeighborMsg msg;
+  if (wire::parse_neighbor(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len, msg) != wire::NeighborError::kNone) {
+    return false;
+  }
+  if (!msg.v6()) {
+    const uint8_t* spa = msg.sender_ip.data();
+    const bool for_me = me.has_ipv4 && std::memcmp(msg.target_ip.data(), me.ipv4.bytes.data(), 4) == 0;
     const bool from_gw = p.ref.l3.gateway4 && std::memcmp(spa, p.ref.l3.gateway4->bytes.data(), 4) == 0;
     if (!for_me && !from_gw) return false;  // another host's ARP: the caller counts it
     ++p.ctr.rx_arp;
-    if (from_gw) learn(p, p.gw4, sha, now, false);
-    if (for_me && op == kArpRequest) {
+    if (from_gw) learn(p, p.gw4, msg.sender_mac, now, false);
+    if (for_me && msg.kind == wire::NeighborKind::kArpRequest) {
       Reply r;
-      r.dst_mac = sha;
+      r.dst_mac = msg.sender_mac;
+      r.tci = msg.tci;
       std::memcpy(r.dst_ip.data(), spa, 4);
       owe(p, r);
     }
     update_due(port);
     return true;
   }
-  if (et != wire::kEtherTypeIpv6 || len < kEth + kIp6 + 24) return false;
-  const uint8_t* ip = b + kEth;
-  if ((ip[0] >> 4) != 6 || ip[6] != kIcmp6 || ip[7] != 255) return false;
-  const uint16_t plen = be16(ip + 4);
-  if (plen < 24 || kEth + kIp6 + plen > len) return false;
-  const uint8_t* icmp = ip + kIp6;
-  if ((icmp[0] != kNs && icmp[0] != kNa) || icmp[1] != 0) return false;
-  if (icmp6_checksum(ip + 8, ip + 24, icmp, plen) != 0) return false;  // a bad checksum: not taken, counted
-  const uint8_t* target = icmp + 8;
-  // The link-layer address option (source for NS, target for NA), else the frame's source.
-  wire::MacAddr lla;
-  std::memcpy(lla.bytes.data(), b + 6, 6);
-  for (size_t off = 24; off + 8 <= plen;) {
-    const uint8_t olen = icmp[off + 1];
-    if (olen == 0) break;
-    if ((icmp[off] == 1 || icmp[off] == 2) && olen == 1) std::memcpy(lla.bytes.data(), icmp + off + 2, 6);
-    off += olen * 8u;
-  }
-  const uint8_t* src = ip + 8;
-  if (icmp[0] == kNs) {
+  const uint8_t* target = msg.target_ip.data();
+  const uint8_t* src = msg.sender_ip.data();
+  if (msg.kind == wire::NeighborKind::kNs) {
     if (!me.has_ipv6 || std::memcmp(target, me.ipv6.bytes.data(), 16) != 0) return false;
     ++p.ctr.rx_nd;
     if (p.ref.l3.gateway6 && std::memcmp(src, p.ref.l3.gateway6->bytes.data(), 16) == 0) {
-      learn(p, p.gw6, lla, now, true);
+      learn(p, p.gw6, msg.sender_mac, now, true);
     }
     Reply r;
     r.nd = true;
+    r.tci = msg.tci;
     static const uint8_t kUnspecified[16] = {};
     if (std::memcmp(src, kUnspecified, 16) == 0) {  // duplicate address detection: to all nodes
-      r.dst_mac = multicast_mac(kAllNodes);
-      std::memcpy(r.dst_ip.data(), kAllNodes.bytes.data(), 16);
+      r.dst_mac = wire::ipv6_multicast_mac(wire::kIpv6AllNodes);
+      std::memcpy(r.dst_ip.data(), wire::kIpv6AllNodes.bytes.data(), 16);
     } else {
-      r.dst_mac = lla;
+      r.dst_mac = msg.sender_mac;
       std::memcpy(r.dst_ip.data(), src, 16);
     }
     owe(p, r);
@@ -213,68 +161,41 @@ bool Neighbors::on_frame(uint16_t port, const rte_mbuf* m, TimeNs now) {
   // NA: from our gateway (its target is the gateway's address).
   if (!p.ref.l3.gateway6 || std::memcmp(target, p.ref.l3.gateway6->bytes.data(), 16) != 0) return false;
   ++p.ctr.rx_nd;
-  learn(p, p.gw6, lla, now, true);
+  learn(p, p.gw6, msg.sender_mac, now, true);
   update_due(port);
   return true;
 }
 
 rte_mbuf* Neighbors::build_arp(rte_mempool* pool, const PortState& p, uint16_t op, const wire::MacAddr& eth_dst,
-                               const wire::MacAddr& tha, const wire::Ipv4Addr& tpa) const {
+                               const wire::MacAddr& tha, const wire::Ipv4Addr& tpa, std::optional<uint16_t> tci) const {
   rte_mbuf* m = rte_pktmbuf_alloc(pool);
   if (m == nullptr) return nullptr;
-  auto* d = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, kMinFrame));
+  uint8_t f[wire::kNeighborFrameMax];
+  const rc::LocalAddr& me = p.ref.host->local(p.ref.port_num);
+  const size_t len = wire::write_arp(f, {eth_dst, me.mac, tci}, op, me.mac, me.ipv4, tha, tpa);
+  auto* d = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(len)));
   if (d == nullptr) {
     rte_pktmbuf_free(m);
     return nullptr;
   }
-  std::memset(d, 0, kMinFrame);
-  const rc::LocalAddr& me = p.ref.host->local(p.ref.port_num);
-  std::memcpy(d, eth_dst.bytes.data(), 6);
-  std::memcpy(d + 6, me.mac.bytes.data(), 6);
-  put16(d + 12, kEtherTypeArp);
-  uint8_t* a = d + kEth;
-  put16(a, 1);
-  put16(a + 2, wire::kEtherTypeIpv4);
-  a[4] = 6;
-  a[5] = 4;
-  put16(a + 6, op);
-  std::memcpy(a + 8, me.mac.bytes.data(), 6);
-  std::memcpy(a + 14, me.ipv4.bytes.data(), 4);
-  std::memcpy(a + 18, tha.bytes.data(), 6);
-  std::memcpy(a + 24, tpa.bytes.data(), 4);
+  std::memcpy(d, f, len);
   return m;
 }
 
 rte_mbuf* Neighbors::build_nd(rte_mempool* pool, const PortState& p, uint8_t type, const wire::MacAddr& eth_dst,
-                              const wire::Ipv6Addr& ip_dst, const wire::Ipv6Addr& target, bool solicited) const {
+                              const wire::Ipv6Addr& ip_dst, const wire::Ipv6Addr& target, bool solicited,
+                              std::optional<uint16_t> tci) const {
   rte_mbuf* m = rte_pktmbuf_alloc(pool);
   if (m == nullptr) return nullptr;
-  constexpr size_t kLen = kEth + kIp6 + kNdLen;  // 86
-  auto* d = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, kLen));
+  uint8_t f[wire::kNeighborFrameMax];
+  const rc::LocalAddr& me = p.ref.host->local(p.ref.port_num);
+  const size_t len = wire::write_nd(f, {eth_dst, me.mac, tci}, type == kNa, me.ipv6, ip_dst, target, me.mac, solicited);
+  auto* d = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(len)));
   if (d == nullptr) {
     rte_pktmbuf_free(m);
     return nullptr;
   }
-  std::memset(d, 0, kLen);
-  const rc::LocalAddr& me = p.ref.host->local(p.ref.port_num);
-  std::memcpy(d, eth_dst.bytes.data(), 6);
-  std::memcpy(d + 6, me.mac.bytes.data(), 6);
-  put16(d + 12, wire::kEtherTypeIpv6);
-  uint8_t* ip = d + kEth;
-  ip[0] = 0x60;
-  put16(ip + 4, kNdLen);
-  ip[6] = kIcmp6;
-  ip[7] = 255;
-  std::memcpy(ip + 8, me.ipv6.bytes.data(), 16);
-  std::memcpy(ip + 24, ip_dst.bytes.data(), 16);
-  uint8_t* icmp = ip + kIp6;
-  icmp[0] = type;
-  if (type == kNa) icmp[4] = static_cast<uint8_t>((solicited ? 0x40 : 0) | 0x20);  // S, O
-  std::memcpy(icmp + 8, target.bytes.data(), 16);
-  icmp[24] = type == kNs ? 1 : 2;  // source / target link-layer address
-  icmp[25] = 1;
-  std::memcpy(icmp + 26, me.mac.bytes.data(), 6);
-  put16(icmp + 2, icmp6_checksum(ip + 8, ip + 24, icmp, kNdLen));
+  std::memcpy(d, f, len);
   return m;
 }
 
@@ -320,11 +241,11 @@ uint16_t Neighbors::transmit(uint16_t port, std::span<rte_mbuf*> out, rte_mempoo
     if (r.nd) {
       wire::Ipv6Addr dst;
       std::memcpy(dst.bytes.data(), r.dst_ip.data(), 16);
-      m = build_nd(pool, p, kNa, r.dst_mac, dst, me.ipv6, true);
+      m = build_nd(pool, p, kNa, r.dst_mac, dst, me.ipv6, true, r.tci);
     } else {
       wire::Ipv4Addr tpa;
       std::memcpy(tpa.bytes.data(), r.dst_ip.data(), 4);
-      m = build_arp(pool, p, kArpReply, r.dst_mac, r.dst_mac, tpa);
+      m = build_arp(pool, p, kArpReply, r.dst_mac, r.dst_mac, tpa, r.tci);
     }
     if (!put(m)) break;
     ++(r.nd ? p.ctr.tx_na : p.ctr.tx_arp_replies);

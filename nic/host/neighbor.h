@@ -117,6 +117,7 @@ class Neighbors {
   };
   struct Reply {
     bool nd = false;
+    std::optional<uint16_t> tci;  // the request's 802.1Q tag: the answer carries it
     wire::MacAddr dst_mac{};
     std::array<uint8_t, 16> dst_ip{};  // IPv4 in the first 4 bytes
   };
@@ -130,10 +131,12 @@ class Neighbors {
   };
   void learn(PortState& p, Entry& e, const wire::MacAddr& mac, TimeNs now, bool ipv6);
   void owe(PortState& p, const Reply& r);
+  // Frames from common/wire/arp_nd.h's builders; `tci`: an 802.1Q tag to carry.
   rte_mbuf* build_arp(rte_mempool* pool, const PortState& p, uint16_t op, const wire::MacAddr& eth_dst,
-                      const wire::MacAddr& tha, const wire::Ipv4Addr& tpa) const;
+                      const wire::MacAddr& tha, const wire::Ipv4Addr& tpa, std::optional<uint16_t> tci = {}) const;
   rte_mbuf* build_nd(rte_mempool* pool, const PortState& p, uint8_t type, const wire::MacAddr& eth_dst,
-                     const wire::Ipv6Addr& ip_dst, const wire::Ipv6Addr& target, bool solicited) const;
+                     const wire::Ipv6Addr& ip_dst, const wire::Ipv6Addr& target, bool solicited,
+                     std::optional<uint16_t> tci = {}) const;
   // When the port next has something to send: 0 with answers or
   // announcements owed, else its earliest probe (max: nothing).
   void update_due(uint16_t port);

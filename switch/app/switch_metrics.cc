@@ -2,6 +2,8 @@
 // in docs/ops.md.
 #include "switch/app/switch_metrics.h"
 
+#include <arpa/inet.h>
+
 #include "common/app/metrics_server.h"
 
 namespace sf::sw {
@@ -44,6 +46,37 @@ std::string switch_metrics(const SwitchView& v, const SwitchConfig& cfg) {
     m.add("softfabric_port_held_packets_total", kCounter, "Lossless arrivals held at ingress.", pl, c.held);
     m.add("softfabric_port_trimmed_packets_total", kCounter, "Packets trimmed to headers instead of dropped.", pl,
           c.trimmed);
+    // Router interfaces (docs/switch.md "Router interfaces"): router ports only.
+    if (const RouterIf* rif = node.router_if(); rif != nullptr && rif->port_on(p)) {
+      const RouterIfCounters& rc = rif->counters(p);
+      const std::pair<const char*, uint64_t> rx[] = {{"arp_request", rc.rx_arp_request}, {"arp_reply", rc.rx_arp_reply},
+                                                     {"ns", rc.rx_ns}, {"na", rc.rx_na}, {"not_ours", rc.not_ours}};
+      for (const auto& [kind, n] : rx) {
+        m.add("softfabric_router_rx_neighbor_frames_total", kCounter,
+              "ARP / ND frames a router port took: for its addresses by kind, or for another address (not_ours).",
+              {{"port", name}, {"kind", kind}}, n);
+      }
+      m.add("softfabric_router_tx_neighbor_answers_total", kCounter, "ARP replies / NAs the router port sent.",
+            {{"port", name}, {"kind", "arp_reply"}}, rc.tx_arp_reply);
+      m.add("softfabric_router_tx_neighbor_answers_total", kCounter, "ARP replies / NAs the router port sent.",
+            {{"port", name}, {"kind", "na"}}, rc.tx_na);
+      for (size_t e = 0; e < wire::kNumNeighborErrors; ++e) {
+        const auto err = static_cast<wire::NeighborError>(e);
+        if (err == wire::NeighborError::kNone || err == wire::NeighborError::kNotNeighbor) continue;
+        m.add("softfabric_router_bad_neighbor_frames_total", kCounter, "Malformed ARP / ND dropped, by reason.",
+              {{"port", name}, {"reason", std::string(wire::to_string(err))}}, rc.bad_by[e]);
+      }
+      m.add("softfabric_router_neighbor_solicits_total", kCounter,
+            "Routed packets to an unresolved next hop sent as its ARP request / NS instead.", pl, c.neighbor_solicits);
+      for (const RouterIf::NeighborView& n : rif->neighbors()) {
+        if (n.port != p) continue;
+        char ip[INET6_ADDRSTRLEN] = {};
+        inet_ntop(n.v6 ? AF_INET6 : AF_INET, n.ip.data(), ip, sizeof ip);
+        m.add("softfabric_router_neighbor_resolved", kGauge,
+              "1 once the next hop's MAC is known (gleaned from its ARP / ND, or answered).",
+              {{"port", name}, {"ip", ip}}, uint64_t{n.resolved ? 1u : 0u});
+      }
+    }
     const PfcRxCounters& prx = node.pfc_rx(p).counters();
     const PfcTxCounters& ptx = node.pfc_tx(p).counters();
     for (uint8_t i = 0; i < 8; ++i) {

@@ -1,7 +1,51 @@
 // JSON views of switch counters. See switch_stats.h.
 #include "switch/app/switch_stats.h"
 
+#include <arpa/inet.h>
+
+#include <cstdio>
+
 namespace sf::sw {
+
+namespace {
+
+std::string ip_string(bool v6, const std::array<uint8_t, 16>& a) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  inet_ntop(v6 ? AF_INET6 : AF_INET, a.data(), buf, sizeof(buf));
+  return buf;
+}
+
+}  // namespace
+
+// A router port's interfaces, ARP / ND counters and the next hops on it
+// (docs/switch.md "Router interfaces").
+nlohmann::json router_if_snapshot(const RouterIf& rif, PortId p) {
+  const RouterIfCounters& c = rif.counters(p);
+  nlohmann::json addrs = nlohmann::json::array();
+  for (const RouterInterface& r : rif.interfaces()) {
+    if (r.port == p) addrs.push_back(ip_string(r.v6, r.addr) + "/" + std::to_string(r.prefix_len));
+  }
+  nlohmann::json bad = nlohmann::json::object();
+  for (size_t e = 0; e < wire::kNumNeighborErrors; ++e) {
+    if (c.bad_by[e] != 0) bad[std::string(wire::to_string(static_cast<wire::NeighborError>(e)))] = c.bad_by[e];
+  }
+  nlohmann::json nb = nlohmann::json::array();
+  for (const RouterIf::NeighborView& n : rif.neighbors()) {
+    if (n.port != p) continue;
+    char mac[18];
+    std::snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", n.mac[0], n.mac[1], n.mac[2], n.mac[3], n.mac[4],
+                  n.mac[5]);
+    nlohmann::json e = {{"ip", ip_string(n.v6, n.ip)}, {"state", n.resolved ? "resolved" : "incomplete"},
+                        {"solicits", n.solicits}};
+    if (n.resolved) e["mac"] = mac;
+    nb.push_back(e);
+  }
+  return {{"addresses", addrs},        {"rx_arp_request", c.rx_arp_request}, {"rx_arp_reply", c.rx_arp_reply},
+          {"rx_ns", c.rx_ns},          {"rx_na", c.rx_na},                   {"tx_arp_reply", c.tx_arp_reply},
+          {"tx_na", c.tx_na},          {"not_ours", c.not_ours},                 {"gleaned", c.gleaned},
+          {"neighbor_moves", c.neighbor_moves}, {"no_room", c.no_room},       {"bad", c.bad},
+          {"bad_by", bad},             {"neighbors", nb}};
+}
 
 nlohmann::json port_snapshot(const SwitchView& v, const SwitchConfig& cfg, PortId p) {
   const SwitchNode& node = v.owner(p);
@@ -32,6 +76,11 @@ nlohmann::json port_snapshot(const SwitchView& v, const SwitchConfig& cfg, PortI
   }
   if (node.credit(p) != nullptr) j["credit"] = credit_snapshot(node, p);  // CREDIT_FC ports
   if (c.rx_credit_ignored != 0) j["rx_credit_ignored"] = c.rx_credit_ignored;
+  if (const RouterIf* rif = node.router_if(); rif != nullptr && rif->port_on(p)) {  // INTERFACE ports
+    j["rx_trapped"] = c.rx_trapped;
+    j["neighbor_solicits"] = c.neighbor_solicits;
+    j["router_if"] = router_if_snapshot(*rif, p);
+  }
   // PFC per priority under mlx5's names (ethtool -S).
   const PfcRxCounters& rx = node.pfc_rx(p).counters();
   const PfcTxCounters& tx = node.pfc_tx(p).counters();

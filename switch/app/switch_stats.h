@@ -38,6 +38,8 @@ class SwitchView {
 // With shards: each port also says its "shard", and "shards" lists them
 // with their ring counters.
 nlohmann::json switch_snapshot(const SwitchView& v, const SwitchConfig& cfg);
+// A router port's INTERFACE addresses, ARP / ND counters and its next hops' state.
+nlohmann::json router_if_snapshot(const RouterIf& rif, PortId port);
 // One port (same layout as an element of switch_snapshot()["ports"]).
 nlohmann::json port_snapshot(const SwitchView& v, const SwitchConfig& cfg, PortId port);
 // Credit-based link FC of a CREDIT_FC port (null JSON for a PFC port):

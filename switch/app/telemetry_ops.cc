@@ -34,6 +34,21 @@ std::string mac_text(const std::array<uint8_t, 6>& m) {
   return b;
 }
 
+std::string ip_text(bool v6, const std::array<uint8_t, 16>& a) {
+  char b[INET6_ADDRSTRLEN] = {};
+  inet_ntop(v6 ? AF_INET6 : AF_INET, a.data(), b, sizeof b);
+  return b;
+}
+
+// A next hop's MAC: NEIGH's, or the one the router interfaces resolved ("incomplete": not yet).
+std::string next_hop_mac(const RouteNextHop& nh) {
+  if (!nh.dynamic) return mac_text(nh.mac);
+  const RouterIf* rif = g_view->shard(0).router_if();
+  std::array<uint8_t, 6> m{};
+  const int32_t id = rif != nullptr ? rif->neighbor_of(nh) : RouterIf::kNoNeighbor;
+  return id != RouterIf::kNoNeighbor && rif->neighbor_mac(id, m) ? mac_text(m) : "incomplete";
+}
+
 int cmd_port_config(const char*, const char* params, rte_tel_data* d) {
   const int pi = find_port(params);
   if (pi < 0) return -1;
@@ -98,7 +113,26 @@ int cmd_routes(const char*, const char* params, rte_tel_data* d) {
     char addr[INET6_ADDRSTRLEN] = {};
     inet_ntop(rt.v6 ? AF_INET6 : AF_INET, rt.prefix.data(), addr, sizeof addr);
     return std::string(addr) + "/" + std::to_string(rt.depth) + "|" + g_cfg->ports.ports[nh.port].name + "|" +
-           mac_text(nh.mac);
+           next_hop_mac(nh);
+  });
+}
+
+// Router interfaces (docs/switch.md "Router interfaces"): PORT|ADDRESS/LENGTH.
+int cmd_interfaces(const char*, const char* params, rte_tel_data* d) {
+  return string_page(params, d, g_cfg->interfaces.size(), [&](size_t i) {
+    const RouterInterface& r = g_cfg->interfaces[i];
+    return g_cfg->ports.ports[r.port].name + "|" + ip_text(r.v6, r.addr) + "/" + std::to_string(r.prefix_len);
+  });
+}
+
+// Next hops the switch resolves (show arp / show ndp): IP|PORT|MAC or incomplete|SOLICITS.
+int cmd_neighbors(const char*, const char* params, rte_tel_data* d) {
+  const RouterIf* rif = g_view->shard(0).router_if();  // shared by the shards
+  const auto nb = rif != nullptr ? rif->neighbors() : std::vector<RouterIf::NeighborView>{};
+  return string_page(params, d, nb.size(), [&](size_t i) {
+    const RouterIf::NeighborView& n = nb[i];
+    return ip_text(n.v6, n.ip) + "|" + g_cfg->ports.ports[n.port].name + "|" +
+           (n.resolved ? mac_text(n.mac) : std::string("incomplete")) + "|" + std::to_string(n.solicits);
   });
 }
 
@@ -122,6 +156,11 @@ bool register_switch_ops_telemetry(const SwitchView& v, const SwitchConfig& cfg)
                                        "Speed, MTU, PFC, watchdog and WRED config. Parameter: port index or name") == 0;
   ok &= rte_telemetry_register_cmd("/softfabric/switch/routes", cmd_routes,
                                    "Static routes, one PREFIX|PORT|MAC per next hop. Parameter: first entry") == 0;
+  ok &= rte_telemetry_register_cmd("/softfabric/switch/interfaces", cmd_interfaces,
+                                   "Router interface addresses, PORT|ADDRESS/LENGTH. Parameter: first entry") == 0;
+  ok &= rte_telemetry_register_cmd("/softfabric/switch/neighbors", cmd_neighbors,
+                                   "Next hops resolved by ARP / ND, IP|PORT|MAC or incomplete|SOLICITS. "
+                                   "Parameter: first entry") == 0;
   ok &= rte_telemetry_register_cmd("/softfabric/switch/mac", cmd_mac,
                                    "FDB entries, MAC|VLAN|PORT|static or dynamic. Parameter: first entry") == 0;
   return ok;

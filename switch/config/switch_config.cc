@@ -728,7 +728,71 @@ bool parse_ip(std::string_view s, bool* v6, std::array<uint8_t, 16>* out) {
   return false;
 }
 
+std::string ip_text(bool v6, const std::array<uint8_t, 16>& a) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  inet_ntop(v6 ? AF_INET6 : AF_INET, a.data(), buf, sizeof(buf));
+  return buf;
+}
+
+// INTERFACE: "<port>": {} (the port is a router port; "vrf_name" may only
+// say "default") and "<port>|<ip>/<len>": {} (an address on it).
+void parse_interfaces(ConfigNode& doc, SwitchConfig& c) {
+  auto t = doc.opt_child("INTERFACE");
+  if (!t) return;
+  t->expect_object();
+  std::vector<std::string> keys;  // of c.interfaces, for the overlap message
+  for (auto& [key, n] : t->members()) {
+    n.expect_object();
+    const size_t bar = key.find('|');
+    const uint16_t port = port_index(c, n, std::string_view(key).substr(0, bar));
+    if (bar == std::string::npos) {
+      if (n.has("vrf_name") && n.req<std::string>("vrf_name") != "default") {
+        n.fail_key("vrf_name", "only the default VRF is supported");
+      }
+      n.finish();
+      continue;
+    }
+    const std::string_view a = std::string_view(key).substr(bar + 1);
+    const size_t slash = a.find('/');
+    RouterInterface r;
+    r.port = port;
+    int len = -1;
+    if (slash != std::string_view::npos) {
+      const auto d = a.substr(slash + 1);
+      const auto [p, ec] = std::from_chars(d.data(), d.data() + d.size(), len);
+      if (ec != std::errc() || p != d.data() + d.size()) len = -1;
+    }
+    if (slash == std::string_view::npos || !parse_ip(a.substr(0, slash), &r.v6, &r.addr) || len < 1 ||
+        len > (r.v6 ? 128 : 32)) {
+      n.fail("key must be <port>|<address>/<prefix length>, such as Ethernet0|10.0.1.1/24 or Ethernet0|fd00:1::1/64");
+    }
+    r.prefix_len = static_cast<uint8_t>(len);
+    if (r.v6 ? r.addr[0] == 0xFF : (r.addr[0] >= 224 || r.addr[0] == 0 || r.addr[0] == 127)) {
+      n.fail("address " + ip_text(r.v6, r.addr) + " is not a unicast host address");
+    }
+    if (!r.v6 && len <= 30) {
+      const uint32_t ip = uint32_t{r.addr[0]} << 24 | uint32_t{r.addr[1]} << 16 | uint32_t{r.addr[2]} << 8 | r.addr[3];
+      const uint32_t host = ip & ((1u << (32 - len)) - 1);
+      if (host == 0 || host == (1u << (32 - len)) - 1) {
+        n.fail("address " + ip_text(false, r.addr) + " is the " + (host == 0 ? "network" : "broadcast") +
+               " address of its /" + std::to_string(len));
+      }
+    }
+    for (size_t i = 0; i < c.interfaces.size(); ++i) {
+      const RouterInterface& o = c.interfaces[i];
+      if (o.v6 != r.v6) continue;
+      if (on_subnet(o, r.addr) || on_subnet(r, o.addr)) {
+        n.fail("subnet overlaps INTERFACE \"" + keys[i] + "\" (one subnet per router interface)");
+      }
+    }
+    n.finish();
+    keys.push_back(key);
+    c.interfaces.push_back(r);
+  }
+}
+
 void parse_routes(ConfigNode& doc, SwitchConfig& c) {
+  parse_interfaces(doc, c);
   // NEIGH: "<port>|<ip>": {"neigh": "<mac>", "family": "IPv4"|"IPv6"}
   std::map<std::pair<uint16_t, std::array<uint8_t, 16>>, std::array<uint8_t, 6>> neigh;
   if (auto t = doc.opt_child("NEIGH")) {
@@ -784,11 +848,26 @@ void parse_routes(ConfigNode& doc, SwitchConfig& c) {
         bool v6 = false;
         std::array<uint8_t, 16> ip{};
         if (!parse_ip(hop_list[i], &v6, &ip)) n.fail_key("nexthop", "bad IP address \"" + std::string(hop_list[i]) + "\"");
-        const auto it = neigh.find({port, ip});
-        if (it == neigh.end()) {
-          n.fail_key("nexthop", "no NEIGH entry for " + std::string(hop_list[i]) + " on " + std::string(if_list[i]));
+        RouteNextHop nh;
+        nh.port = port;
+        nh.v6 = v6;
+        nh.ip = ip;
+        if (const auto it = neigh.find({port, ip}); it != neigh.end()) {
+          nh.mac = it->second;
+        } else {
+          // On a router interface subnet of the port: resolved at run time (ARP / ND).
+          for (const RouterInterface& rif : c.interfaces) {
+            if (rif.port != port || rif.v6 != v6 || !on_subnet(rif, ip)) continue;
+            if (rif.addr == ip) n.fail_key("nexthop", std::string(hop_list[i]) + " is the switch's own INTERFACE address");
+            nh.dynamic = true;
+          }
+          if (!nh.dynamic) {
+            n.fail_key("nexthop", "no NEIGH entry for " + std::string(hop_list[i]) + " on " + std::string(if_list[i]) +
+                                      ", and it is on no INTERFACE subnet of " + std::string(if_list[i]) +
+                                      " (where the switch would resolve it by ARP / ND)");
+          }
         }
-        r.next_hops.push_back({port, it->second});
+        r.next_hops.push_back(nh);
       }
       n.finish();
       c.routes.push_back(std::move(r));
@@ -877,6 +956,16 @@ void parse_int(ConfigNode& doc, SwitchConfig& c) {
 }
 
 }  // namespace
+
+bool on_subnet(const RouterInterface& rif, const std::array<uint8_t, 16>& ip) {
+  const unsigned bits = rif.prefix_len;
+  for (unsigned i = 0; i < bits / 8; ++i) {
+    if (rif.addr[i] != ip[i]) return false;
+  }
+  if (bits % 8 == 0) return true;
+  const auto mask = static_cast<uint8_t>(0xFF << (8 - bits % 8));
+  return (rif.addr[bits / 8] & mask) == (ip[bits / 8] & mask);
+}
 
 SwitchConfig parse_switch_config(const Json& doc) {
   ConfigNode root(doc, "");

@@ -2,7 +2,7 @@
 // tables (DEVICE_METADATA, PORT, BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG,
 // BUFFER_QUEUE, DSCP_TO_TC_MAP, DOT1P_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP,
 // TC_TO_QUEUE_MAP, MAP_PFC_PRIORITY_TO_QUEUE, PORT_QOS_MAP, WRED_PROFILE,
-// SCHEDULER, QUEUE, STATIC_ROUTE, NEIGH, FDB, SRV6, PFC_WD, SWITCH_TRIMMING,
+// SCHEDULER, QUEUE, INTERFACE, STATIC_ROUTE, NEIGH, FDB, SRV6, PFC_WD, SWITCH_TRIMMING,
 // CABLE_LENGTH, LOSSLESS_TRAFFIC_PATTERN, INT) into immutable structs,
 // every cross reference resolved to an index. Reference: docs/config-reference.md.
 // Errors are sf::config::ConfigError naming the JSON path; setup time only.
@@ -48,8 +48,25 @@ struct TrimConfig {
 
 struct RouteNextHop {
   uint16_t port = 0;
-  std::array<uint8_t, 6> mac{};  // neighbour MAC (from NEIGH)
+  std::array<uint8_t, 6> mac{};  // neighbour MAC (from NEIGH; zero when `dynamic`)
+  bool v6 = false;
+  std::array<uint8_t, 16> ip{};  // the next hop's address (first 4 bytes for IPv4)
+  // No NEIGH entry and the address is on an INTERFACE subnet of `port`: the
+  // switch resolves its MAC at run time (switch/fwd/router_if.h).
+  bool dynamic = false;
 };
+
+// INTERFACE "<port>|<ip>/<len>": a router interface address on a port. The
+// switch answers ARP / IPv6 NS for it with the port's router MAC and
+// resolves next hops on its subnet (docs/switch.md "Router interfaces").
+struct RouterInterface {
+  uint16_t port = 0;
+  bool v6 = false;
+  std::array<uint8_t, 16> addr{};  // first 4 bytes for IPv4
+  uint8_t prefix_len = 0;
+};
+// Whether `ip` (same family as `rif`) is on rif's subnet.
+bool on_subnet(const RouterInterface& rif, const std::array<uint8_t, 16>& ip);
 
 struct StaticRoute {
   bool v6 = false;
@@ -88,6 +105,7 @@ struct SwitchConfig {
   std::vector<std::array<WredConfig, kNumQueues>> wred;          // per port, queue
   std::vector<std::array<QueueSchedConfig, kNumQueues>> sched;   // per port, queue
   std::vector<StaticRoute> routes;
+  std::vector<RouterInterface> interfaces;  // INTERFACE, in key order
   std::vector<StaticFdbEntry> fdb;
   std::optional<Srv6Config> srv6;
   // PFC_WD per port; queues == 0: the watchdog is off on that port.

@@ -27,6 +27,9 @@ struct NextHop {
   uint16_t port = 0;
   std::array<uint8_t, 6> dst_mac{};  // neighbour's MAC
   std::array<uint8_t, 6> src_mac{};  // our port's MAC
+  // RouterIf neighbour entry whose MAC replaces dst_mac (resolved at run
+  // time, switch/fwd/router_if.h); -1: dst_mac is the static one (NEIGH).
+  int32_t neigh = -1;
 };
 
 // What a prefix resolves to: one next hop or an ECMP group.

@@ -30,6 +30,7 @@ enum class DropCause : uint8_t {
   kLinkDown,          // queued on a port when it went down (or the switch was reset): flushed
   kBlackhole,         // to or from a blackholed port (link up, everything dropped)
   kRandomLoss,        // lost by the port's random loss knob (either direction)
+  kNoNeighbor,        // routed to a next hop whose MAC is not resolved yet (router_if; its ARP / NS was just sent)
   kCount,
 };
 std::string_view to_string(DropCause c);
@@ -52,7 +53,15 @@ struct PortCounters {
   uint64_t rx_mac_control = 0;   // PAUSE / PFC frames received (consumed)
   uint64_t flooded = 0;          // unknown unicast / broadcast arrivals flooded
   uint64_t flood_extra_copies = 0;  // copies beyond the first that floods queued (copies - 1 per flood
-                                    // with a live port): tx + dropped + queued = rx - rx_mac_control + this
+                                    // with a live port): tx + dropped + queued = rx - rx_mac_control
+                                    // - rx_trapped + this
+  // Router interfaces (switch/fwd/router_if.h): ARP / ND frames a router
+  // port took without answering (replies to us, ARP / ND for other
+  // addresses: not bridged), and
+  // routed packets to an unresolved next hop that became its ARP request /
+  // NS (the packet is lost, the request is sent: counted in tx, not dropped).
+  uint64_t rx_trapped = 0;
+  uint64_t neighbor_solicits = 0;
   uint64_t routed = 0;
   uint64_t held = 0;             // lossless arrivals held at ingress (egress queue at its limit)
   uint64_t tx_pfc_frames = 0;    // PFC frames sent (XOFF, refresh, XON)

@@ -38,6 +38,7 @@ std::string_view to_string(DropCause c) {
     case DropCause::kLinkDown: return "link_down";
     case DropCause::kBlackhole: return "blackhole";
     case DropCause::kRandomLoss: return "random_loss";
+    case DropCause::kNoNeighbor: return "no_neighbor";
     case DropCause::kCount: break;
   }
   return "unknown";
@@ -155,6 +156,7 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
   if (shard.tables_from != nullptr) {  // shard: the first shard's tables
     fdb_ = shard.tables_from->fdb_;
     routes_ = shard.tables_from->routes_;
+    rif_ = shard.tables_from->rif_;  // router_if
     states_ = shard.tables_from->states_;
     ages_fdb_ = false;
   } else {
@@ -168,9 +170,13 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
       if (!fdb_->add_static(e.mac, e.vlan, e.port)) throw std::runtime_error("fdb: static entries exceed capacity");
     }
     routes_ = std::make_shared<RouteTable>(route_limits(cfg));
+    if (!cfg.interfaces.empty()) rif_ = std::make_shared<RouterIf>(cfg, port_macs);  // router_if
     for (const StaticRoute& r : cfg.routes) {
       std::vector<uint32_t> ids;
-      for (const RouteNextHop& nh : r.next_hops) ids.push_back(routes_->add_next_hop({nh.port, nh.mac, ports_[nh.port].mac}));
+      for (const RouteNextHop& nh : r.next_hops) {
+        const int32_t neigh = rif_ ? rif_->neighbor_of(nh) : RouterIf::kNoNeighbor;  // router_if: resolved at run time
+        ids.push_back(routes_->add_next_hop({nh.port, nh.mac, ports_[nh.port].mac, neigh}));
+      }
       const RouteTarget t = ids.size() == 1 ? RouteTarget{false, ids[0]} : RouteTarget{true, routes_->add_group(ids)};
       std::array<uint8_t, 4> v4{};
       std::copy_n(r.prefix.begin(), 4, v4.begin());
@@ -289,7 +295,8 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
     wire::FwdHeaders h;
     if (m->pkt_len > ip.max_frame_bytes ||
         !wire::parse_fwd(d, m->data_len, m->pkt_len, kParseOptions.verify_ipv4_checksum, h) ||
-        h.ether_type == wire::kEtherTypeCreditFc) {
+        h.ether_type == wire::kEtherTypeCreditFc ||
+        (rif_ && rif_->traps(in, h.ether_type, d + h.l3_offset))) {  // router_if: ARP / ND to process()
       r.step = RxStep::kSlow;
       continue;
     }
@@ -532,6 +539,7 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
   const uint16_t vlan = vid != 0 ? vid : kDefaultVlan;  // untagged / priority-tagged: the port's PVID
   const bool src_unicast = (eth->src.bytes[0] & 1u) == 0;
   if (src_unicast) learn(eth->src.bytes, vlan, in, now);
+  if (rif_ && router_rx(in, pkt)) return;  // router_if: ARP / ND for our interfaces (switch_node_router.cc)
 
   // L3 when addressed to this port's router MAC.
   if (is_ip && mac_eq(eth->dst.bytes, ip.mac)) {
@@ -565,6 +573,7 @@ void SwitchNode::forward_v4(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, w
   const NextHop& nh = *nhp;
   decrement_ttl(*v4);
   eth->dst.bytes = nh.dst_mac;
+  if (nh.neigh != RouterIf::kNoNeighbor && !rif_->neighbor_mac(nh.neigh, eth->dst.bytes)) return neighbor_miss(in, pkt, nh);  // router_if
   eth->src.bytes = nh.src_mac;
   ports_[in].ctr.routed++;
   pkt.out_port = nh.port;
@@ -599,6 +608,7 @@ void SwitchNode::forward_v6(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, w
   }
   v6->hop_limit--;
   eth->dst.bytes = nh->dst_mac;
+  if (nh->neigh != RouterIf::kNoNeighbor && !rif_->neighbor_mac(nh->neigh, eth->dst.bytes)) return neighbor_miss(in, pkt, *nh);  // router_if
   eth->src.bytes = nh->src_mac;
   ports_[in].ctr.routed++;
   pkt.out_port = nh->port;

@@ -26,6 +26,7 @@
 #include "switch/config/switch_config.h"
 #include "switch/fwd/fdb.h"
 #include "switch/fwd/route_table.h"
+#include "switch/fwd/router_if.h"
 #include "switch/lossless/pfc_watchdog.h"
 #include "switch/mmu/mmu.h"
 #include "switch/pipeline/counters.h"
@@ -127,6 +128,8 @@ class SwitchNode final : public Node {
   // Credit-based link FC state of a CREDIT_FC port (nullptr: the port runs PFC).
   const CreditPort* credit(PortId port) const { return ports_[port].credit ? &ports_[port].credit->fc : nullptr; }
   const Fdb& fdb() const { return *fdb_; }
+  // Router interfaces (INTERFACE table; nullptr without one): switch/fwd/router_if.h.
+  const RouterIf* router_if() const { return rif_.get(); }
   void clear_watermarks();
   // Whether receive() runs the staged burst pipeline (default) or process()
   // frame by frame (the reference path, same outcomes; for tests and
@@ -311,6 +314,15 @@ class SwitchNode final : public Node {
   }
   void learn_slow(const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now);
   std::optional<uint16_t> lookup(const MacAddr& mac, uint16_t vlan);
+  // ---- router interfaces (switch_node_router.cc, switch/fwd/router_if.h)
+  // An ARP / ND frame (pkt.mbuf, classified) for our interfaces: answered
+  // out of `in`, taken or dropped; false: not one, forward it as before.
+  bool router_rx(uint16_t in, QueuedPkt& pkt);
+  // A routed packet whose next hop is unresolved: sent as its ARP request /
+  // NS when one is due, else dropped (no_neighbor).
+  void neighbor_miss(uint16_t in, QueuedPkt& pkt, const NextHop& nh);
+  std::shared_ptr<RouterIf> rif_;  // shared by the shards
+
   // A received PAUSE / PFC frame (parsed as `f`); consumes nothing.
   void on_mac_control(uint16_t in_port, const wire::FrameInfo& f, TimeNs now);
 

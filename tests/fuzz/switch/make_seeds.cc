@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/wire/arp_nd.h"
 #include "common/wire/frame_builder.h"
 #include "common/wire/mac_control.h"
 #include "common/wire/srv6.h"
@@ -189,5 +190,35 @@ int main(int argc, char** argv) {
   RoceFrameSpec tagged = v4(kHostB, kHostA, {10, 1, 0, 2}, 0);
   tagged.l2.vlan = VlanSpec{3, false, 10};
   write(dir, "mac_control_vlan", Input{}.rx(0, pfc).rx(1, pause).rx(2, frame(tagged)).tx(1, 2));
+
+  // Router interfaces: an ARP request and an NS for port 0's addresses
+  // (answered), a packet routed to the unresolved next hop 10.0.3.2 (it
+  // becomes the ARP request on port 2), the next hop's reply, the packet again.
+  auto nd_frame = [](bool arp, const MacAddr& src, std::array<uint8_t, 16> sip, std::array<uint8_t, 16> tip,
+                     const MacAddr& dst, bool reply) {
+    std::vector<uint8_t> f(kNeighborFrameMax);
+    if (arp) {
+      f.resize(write_arp(f.data(), {dst, src, std::nullopt}, reply ? kArpOpReply : kArpOpRequest, src,
+                         Ipv4Addr{{sip[0], sip[1], sip[2], sip[3]}}, {}, Ipv4Addr{{tip[0], tip[1], tip[2], tip[3]}}));
+    } else {
+      const Ipv6Addr g = solicited_node(Ipv6Addr{tip});
+      f.resize(write_nd(f.data(), {ipv6_multicast_mac(g), src, std::nullopt}, false, Ipv6Addr{sip}, g, Ipv6Addr{tip},
+                        src, false));
+    }
+    return f;
+  };
+  const std::array<uint8_t, 16> a4{10, 0, 0, 1}, if4{10, 0, 0, 254}, nh4{10, 0, 3, 2}, if8{10, 0, 3, 1};
+  const std::array<uint8_t, 16> a6{0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  const std::array<uint8_t, 16> if6{0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xfe};
+  write(dir, "router_if", Input{}
+      .rx(0, nd_frame(true, kHostA, a4, if4, MacAddr{{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}}, false))
+      .rx(0, nd_frame(false, kHostA, a6, if6, {}, false))
+      .rx(0, frame(v4(kRouter, kHostA, {10, 8, 1, 1})))
+      .tx(2, 2)
+      .rx(2, nd_frame(true, kHostX, nh4, if8, kRouter, true))
+      .ctrl(sf::fuzz::kCtrlTime, 2, 10)
+      .rx(0, frame(v4(kRouter, kHostA, {10, 8, 1, 1})))
+      .tx(0, 4)
+      .tx(2, 4));
   return 0;
 }

@@ -60,7 +60,9 @@ constexpr uint8_t ctrl_op(uint8_t kind, uint8_t port) {
 // without buffer (TC 6);
 // WRED/ECN on queue 3 and WRED drop on queue 1; a strict queue 6 (TC 7);
 // static FDB entries, IPv4 routes (one ECMP group), an IPv6 route and an SRv6
-// uN table.
+// uN table; router interfaces on ports 0 and 2 (ARP / ND answered there) and
+// routes 10.8.0.0/16, fd00:8::/32 to next hops on port 2 resolved at run time
+// (switch/fwd/router_if.h).
 inline constexpr const char* kFuzzSwitchConfig = R"({
   "DEVICE_METADATA": {"localhost": {"mmu_size": "64KiB", "cell_size": 64, "fdb_capacity": 64,
                                     "fdb_ageing_time": "1s", "seed": 7}},
@@ -110,9 +112,13 @@ inline constexpr const char* kFuzzSwitchConfig = R"({
   "NEIGH": {"Ethernet4|10.0.1.1": {"neigh": "02:00:00:00:01:01"},
             "Ethernet8|10.0.2.1": {"neigh": "02:00:00:00:02:01"},
             "Ethernet4|fd00:1::1": {"neigh": "02:00:00:00:01:06", "family": "IPv6"}},
+  "INTERFACE": {"Ethernet0|10.0.0.254/24": {}, "Ethernet0|fd00::fe/64": {},
+                "Ethernet8|10.0.3.1/24": {}, "Ethernet8|fd00:3::1/64": {}},
   "STATIC_ROUTE": {"10.1.0.0/16": {"nexthop": "10.0.1.1,10.0.2.1", "ifname": "Ethernet4,Ethernet8"},
                    "10.9.0.0/24": {"nexthop": "10.0.2.1", "ifname": "Ethernet8"},
-                   "fd00:9::/32": {"nexthop": "fd00:1::1", "ifname": "Ethernet4"}},
+                   "fd00:9::/32": {"nexthop": "fd00:1::1", "ifname": "Ethernet4"},
+                   "10.8.0.0/16": {"nexthop": "10.0.3.2", "ifname": "Ethernet8"},
+                   "fd00:8::/32": {"nexthop": "fd00:3::2", "ifname": "Ethernet8"}},
   "FDB": {"02:00:00:00:00:0b": {"port": "Ethernet4"}, "Vlan10|02:00:00:00:00:0c": {"port": "Ethernet8"}},
   "SRV6": {"locator_block": "fcbb:bbbb::/32", "usid": "100",
            "next": {"200": {"port": "Ethernet4", "mac": "02:00:00:00:01:02"},

@@ -225,5 +225,40 @@ TEST(NicNeighbors, ConnectTimeRouteErrors) {
   EXPECT_FALSE(g.host(0).local(1).has_gateway);
 }
 
+// A tagged ARP request (priority tag VID 0 PCP 3, and VID 12) and a tagged NS
+// for our addresses: each answered, the answer carrying the request's tag
+// (the frame views of common/wire/arp_nd.h, shared with sf-switch).
+TEST(NicNeighbors, AnswersTaggedRequestsWithTheirTag) {
+  NicNode n(cfg(false, false), sf::test::mbuf_pool());
+  offer(n, TimeNs(0));
+  for (const uint16_t tci : {uint16_t{3u << 13}, uint16_t{3u << 13 | 12u}}) {
+    std::vector<uint8_t> f = arp(1, kOther, kGwIp, kMyIp);
+    const uint8_t tag[4] = {0x81, 0x00, static_cast<uint8_t>(tci >> 8), static_cast<uint8_t>(tci)};
+    f.insert(f.begin() + 12, tag, tag + 4);
+    give(n, f, TimeNs::from_ms(1));
+    Sent s = offer(n, TimeNs::from_ms(1));
+    ASSERT_EQ(s.frames.size(), 1u);
+    const std::vector<uint8_t>& r = s.frames[0];
+    ASSERT_GE(r.size(), 46u);
+    EXPECT_EQ(r[12], 0x81);
+    EXPECT_EQ(r[13], 0x00);
+    EXPECT_EQ((r[14] << 8 | r[15]), tci);
+    EXPECT_EQ(r[16], 0x08);
+    EXPECT_EQ(r[17], 0x06);
+    EXPECT_EQ(r[14 + 4 + 7], 2) << "an ARP reply";
+    EXPECT_EQ(0, std::memcmp(r.data(), kOther.bytes.data(), 6));
+  }
+  std::vector<uint8_t> f = ns(kMyIp6, true);
+  const uint8_t tag[4] = {0x81, 0x00, 0x00, 0x07};
+  f.insert(f.begin() + 12, tag, tag + 4);
+  give(n, f, TimeNs::from_ms(2));
+  Sent s = offer(n, TimeNs::from_ms(2));
+  ASSERT_EQ(s.frames.size(), 1u);
+  EXPECT_EQ(s.frames[0][15], 7);
+  EXPECT_EQ(s.frames[0][14 + 4 + 40], 136) << "an NA";
+  EXPECT_EQ(n.neighbors().counters(0).tx_arp_replies, 2u);
+  EXPECT_EQ(n.neighbors().counters(0).tx_na, 1u);
+}
+
 }  // namespace
 }  // namespace sf::nic::test

@@ -109,7 +109,8 @@ TEST(SwitchConfig, BadDocumentsNamePathAndReason) {
             "SCHEDULER.s.weight: 101 out of range [1, 100]");
   EXPECT_EQ(error_of(doc_with(R"({"SCHEDULER": {"s": {"type": "DWRR", "wieght": "10"}}})")).rfind("SCHEDULER.s: unknown key \"wieght\"", 0), 0u);
   EXPECT_EQ(error_of(doc_with(R"({"STATIC_ROUTE": {"10.0.0.0/8": {"nexthop": "10.0.0.1", "ifname": "Ethernet0"}}})")),
-            "STATIC_ROUTE.10.0.0.0/8.nexthop: no NEIGH entry for 10.0.0.1 on Ethernet0");
+            "STATIC_ROUTE.10.0.0.0/8.nexthop: no NEIGH entry for 10.0.0.1 on Ethernet0, and it is on no INTERFACE "
+            "subnet of Ethernet0 (where the switch would resolve it by ARP / ND)");
   EXPECT_EQ(error_of(doc_with(R"({"STATIC_ROUTE": {"10.0.0.0/33": {"nexthop": "10.0.0.1", "ifname": "Ethernet0"}}})")),
             "STATIC_ROUTE.10.0.0.0/33: key must be a prefix such as 10.0.0.0/8 or fd00::/16");
   EXPECT_EQ(error_of(doc_with(R"({"PORT_QOS_MAP": {"Ethernet0": {"dscp_to_tc_map": "NOPE"}}})")),
