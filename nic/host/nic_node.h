@@ -282,14 +282,12 @@ class NicNode final : public Node {
   // Every port of `host` may have changed (an entry point acted on the host).
   void mark_host(uint32_t host) const;
   // Files the marked ports' deadlines and the due ones' next; sets their
-  // transmit candidacy (tx_busy) at `now`.
+  // transmit candidacy at `now`.
   void settle(TimeNs now) const;
+  // Files the port's earliest deadline after `now` (wheel, PFC refresh,
+  // neighbour probe, pause expiry for waiting QPs), as next_wakeup counts it,
+  // and sets its transmit candidacy: transmit(now) may send or change state.
   void settle_port(PortId port, TimeNs now) const;
-  // The port's earliest deadline after `now` (wheel, PFC refresh, pause
-  // expiry for waiting QPs), as next_wakeup counts it; TimeNs::max(): none.
-  TimeNs port_deadline(const Port& p, TimeNs now) const;
-  // transmit(now) on the port may send or change state.
-  static bool tx_busy(const Port& p, TimeNs now);
   struct PortDue {
     TimeNs at;
     PortId port;
