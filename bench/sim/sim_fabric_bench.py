@@ -124,6 +124,10 @@ def with_ref(kv, c, refs, unit, goal):
         kv.update({"unit": unit, "value": c[unit], "ref": rc[unit], "ratio": round(c[unit] / max(rc[unit], 1e-9), 3),
                    "ref_setup_s": rc["setup_s"], "ref_events_per_s": rc["events_per_s"],
                    "ref_peak_rss_mb": rc["peak_rss_mb"], "ref_events": rc["events"],
+                   # The event loop per CPU-second, both builds (steadier than wall time under load).
+                   "ref_events_per_s_loop_cpu": rc["events_per_s_loop_cpu"],
+                   "ratio_loop_cpu": (round(c["events_per_s_loop_cpu"] / rc["events_per_s_loop_cpu"], 3)
+                                      if c["events_per_s_loop_cpu"] and rc["events_per_s_loop_cpu"] else None),
                    "same_trace_hash": rc["trace_hash"] == c["trace_hash"] and rc["events"] == c["events"]})
     else:
         kv.update({"unit": unit, "value": c[unit], "ref": goal, "ratio": round(c[unit] / goal, 3)})

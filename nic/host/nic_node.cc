@@ -413,7 +413,7 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
     ++p.ctr.rx_int_frames;
   }
   const bool trimmed = fi.kind == wire::FrameKind::kMrc && fi.mrc.trimmed;
-  if (!trimmed && wire::icrc_verify_mbuf(m, fi) != wire::IcrcStatus::kOk) return drop(RxDrop::kBadIcrc);
+  if (!trimmed && icrc_check_ && wire::icrc_verify_mbuf(m, fi) != wire::IcrcStatus::kOk) return drop(RxDrop::kBadIcrc);
   if (fi.kind == wire::FrameKind::kMrc && fi.bth->dest_qp.value() == wire::kMrcEndpointQpn) [[unlikely]] {
     endpoint_frame(p.host, fi, now);
     done.add(m);

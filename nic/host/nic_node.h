@@ -185,6 +185,11 @@ class NicNode final : public Node {
   const Host& host(size_t i) const { return *hosts_[i]; }
   // The workload run on this node's thread (not owned; nullptr = none).
   void set_app(App* app) { app_ = app; }
+  // Whether received frames' ICRC is verified (default: yes; a bad one is a
+  // kBadIcrc drop). Off only where no frame can arrive corrupted: sf-sim's
+  // `--icrc trust` (docs/sf-sim.md "Cost"), on a plan with no corrupting
+  // link and no injected frames. Senders compute and write the ICRC either way.
+  void set_icrc_check(bool on) { icrc_check_ = on; }
   // The time of the latest driver call: what verbs calls made between
   // bursts use as `now`.
   TimeNs now() const { return now_; }
@@ -312,6 +317,7 @@ class NicNode final : public Node {
   rte_mempool* pool_;
   App* app_ = nullptr;
   bool in_app_ = false;
+  bool icrc_check_ = true;
   TimeNs now_{0};
 };
 
