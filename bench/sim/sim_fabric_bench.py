@@ -17,8 +17,10 @@ Each case runs sf-lab run --sim once (the report's figures) and sf-sim
 --ref REF_SF_SIM (another build, e.g. main's) every round runs the
 reference and then SF_SIM on the same plan (interleaved, so load drifts hit
 both alike); each line then carries the reference's medians (ref_*) and
-ratio = SF_SIM's median / the reference's for the case's unit, and says
-whether the two gave the same trace_hash. Without --ref, ref/ratio are
+ratio = SF_SIM's median / the reference's for the case's unit, and
+ratio_loop_cpu = the same for the event loop's events per CPU-second (steady
+under load, where wall times swing), and says whether the two gave the same
+trace_hash. Without --ref, ref/ratio are
 against the goals: setup 0.5 s and 200 MB RSS for the 64:1 incast, 2 M
 events/s and 8 GB for (b).
 
