@@ -17,8 +17,10 @@ Each case runs sf-lab run --sim once (the report's figures) and sf-sim
 --ref REF_SF_SIM (another build, e.g. main's) every round runs the
 reference and then SF_SIM on the same plan (interleaved, so load drifts hit
 both alike); each line then carries the reference's medians (ref_*) and
-ratio = SF_SIM's median / the reference's for the case's unit, and says
-whether the two gave the same trace_hash. Without --ref, ref/ratio are
+ratio = SF_SIM's median / the reference's for the case's unit, and
+ratio_loop_cpu = the same for the event loop's events per CPU-second (steady
+under load, where wall times swing), and says whether the two gave the same
+trace_hash. Without --ref, ref/ratio are
 against the goals: setup 0.5 s and 200 MB RSS for the 64:1 incast, 2 M
 events/s and 8 GB for (b).
 
@@ -124,6 +126,10 @@ def with_ref(kv, c, refs, unit, goal):
         kv.update({"unit": unit, "value": c[unit], "ref": rc[unit], "ratio": round(c[unit] / max(rc[unit], 1e-9), 3),
                    "ref_setup_s": rc["setup_s"], "ref_events_per_s": rc["events_per_s"],
                    "ref_peak_rss_mb": rc["peak_rss_mb"], "ref_events": rc["events"],
+                   # The event loop per CPU-second, both builds (steadier than wall time under load).
+                   "ref_events_per_s_loop_cpu": rc["events_per_s_loop_cpu"],
+                   "ratio_loop_cpu": (round(c["events_per_s_loop_cpu"] / rc["events_per_s_loop_cpu"], 3)
+                                      if c["events_per_s_loop_cpu"] and rc["events_per_s_loop_cpu"] else None),
                    "same_trace_hash": rc["trace_hash"] == c["trace_hash"] and rc["events"] == c["events"]})
     else:
         kv.update({"unit": unit, "value": c[unit], "ref": goal, "ratio": round(c[unit] / goal, 3)})

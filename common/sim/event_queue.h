@@ -1,14 +1,25 @@
 // EventQueue: the simulator's pending events, a binary min-heap of small POD
-// events ordered by (time, seq). seq is assigned at push and strictly
-// increases, so events at the same time run in the order they were scheduled:
-// the run is a pure function of the inputs and the seed. Storage grows to the
-// high-water mark and is then reused (no allocation in steady state).
+// events ordered by (time, seq). seq is assigned when an event is scheduled
+// and strictly increases, so events at the same time run in the order they
+// were scheduled: the run is a pure function of the inputs and the seed.
+// An event may be scheduled (take_seq) before it enters the heap (push_seq):
+// the simulator keeps a link direction's later deliveries in its own FIFO
+// and files only the earliest here (simulator.h, Channel::fifo); each still
+// runs at its place in (time, seq) order.
+//
+// Layout: 1-based in a 64-byte-aligned array, so the two children of a slot
+// (2i, 2i + 1: 32 bytes each) share one cache line and a sift-down step
+// touches one line, not two. Storage grows to the high-water mark and is
+// then reused (no allocation in steady state).
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
 #include <span>
 #include <type_traits>
-#include <vector>
 
 struct rte_mbuf;
 
@@ -36,36 +47,54 @@ static_assert(sizeof(Event) == 32);
 class EventQueue {
  public:
   void reserve(size_t n) {
-    if (n > heap_.size()) heap_.resize(n);
+    if (n > cap_) grow(n);
   }
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
-  const Event& top() const { return heap_[0]; }
+  const Event& top() const { return heap_[1]; }
   // Every pending event, in heap (not time) order; for cleanup.
-  std::span<const Event> pending() const { return {heap_.data(), size_}; }
+  std::span<const Event> pending() const { return {heap_.get() + 1, size_}; }
 
   void push(int64_t time_ns, EventKind kind, uint32_t target, rte_mbuf* pkt = nullptr, uint16_t aux = 0) {
-    if (size_ == heap_.size()) heap_.resize(heap_.empty() ? 64 : heap_.size() * 2);  // grows to the high-water mark
-    sift_up(size_++, Event{time_ns, next_seq_++, pkt, target, aux, kind});
+    push_seq(time_ns, next_seq_++, kind, target, pkt, aux);
+  }
+  // The seq of an event scheduled now and pushed later with push_seq.
+  uint64_t take_seq() { return next_seq_++; }
+  void push_seq(int64_t time_ns, uint64_t seq, EventKind kind, uint32_t target, rte_mbuf* pkt, uint16_t aux) {
+    if (size_ + 1 >= cap_) grow(cap_ == 0 ? 64 : cap_ * 2);  // grows to the high-water mark
+    sift_up(++size_, Event{time_ns, seq, pkt, target, aux, kind});
   }
 
   Event pop() {
-    const Event top = heap_[0];
+    const Event top = heap_[1];
     --size_;
-    if (size_ > 0) sift_down(heap_[size_]);
+    if (size_ > 0) sift_down(heap_[size_ + 1]);
     return top;
   }
 
  private:
+  struct Free {
+    void operator()(Event* p) const { std::free(p); }
+  };
+
   static bool before(const Event& a, const Event& b) {
     return a.time_ns < b.time_ns || (a.time_ns == b.time_ns && a.seq < b.seq);
   }
 
+  void grow(size_t n) {
+    const size_t bytes = (n * sizeof(Event) + 63) / 64 * 64;
+    auto* p = static_cast<Event*>(std::aligned_alloc(64, bytes));
+    if (p == nullptr) throw std::bad_alloc();
+    if (size_ > 0) std::memcpy(static_cast<void*>(p + 1), heap_.get() + 1, size_ * sizeof(Event));
+    heap_.reset(p);
+    cap_ = bytes / sizeof(Event);
+  }
+
   // Places `e` at the hole `i` or above it.
   void sift_up(size_t i, const Event& e) {
-    Event* h = heap_.data();
-    while (i > 0) {
-      const size_t parent = (i - 1) / 2;
+    Event* h = heap_.get();
+    while (i > 1) {
+      const size_t parent = i / 2;
       if (!before(e, h[parent])) break;
       h[i] = h[parent];
       i = parent;
@@ -75,13 +104,13 @@ class EventQueue {
 
   // Places `e` (a copy of the former last element) starting from the root.
   void sift_down(const Event e) {
-    Event* h = heap_.data();
+    Event* h = heap_.get();
     const size_t n = size_;
-    size_t i = 0;
+    size_t i = 1;
     while (true) {
-      size_t child = 2 * i + 1;
-      if (child >= n) break;
-      if (child + 1 < n && before(h[child + 1], h[child])) ++child;
+      size_t child = 2 * i;
+      if (child > n) break;
+      if (child + 1 <= n && before(h[child + 1], h[child])) ++child;
       if (!before(h[child], e)) break;
       h[i] = h[child];
       i = child;
@@ -89,7 +118,8 @@ class EventQueue {
     h[i] = e;
   }
 
-  std::vector<Event> heap_;  // [0, size_) is the heap; the rest is spare capacity
+  std::unique_ptr<Event[], Free> heap_;  // [1, size_] is the heap; slot 0 unused; the rest spare
+  size_t cap_ = 0;                       // slots, slot 0 included
   size_t size_ = 0;
   uint64_t next_seq_ = 0;
 };

@@ -31,6 +31,11 @@ Simulator::~Simulator() {
   for (const Event& ev : queue_.pending()) {
     if (ev.pkt != nullptr) rte_pktmbuf_free(ev.pkt);
   }
+  for (Channel& ch : channels_) {
+    for (uint32_t i = 0; i < ch.fifo_count; ++i) {
+      rte_pktmbuf_free(ch.fifo[(ch.fifo_head + i) & (ch.fifo.size() - 1)].pkt);
+    }
+  }
 }
 
 NodeId Simulator::add_node(Node& node, std::string name) {
@@ -271,6 +276,7 @@ void Simulator::dispatch(const Event& ev) {
       const Link& link = links_[ch.link];
       rte_mbuf* pkt = ev.pkt;
       mix_trace(pkt->pkt_len);
+      file_next_delivery(ev.target);
       if (!link.up || link.epoch != ev.aux) {
         ++ch.stats.down_dropped_pkts;
         rte_pktmbuf_free(pkt);
@@ -332,7 +338,36 @@ void Simulator::try_transmit(uint32_t channel) {
     return;
   }
   if (ch.corrupt > 0 && ch.rng.chance(ch.corrupt)) corrupt_frame(ch, pkt);
-  queue_.push(done_ns + ch.delay_ns, EventKind::kDeliver, channel, pkt, link.epoch);
+  schedule_delivery(channel, done_ns + ch.delay_ns, pkt, link.epoch);
+}
+
+void Simulator::schedule_delivery(uint32_t channel, int64_t time_ns, rte_mbuf* pkt, uint16_t epoch) {
+  Channel& ch = channels_[channel];
+  if (!ch.deliver_filed) {
+    ch.deliver_filed = true;
+    queue_.push(time_ns, EventKind::kDeliver, channel, pkt, epoch);
+    return;
+  }
+  if (ch.fifo_count == ch.fifo.size()) {  // grows to the high-water mark, in order from index 0
+    std::vector<InFlight> bigger(ch.fifo.empty() ? 16 : ch.fifo.size() * 2);
+    for (uint32_t i = 0; i < ch.fifo_count; ++i) bigger[i] = ch.fifo[(ch.fifo_head + i) & (ch.fifo.size() - 1)];
+    ch.fifo = std::move(bigger);
+    ch.fifo_head = 0;
+  }
+  ch.fifo[(ch.fifo_head + ch.fifo_count) & (ch.fifo.size() - 1)] = InFlight{time_ns, queue_.take_seq(), pkt, epoch};
+  ++ch.fifo_count;
+}
+
+void Simulator::file_next_delivery(uint32_t channel) {
+  Channel& ch = channels_[channel];
+  if (ch.fifo_count == 0) {
+    ch.deliver_filed = false;
+    return;
+  }
+  const InFlight& f = ch.fifo[ch.fifo_head];
+  queue_.push_seq(f.time_ns, f.seq, EventKind::kDeliver, channel, f.pkt, f.epoch);
+  ch.fifo_head = (ch.fifo_head + 1) & static_cast<uint32_t>(ch.fifo.size() - 1);
+  --ch.fifo_count;
 }
 
 void Simulator::corrupt_frame(Channel& ch, rte_mbuf* pkt) {

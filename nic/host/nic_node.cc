@@ -413,7 +413,7 @@ uint32_t NicNode::process(PortId port, rte_mbuf* m, TimeNs now, FreeBatch& done)
     ++p.ctr.rx_int_frames;
   }
   const bool trimmed = fi.kind == wire::FrameKind::kMrc && fi.mrc.trimmed;
-  if (!trimmed && wire::icrc_verify_mbuf(m, fi) != wire::IcrcStatus::kOk) return drop(RxDrop::kBadIcrc);
+  if (!trimmed && icrc_check_ && wire::icrc_verify_mbuf(m, fi) != wire::IcrcStatus::kOk) return drop(RxDrop::kBadIcrc);
   if (fi.kind == wire::FrameKind::kMrc && fi.bth->dest_qp.value() == wire::kMrcEndpointQpn) [[unlikely]] {
     endpoint_frame(p.host, fi, now);
     done.add(m);
@@ -685,29 +685,26 @@ void NicNode::mark_host(uint32_t host) const {
   if (app_ != nullptr) app_->touch_host(host);
 }
 
-TimeNs NicNode::port_deadline(const Port& p, TimeNs now) const {
-  TimeNs t = TimeNs::max();
+// A port's earliest deadline after `now` (wheel, PFC refresh, neighbour
+// probe, pause expiry for waiting QPs) is filed in the heap; whether
+// transmit(now) on it may send or change state sets its candidacy. Each
+// input is read once (the wheel's and the PFC generator's next times served
+// both questions, read twice).
+void NicNode::settle_port(PortId port, TimeNs now) const {
+  const Port& p = ports_[port];
+  const TimeNs wheel = p.wheel.next_time();
+  const TimeNs pfc = p.pfc_tx.next_deadline();
+  const bool waiting = !p.paused.empty() || p.ctrl_count > 0;  // QPs (data or control) wait on a pause
+  TimeNs d = TimeNs::max();
   auto later = [&](TimeNs x) {
     // A deadline already due is served by the transmit offer that follows
     // every call; reporting it would only spin the driver.
-    if (x > now && x < t) t = x;
+    if (x > now && x < d) d = x;
   };
-  later(p.wheel.next_time());
-  later(p.pfc_tx.next_deadline());
-  later(nb_->deadline(static_cast<uint16_t>(&p - ports_.data())));
-  // QPs (data or control frames) waiting on a paused priority resume at its expiry.
-  if (!p.paused.empty() || p.ctrl_count > 0) later(p.pfc_rx.next_expiry());
-  return t;
-}
-
-bool NicNode::tx_busy(const Port& p, TimeNs now) {
-  if (!p.up) return false;  // transmit() sends nothing on a down port
-  return p.ctrl_count > 0 || !p.paused.empty() || p.pfc_tx.next_deadline() <= now || p.wheel.next_time() <= now;
-}
-
-void NicNode::settle_port(PortId port, TimeNs now) const {
-  const Port& p = ports_[port];
-  const TimeNs d = port_deadline(p, now);
+  later(wheel);
+  later(pfc);
+  later(nb_->deadline(port));
+  if (waiting) later(p.pfc_rx.next_expiry());
   if (d != port_due_[port]) {
     port_due_[port] = d;
     if (d != TimeNs::max()) {
@@ -716,7 +713,8 @@ void NicNode::settle_port(PortId port, TimeNs now) const {
     }
   }
   const uint64_t bit = uint64_t{1} << (port & 63);
-  if (tx_busy(p, now) || nb_->busy(port, now)) {
+  // transmit() sends nothing on a down port, but a neighbour's probe is still offered.
+  if ((p.up && (waiting || pfc <= now || wheel <= now)) || nb_->busy(port, now)) {
     tx_cand_[port >> 6] |= bit;
   } else {
     tx_cand_[port >> 6] &= ~bit;

@@ -185,6 +185,11 @@ class NicNode final : public Node {
   const Host& host(size_t i) const { return *hosts_[i]; }
   // The workload run on this node's thread (not owned; nullptr = none).
   void set_app(App* app) { app_ = app; }
+  // Whether received frames' ICRC is verified (default: yes; a bad one is a
+  // kBadIcrc drop). Off only where no frame can arrive corrupted: sf-sim's
+  // `--icrc trust` (docs/sf-sim.md "Cost"), on a plan with no corrupting
+  // link and no injected frames. Senders compute and write the ICRC either way.
+  void set_icrc_check(bool on) { icrc_check_ = on; }
   // The time of the latest driver call: what verbs calls made between
   // bursts use as `now`.
   TimeNs now() const { return now_; }
@@ -282,14 +287,12 @@ class NicNode final : public Node {
   // Every port of `host` may have changed (an entry point acted on the host).
   void mark_host(uint32_t host) const;
   // Files the marked ports' deadlines and the due ones' next; sets their
-  // transmit candidacy (tx_busy) at `now`.
+  // transmit candidacy at `now`.
   void settle(TimeNs now) const;
+  // Files the port's earliest deadline after `now` (wheel, PFC refresh,
+  // neighbour probe, pause expiry for waiting QPs), as next_wakeup counts it,
+  // and sets its transmit candidacy: transmit(now) may send or change state.
   void settle_port(PortId port, TimeNs now) const;
-  // The port's earliest deadline after `now` (wheel, PFC refresh, pause
-  // expiry for waiting QPs), as next_wakeup counts it; TimeNs::max(): none.
-  TimeNs port_deadline(const Port& p, TimeNs now) const;
-  // transmit(now) on the port may send or change state.
-  static bool tx_busy(const Port& p, TimeNs now);
   struct PortDue {
     TimeNs at;
     PortId port;
@@ -314,6 +317,7 @@ class NicNode final : public Node {
   rte_mempool* pool_;
   App* app_ = nullptr;
   bool in_app_ = false;
+  bool icrc_check_ = true;
   TimeNs now_{0};
 };
 

@@ -5,7 +5,8 @@ every byte of every flow is reported, the switch's counters agree with the
 hosts', and a second run with the same seed writes byte-identical files;
 bad plans exit 2 naming the JSON path. The mbuf pool is sized from the
 plan, and a pool made too small (--mbufs) runs dry without a crash: the
-failures are counted and sf-sim exits 1 saying so.
+failures are counted and sf-sim exits 1 saying so. --icrc trust (no ICRC
+check at the receivers) gives the same run on this plan of good frames.
 
 Usage: sf_sim_test.py --build BUILD_DIR --source SOURCE_DIR
 """
@@ -13,6 +14,7 @@ import argparse
 import filecmp
 import json
 import os
+import struct
 import sys
 import tempfile
 
@@ -84,6 +86,19 @@ def main():
         for f in sorted(os.listdir(os.path.join(d, "o1"))):
             if not filecmp.cmp(os.path.join(d, "o1", f), os.path.join(d, "o2", f), shallow=False):
                 fail(f"{f} differs between two runs with the same seed")
+        # --icrc trust (receivers skip the ICRC check, docs/sf-sim.md "Cost"): every frame here is
+        # good, so the run is the same event for event (trace_hash, counters); a bad value is refused.
+        rc, out11, err = run(binary, p, os.path.join(d, "o11"), "--icrc", "trust")
+        s11 = json.loads(out11.strip().splitlines()[-1]) if out11.strip() else {}
+        if rc != 0 or summary.get("icrc") != "check" or s11.get("icrc") != "trust" or \
+                {k: v for k, v in s11.items() if k != "icrc"} != {k: v for k, v in summary.items() if k != "icrc"}:
+            fail(f"--icrc trust: rc {rc}: {out11} vs {summary}: {err}")
+        for f in ("nic-nic-report.json", "switch-sw0-report.json"):
+            if not filecmp.cmp(os.path.join(d, "o1", f), os.path.join(d, "o11", f), shallow=False):
+                fail(f"--icrc trust: {f} differs from the checked run")
+        rc, _, err = run(binary, p, os.path.join(d, "o12"), "--icrc", "maybe")
+        if rc != 2 or "--icrc maybe: must be check or trust" not in err:
+            fail(f"--icrc maybe: rc {rc}: {err}")
         # The mbuf pool is sized from the plan (docs/sf-sim.md "Cost"): far below the old fixed
         # 196,607, above what the run used, never dry.
         mb = summary["mbufs"]
@@ -151,6 +166,21 @@ def main():
         seeds = [json.load(open(os.path.join(d, o, "switch-sw0-report.json"))).get("seed") for o in ("o1", "o9")]
         if seeds != [7, 4242]:
             fail(f"switch seeds (plan seed 7 + index 0, then the config's 4242): {seeds}")
+        # --icrc trust with an inject event (a pcap's frames may carry any ICRC): refused, exit 2.
+        sw["PORT"]["Ethernet12"] = {"devargs": "sim3", "speed": 400, "mtu": 9100}
+        json.dump(sw, open(os.path.join(d, "sw.json"), "w"))
+        frame = bytes.fromhex("024e00000003" "024e000000ff" "0800") + bytes(46)
+        with open(os.path.join(d, "one.pcap"), "wb") as f:
+            f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+            f.write(struct.pack("<IIII", 0, 0, len(frame), len(frame)) + frame)
+        plan["events"] = [{"kind": "inject", "port": "sw0:Ethernet12", "pcap": "one.pcap", "at_ms": 0}]
+        json.dump(plan, open(p, "w"))
+        rc, _, err = run(binary, p, os.path.join(d, "o13"), "--icrc", "trust")
+        if rc != 2 or "--icrc trust: the plan has inject events" not in err:
+            fail(f"--icrc trust with an inject event: rc {rc}: {err}")
+        rc, out14, err = run(binary, p, os.path.join(d, "o14"))
+        if rc != 0 or json.loads(out14.strip().splitlines()[-1]).get("inject", {}).get("sent") != 1:
+            fail(f"the inject plan with --icrc check: rc {rc}: {out14} {err}")
         print("PASS", summary)
     return 0
 

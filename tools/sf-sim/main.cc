@@ -24,6 +24,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,10 +40,12 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: sf-sim PLAN.json --out DIR [--mbufs N] [--timing]\n"
+    "usage: sf-sim PLAN.json --out DIR [--mbufs N] [--icrc check|trust] [--timing]\n"
     "  PLAN.json: {\"seed\", \"run_limit_s\", \"ts_period_us\", \"switches\": {name: switch.json},\n"
     "              \"nics\": {process: nic.json}, \"links\": [{\"a\", \"b\", \"speed_gbps\", \"delay_ns\"}]}\n"
     "  --mbufs N: the mbuf pool's size instead of the one sized from the plan\n"
+    "  --icrc trust: receivers do not verify the ICRC (senders still write it); refused for a plan\n"
+    "            with inject events (default check: every received frame's ICRC verified)\n"
     "  --timing: one more JSON line on stderr: setup_s, run_s (run_split_s: events, samples, reports),\n"
     "            peak_rss_mb (wall clock), events_cpu_s (the event loop's CPU time)\n"
     "  (docs/sf-sim.md)\n";
@@ -360,6 +363,7 @@ int main(int argc, char** argv) {
   std::string plan, out;
   uint64_t mbufs_flag = 0;
   bool timing = false;
+  bool icrc_check = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -374,6 +378,13 @@ int main(int argc, char** argv) {
       out = argv[++i];
     } else if (a == "--timing") {
       timing = true;
+    } else if (a == "--icrc" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      if (v != "check" && v != "trust") {
+        std::cerr << "sf-sim: --icrc " << v << ": must be check or trust\n";
+        return 2;
+      }
+      icrc_check = v == "check";
     } else if (a == "--mbufs" && i + 1 < argc) {
       const std::string v = argv[++i];
       char* end = nullptr;
@@ -428,6 +439,15 @@ int main(int argc, char** argv) {
     static sf::simlab::SimLab* kept = nullptr;
     kept = new sf::simlab::SimLab(plan, pool);
     sf::simlab::SimLab& lab = *kept;
+    if (!icrc_check) {
+      try {
+        lab.trust_icrc();
+      } catch (const std::invalid_argument& e) {
+        std::cerr << "sf-sim: " << plan << ": " << e.what() << "\n";
+        sf::dpdk::cleanup_eal();
+        return 2;
+      }
+    }
     sf::simlab::drop_file_cache();  // the nodes are built
     const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const sf::simlab::SimResult r = lab.run(out);
@@ -452,7 +472,7 @@ int main(int argc, char** argv) {
                                    {"in_use_at_end", g_use.in_use},
                                    {"alloc_failures", g_use.failures}, {"from_plan", pp.from_plan},
                                    {"traffic_bound", pp.traffic}, {"fabric_bound", pp.fabric}}},
-                        {"eal_mb", eo.no_huge_mem_mb}};
+                        {"eal_mb", eo.no_huge_mem_mb}, {"icrc", icrc_check ? "check" : "trust"}};
     if (r.has_inject) {
       j["inject"] = {{"bursts", r.inject_bursts},       {"sent", r.inject_sent},
                      {"sent_bytes", r.inject_sent_bytes}, {"delivered", r.inject_delivered},

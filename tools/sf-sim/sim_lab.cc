@@ -409,6 +409,13 @@ void SimLab::load_events(config::ConfigNode events) {
   }
 }
 
+void SimLab::trust_icrc() {
+  if (!injectors_.empty()) {
+    throw std::invalid_argument("--icrc trust: the plan has inject events, whose frames may carry any ICRC: use --icrc check");
+  }
+  for (auto& n : nics_) n->node->set_icrc_check(false);
+}
+
 Injector& SimLab::injector_at(config::ConfigNode& ev, const std::string& port) {
   const size_t colon = port.find(':');
   for (const auto& s : switches_) {
