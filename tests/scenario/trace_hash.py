@@ -7,6 +7,9 @@ empty SF_SCENARIO_OUT, then hashes what the suite records:
   - every result file the binary writes there (scenario_*.json: counters,
     time series, the simulator's trace_hash of every event, the sink's CE
     pattern hash), with the keys that hold wall-clock figures left out;
+  - what each binary prints of its results on stdout (virtual-time figures:
+    marks, drops, trace hashes, delivered bytes), less gtest's own lines,
+    EAL's log lines and anything naming wall-clock time;
   - the verdict of each gtest case (name and passed / failed / skipped, from
     --gtest_output=json; durations left out).
 Prints one JSON line per binary ({"binary", "hash", "files", "cases",
@@ -24,6 +27,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -59,6 +63,19 @@ def canon_file(path):
         return raw
 
 
+# stdout lines that are not outcomes: gtest's progress lines (they carry
+# durations), EAL / DPDK log lines, and lines that name wall-clock time.
+NOISE = re.compile(r"^\[ *(RUN|OK|PASSED|FAILED|SKIPPED|DISABLED|-+|=+) *\]|^(EAL|TELEMETRY|USER1|MEMPOOL|LPM|HASH)[:\s]|"
+                   r"wall|elapsed|real time|ms total|events/s|Mevents", re.I)
+
+
+def canon_stdout(text, out_dir):
+    """The outcome lines of a binary's stdout; the result directory (it names
+    the files it wrote) reads OUT, so runs into different directories compare."""
+    text = text.replace(out_dir, "OUT")
+    return "\n".join(ln for ln in text.splitlines() if ln.strip() and not NOISE.search(ln)).encode()
+
+
 def verdicts(gtest_json):
     """[(suite.case, status)] from gtest's JSON report, durations left out."""
     out = []
@@ -85,10 +102,13 @@ def run_binary(binary, source_root, out_dir, timeout):
     env = dict(os.environ, SF_SOURCE_ROOT=source_root, SF_SCENARIO_OUT=out_dir, SF_TEST_EAL_MB="1536")
     try:
         p = subprocess.run([binary, f"--gtest_output=json:{report}"], env=env, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=timeout)
         rc = p.returncode
+        out = canon_stdout(p.stdout.decode(errors="replace"), out_dir)
     except subprocess.TimeoutExpired:
-        rc = "timeout"
+        rc, out = "timeout", b""
+    with open(os.path.join(out_dir, ".stdout"), "wb") as f:
+        f.write(out)
     cases = verdicts(report)
     h = hashlib.sha256()
     files = []
@@ -99,10 +119,12 @@ def run_binary(binary, source_root, out_dir, timeout):
         data = canon_file(path)
         files.append(name)
         h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+    h.update(b"stdout\0" + hashlib.sha256(out).digest())
     for name, status in cases:
         h.update(f"case {name} {status}\n".encode())
     h.update(f"rc {rc}\n".encode())
     return {"binary": os.path.basename(binary), "hash": h.hexdigest()[:16], "files": files,
+            "stdout_lines": out.count(b"\n") + (1 if out else 0),
             "cases": len(cases), "failed": [n for n, s in cases if s == "failed"], "rc": rc}
 
 
