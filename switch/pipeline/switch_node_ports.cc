@@ -204,7 +204,7 @@ void SwitchNode::reset(TimeNs now) {
     }
   }
   if (ages_fdb_) fdb_->age(now, TimeNs(0));  // every learned entry (static ones stay)
-  l2_cache_ = {};
+  l2_.begin_burst();
 }
 
 }  // namespace sf::sw
