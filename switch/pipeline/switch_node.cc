@@ -280,8 +280,9 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
   ip.ctr.rx_packets += rx.packets;
   ip.ctr.rx_bytes += rx.bytes;
   // ---- B: bulk lookups ----
+  Fdb& fdb = *fdb_;  // once a pass, not a shared_ptr load a frame
   LookupBurst found;
-  lookup_burst(*fdb_, *routes_, pkts, meta.data(), n, found);
+  lookup_burst(fdb, *routes_, pkts, meta.data(), n, found);
 
   // ---- C: in order: learn, forward, admit, enqueue ----
   l2_.begin_pass();
@@ -306,7 +307,7 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
     pkt.pg = r.pg;
     pkt.queue = r.queue;
     pkt.credit_vl = kNoCreditVl;
-    if ((eth->src.bytes[0] & 1u) == 0) l2_.learn(*fdb_, eth->src.bytes, r.vlan, in, now);
+    if ((eth->src.bytes[0] & 1u) == 0) l2_.learn(fdb, eth->src.bytes, r.vlan, in, now);
     // UDP ports, for the ECMP flow hash of routed frames.
     auto udp_port = [&](uint32_t at) {
       return r.udp_offset != 0 ? static_cast<uint16_t>(d[r.udp_offset + at] << 8 | d[r.udp_offset + at + 1]) : uint16_t{0};
@@ -322,12 +323,12 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
           forward_l2(in, pkt, std::nullopt);
           break;
         }
-        const std::optional<uint16_t> out = l2_.dst_after_bulk(*fdb_, found.fdb(i), eth->dst.bytes, r.vlan, in);
-        if (out && *out != in) {
-          pkt.out_port = *out;
+        const int32_t out = l2_.dst_after_bulk(fdb, found.fdb(i), eth->dst.bytes, r.vlan, in);
+        if (out >= 0 && out != in) {
+          pkt.out_port = static_cast<uint16_t>(out);
           enqueue(pkt);
         } else {
-          forward_l2(in, pkt, out);
+          forward_l2(in, pkt, out >= 0 ? std::optional<uint16_t>(static_cast<uint16_t>(out)) : std::nullopt);
         }
         break;
       }
