@@ -22,9 +22,17 @@ included, so 1082 B = a RoCEv2 SEND with 1024 B payload) this script
      ports, the default NORMAL flow and a static FDB entry for the destination
      (so nothing floods to the bridge's tap port); rate = delta of the sink's
      TX packets (dpctl/show -s, read live from the PMD) over the measured span,
-and prints one JSON line per frame size:
-  {"bench":"switch_fwd","frame":64,"sf_mpps":..,"testpmd_io_mpps":..,"ovs_mpps":..,
+and prints one JSON line per frame size and traffic mix:
+  {"bench":"switch_fwd","frame":64,"mix":"single","sf_mpps":..,"testpmd_io_mpps":..,"ovs_mpps":..,
    "ratio_testpmd":..,"ratio_ovs":..,...}
+Mixes (--mix, default both): "single" is the pcap of step 1 (one destination
+MAC: the switch's per-burst FDB cache sees one key); "multi" has 16
+destination MACs (each a static FDB entry to port 1, OVS fdb/add likewise) x
+64 UDP source ports, frame i to destination i % 16 with source port
+49152 + i // 16, so consecutive frames differ.
+--ref-switch BIN runs a second sf-switch (e.g. a build of main) interleaved
+with SF_SWITCH on the same pcaps: "ref_sf_mpps", "ratio_ref" (and per CPU),
+the before/after comparison of a change measured in one run.
 Every forwarding thread runs on the same core (--lcore, default 1); the
 control threads (testpmd's main lcore, OVS's main thread) on --ctl-lcore.
 
@@ -47,7 +55,7 @@ the two sinks' tx_bytes slopes. Prints one JSON line per size:
 The 2-shard runs use -l LCORE,CTL_LCORE.
 
 Usage: switch_bench.py SF_SWITCH [--shards] [--seconds S] [--warmup S] [--rounds N] [--frames 64,1082]
-                       [--lcore N] [--ctl-lcore N] [--no-testpmd] [--no-ovs] [--keep DIR]
+                       [--mix single,multi] [--ref-switch SF_SWITCH_REF] [--lcore N] [--ctl-lcore N] [--no-testpmd] [--no-ovs] [--keep DIR]
 """
 import argparse
 import json
@@ -119,19 +127,41 @@ class CpuWindow:
 
 # ---- traffic -----------------------------------------------------------------
 
-def roce_frames(frame_bytes, dst_mac=DST_MAC):
-    """N_FLOWS RoCEv2 SEND_ONLY frames of frame_bytes (no FCS), sport varied."""
+MIX_DSTS = 16    # --mix multi: destination MACs ...
+MIX_SPORTS = 64  # ... x UDP source ports (1024 flows)
+
+
+def mix_dst_macs():
+    """The --mix multi destinations (each a static FDB entry to the sink)."""
+    return [f"02:00:00:00:10:{k:02x}" for k in range(MIX_DSTS)]
+
+
+def flows(mix, dst_mac=DST_MAC):
+    """(destination MAC, UDP source port) of each frame of the pcap, in order.
+    single: one destination, N_FLOWS source ports (one L2 flow: the switch's
+    per-burst FDB cache and bulk lookup see one key). multi: MIX_DSTS x
+    MIX_SPORTS, interleaved so that consecutive frames differ (frame i goes to
+    destination i % MIX_DSTS with source port i // MIX_DSTS)."""
+    if mix == "single":
+        return [(dst_mac, 49152 + i) for i in range(N_FLOWS)]
+    dsts = mix_dst_macs()
+    return [(dsts[i % MIX_DSTS], 49152 + i // MIX_DSTS) for i in range(MIX_DSTS * MIX_SPORTS)]
+
+
+def roce_frames(frame_bytes, dst_mac=DST_MAC, mix="single"):
+    """RoCEv2 SEND_ONLY frames of frame_bytes (no FCS), one per flows(mix)."""
     payload = frame_bytes - (14 + 20 + 8 + 12 + 4)
     if payload < 0:
         raise ValueError(f"frame {frame_bytes} B is below the 58 B RoCEv2 minimum")
     tos = (26 << 2) | 0b10  # DSCP 26 (RoCE), ECT(0)
+    fl = flows(mix, dst_mac)
     try:
         from scapy.all import Ether, IP, UDP, Raw  # noqa: PLC0415
         from scapy.contrib.roce import BTH  # noqa: PLC0415
         out = []
-        for i in range(N_FLOWS):
-            p = (Ether(dst=dst_mac, src=SRC_MAC) / IP(src="10.0.0.1", dst="10.0.0.2", tos=tos, ttl=64) /
-                 UDP(sport=49152 + i, dport=4791, chksum=0) / BTH(opcode=4, dqpn=0x11 + i % 16, psn=i) /
+        for i, (dst, sport) in enumerate(fl):
+            p = (Ether(dst=dst, src=SRC_MAC) / IP(src="10.0.0.1", dst="10.0.0.2", tos=tos, ttl=64) /
+                 UDP(sport=sport, dport=4791, chksum=0) / BTH(opcode=4, dqpn=0x11 + i % 16, psn=i) /
                  Raw(bytes(payload)))
             b = bytes(p)
             assert len(b) == frame_bytes, (len(b), frame_bytes)
@@ -141,16 +171,16 @@ def roce_frames(frame_bytes, dst_mac=DST_MAC):
         log("scapy not found: writing raw RoCEv2 bytes with a zero ICRC")
     mac = lambda s: bytes(int(x, 16) for x in s.split(":"))  # noqa: E731
     out = []
-    for i in range(N_FLOWS):
+    for i, (dst, sport) in enumerate(fl):
         ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, tos, frame_bytes - 14, 1, 0, 64, 17, 0,
                                    bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])))
         s = sum(struct.unpack("!10H", ip))
         s = (s & 0xFFFF) + (s >> 16)
         s = (s & 0xFFFF) + (s >> 16)
         ip[10:12] = struct.pack("!H", ~s & 0xFFFF)
-        udp = struct.pack("!HHHH", 49152 + i, 4791, frame_bytes - 34, 0)
+        udp = struct.pack("!HHHH", sport, 4791, frame_bytes - 34, 0)
         bth = struct.pack("!BBHII", 4, 0, 0xFFFF, 0x11 + i % 16, i)
-        out.append(mac(dst_mac) + mac(SRC_MAC) + b"\x08\x00" + bytes(ip) + udp + bth + bytes(payload) + bytes(4))
+        out.append(mac(dst) + mac(SRC_MAC) + b"\x08\x00" + bytes(ip) + udp + bth + bytes(payload) + bytes(4))
     return out
 
 
@@ -168,8 +198,9 @@ def devargs(pcap):
 
 # ---- sf-switch ---------------------------------------------------------------
 
-def switch_config(pcap):
+def switch_config(pcap, mix="single"):
     rx, tx = devargs(pcap)
+    dsts = [DST_MAC] if mix == "single" else mix_dst_macs()
     ports = ["Ethernet0", "Ethernet4"]
     both = ",".join(ports)
     return {
@@ -221,7 +252,7 @@ def switch_config(pcap):
             f"{both}|6": {"scheduler": "scheduler.cnp"},
             f"{both}|7": {"scheduler": "scheduler.lossy"},
         },
-        "FDB": {DST_MAC: {"port": "Ethernet4"}},
+        "FDB": {d: {"port": "Ethernet4"} for d in dsts},
     }
 
 
@@ -259,10 +290,10 @@ def steady_rate(samples, key, warmup_s):
     return (v1 - v0) / (t1 - t0), t1 - t0
 
 
-def run_sf_switch(binary, pcap, frame, args, tmp):
-    cfg_path = os.path.join(tmp, f"switch_{frame}.json")
+def run_sf_switch(binary, pcap, frame, args, tmp, mix="single"):
+    cfg_path = os.path.join(tmp, f"switch_{frame}_{mix}.json")
     with open(cfg_path, "w") as f:
-        json.dump(switch_config(pcap), f, indent=1)
+        json.dump(switch_config(pcap, mix), f, indent=1)
     ts_path = os.path.join(tmp, f"ts_{frame}.jsonl")
     if os.path.exists(ts_path):
         os.remove(ts_path)
@@ -503,14 +534,15 @@ class Ovs:
             raise RuntimeError("ovs: no TX counter for " + port_name + " in:\n" + out[-1500:])
         return int(m.group(1))
 
-    def measure(self, pcap, seconds, warmup):
+    def measure(self, pcap, seconds, warmup, mix="single"):
         rx, tx = devargs(pcap)
         self.vsctl("--may-exist", "add-br", BRIDGE, "--", "set", "bridge", BRIDGE, "datapath_type=netdev",
                    "fail-mode=standalone")
         self.vsctl("--if-exists", "del-port", BRIDGE, "p0", "--", "--if-exists", "del-port", BRIDGE, "p1")
         # The sink first, so that the static FDB entry can name it.
         self.vsctl("add-port", BRIDGE, "p1", "--", "set", "Interface", "p1", "type=dpdk", f"options:dpdk-devargs={tx}")
-        self.appctl("fdb/add", BRIDGE, "p1", "0", DST_MAC)
+        for d in [DST_MAC] if mix == "single" else mix_dst_macs():
+            self.appctl("fdb/add", BRIDGE, "p1", "0", d)
         self.vsctl("add-port", BRIDGE, "p0", "--", "set", "Interface", "p0", "type=dpdk", f"options:dpdk-devargs={rx}")
         for iface in ("p0", "p1"):
             err = self.vsctl("get", "Interface", iface, "error").strip()
@@ -565,6 +597,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=2,
                     help="runs per tool and size, interleaved (sf, testpmd, sf, testpmd ...); the best is reported")
     ap.add_argument("--frames", default="64,1082")
+    ap.add_argument("--mix", default="single,multi",
+                    help="traffic mixes, comma-separated: single (one destination MAC, 1024 source ports), "
+                         "multi (16 destination MACs x 64 source ports, consecutive frames differ)")
+    ap.add_argument("--ref-switch", help="a second sf-switch binary (e.g. main's build) run interleaved with "
+                                         "SF_SWITCH on the same traffic: ref_sf_mpps and ratio_ref")
     ap.add_argument("--lcore", type=int, default=1, help="core of every forwarding thread")
     ap.add_argument("--ctl-lcore", type=int, default=0, help="core of testpmd's / OVS's main thread")
     ap.add_argument("--no-testpmd", action="store_true")
@@ -574,6 +611,10 @@ def main():
                     help="1 vs 2 datapath lcores of sf-switch (two port pairs; local and cross-shard) instead")
     args = ap.parse_args()
     frames = [int(x) for x in args.frames.split(",")]
+    mixes = [m for m in args.mix.split(",") if m]
+    for m in mixes:
+        if m not in ("single", "multi"):
+            ap.error(f"--mix: unknown mix {m!r} (single, multi)")
     if args.shards:
         return main_shards(args, frames)
 
@@ -582,78 +623,88 @@ def main():
     ovs_note = "skipped (--no-ovs)" if args.no_ovs else Ovs.missing()
     ovs = None
     failed = False
-    # Per size: lists of per-run Mpps, plus the extra facts of the best run.
-    runs = {fr: {"sf": [], "testpmd": [], "ovs": []} for fr in frames}
-    shares = {fr: {"sf": [], "testpmd": [], "ovs": []} for fr in frames}
-    info = {fr: {} for fr in frames}
+    cases = [(fr, mix) for fr in frames for mix in mixes]
+    tools = ("sf", "ref", "testpmd", "ovs")
+    # Per (size, mix): lists of per-run Mpps, plus the extra facts of the best run.
+    runs = {c: {t: [] for t in tools} for c in cases}
+    shares = {c: {t: [] for t in tools} for c in cases}
+    info = {c: {} for c in cases}
+    switches = [("sf", args.sf_switch)] + ([("ref", args.ref_switch)] if args.ref_switch else [])
     try:
         pcaps = {}
-        for fr in frames:
-            pcaps[fr] = os.path.join(work, f"roce_{fr}.pcap")
-            write_pcap(pcaps[fr], roce_frames(fr))
-        # sf-switch and testpmd interleaved, so that a noisy spell on this
-        # shared machine hits both; then one OVS instance for every size.
+        for fr, mix in cases:
+            pcaps[(fr, mix)] = os.path.join(work, f"roce_{fr}_{mix}.pcap")
+            write_pcap(pcaps[(fr, mix)], roce_frames(fr, mix=mix))
+        # sf-switch (and the reference sf-switch) and testpmd interleaved, so
+        # that a noisy spell on this shared machine hits each; then one OVS
+        # instance for every case.
         for rnd in range(args.rounds):
-            for fr in frames:
-                for attempt in (1, 2):  # one retry: other jobs on this machine may hold huge pages
-                    try:
-                        mpps, extra = run_sf_switch(args.sf_switch, pcaps[fr], fr, args, work)
-                        if mpps >= best(runs[fr]["sf"] + [0.0]):
-                            info[fr].update(extra)
-                        runs[fr]["sf"].append(mpps)
-                        shares[fr]["sf"].append(extra.get("cpu_share"))
-                        break
-                    except (RuntimeError, subprocess.TimeoutExpired, OSError, ValueError, KeyError) as e:
-                        log(f"sf-switch failed (attempt {attempt}):", e)
-                        if attempt == 2:
-                            info[fr]["sf_error"] = str(e)[-300:]
-                            failed = True
+            for c in cases:
+                fr, mix = c
+                for tool, binary in switches:
+                    for attempt in (1, 2):  # one retry: other jobs on this machine may hold huge pages
+                        try:
+                            mpps, extra = run_sf_switch(binary, pcaps[c], fr, args, work, mix)
+                            if tool == "sf" and mpps >= best(runs[c]["sf"] + [0.0]):
+                                info[c].update(extra)
+                            runs[c][tool].append(mpps)
+                            shares[c][tool].append(extra.get("cpu_share"))
+                            break
+                        except (RuntimeError, subprocess.TimeoutExpired, OSError, ValueError, KeyError) as e:
+                            log(f"{tool} sf-switch failed (attempt {attempt}):", e)
+                            if attempt == 2:
+                                info[c][f"{tool}_error"] = str(e)[-300:]
+                                failed = True
                 if not args.no_testpmd:
                     try:
-                        mpps, extra = run_testpmd(pcaps[fr], args)
-                        runs[fr]["testpmd"].append(mpps)
-                        shares[fr]["testpmd"].append(extra.get("cpu_share"))
+                        mpps, extra = run_testpmd(pcaps[c], args)
+                        runs[c]["testpmd"].append(mpps)
+                        shares[c]["testpmd"].append(extra.get("cpu_share"))
                     except (RuntimeError, OSError) as e:
                         log("testpmd failed:", e)
-                        info[fr]["testpmd_error"] = str(e)[-300:]
-                log(f"round {rnd}, {fr} B:", {k: [round(x, 3) for x in v] for k, v in runs[fr].items()})
+                        info[c]["testpmd_error"] = str(e)[-300:]
+                log(f"round {rnd}, {fr} B {mix}:", {k: [round(x, 3) for x in v] for k, v in runs[c].items()})
         if ovs_note is None:
             try:
                 ovs = Ovs(work, args)
                 ovs.start()
                 for rnd in range(args.rounds):
-                    for fr in frames:
-                        mpps, extra = ovs.measure(pcaps[fr], args.seconds, args.warmup)
-                        runs[fr]["ovs"].append(mpps)
-                        shares[fr]["ovs"].append(extra.get("cpu_share"))
-                        info[fr]["ovs_datapath_flows"] = extra["ovs_datapath_flows"]
-                        log(f"ovs round {rnd}, {fr} B: {mpps:.3f} Mpps")
+                    for c in cases:
+                        mpps, extra = ovs.measure(pcaps[c], args.seconds, args.warmup, c[1])
+                        runs[c]["ovs"].append(mpps)
+                        shares[c]["ovs"].append(extra.get("cpu_share"))
+                        info[c]["ovs_datapath_flows"] = extra["ovs_datapath_flows"]
+                        log(f"ovs round {rnd}, {c[0]} B {c[1]}: {mpps:.3f} Mpps")
             except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
                 ovs_note = f"ovs-vswitchd-dpdk failed: {e}"[-400:]
                 log(ovs_note)
-        for fr in frames:
-            r = {"bench": "switch_fwd", "frame": fr}
-            for key, tool in (("sf_mpps", "sf"), ("testpmd_io_mpps", "testpmd"), ("ovs_mpps", "ovs")):
-                b = best(runs[fr][tool])
+        for c in cases:
+            fr, mix = c
+            r = {"bench": "switch_fwd", "frame": fr, "mix": mix}
+            for key, tool in (("sf_mpps", "sf"), ("ref_sf_mpps", "ref"), ("testpmd_io_mpps", "testpmd"),
+                              ("ovs_mpps", "ovs")):
+                b = best(runs[c][tool])
                 r[key] = round(b, 3) if b is not None else None
             r["ratio_testpmd"] = ratio(r["sf_mpps"], r["testpmd_io_mpps"])
             r["ratio_ovs"] = ratio(r["sf_mpps"], r["ovs_mpps"])
+            r["ratio_ref"] = ratio(r["sf_mpps"], r["ref_sf_mpps"])
             # The fields every benchmark of bench/ prints (bench/meson.build).
             r.update(value=r["sf_mpps"], unit="Mpps", ref=r["testpmd_io_mpps"], ratio=r["ratio_testpmd"])
-            r["runs_mpps"] = {k: [round(x, 3) for x in v] for k, v in runs[fr].items()}
-            r["runs_cpu_share"] = shares[fr]
+            r["runs_mpps"] = {k: [round(x, 3) for x in v] for k, v in runs[c].items()}
+            r["runs_cpu_share"] = shares[c]
             # Rate per CPU-second of the forwarding thread (wall rate / its
             # share of the core), best run: what the tool does when it is not
             # descheduled. Less noisy than the wall rate here; see the docs.
             per_cpu = {}
-            for tool in ("sf", "testpmd", "ovs"):
-                v = [m / min(1.0, c) for m, c in zip(runs[fr][tool], shares[fr][tool]) if c]
+            for tool in tools:
+                v = [m / min(1.0, s) for m, s in zip(runs[c][tool], shares[c][tool]) if s]
                 per_cpu[tool] = round(max(v), 3) if v else None
             r["mpps_per_cpu"] = per_cpu
             r["ratio_testpmd_per_cpu"] = ratio(per_cpu["sf"], per_cpu["testpmd"])
             r["ratio_ovs_per_cpu"] = ratio(per_cpu["sf"], per_cpu["ovs"])
+            r["ratio_ref_per_cpu"] = ratio(per_cpu["sf"], per_cpu["ref"])
             r["seconds_per_run"] = args.seconds
-            r.update({k: v for k, v in info[fr].items() if k != "cpu_share"})
+            r.update({k: v for k, v in info[c].items() if k != "cpu_share"})
             if r["ovs_mpps"] is None and ovs_note:
                 r["ovs_note"] = ovs_note
             r["load1"] = round(os.getloadavg()[0], 2)

@@ -16,6 +16,7 @@
 #include "common/wire/mac_control.h"
 #include "common/wire/srv6.h"
 #include "common/wire/udp.h"
+#include "switch/pipeline/lookup_stage.h"
 
 namespace sf::sw {
 
@@ -84,7 +85,7 @@ bool l3_valid(const wire::FrameInfo& f) {
 
 bool is_ect(wire::Ecn e) { return e != wire::Ecn::kNotEct; }
 
-constexpr wire::ParseOptions kParseOptions{.verify_ipv4_checksum = true, .stop_at_udp = true};
+constexpr wire::ParseOptions kParseOptions{.verify_ipv4_checksum = kRxVerifyIpv4Checksum, .stop_at_udp = true};
 
 // TTL - 1 with the header checksum updated incrementally (RFC 1624, as
 // Linux's ip_decrease_ttl): the TTL is the high byte of its 16-bit word, so
@@ -248,7 +249,7 @@ void SwitchNode::receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) {
   if (st_->faulty() != 0 && st_->bits(port) != kPortPlainUp) [[unlikely]] {
     pkts = pkts.first(ingress_faults(port, pkts));  // admin down, blackhole, loss
   }
-  l2_cache_ = {};  // valid for one burst (one `now`, no ageing in between)
+  l2_.begin_burst();  // its cache holds for one burst (one `now`, no ageing in between)
   if (!staged_rx_ || ports_[port].credit) {
     // CREDIT_FC ingress: every frame holds VL slots from arrival on.
     for (size_t i = 0; i < pkts.size(); ++i) {
@@ -264,13 +265,12 @@ void SwitchNode::receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) {
   }
 }
 
-// The staged pipeline (STYLE G4) over one pass of up to kStageBurst frames:
-//  A. parse (parse_fwd: no FrameInfo) and classify every frame, prefetching
-//     kPrefetchAhead frames ahead; what parse_fwd() does not decide (MAC
-//     control, credit frames, malformed, oversize, IPv4 options, fragments,
-//     SRv6 encapsulation) is marked kSlow;
-//  B. look up all L2 destinations (one rte_hash_lookup_bulk, consecutive
-//     equal keys once) and IPv4 routes (rte_lpm_lookup_bulk);
+// The staged pipeline (STYLE G4) over one pass of up to kStageBurst frames,
+// each stage a burst over the hand-off of the one before:
+//  A. parse and classify every frame (classify_stage.h) -> RxMeta per frame;
+//     what the fast parse does not decide is marked kSlow;
+//  B. look up all L2 destinations and IPv4 routes in bulk (lookup_stage.h)
+//     -> LookupBurst;
 //  C. in arrival order: learn, forward, admit and enqueue; kSlow frames run
 //     process() at their place.
 // The outcome is that of process() frame by frame: lookups have no side
@@ -280,95 +280,19 @@ void SwitchNode::receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) {
 // from l2_new_ instead of the bulk result.
 void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs now) {
   Port& ip = ports_[in];
-  const PortQos& qos = *ip.qos;
   std::array<RxMeta, kStageBurst> meta;
-  uint64_t rx_bytes = 0;
-  uint32_t rx_pkts = 0;
-
   // ---- A: parse and classify ----
-  for (uint16_t i = 0; i < std::min<uint16_t>(n, kPrefetchAhead); ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
-  for (uint16_t i = 0; i < n; ++i) {
-    if (i + kPrefetchAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kPrefetchAhead], void*));
-    const rte_mbuf* m = pkts[i];
-    RxMeta& r = meta[i];
-    const uint8_t* d = rte_pktmbuf_mtod(m, const uint8_t*);
-    wire::FwdHeaders h;
-    if (m->pkt_len > ip.max_frame_bytes ||
-        !wire::parse_fwd(d, m->data_len, m->pkt_len, kParseOptions.verify_ipv4_checksum, h) ||
-        h.ether_type == wire::kEtherTypeCreditFc ||
-        (rif_ && rif_->traps(in, h.ether_type, d + h.l3_offset))) {  // router_if: ARP / ND to process()
-      r.step = RxStep::kSlow;
-      continue;
-    }
-    ++rx_pkts;
-    rx_bytes += m->pkt_len;
-    const uint8_t* l3 = d + h.l3_offset;
-    // Classify: DSCP (or PCP on trusting ports) -> TC -> PG and queue.
-    const uint8_t pcp = h.vlan ? static_cast<uint8_t>(d[wire::EthHeader::kSize] >> 5) : 0;  // tag in the head
-    uint8_t tc = 0;
-    if (qos.trust_dot1p && h.vlan) {
-      tc = qos.dot1p_to_tc[pcp];
-    } else if (h.ip_version == 4) {
-      tc = qos.dscp_to_tc[l3[1] >> 2];
-    } else if (h.ip_version == 6) {
-      tc = qos.dscp_to_tc[((l3[0] & 0x0Fu) << 2) | (l3[1] >> 6)];
-    } else if (h.vlan) {
-      tc = qos.dot1p_to_tc[pcp];
-    }
-    r.pg = qos.tc_to_pg[tc];
-    r.queue = qos.tc_to_queue[tc];
-    r.ip_version = h.ip_version;
-    r.l3_offset = h.l3_offset;
-    r.udp_offset = h.udp_offset;
-    // Untagged and priority-tagged (VID 0) frames belong to the port's PVID.
-    const uint16_t vid = h.vlan ? static_cast<uint16_t>((d[14] << 8 | d[15]) & 0x0FFFu) : 0;
-    r.vlan = vid != 0 ? vid : kDefaultVlan;
-    const auto& dst = *reinterpret_cast<const MacAddr*>(d);
-    if (h.ip_version != 0 && mac_eq(dst, ip.mac)) {
-      r.step = h.ip_version == 4 ? RxStep::kRoute4 : RxStep::kRoute6;
-    } else {
-      r.step = RxStep::kL2;
-    }
-  }
-  ip.ctr.rx_packets += rx_pkts;
-  ip.ctr.rx_bytes += rx_bytes;
-
+  const ClassifyCounts rx =
+      classify_burst(ClassifyPort{ip.mac, ip.max_frame_bytes, *ip.qos, rif_.get(), in}, pkts, n, meta.data());
+  ip.ctr.rx_packets += rx.packets;
+  ip.ctr.rx_bytes += rx.bytes;
   // ---- B: bulk lookups ----
-  // L2 unicast destinations: fdb_at[i] indexes fdb_port (distinct runs).
-  std::array<const MacAddr*, kStageBurst> keys;
-  std::array<uint16_t, kStageBurst> key_vlans;
-  std::array<uint8_t, kStageBurst> fdb_at;
-  std::array<int32_t, kStageBurst> fdb_port;
-  uint32_t n_keys = 0;
-  // IPv4 routes: route_at[i] indexes route.
-  std::array<uint32_t, kStageBurst> dst4;
-  std::array<uint8_t, kStageBurst> route_at;
-  std::array<std::optional<RouteTarget>, kStageBurst> route;
-  uint32_t n_dst4 = 0;
-  for (uint16_t i = 0; i < n; ++i) {
-    const RxMeta& r = meta[i];
-    const uint8_t* d = rte_pktmbuf_mtod(pkts[i], const uint8_t*);
-    if (r.step == RxStep::kL2) {
-      const auto* dst = reinterpret_cast<const MacAddr*>(d);
-      if (((*dst)[0] & 1u) != 0) continue;  // multicast / broadcast: flood
-      if (n_keys == 0 || key_vlans[n_keys - 1] != r.vlan || !mac_eq(*keys[n_keys - 1], *dst)) {
-        keys[n_keys] = dst;
-        key_vlans[n_keys] = r.vlan;
-        ++n_keys;
-      }
-      fdb_at[i] = static_cast<uint8_t>(n_keys - 1);
-    } else if (r.step == RxStep::kRoute4) {
-      const uint8_t* a = d + r.l3_offset + 16;  // destination address
-      dst4[n_dst4] = uint32_t{a[0]} << 24 | uint32_t{a[1]} << 16 | uint32_t{a[2]} << 8 | a[3];
-      route_at[i] = static_cast<uint8_t>(n_dst4++);
-    }
-  }
-  if (n_keys != 0) fdb_->lookup_bulk(keys.data(), key_vlans.data(), n_keys, fdb_port.data());
-  if (n_dst4 != 0) routes_->lookup_v4_bulk(dst4.data(), n_dst4, route.data());
+  Fdb& fdb = *fdb_;  // once a pass, not a shared_ptr load a frame
+  LookupBurst found;
+  lookup_burst(fdb, *routes_, pkts, meta.data(), n, found);
 
   // ---- C: in order: learn, forward, admit, enqueue ----
-  l2_new_n_ = 0;
-  l2_new_overflow_ = false;
+  l2_.begin_pass();
   run_defer_ = true;  // enqueue() collects runs (flush_run)
   for (uint16_t i = 0; i < n; ++i) {
     rte_mbuf* m = pkts[i];
@@ -390,7 +314,7 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
     pkt.pg = r.pg;
     pkt.queue = r.queue;
     pkt.credit_vl = kNoCreditVl;
-    if ((eth->src.bytes[0] & 1u) == 0) learn(eth->src.bytes, r.vlan, in, now);
+    if ((eth->src.bytes[0] & 1u) == 0) l2_.learn(fdb, eth->src.bytes, r.vlan, in, now);
     // UDP ports, for the ECMP flow hash of routed frames.
     auto udp_port = [&](uint32_t at) {
       return r.udp_offset != 0 ? static_cast<uint16_t>(d[r.udp_offset + at] << 8 | d[r.udp_offset + at + 1]) : uint16_t{0};
@@ -406,21 +330,12 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
           forward_l2(in, pkt, std::nullopt);
           break;
         }
-        std::optional<uint16_t> out;
-        if (l2_new_overflow_) {
-          out = fdb_->lookup(eth->dst.bytes, r.vlan);
-        } else {
-          const int32_t p = fdb_port[fdb_at[i]];
-          if (p >= 0) out = static_cast<uint16_t>(p);
-          for (uint16_t k = 0; k < l2_new_n_; ++k) {
-            if (l2_new_[k].vlan == r.vlan && mac_eq(l2_new_[k].mac, eth->dst.bytes)) out = in;
-          }
-        }
-        if (out && *out != in) {
-          pkt.out_port = *out;
+        const int32_t out = l2_.dst_after_bulk(fdb, found.fdb(i), eth->dst.bytes, r.vlan, in);
+        if (out >= 0 && out != in) {
+          pkt.out_port = static_cast<uint16_t>(out);
           enqueue(pkt);
         } else {
-          forward_l2(in, pkt, out);
+          forward_l2(in, pkt, out >= 0 ? std::optional<uint16_t>(static_cast<uint16_t>(out)) : std::nullopt);
         }
         break;
       }
@@ -432,7 +347,7 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
           drop(in, m, DropCause::kTtlExpired);
           break;
         }
-        forward_v4(in, pkt, eth, v4, udp_port(0), udp_port(2), route[route_at[i]]);
+        forward_v4(in, pkt, eth, v4, udp_port(0), udp_port(2), found.route4(i));
         break;
       }
       case RxStep::kRoute6:
@@ -446,35 +361,6 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
   }
   flush_run();
   run_defer_ = false;
-}
-
-// Consecutive frames of a burst mostly share their source (learned once per
-// burst) and destination (looked up once until a learn changes the table).
-void SwitchNode::learn_slow(const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now) {
-  L2Cache& c = l2_cache_;
-  const LearnOutcome o = fdb_->learn(mac, vlan, port, now);
-  c.src_valid = true;
-  c.src_mac = mac;
-  c.src_vlan = vlan;
-  c.src_port = port;
-  if (o == LearnOutcome::kLearned || o == LearnOutcome::kMoved) {
-    c.dst_valid = false;
-    if (l2_new_n_ < kStageBurst) {
-      l2_new_[l2_new_n_++] = {mac, vlan};
-    } else {
-      l2_new_overflow_ = true;
-    }
-  }
-}
-
-std::optional<uint16_t> SwitchNode::lookup(const MacAddr& mac, uint16_t vlan) {
-  L2Cache& c = l2_cache_;
-  if (c.dst_valid && c.dst_vlan == vlan && mac_eq(c.dst_mac, mac)) return c.dst_port;
-  c.dst_port = fdb_->lookup(mac, vlan);
-  c.dst_valid = true;
-  c.dst_mac = mac;
-  c.dst_vlan = vlan;
-  return c.dst_port;
 }
 
 void SwitchNode::drop(uint16_t in_port, rte_mbuf* m, DropCause cause) {
@@ -538,7 +424,7 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
   const uint16_t vid = f.vlan != nullptr ? f.vlan->vid() : 0;
   const uint16_t vlan = vid != 0 ? vid : kDefaultVlan;  // untagged / priority-tagged: the port's PVID
   const bool src_unicast = (eth->src.bytes[0] & 1u) == 0;
-  if (src_unicast) learn(eth->src.bytes, vlan, in, now);
+  if (src_unicast) l2_.learn(*fdb_, eth->src.bytes, vlan, in, now);
   if (rif_ && router_rx(in, pkt)) return;  // router_if: ARP / ND for our interfaces (switch_node_router.cc)
 
   // L3 when addressed to this port's router MAC.
@@ -554,7 +440,7 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
 
   // L2: known unicast goes to one port, everything else floods.
   const bool dst_unicast = (eth->dst.bytes[0] & 1u) == 0;
-  forward_l2(in, pkt, dst_unicast ? lookup(eth->dst.bytes, vlan) : std::nullopt);
+  forward_l2(in, pkt, dst_unicast ? l2_.lookup(*fdb_, eth->dst.bytes, vlan) : std::nullopt);
 }
 
 void SwitchNode::forward_v4(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, wire::Ipv4Header* v4, uint16_t sp,

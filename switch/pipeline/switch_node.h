@@ -29,6 +29,8 @@
 #include "switch/fwd/router_if.h"
 #include "switch/lossless/pfc_watchdog.h"
 #include "switch/mmu/mmu.h"
+#include "switch/pipeline/burst_learner.h"
+#include "switch/pipeline/classify_stage.h"
 #include "switch/pipeline/counters.h"
 #include "switch/pipeline/credit_link.h"
 #include "switch/pipeline/egress_queue.h"
@@ -39,17 +41,6 @@
 struct rte_mempool;
 
 namespace sf::sw {
-
-// Six-byte compare without a memcmp call (it showed up in profiles).
-inline bool mac_eq(const std::array<uint8_t, 6>& a, const std::array<uint8_t, 6>& b) {
-  uint32_t a4, b4;
-  uint16_t a2, b2;
-  std::memcpy(&a4, a.data(), 4);
-  std::memcpy(&b4, b.data(), 4);
-  std::memcpy(&a2, a.data() + 4, 2);
-  std::memcpy(&b2, b.data() + 4, 2);
-  return ((a4 ^ b4) | static_cast<uint32_t>(a2 ^ b2)) == 0;
-}
 
 // The drop cause of an MMU refusal.
 DropCause drop_cause_of(DropReason r);
@@ -178,9 +169,9 @@ class SwitchNode final : public Node {
   PortStates& port_requests() const { return *states_; }
 
   // Receive stages: frames per stage pass and how far ahead stage A
-  // prefetches frame data (chosen with bench/switch/switch_node_bench).
-  static constexpr uint16_t kStageBurst = 32;
-  static constexpr uint16_t kPrefetchAhead = 4;
+  // prefetches frame data (classify_stage.h).
+  static constexpr uint16_t kStageBurst = kRxStageBurst;
+  static constexpr uint16_t kPrefetchAhead = kRxPrefetchAhead;
 
   // ---- sharding (switch_node_shard.cc) ----
   // Joins a sharded switch: `link` (outlives the node) names the ports this
@@ -235,20 +226,8 @@ class SwitchNode final : public Node {
     uint64_t idle_round = 0;
   };
   static constexpr uint64_t kNotIdle = UINT64_MAX;
-  // What stage A decided for one frame of a burst (10 bytes).
-  enum class RxStep : uint8_t { kSlow, kL2, kRoute4, kRoute6 };
-  struct RxMeta {
-    RxStep step = RxStep::kSlow;
-    uint8_t pg = 0;
-    uint8_t queue = 0;
-    uint8_t ip_version = 0;  // 0, 4, 6
-    uint8_t l3_offset = 0;
-    uint8_t pad_ = 0;
-    uint16_t vlan = 0;
-    uint16_t udp_offset = 0;  // 0: not UDP
-  };
-  static_assert(sizeof(RxMeta) == 10);
-  // One stage pass over pkts[0, n), n <= kStageBurst (switch_node.cc).
+  // One stage pass over pkts[0, n), n <= kStageBurst (switch_node.cc):
+  // stage A (classify_stage.h), stage B (lookup_stage.h), stage C.
   void receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs now);
   // ---- transmit offers and wakeups (switch_node.cc "Transmit offers")
   // Bit p of tx_ports_: port p may have a queued packet (set on every push,
@@ -305,15 +284,6 @@ class SwitchNode final : public Node {
   void forward_v6(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, wire::Ipv6Header* v6, uint16_t sp, uint16_t dp);
   // L2: `out` is the FDB port of a unicast destination (nullopt: flood).
   void forward_l2(uint16_t in, QueuedPkt& pkt, std::optional<uint16_t> out);
-  // FDB learn / lookup through the per-burst cache (l2_cache_). learn()
-  // also records the keys it learned or moved in this stage pass (l2_new_).
-  void learn(const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now) {
-    const L2Cache& c = l2_cache_;
-    if (c.src_valid && c.src_port == port && c.src_vlan == vlan && mac_eq(c.src_mac, mac)) return;
-    learn_slow(mac, vlan, port, now);
-  }
-  void learn_slow(const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now);
-  std::optional<uint16_t> lookup(const MacAddr& mac, uint16_t vlan);
   // ---- router interfaces (switch_node_router.cc, switch/fwd/router_if.h)
   // An ARP / ND frame (pkt.mbuf, classified) for our interfaces: answered
   // out of `in`, taken or dropped; false: not one, forward it as before.
@@ -479,27 +449,8 @@ class SwitchNode final : public Node {
     void operator()(uint32_t* p) const;
   };
   std::unique_ptr<uint32_t[], FreeDeleter> srv6_slot_;  // uSID -> index into srv6_next_ + 1, 0 none (calloc'd)
-  // The last source learned and destination looked up in this receive() burst.
-  struct L2Cache {
-    bool src_valid = false;
-    bool dst_valid = false;
-    uint16_t src_vlan = 0;
-    uint16_t src_port = 0;
-    uint16_t dst_vlan = 0;
-    std::optional<uint16_t> dst_port;
-    MacAddr src_mac{};
-    MacAddr dst_mac{};
-  };
-  L2Cache l2_cache_;
-  // Keys learned or moved (to the ingress port) in the current stage pass:
-  // stage B looked destinations up before them.
-  struct L2Key {
-    MacAddr mac{};
-    uint16_t vlan = 0;
-  };
-  std::array<L2Key, kStageBurst> l2_new_{};
-  uint16_t l2_new_n_ = 0;
-  bool l2_new_overflow_ = false;  // more than kStageBurst: stage C looks up live
+  // FDB learning and lookups of the burst in progress (burst_learner.h).
+  BurstLearner l2_;
   bool staged_rx_ = true;
   // Copies waiting for admission as one run (enqueue()), all of key run_key_.
   std::array<QueuedPkt, kStageBurst> run_{};

@@ -205,7 +205,7 @@ void SwitchNode::reset(TimeNs now) {
   }
   if (ages_fdb_) fdb_->age(now, TimeNs(0));  // every learned entry (static ones stay)
   if (ages_fdb_ && rif_) rif_->forget();     // router_if: and every resolved next hop
-  l2_cache_ = {};
+  l2_.begin_burst();
 }
 
 }  // namespace sf::sw

@@ -1,6 +1,9 @@
 // sf-pktio: runs the real-time driver (common/dpdk PollLoop) with a simple
 // node over 1-2 ports: gen | sink | fwd | echo. The integration smoke target.
-// Startup order (STYLE G14): parse -> EAL -> mempool -> ports -> node -> loop.
+// Startup order (STYLE G14), one function a step (run() and serve() at the
+// end of this file): parse_options -> EAL -> create_pool -> open_ports (and
+// the link wait) -> make_node -> loop (Session: when to stop) -> report ->
+// teardown.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -225,10 +228,9 @@ std::optional<int> refuse_ignored_flags(const po::variables_map& vm, const Optio
   return 2;
 }
 
-int run(int argc, char** argv) {
-  // 1. Arguments.
-  const SplitArgs args = split_args(argc, argv);
-  Options o;
+// ---- 1. Arguments ------------------------------------------------------------
+// nullopt: go on; else the exit code.
+std::optional<int> parse_options(int argc, char** argv, const SplitArgs& args, Options& o) {
   const po::options_description desc = describe(o);
   po::variables_map vm;
   if (auto rc = app::parse_app_args(argc, argv, args.app, desc, "sf-pktio", &vm)) return *rc;
@@ -242,20 +244,322 @@ int run(int argc, char** argv) {
     return 2;
   }
   if (!app::set_log_level(o.log_level, "sf-pktio")) return 2;
+  return std::nullopt;
+}
 
+// A signal during start-up: it stops at the next step (exit 130, no JSON line).
+bool interrupted() {
+  if (!g_stop.load(std::memory_order_relaxed)) return false;
+  spdlog::error("interrupted during start-up");
+  return true;
+}
+
+// ---- 3. Mempool: descriptors + caches + loop buffers + the fwd queues ---------
+Result<rte_mempool*> create_pool(const Options& o, uint16_t nports) {
+  MempoolSizing sz;
+  sz.ports = nports;
+  sz.rx_desc = o.rx_desc;
+  sz.tx_desc = o.tx_desc;
+  sz.extra = (o.mode == "fwd" || o.mode == "echo") ? nports * sf::pktio::FwdNode::kQueuePkts : 0;
+  const uint32_t room = std::max<uint32_t>(2048, o.mode == "gen" ? std::min<uint32_t>(o.size, 9600) : 2048);
+  return create_pktmbuf_pool("sf_pktio", sz, static_cast<uint16_t>(room + RTE_PKTMBUF_HEADROOM));
+}
+
+// ---- 4. Ports ------------------------------------------------------------------
+// Opens every port, then waits for their links (one deadline for all; a
+// signal ends it). Returns 0, 1 (a port failed) or kInterruptedExit.
+int open_ports(const Options& o, const std::vector<std::string>& devargs, rte_mempool* pool,
+               std::vector<Port>& ports) {
+  for (const auto& d : devargs) {
+    if (interrupted()) return kInterruptedExit;
+    PortConfig pc;
+    // memif: a bsize that holds any frame of the link unless the user gave one.
+    pc.devargs = memif_devargs_for_link(d, o.mtu);
+    pc.rx_desc = o.rx_desc;
+    pc.tx_desc = o.tx_desc;
+    pc.mtu = o.mtu;
+    pc.link_wait = LinkWait::kSkip;  // waited for below, all ports together
+    auto p = Port::open(pc, pool);
+    if (!p) {
+      spdlog::error("{}", p.error());
+      return 1;
+    }
+    spdlog::info("port {} ({}) open: id {}, mtu {}, multi-seg tx {}", p->name(), p->driver(), p->port_id(),
+                 p->mtu(), p->multi_seg_tx());
+    ports.push_back(std::move(*p));
+  }
+  const auto link_deadline = std::chrono::steady_clock::now() +
+                             std::chrono::nanoseconds(static_cast<int64_t>(o.link_wait_s * 1e9));
+  for (auto& p : ports) {
+    while (!p.link_up()) {
+      if (interrupted()) return kInterruptedExit;
+      if (std::chrono::steady_clock::now() >= link_deadline) {
+        spdlog::warn("port {}: link still down after {} s (peer process or link partner?)", p.name(), o.link_wait_s);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // bounded wait on the peer
+    }
+  }
+  return 0;
+}
+
+// ---- 5. Node -------------------------------------------------------------------
+// The node of --mode, and a typed pointer to it (the others null).
+struct ModeNode {
+  std::unique_ptr<sf::Node> node;
+  sf::pktio::GenNode* gen = nullptr;
+  sf::pktio::SinkNode* sink = nullptr;
+  sf::pktio::FwdNode* fwd = nullptr;
+};
+
+ModeNode make_node(const Options& o, uint16_t nports, rte_mempool* pool) {
+  ModeNode m;
+  if (o.mode == "gen") {
+    auto n = std::make_unique<sf::pktio::GenNode>(nports, pool, o.size, o.count);
+    m.gen = n.get();
+    m.node = std::move(n);
+  } else if (o.mode == "sink") {
+    auto n = std::make_unique<sf::pktio::SinkNode>(nports, o.flow_sport_base);
+    m.sink = n.get();
+    m.node = std::move(n);
+  } else {
+    auto n = std::make_unique<sf::pktio::FwdNode>(nports, o.mode == "echo");
+    m.fwd = n.get();
+    m.node = std::move(n);
+  }
+  return m;
+}
+
+// ---- The run loop ----------------------------------------------------------------
+using Loop = PollLoop<LoopIo, TscClock>;
+
+// When the loop stops (count / duration / --expect / idle / signal, with a
+// fwd's queue sent and a sink's rings read), and the sink's per-flow time
+// series written between bursts (a tool's control path: one line per
+// period, flows that saw frames).
+class Session {
+ public:
+  Session(const Options& o, const ModeNode& m, RxGate& gate, Loop& loop, TimeNs started)
+      : o_(o), m_(m), gate_(gate), loop_(loop), started_(started), next_ts_(started) {
+    duration_ = o.duration_s > 0 ? TimeNs(static_cast<int64_t>(o.duration_s * 1e9)) : TimeNs::max();
+    idle_exit_ = o.idle_exit_ms > 0 ? TimeNs::from_ms(o.idle_exit_ms) : TimeNs::max();
+    linger_ = TimeNs::from_ms(o.linger_ms);
+    stop_drain_ = TimeNs::from_ms(o.stop_drain_ms);
+    ts_period_ = TimeNs::from_ms(std::max<uint32_t>(o.ts_period_ms, 1));
+    if (m.sink != nullptr && o.flow_sport_base != 0 && !o.timeseries.empty()) {
+      ts_ = std::fopen(o.timeseries.c_str(), "a");
+      if (ts_ == nullptr) spdlog::warn("--timeseries {}: cannot open", o.timeseries);
+    }
+  }
+  // The loop's stop predicate: true when it is time to stop.
+  bool done(TimeNs now);
+  // After the loop: the last time-series line.
+  void close(TimeNs now) {
+    if (ts_ == nullptr) return;
+    write_sample(now);
+    std::fclose(ts_);
+    ts_ = nullptr;
+  }
+  TimeNs end() const { return end_; }
+
+ private:
+  uint32_t buffered() const {
+    uint32_t b = 0;
+    for (size_t i = 0; i < loop_.num_ports(); ++i) b += loop_.tx_buffered(i);
+    return b;
+  }
+  bool stopping(TimeNs now);
+  void write_sample(TimeNs now);
+  const Options& o_;
+  const ModeNode& m_;
+  RxGate& gate_;
+  Loop& loop_;
+  const TimeNs started_;
+  TimeNs duration_, idle_exit_, linger_, stop_drain_, ts_period_;
+  TimeNs last_seen_ = TimeNs::zero();
+  uint64_t last_rx_ = 0;
+  TimeNs end_ = TimeNs::zero();
+  TimeNs finished_ = TimeNs::max();  // when gen/fwd had sent everything
+  TimeNs stop_asked_ = TimeNs::max();
+  FILE* ts_ = nullptr;
+  TimeNs next_ts_;
+};
+
+bool Session::done(TimeNs now) {
+  end_ = now;
+  if (ts_ != nullptr && now >= next_ts_) {
+    write_sample(now);
+    while (next_ts_ <= now) next_ts_ += ts_period_;
+  }
+  uint64_t rx = 0;
+  for (size_t i = 0; i < loop_.num_ports(); ++i) rx += loop_.counters(i).rx_pkts;
+  if (rx != last_rx_) {
+    last_rx_ = rx;
+    last_seen_ = now;
+  }
+  if (g_stop.load(std::memory_order_relaxed) || now - started_ >= duration_) return stopping(now);
+  if (m_.sink != nullptr && o_.expect > 0 && m_.sink->total_rx() >= o_.expect) return true;
+  const bool sent_all = (m_.gen != nullptr && m_.gen->done() && buffered() == 0) ||
+                        (m_.fwd != nullptr && o_.count > 0 && gate_.taken >= o_.count && m_.fwd->queued() == 0 &&
+                         buffered() == 0);
+  if (sent_all) {
+    if (finished_ == TimeNs::max()) finished_ = now;
+    if (now - finished_ >= linger_) return true;
+  }
+  return rx > 0 && now - last_seen_ >= idle_exit_;
+}
+
+// Asked to stop (signal or --duration).
+bool Session::stopping(TimeNs now) {
+  if (stop_asked_ == TimeNs::max()) stop_asked_ = now;
+  if (m_.fwd != nullptr) {
+    // fwd: read nothing more, send what is queued, then linger so the
+    // peer reads the ring (memif frees it on close); at most 2 s + linger.
+    gate_.closed = true;
+    if ((m_.fwd->queued() > 0 || buffered() > 0) && now - stop_asked_ < TimeNs::from_ms(2000)) return false;
+    if (finished_ == TimeNs::max()) finished_ = now;
+    return now - finished_ >= linger_;
+  }
+  // A sink reads what is still in its rings (memif frees them on close).
+  if (m_.sink == nullptr || stop_drain_ == TimeNs::zero()) return true;
+  return now - last_seen_ >= stop_drain_ || now - stop_asked_ >= stop_drain_ * 20;
+}
+
+void Session::write_sample(TimeNs now) {
+  std::fprintf(ts_, "{\"t_ns\":%lld,\"flows\":{", static_cast<long long>(now.ns()));
+  bool first = true;
+  for (uint32_t i = 0; i < sf::pktio::SinkNode::kMaxFlows; ++i) {
+    const auto& f = m_.sink->flow(i);
+    if (f.pkts == 0) continue;
+    std::fprintf(ts_, "%s\"%u\":[%llu,%llu]", first ? "" : ",", o_.flow_sport_base + i,
+                 static_cast<unsigned long long>(f.pkts), static_cast<unsigned long long>(f.bytes));
+    first = false;
+  }
+  std::fprintf(ts_, "}}\n");
+  std::fflush(ts_);
+}
+
+// ---- 6. Report ---------------------------------------------------------------------
+nlohmann::json sink_json(const sf::pktio::SinkNode& sink, uint16_t nports) {
+  uint64_t rx = 0, bad = 0, lost = 0, multi = 0, foreign = 0, reord = 0, wire = 0, max_segs = 0;
+  TimeNs first = TimeNs::max(), last = TimeNs::zero();
+  for (uint16_t p = 0; p < nports; ++p) {
+    const auto& r = sink.result(p);
+    rx += r.rx_pkts;
+    bad += r.payload_errors;
+    lost += r.lost;
+    multi += r.multi_seg;
+    foreign += r.foreign;
+    reord += r.reordered;
+    wire += r.rx_wire_bytes;
+    max_segs = std::max(max_segs, r.max_segs);
+    first = std::min(first, r.first_rx);
+    last = std::max(last, r.last_rx);
+  }
+  const double win = first < last ? (last - first).sec() : 0;
+  return {{"rx_pkts", rx}, {"payload_errors", bad}, {"lost", lost}, {"reordered", reord},
+          {"multi_seg", multi}, {"max_segs", max_segs}, {"foreign", foreign},
+          {"rx_window_s", win}, {"rx_gbps", win > 0 ? static_cast<double>(wire) * 8 / win / 1e9 : 0},
+          {"rx_mpps", win > 0 ? static_cast<double>(rx) / win / 1e6 : 0}};
+}
+
+// What the node of --mode adds to the report.
+void add_node_report(nlohmann::json& j, const Options& o, const ModeNode& m, const RxGate& gate, uint16_t nports) {
+  if (m.gen != nullptr) {
+    j["gen"] = {{"generated", m.gen->generated()}, {"alloc_failures", m.gen->alloc_failures()},
+                {"rx_ignored", m.gen->rx_ignored()}};
+  }
+  if (m.sink != nullptr) j["sink"] = sink_json(*m.sink, nports);
+  if (m.sink != nullptr && o.flow_sport_base != 0) {
+    nlohmann::json flows = nlohmann::json::array();
+    for (uint32_t i = 0; i < sf::pktio::SinkNode::kMaxFlows; ++i) {
+      const auto& f = m.sink->flow(i);
+      if (f.pkts == 0) continue;
+      flows.push_back({{"sport", o.flow_sport_base + i}, {"pkts", f.pkts}, {"bytes", f.bytes},
+                       {"first_rx_ns", f.first_rx.ns()}, {"last_rx_ns", f.last_rx.ns()}});
+    }
+    j["flows"] = flows;
+    j["flow_other_pkts"] = m.sink->flow_other_pkts();
+  }
+  if (m.fwd != nullptr) {
+    j["fwd"] = {{"forwarded", m.fwd->forwarded()}, {"queue_drops", m.fwd->queue_drops()}, {"read", gate.taken},
+                {"queued_at_stop", m.fwd->queued()}};
+  }
+}
+
+// ---- 5-6. Node, loop, run, report --------------------------------------------------
+void serve(const Options& o, const EalInfo& eal, rte_mempool* pool, std::vector<Port>& ports) {
+  const auto nports = static_cast<uint16_t>(ports.size());
+  const ModeNode m = make_node(o, nports, pool);
+  RxGate gate;
+  gate.fwd = m.fwd;
+  gate.limit = m.fwd != nullptr ? o.count : 0;
+  std::vector<LoopIo> ios;
+  for (uint16_t i = 0; i < nports; ++i) {
+    ios.emplace_back(ports[i], &gate, static_cast<sf::PortId>(nports == 2 ? 1 - i : i), i == 0);
+  }
+  TscClock clock;
+  const int64_t clock_zero_mono_ns = monotonic_ns() - clock.now().ns();
+  LoopOptions lo;
+  lo.backoff.enabled = o.backoff;
+  Loop loop(clock, lo);
+  for (uint16_t i = 0; i < nports; ++i) {
+    LoopPortOptions lpo;
+    lpo.rate = sf::BitRate::gbps(o.rate_gbps);
+    lpo.burst_bytes = o.burst_bytes;
+    lpo.rx = !(o.tx_only && m.gen != nullptr);
+    (void)loop.add_port(ios[i], *m.node, i, lpo);
+  }
+  // The packet pool's use with the ports open and the node built, nothing
+  // sent or received: the report compares the use after the drain with it.
+  const unsigned pool_in_use_at_ready = rte_mempool_in_use_count(pool);
+  if (!o.ready_file.empty()) {
+    if (FILE* f = std::fopen(o.ready_file.c_str(), "w"); f != nullptr) std::fclose(f);
+  }
+  if (!o.start_file.empty()) {
+    while (!file_exists(o.start_file) && !g_stop.load(std::memory_order_relaxed)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  const TimeNs started = clock.now();
+  spdlog::info("running {} over {} port(s)", o.mode, nports);
+  Session session(o, m, gate, loop, started);
+  loop.run([&](TimeNs now) { return session.done(now); });
+  const uint32_t left = loop.drain(TimeNs::from_ms(100));
+  loop.release();
+  session.close(clock.now());
+
+  nlohmann::json j;
+  j["mode"] = o.mode;
+  j["elapsed_s"] = session.end().sec();
+  j["no_huge"] = eal.no_huge;
+  j["rate_gbps_cfg"] = o.rate_gbps;
+  j["size"] = o.size;
+  j["stopped_by_signal"] = g_stop.load();
+  j["tx_left_at_stop"] = left;
+  // After the drain and release every packet is back unless one leaked.
+  j["mempool"] = {{"size", pool->size},
+                  {"in_use_at_ready", pool_in_use_at_ready},
+                  {"in_use_at_stop", rte_mempool_in_use_count(pool)}};
+  j["clock_zero_mono_ns"] = clock_zero_mono_ns;  // CLOCK_MONOTONIC of loop time 0 (the *_ns fields)
+  j["started_ns"] = started.ns();
+  for (size_t i = 0; i < ports.size(); ++i) j["ports"].push_back(port_json(ports[i], loop.counters(i)));
+  add_node_report(j, o, m, gate, nports);
+  std::cout << j.dump() << std::endl;
+}
+
+// The sequence (STYLE G14): arguments -> EAL -> mempool -> ports -> serve()
+// (node, loop, run, report) -> teardown.
+int run(int argc, char** argv) {
+  const SplitArgs args = split_args(argc, argv);
+  Options o;
+  if (auto rc = parse_options(argc, argv, args, o)) return *rc;
   // SIGINT/SIGTERM from here on only set the stop flag, so a signal during
   // EAL init, port start or the link wait still reaches cleanup_eal() (the
   // runtime directory /var/run/dpdk/<prefix> removed): start-up stops at the
   // next step, exit 130, no JSON line.
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
-  auto interrupted = [] {
-    if (!g_stop.load(std::memory_order_relaxed)) return false;
-    spdlog::error("interrupted during start-up");
-    return true;
-  };
-
-  // 2. EAL.
   auto eal = init_eal(args.eal);
   if (!eal) {
     spdlog::error("{}", eal.error());
@@ -269,255 +573,21 @@ int run(int argc, char** argv) {
                eal->no_huge ? (eal->no_huge_added ? "no huge pages free: --no-huge" : "--no-huge") : "huge pages");
   int rc = 0;
   {
-    std::vector<std::string> devargs = o.ports.empty() ? existing_port_names() : o.ports;
+    const std::vector<std::string> devargs = o.ports.empty() ? existing_port_names() : o.ports;
     if (devargs.empty() || devargs.size() > 2) {
       spdlog::error("need 1 or 2 ports (--port DEVARGS or EAL --vdev), have {}", devargs.size());
       cleanup_eal();
       return 2;
     }
-    const auto nports = static_cast<uint16_t>(devargs.size());
-
-    // 3. Mempool: descriptors + caches + loop buffers + the fwd queues.
-    MempoolSizing sz;
-    sz.ports = nports;
-    sz.rx_desc = o.rx_desc;
-    sz.tx_desc = o.tx_desc;
-    sz.extra = (o.mode == "fwd" || o.mode == "echo") ? nports * sf::pktio::FwdNode::kQueuePkts : 0;
-    const uint32_t room = std::max<uint32_t>(2048, o.mode == "gen" ? std::min<uint32_t>(o.size, 9600) : 2048);
-    auto pool = create_pktmbuf_pool("sf_pktio", sz, static_cast<uint16_t>(room + RTE_PKTMBUF_HEADROOM));
+    auto pool = create_pool(o, static_cast<uint16_t>(devargs.size()));
     if (!pool) {
       spdlog::error("{}", pool.error());
       cleanup_eal();
       return 1;
     }
-
-    // 4. Ports.
     std::vector<Port> ports;
-    for (const auto& d : devargs) {
-      if (interrupted()) {
-        rc = kInterruptedExit;
-        break;
-      }
-      PortConfig pc;
-      // memif: a bsize that holds any frame of the link unless the user gave one.
-      pc.devargs = memif_devargs_for_link(d, o.mtu);
-      pc.rx_desc = o.rx_desc;
-      pc.tx_desc = o.tx_desc;
-      pc.mtu = o.mtu;
-      pc.link_wait = LinkWait::kSkip;  // waited for below, all ports together
-      auto p = Port::open(pc, *pool);
-      if (!p) {
-        spdlog::error("{}", p.error());
-        rc = 1;
-        break;
-      }
-      spdlog::info("port {} ({}) open: id {}, mtu {}, multi-seg tx {}", p->name(), p->driver(), p->port_id(),
-                   p->mtu(), p->multi_seg_tx());
-      ports.push_back(std::move(*p));
-    }
-    // Bounded link wait (every port by one deadline); a signal ends it.
-    const auto link_deadline = std::chrono::steady_clock::now() +
-                               std::chrono::nanoseconds(static_cast<int64_t>(o.link_wait_s * 1e9));
-    for (auto& p : ports) {
-      while (rc == 0 && !p.link_up()) {
-        if (interrupted()) {
-          rc = kInterruptedExit;
-        } else if (std::chrono::steady_clock::now() >= link_deadline) {
-          spdlog::warn("port {}: link still down after {} s (peer process or link partner?)", p.name(), o.link_wait_s);
-          break;
-        } else {
-          std::this_thread::sleep_for(std::chrono::milliseconds(10));  // bounded wait on the peer
-        }
-      }
-    }
-
-    // 5. Node and loop.
-    if (rc == 0) {
-      std::unique_ptr<sf::Node> node;
-      sf::pktio::GenNode* gen = nullptr;
-      sf::pktio::SinkNode* sink = nullptr;
-      sf::pktio::FwdNode* fwd = nullptr;
-      if (o.mode == "gen") {
-        node = std::make_unique<sf::pktio::GenNode>(nports, *pool, o.size, o.count);
-        gen = static_cast<sf::pktio::GenNode*>(node.get());
-      } else if (o.mode == "sink") {
-        node = std::make_unique<sf::pktio::SinkNode>(nports, o.flow_sport_base);
-        sink = static_cast<sf::pktio::SinkNode*>(node.get());
-      } else {
-        node = std::make_unique<sf::pktio::FwdNode>(nports, o.mode == "echo");
-        fwd = static_cast<sf::pktio::FwdNode*>(node.get());
-      }
-      RxGate gate;
-      gate.fwd = fwd;
-      gate.limit = fwd != nullptr ? o.count : 0;
-      std::vector<LoopIo> ios;
-      for (uint16_t i = 0; i < nports; ++i) {
-        ios.emplace_back(ports[i], &gate, static_cast<sf::PortId>(nports == 2 ? 1 - i : i), i == 0);
-      }
-      TscClock clock;
-      const int64_t clock_zero_mono_ns = monotonic_ns() - clock.now().ns();
-      LoopOptions lo;
-      lo.backoff.enabled = o.backoff;
-      PollLoop<LoopIo, TscClock> loop(clock, lo);
-      for (uint16_t i = 0; i < nports; ++i) {
-        LoopPortOptions lpo;
-        lpo.rate = sf::BitRate::gbps(o.rate_gbps);
-        lpo.burst_bytes = o.burst_bytes;
-        lpo.rx = !(o.tx_only && gen != nullptr);
-        (void)loop.add_port(ios[i], *node, i, lpo);
-      }
-      const TimeNs duration = o.duration_s > 0 ? TimeNs(static_cast<int64_t>(o.duration_s * 1e9)) : TimeNs::max();
-      const TimeNs idle_exit = o.idle_exit_ms > 0 ? TimeNs::from_ms(o.idle_exit_ms) : TimeNs::max();
-      auto buffered = [&] {
-        uint32_t b = 0;
-        for (size_t i = 0; i < loop.num_ports(); ++i) b += loop.tx_buffered(i);
-        return b;
-      };
-      // The packet pool's use with the ports open and the node built, nothing
-      // sent or received: the report compares the use after the drain with it.
-      const unsigned pool_in_use_at_ready = rte_mempool_in_use_count(*pool);
-      if (!o.ready_file.empty()) {
-        if (FILE* f = std::fopen(o.ready_file.c_str(), "w"); f != nullptr) std::fclose(f);
-      }
-      if (!o.start_file.empty()) {
-        while (!file_exists(o.start_file) && !g_stop.load(std::memory_order_relaxed)) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
-      }
-      const TimeNs started = clock.now();
-      spdlog::info("running {} over {} port(s)", o.mode, nports);
-      TimeNs last_seen = TimeNs::zero();
-      uint64_t last_rx = 0;
-      TimeNs end = TimeNs::zero();
-      TimeNs finished = TimeNs::max();  // when gen/fwd had sent everything
-      const TimeNs linger = TimeNs::from_ms(o.linger_ms);
-      const TimeNs stop_drain = TimeNs::from_ms(o.stop_drain_ms);
-      TimeNs stop_asked = TimeNs::max();
-      // Per-flow time series of a sink, written from the loop between bursts
-      // (a tool's control path: one line per period, flows that saw frames).
-      FILE* ts = nullptr;
-      if (sink != nullptr && o.flow_sport_base != 0 && !o.timeseries.empty()) {
-        ts = std::fopen(o.timeseries.c_str(), "a");
-        if (ts == nullptr) spdlog::warn("--timeseries {}: cannot open", o.timeseries);
-      }
-      const TimeNs ts_period = TimeNs::from_ms(std::max<uint32_t>(o.ts_period_ms, 1));
-      TimeNs next_ts = started;
-      auto write_sample = [&](TimeNs now) {
-        std::fprintf(ts, "{\"t_ns\":%lld,\"flows\":{", static_cast<long long>(now.ns()));
-        bool first = true;
-        for (uint32_t i = 0; i < sf::pktio::SinkNode::kMaxFlows; ++i) {
-          const auto& f = sink->flow(i);
-          if (f.pkts == 0) continue;
-          std::fprintf(ts, "%s\"%u\":[%llu,%llu]", first ? "" : ",", o.flow_sport_base + i,
-                       static_cast<unsigned long long>(f.pkts), static_cast<unsigned long long>(f.bytes));
-          first = false;
-        }
-        std::fprintf(ts, "}}\n");
-        std::fflush(ts);
-      };
-      loop.run([&](TimeNs now) {
-        end = now;
-        if (ts != nullptr && now >= next_ts) {
-          write_sample(now);
-          while (next_ts <= now) next_ts += ts_period;
-        }
-        uint64_t rx = 0;
-        for (size_t i = 0; i < loop.num_ports(); ++i) rx += loop.counters(i).rx_pkts;
-        if (rx != last_rx) {
-          last_rx = rx;
-          last_seen = now;
-        }
-        if (g_stop.load(std::memory_order_relaxed) || now - started >= duration) {
-          if (stop_asked == TimeNs::max()) stop_asked = now;
-          if (fwd != nullptr) {
-            // fwd: read nothing more, send what is queued, then linger so the
-            // peer reads the ring (memif frees it on close); at most 2 s + linger.
-            gate.closed = true;
-            if ((fwd->queued() > 0 || buffered() > 0) && now - stop_asked < TimeNs::from_ms(2000)) return false;
-            if (finished == TimeNs::max()) finished = now;
-            return now - finished >= linger;
-          }
-          // A sink reads what is still in its rings (memif frees them on close).
-          if (sink == nullptr || stop_drain == TimeNs::zero()) return true;
-          return now - last_seen >= stop_drain || now - stop_asked >= stop_drain * 20;
-        }
-        if (sink != nullptr && o.expect > 0 && sink->total_rx() >= o.expect) return true;
-        const bool sent_all = (gen != nullptr && gen->done() && buffered() == 0) ||
-                              (fwd != nullptr && o.count > 0 && gate.taken >= o.count && fwd->queued() == 0 &&
-                               buffered() == 0);
-        if (sent_all) {
-          if (finished == TimeNs::max()) finished = now;
-          if (now - finished >= linger) return true;
-        }
-        return rx > 0 && now - last_seen >= idle_exit;
-      });
-      const uint32_t left = loop.drain(TimeNs::from_ms(100));
-      loop.release();
-      if (ts != nullptr) {
-        write_sample(clock.now());
-        std::fclose(ts);
-      }
-
-      // 6. Report.
-      nlohmann::json j;
-      j["mode"] = o.mode;
-      j["elapsed_s"] = end.sec();
-      j["no_huge"] = eal->no_huge;
-      j["rate_gbps_cfg"] = o.rate_gbps;
-      j["size"] = o.size;
-      j["stopped_by_signal"] = g_stop.load();
-      j["tx_left_at_stop"] = left;
-      // After the drain and release every packet is back unless one leaked.
-      j["mempool"] = {{"size", (*pool)->size},
-                      {"in_use_at_ready", pool_in_use_at_ready},
-                      {"in_use_at_stop", rte_mempool_in_use_count(*pool)}};
-      j["clock_zero_mono_ns"] = clock_zero_mono_ns;  // CLOCK_MONOTONIC of loop time 0 (the *_ns fields)
-      j["started_ns"] = started.ns();
-      for (size_t i = 0; i < ports.size(); ++i) j["ports"].push_back(port_json(ports[i], loop.counters(i)));
-      if (gen != nullptr) {
-        j["gen"] = {{"generated", gen->generated()}, {"alloc_failures", gen->alloc_failures()},
-                    {"rx_ignored", gen->rx_ignored()}};
-      }
-      if (sink != nullptr) {
-        nlohmann::json s;
-        uint64_t rx = 0, bad = 0, lost = 0, multi = 0, foreign = 0, reord = 0, wire = 0, max_segs = 0;
-        TimeNs first = TimeNs::max(), last = TimeNs::zero();
-        for (uint16_t p = 0; p < nports; ++p) {
-          const auto& r = sink->result(p);
-          rx += r.rx_pkts;
-          bad += r.payload_errors;
-          lost += r.lost;
-          multi += r.multi_seg;
-          foreign += r.foreign;
-          reord += r.reordered;
-          wire += r.rx_wire_bytes;
-          max_segs = std::max(max_segs, r.max_segs);
-          first = std::min(first, r.first_rx);
-          last = std::max(last, r.last_rx);
-        }
-        const double win = first < last ? (last - first).sec() : 0;
-        j["sink"] = {{"rx_pkts", rx}, {"payload_errors", bad}, {"lost", lost}, {"reordered", reord},
-                     {"multi_seg", multi}, {"max_segs", max_segs}, {"foreign", foreign},
-                     {"rx_window_s", win}, {"rx_gbps", win > 0 ? static_cast<double>(wire) * 8 / win / 1e9 : 0},
-                     {"rx_mpps", win > 0 ? static_cast<double>(rx) / win / 1e6 : 0}};
-      }
-      if (sink != nullptr && o.flow_sport_base != 0) {
-        nlohmann::json flows = nlohmann::json::array();
-        for (uint32_t i = 0; i < sf::pktio::SinkNode::kMaxFlows; ++i) {
-          const auto& f = sink->flow(i);
-          if (f.pkts == 0) continue;
-          flows.push_back({{"sport", o.flow_sport_base + i}, {"pkts", f.pkts}, {"bytes", f.bytes},
-                           {"first_rx_ns", f.first_rx.ns()}, {"last_rx_ns", f.last_rx.ns()}});
-        }
-        j["flows"] = flows;
-        j["flow_other_pkts"] = sink->flow_other_pkts();
-      }
-      if (fwd != nullptr) {
-        j["fwd"] = {{"forwarded", fwd->forwarded()}, {"queue_drops", fwd->queue_drops()}, {"read", gate.taken},
-                    {"queued_at_stop", fwd->queued()}};
-      }
-      std::cout << j.dump() << std::endl;
-    }
+    rc = open_ports(o, devargs, *pool, ports);
+    if (rc == 0) serve(o, *eal, *pool, ports);
     for (auto& p : ports) p.close();
     rte_mempool_free(*pool);
   }

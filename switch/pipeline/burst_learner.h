@@ -1,0 +1,108 @@
+// FDB learning and destination lookups of one receive burst (stage C of
+// SwitchNode::receive_stages and the per-frame path process(); docs/
+// architecture.md "Switch pipeline"). Consecutive frames of a burst mostly
+// share their source (learned once per burst) and destination (looked up
+// once until a learn changes the table), so the last of each is cached for
+// the burst. Stage B looked every destination of a stage pass up before
+// stage C learned anything, so the keys learned or moved in the pass (to the
+// ingress port) are recorded: dst_after_bulk() corrects stage B's result
+// with them.
+//
+// State of one SwitchNode (one lcore); the Fdb is passed in (a sharded
+// switch's shards share one).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+#include "common/time.h"
+#include "switch/fwd/fdb.h"
+#include "switch/pipeline/classify_stage.h"
+
+namespace sf::sw {
+
+class BurstLearner {
+ public:
+  // A new receive() burst: the cache holds for one burst (one `now`, no
+  // ageing in between); also after the FDB changed behind it (reset).
+  void begin_burst() { cache_ = {}; }
+  // A new stage pass: no key learned in it yet.
+  void begin_pass() {
+    new_n_ = 0;
+    overflow_ = false;
+  }
+
+  // Learns (mac, vlan) on `port`, unless it is the source just learned.
+  void learn(Fdb& fdb, const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now) {
+    const Cache& c = cache_;
+    if (c.src_valid && c.src_port == port && c.src_vlan == vlan && mac_eq(c.src_mac, mac)) return;
+    learn_slow(fdb, mac, vlan, port, now);
+  }
+  // The port of (mac, vlan), through the cached last destination.
+  std::optional<uint16_t> lookup(const Fdb& fdb, const MacAddr& mac, uint16_t vlan) {
+    Cache& c = cache_;
+    if (c.dst_valid && c.dst_vlan == vlan && mac_eq(c.dst_mac, mac)) return c.dst_port;
+    c.dst_port = fdb.lookup(mac, vlan);
+    c.dst_valid = true;
+    c.dst_mac = mac;
+    c.dst_vlan = vlan;
+    return c.dst_port;
+  }
+  // Stage C: the port of unicast destination (mac, vlan) of a frame that
+  // arrived on `in`, given stage B's bulk result `bulk`; -1: unknown. A key
+  // learned or moved earlier in this pass (it now maps to `in`) overrides
+  // it; past kRxStageBurst such keys, a live lookup. (A plain int, not an
+  // optional: returning std::optional<uint16_t> cost 8 instructions a packet.)
+  int32_t dst_after_bulk(const Fdb& fdb, int32_t bulk, const MacAddr& mac, uint16_t vlan, uint16_t in) const {
+    if (overflow_) {
+      const std::optional<uint16_t> p = fdb.lookup(mac, vlan);
+      return p ? int32_t{*p} : -1;
+    }
+    int32_t out = bulk;
+    for (uint16_t k = 0; k < new_n_; ++k) {
+      if (new_[k].vlan == vlan && mac_eq(new_[k].mac, mac)) out = in;
+    }
+    return out;
+  }
+
+ private:
+  void learn_slow(Fdb& fdb, const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now) {
+    Cache& c = cache_;
+    const LearnOutcome o = fdb.learn(mac, vlan, port, now);
+    c.src_valid = true;
+    c.src_mac = mac;
+    c.src_vlan = vlan;
+    c.src_port = port;
+    if (o == LearnOutcome::kLearned || o == LearnOutcome::kMoved) {
+      c.dst_valid = false;
+      if (new_n_ < kRxStageBurst) {
+        new_[new_n_++] = {mac, vlan};
+      } else {
+        overflow_ = true;
+      }
+    }
+  }
+  // The last source learned and destination looked up in this burst.
+  struct Cache {
+    bool src_valid = false;
+    bool dst_valid = false;
+    uint16_t src_vlan = 0;
+    uint16_t src_port = 0;
+    uint16_t dst_vlan = 0;
+    std::optional<uint16_t> dst_port;
+    MacAddr src_mac{};
+    MacAddr dst_mac{};
+  };
+  Cache cache_;
+  // Keys learned or moved (to the ingress port) in the current stage pass.
+  struct Key {
+    MacAddr mac{};
+    uint16_t vlan = 0;
+  };
+  std::array<Key, kRxStageBurst> new_{};
+  uint16_t new_n_ = 0;
+  bool overflow_ = false;  // more than kRxStageBurst: dst_after_bulk looks up live
+};
+
+}  // namespace sf::sw
