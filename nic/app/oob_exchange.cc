@@ -17,28 +17,7 @@
 #include <thread>
 
 namespace sf::nic {
-namespace {
 
-using Clock = std::chrono::steady_clock;
-
-std::string errno_text(int err) { return std::strerror(err); }
-
-std::string host_port(const std::string& host, uint16_t port) {
-  // IPv6 literals in brackets, as in URLs.
-  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
-  return host + ":" + std::to_string(port);
-}
-
-std::string sockaddr_text(const sockaddr* sa, socklen_t len) {
-  char host[NI_MAXHOST];
-  char serv[NI_MAXSERV];
-  if (getnameinfo(sa, len, host, sizeof host, serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
-    return "?";
-  }
-  return host_port(host, static_cast<uint16_t>(std::stoi(serv)));
-}
-
-// Printable excerpt of a received message for error texts.
 std::string printable(std::string_view s) {
   std::string out;
   for (char c : s.substr(0, 48)) {
@@ -62,6 +41,28 @@ int hex_value(char c) {
   return -1;
 }
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+std::string host_port(const std::string& host, uint16_t port) {
+  // IPv6 literals in brackets, as in URLs.
+  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
+  return host + ":" + std::to_string(port);
+}
+
+std::string sockaddr_text(const sockaddr* sa, socklen_t len) {
+  char host[NI_MAXHOST];
+  char serv[NI_MAXSERV];
+  if (getnameinfo(sa, len, host, sizeof host, serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+    return "?";
+  }
+  return host_port(host, static_cast<uint16_t>(std::stoi(serv)));
+}
+
+// Printable excerpt of a received message for error texts.
 // Templates: 'h' marks one lower-case hex digit, everything else is literal.
 constexpr std::string_view kHelloTmpl = "SFOOB/3 HELLO nqp=hhhh tr=hh np=hh\n";
 constexpr std::string_view kPortTmpl = "SFOOB/3 PORT idx=hh gid=hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh mac=hhhhhhhhhhhh\n";

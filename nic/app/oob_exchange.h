@@ -158,6 +158,11 @@ std::string encode_done();
 void parse_done(std::string_view line, std::string_view what);
 std::string encode_bw_report(const OobBwReport& r);
 OobBwReport parse_bw_report(std::string_view line, std::string_view what);
+// A received message as an error text shows it: printable ASCII, other
+// bytes (NUL, ...) as \xNN, at most 48 bytes. Shared by both formats.
+std::string printable(std::string_view s);
+// A lower-case hex digit's value, else -1.
+int hex_value(char c);
 inline constexpr size_t kOobHelloBytes = 35;
 inline constexpr size_t kOobPortBytes = 74;
 inline constexpr size_t kOobQpBytes = 170;

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cctype>
 #include <cstdio>
 #include <cstring>
 
@@ -12,45 +11,20 @@
 namespace sf::nic {
 namespace {
 
-std::string shown(std::string_view s) {
-  std::string out;
-  for (char c : s.substr(0, 48)) {
-    if (c == '\0') {
-      out += "\\0";
-    } else if (std::isprint(static_cast<unsigned char>(c)) != 0) {
-      out += c;
-    } else {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\x%02x", static_cast<unsigned char>(c));
-      out += b;
-    }
-  }
-  return out;
-}
-
 [[noreturn]] void bad(std::string_view what, const std::string& why, std::string_view msg) {
-  throw OobError(std::string(what) + ": " + why + " (got '" + shown(msg) + "')");
+  throw OobError(std::string(what) + ": " + why + " (got '" + printable(msg) + "')");
 }
 
 void want_size(std::string_view msg, size_t n, std::string_view what) {
   if (msg.size() != n) bad(what, "want " + std::to_string(n) + " bytes, got " + std::to_string(msg.size()), msg);
 }
 
-// `digits` lower- or upper-case hex digits at msg[pos], then ':'.
+// `digits` lower-case hex digits at msg[pos], then ':'.
 uint64_t hex_field(std::string_view msg, size_t& pos, size_t digits, std::string_view what, const char* field) {
   uint64_t v = 0;
   for (size_t i = 0; i < digits; ++i) {
-    const char c = msg[pos + i];
-    int d;
-    if (c >= '0' && c <= '9') {
-      d = c - '0';
-    } else if (c >= 'a' && c <= 'f') {
-      d = c - 'a' + 10;
-    } else if (c >= 'A' && c <= 'F') {
-      d = c - 'A' + 10;
-    } else {
-      bad(what, std::string(field) + ": not a hex digit at byte " + std::to_string(pos + i), msg);
-    }
+    const int d = hex_value(msg[pos + i]);  // perftest prints lower case (%x)
+    if (d < 0) bad(what, std::string(field) + ": not a hex digit at byte " + std::to_string(pos + i), msg);
     v = (v << 4) | static_cast<uint64_t>(d);
   }
   pos += digits;
