@@ -44,6 +44,9 @@ int Host::dealloc_pd(verbs::Pd* pd) {
     for (const rc::Qp& q : qps_) {
       if (q.in_use() && q.pd() == pd) return EBUSY;
     }
+    for (const auto& s : srqs_) {
+      if (s->pd() == pd) return EBUSY;
+    }
     pds_.erase(pds_.begin() + static_cast<std::ptrdiff_t>(i));
     return 0;
   }
@@ -94,6 +97,27 @@ int Host::destroy_cq(verbs::Cq* cq) {
       if (q.in_use() && q.query(&a, &init) == 0 && (init.send_cq == cq || init.recv_cq == cq)) return EBUSY;
     }
     cqs_.erase(cqs_.begin() + static_cast<std::ptrdiff_t>(i));
+    return 0;
+  }
+  return EINVAL;
+}
+
+rc::Srq* Host::create_srq(verbs::Pd* pd, uint32_t max_wr, uint32_t max_sge, int* err) {
+  bool ours = false;
+  for (const auto& p : pds_) ours = ours || p.get() == pd;
+  if (!ours) {
+    *err = EINVAL;
+    return nullptr;
+  }
+  srqs_.push_back(std::make_unique<rc::Srq>(pd->context, pd, max_wr, max_sge));
+  return srqs_.back().get();
+}
+
+int Host::destroy_srq(rc::Srq* srq) {
+  for (size_t i = 0; i < srqs_.size(); ++i) {
+    if (srqs_[i].get() != srq) continue;
+    if (srq->qps != 0) return EBUSY;
+    srqs_.erase(srqs_.begin() + static_cast<std::ptrdiff_t>(i));
     return 0;
   }
   return EINVAL;

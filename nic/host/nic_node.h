@@ -37,6 +37,7 @@
 #include "nic/host/nic_config.h"
 #include "nic/host/timing_wheel.h"
 #include "nic/rc/qp.h"
+#include "nic/rc/srq.h"
 #include "nic/verbs/cq.h"
 #include "nic/verbs/mr.h"
 
@@ -131,6 +132,11 @@ class Host {
   int destroy_cq(verbs::Cq* cq);
   rc::Qp* create_qp(verbs::Pd* pd, const verbs::QpInitAttr& init, int* err);
   int destroy_qp(rc::Qp* qp);
+  // Shared receive queues are owned here like PDs and CQs (freed with the
+  // host when an application never destroyed them). EINVAL for a PD not of
+  // this host; destroy_srq EBUSY while a QP uses it.
+  rc::Srq* create_srq(verbs::Pd* pd, uint32_t max_wr, uint32_t max_sge, int* err);
+  int destroy_srq(rc::Srq* srq);
   const verbs::MrTable& mrs() const { return mrs_; }
   // Line rate of verbs port `port_num` (set by NicNode; an MRC QP's default
   // window is one BDP of its ports).
@@ -157,6 +163,7 @@ class Host {
   std::vector<rc::Qp> qps_;
   std::vector<std::unique_ptr<verbs::Cq>> cqs_;
   std::vector<std::unique_ptr<verbs::Pd>> pds_;
+  std::vector<std::unique_ptr<rc::Srq>> srqs_;
   uint32_t next_pd_ = 1;
   uint32_t first_qpn_ = kFirstQpn;
 };

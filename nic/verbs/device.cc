@@ -180,14 +180,14 @@ Srq* create_srq(Pd* pd, const SrqAttr* attr) {
     errno = EINVAL;
     return nullptr;
   }
-  return new (std::nothrow) Srq(pd->context, pd, attr->max_wr, attr->max_sge);  // control path
+  int err = 0;
+  Srq* srq = pd->context->host().create_srq(pd, attr->max_wr, attr->max_sge, &err);
+  if (srq == nullptr) errno = err;
+  return srq;
 }
 
 int destroy_srq(Srq* srq) {
-  if (srq == nullptr) return EINVAL;
-  if (srq->qps != 0) return EBUSY;
-  delete srq;
-  return 0;
+  return srq == nullptr || srq->context() == nullptr ? EINVAL : srq->context()->host().destroy_srq(srq);
 }
 
 int query_srq(Srq* srq, SrqAttr* attr) {

@@ -199,6 +199,7 @@ TEST(Srq, Refusals) {
   EXPECT_EQ(errno, EINVAL);
   ASSERT_EQ(v::destroy_qp(f.b1), 0);
   ASSERT_EQ(v::destroy_qp(f.b2), 0);
+  EXPECT_EQ(v::dealloc_pd(f.pd), EBUSY);  // the SRQ still uses it
   EXPECT_EQ(v::destroy_srq(f.srq), 0);
 }
 
