@@ -242,7 +242,7 @@ def build(scale="full", g_hosts=0):
         fab, _ = fabs[("g", stack)]
         h = _hosts(fab)
         perm = gen.permutation(len(h), 1)
-        size_g = 8 * MIB
+        size_g = (4 if test else 8) * MIB
         wl = []
         for i, s in enumerate(h):
             d = h[perm[i]]
