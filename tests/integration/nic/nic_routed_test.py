@@ -27,6 +27,7 @@ from nic_test import check_clean, finish_nic, free_port, sf_nic, start_nic_confi
 from switch_test import telemetry  # noqa: E402
 
 PORTS = ["Ethernet0", "Ethernet4"]  # server side, client side
+SF_CLI = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(HERE))), "tools", "sf-cli", "sf-cli")
 ROUTER_MAC = {"Ethernet0": "02:53:00:00:00:00", "Ethernet4": "02:53:00:00:00:04"}
 HOST_MAC = {1: "02:4e:00:08:01:01", 2: "02:4e:00:08:02:02"}
 FAM = {
@@ -35,6 +36,13 @@ FAM = {
     6: {"host": ["fd08:1::1", "fd08:2::2"], "gw": ["fd08:1::fe", "fd08:2::fe"], "len": 64,
         "net": ["fd08:1::/64", "fd08:2::/64"]},
 }
+
+
+def sf_cli(prefix, *words):
+    """sf-cli --json WORDS against the switch; the rows it prints."""
+    p = subprocess.run([SF_CLI, "--prefix", prefix, "--json", *words], capture_output=True, text=True, timeout=30)
+    check(p.returncode == 0, f"sf-cli {' '.join(words)}: exit {p.returncode}: {p.stderr}")
+    return json.loads(p.stdout)
 
 
 def switch_cfg(h, fam):
@@ -74,7 +82,8 @@ def switch_l3(h, fam, sharded=False):
     switch port's router MAC; the switch answered each host's request
     (ARP / NS counted on that port), resolved both next hops to the hosts'
     MACs without having to ask (gleaned), routed the data and dropped
-    nothing. Sharded: each port on its own datapath lcore, so each next hop
+    nothing; telemetry and sf-cli (show ip interfaces, show arp / ndp) list
+    the interfaces and the resolved neighbors. Sharded: each port on its own datapath lcore, so each next hop
     is gleaned on one lcore and read by the other as it routes."""
     f = FAM[fam]
     mport = free_port()
@@ -99,6 +108,23 @@ def switch_l3(h, fam, sharded=False):
           f"telemetry neighbors {nbs}")
     check(sorted(routes) == sorted(f"{f['net'][i]}|{n}|{HOST_MAC[i + 1]}" for i, n in enumerate(PORTS)),
           f"telemetry routes {routes}")
+    # sf-cli's SONiC views of them: show ip / ipv6 interfaces, show arp / ndp (the other family's is empty).
+    v6 = fam == 6
+    cli_intf = sf_cli(sw.prefix, "show", "ipv6" if v6 else "ip", "interfaces")
+    # (oper: the hosts have left, so their memif links are going down)
+    check([(r["interface"], r["address"], r["admin"]) for r in cli_intf] ==
+          [(n, f"{f['gw'][i]}/{f['len']}", "up") for i, n in enumerate(PORTS)] and
+          all(r["oper"] in ("up", "down") for r in cli_intf), f"sf-cli interfaces {cli_intf}")
+    check(sf_cli(sw.prefix, "show", "ip" if v6 else "ipv6", "interfaces") == [], "sf-cli: the other family's interfaces")
+    cli_nb = sf_cli(sw.prefix, "show", "ndp" if v6 else "arp")
+    check(sorted((r["address"], r["mac"], r["iface"], r["status"]) for r in cli_nb) ==
+          sorted((f["host"][i], HOST_MAC[i + 1].upper(), n, "REACHABLE") for i, n in enumerate(PORTS)),
+          f"sf-cli {'ndp' if v6 else 'arp'} {cli_nb}")
+    check(sf_cli(sw.prefix, "show", "arp" if v6 else "ndp") == [], "sf-cli: the other family's neighbors")
+    table = subprocess.run([SF_CLI, "--prefix", sw.prefix, "show", "ndp" if v6 else "arp"], capture_output=True,
+                           text=True, timeout=30)
+    check(table.returncode == 0 and f"Total number of entries {len(PORTS)}" in table.stdout and
+          HOST_MAC[1].upper() in table.stdout, f"sf-cli table: {table.stdout} {table.stderr}")
     # Prometheus (--metrics-port): the router ports' families, valid for promtool.
     with urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5) as r:
         text = r.read().decode()
