@@ -407,6 +407,11 @@ void Simulator::after_node_call(uint32_t node) {
   update_wakeup(node);
 }
 
+void Simulator::wake(NodeId node) {
+  if (node >= nodes_.size()) throw std::invalid_argument("wake: no node " + std::to_string(node));
+  if (started_) update_wakeup(node);  // else start() reads it
+}
+
 void Simulator::update_wakeup(uint32_t node) {
   NodeSlot& slot = nodes_[node];
   const int64_t want_ns = slot.node->next_wakeup(now()).ns();

@@ -134,6 +134,9 @@ class Simulator {
   void run_until(TimeNs end);
   void run_for(TimeNs duration) { run_until(now() + duration); }
   TimeNs now() const { return TimeNs(now_ns_); }
+  // Something outside the events changed `node` between runs (an app
+  // attached to it): its next_wakeup() is read again.
+  void wake(NodeId node);
 
   // ---- inspection
   size_t num_nodes() const { return nodes_.size(); }

@@ -623,22 +623,6 @@ int run(int argc, char** argv) {
           loop.run([&](TimeNs) { return g_stop.load(std::memory_order_relaxed) || node->neighbors().settled(); });
           node->set_app(&engine);
         }
-        auto route_error = [&](const Workload& w, std::span<const nic::QpConnInfo> peer) -> std::string {
-          if (peer.empty()) return "";
-          const nic::QpConnInfo& p = peer[0];
-          const bool spray = w.config().transport == Transport::kMrc && p.num_ports > 1;
-          const uint8_t ours = cfg.hosts[w.config().host].num_ports();
-          for (uint8_t k = 1; k <= ours; ++k) {
-            if (!spray && k != w.config().port) continue;
-            if (spray && k > p.num_ports) break;
-            size_t np = 0;
-            while (np < node_ports.size() && node_ports[np] != std::make_pair(w.config().host, k)) ++np;
-            if (np == node_ports.size()) continue;
-            const std::array<uint8_t, 16>& gid = spray ? p.port_gid[k - 1] : p.gid;
-            if (std::string e = node->neighbors().route_error(static_cast<uint16_t>(np), gid); !e.empty()) return e;
-          }
-          return "";
-        };
         for (size_t i = 0; i < wl.size(); ++i) {
           bool ok = rc == 0;
           if (ok && g_stop) {
@@ -646,7 +630,7 @@ int run(int argc, char** argv) {
             rc = 1;
           }
           if (ok) {
-            if (const std::string err = route_error(*wl[i], sessions[i]->peer_info()); !err.empty()) {
+            if (const std::string err = wl[i]->route_error(sessions[i]->peer_info()); !err.empty()) {
               spdlog::error("workload {}: {}", wl[i]->config().name, err);
               ok = false;
               rc = 1;

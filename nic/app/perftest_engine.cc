@@ -132,6 +132,20 @@ std::vector<std::pair<size_t, uint8_t>> node_ports_of(const AppConfig& cfg) {
   return out;
 }
 
+std::string Workload::route_error(std::span<const QpConnInfo> peer) const {
+  if (peer.empty()) return "";
+  const QpConnInfo& p = peer[0];
+  const bool spray = cfg_.transport == Transport::kMrc && p.num_ports > 1;
+  const Host& h = node_.host(cfg_.host);
+  for (uint8_t k = 1; k <= h.num_ports(); ++k) {
+    if (!spray && k != cfg_.port) continue;
+    if (spray && k > p.num_ports) break;
+    const std::array<uint8_t, 16>& gid = spray ? p.port_gid[k - 1] : p.gid;
+    if (std::string e = node_.neighbors().route_error(static_cast<uint16_t>(h.node_port(k)), gid); !e.empty()) return e;
+  }
+  return "";
+}
+
 Workload::Workload(const AppWorkload& cfg, const AppHost& host, NicNode& node, size_t host_index)
     : cfg_(cfg), host_(host), port_(host.port(cfg.port)), node_(node) {
   auto err = [&](const std::string& what) {

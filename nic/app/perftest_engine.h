@@ -87,6 +87,11 @@ class Workload {
   // RESET -> INIT -> RTR -> RTS toward `peer` (one entry per QP, same count).
   // Returns an error message, or "" on success. Control path.
   std::string connect(std::span<const QpConnInfo> peer, TimeNs now);
+  // Before connect, on a routed host (docs/nic-app.md "Routed fabrics"):
+  // empty when every port the workload sends on reaches `peer` (on link or
+  // through a resolved gateway), else why not, naming the port. sf-nic and
+  // sf-sim ask it once the node's Neighbors settled.
+  std::string route_error(std::span<const QpConnInfo> peer) const;
 
   // Node thread.
   void poll(TimeNs now);

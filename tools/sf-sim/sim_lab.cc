@@ -131,19 +131,6 @@ void SimLab::load(const std::string& plan_path) {
       } catch (const config::ConfigError& e) {
         throw config::ConfigError(path + ": " + e.path(), e.reason());
       }
-      // A "gateway" is resolved by ARP / ND and checked at connect (sf-nic);
-      // sf-sim's switches answer neither and it has no connect step, so the
-      // key would be accepted and do nothing: refused ("gateway_mac" works).
-      for (const nic::app::AppHost& h : x->cfg.hosts) {
-        for (uint8_t k = 1; k <= h.num_ports(); ++k) {
-          const nic::app::AppPort p = h.port(k);
-          if (p.gateway4 || p.gateway6) {
-            throw config::ConfigError(path + ": host " + h.name + " port " + std::to_string(k),
-                                      "\"gateway\" is not supported in virtual time (sf-sim's switches answer no "
-                                      "ARP / ND): give \"gateway_mac\"");
-          }
-        }
-      }
       x->node = std::make_unique<nic::NicNode>(nic::app::nic_config_of(x->cfg), pool_);
       for (const nic::app::AppWorkload& w : x->cfg.workloads) {
         x->workloads.push_back(std::make_unique<nic::app::Workload>(w, x->cfg.hosts[w.host], *x->node, w.host));
@@ -474,6 +461,42 @@ void SimLab::pair_workloads() {
   }
 }
 
+void SimLab::resolve_next_hops() {
+  // As sf-nic before its workloads (nic/app/main.cc step 7b): routed ports
+  // with a "gateway" resolve it by ARP / ND through the switches' router
+  // interfaces, the apps detached, until every gateway answered or gave up
+  // (Neighbors::kMaxProbes requests a kProbeInterval apart: ~3 virtual
+  // seconds of nothing but probes when one never answers); then a workload
+  // whose peer a port cannot reach fails the run, as it fails sf-nic's
+  // connect. Without gateways nothing runs here (virtual time stays 0).
+  auto settled = [&] {
+    for (const auto& n : nics_) {
+      if (!n->node->neighbors().settled()) return false;
+    }
+    return true;
+  };
+  if (settled()) return;
+  for (auto& n : nics_) n->node->set_app(nullptr);
+  const TimeNs limit = sim_->now() + TimeNs::from_s(10);
+  // Checked after 1 us, then in steps doubling up to 1 ms (an answer takes
+  // a few link round trips; a gateway that never answers takes seconds).
+  for (TimeNs step = TimeNs::from_us(1); !settled() && sim_->now() < limit;
+       step = std::min(TimeNs(step.ns() * 2), TimeNs::from_ms(1))) {
+    sim_->run_for(step);
+  }
+  for (auto& n : nics_) {
+    n->node->set_app(&n->engine);
+    sim_->wake(n->id);  // the workloads start now
+  }
+  for (auto& [c, s] : pairs_) {
+    for (auto [w, peer] : {std::pair{c, s}, std::pair{s, c}}) {
+      if (std::string e = w->route_error(peer->local_info()); !e.empty()) {
+        throw std::runtime_error("workload " + w->config().name + ": " + e);
+      }
+    }
+  }
+}
+
 SimResult SimLab::run(const std::string& out_dir) {
   fs::create_directories(out_dir);
   std::vector<std::ofstream> sw_ts, nic_ts;
@@ -501,6 +524,7 @@ SimResult SimLab::run(const std::string& out_dir) {
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
   };
   const auto secs = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+  resolve_next_hops();
   TimeNs next = TimeNs(0);
   while (true) {
     const auto t0 = Clock::now();

@@ -130,6 +130,8 @@ class SimLab {
   // A link named by one of its ends ("switch:port" or a host name).
   sim::LinkId event_link(config::ConfigNode& ev, const std::string& end);
   void pair_workloads();
+  // Routed hosts' gateways resolved before the workloads start (run()).
+  void resolve_next_hops();
   // The injector on a switch port ("inject" event), created and linked at the
   // port's speed on first use; the port must have no link in the plan.
   Injector& injector_at(config::ConfigNode& ev, const std::string& port);
