@@ -180,7 +180,7 @@ po::options_description describe(Options& o) {
     ("oob-port,p", po::value(&o.oob_port)->default_value(18515), "TCP port of the out-of-band exchange")
     ("oob-format", po::value(&o.oob_format)->default_value("sf"),
      "the out-of-band exchange: sf (sf-nic's own) or perftest (an unmodified perftest peer: ib_write_bw, "
-     "ib_read_bw; needs --gateway-mac, docs/nic-app.md \"Interop with perftest\")")
+     "ib_read_bw, ib_send_bw, ib_read_lat, ib_send_lat; needs --gateway-mac, docs/nic-app.md \"Interop with perftest\")")
     ("gateway-mac", po::value(&o.gateway_mac),
      "the destination MAC of every frame the host sends (a routed fabric's next hop; on one L2 segment with "
      "--oob-format perftest, the peer's MAC)")

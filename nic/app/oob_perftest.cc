@@ -45,6 +45,23 @@ uint64_t get_be64(std::string_view m, size_t at) {
 
 }  // namespace
 
+std::optional<PerftestPlan> perftest_plan(std::string_view test) {
+  PerftestPlan p;
+  if (test == "write_bw" || test == "read_bw") {
+    p.after_traffic = 1;
+    p.bw_report = true;
+  } else if (test == "send_bw") {
+    p.between_rounds = 1;
+  } else if (test == "read_lat" || test == "send_lat") {
+    p.before_traffic = 2;
+    p.close = test == "read_lat";
+    p.slot1_address = test != "send_lat";
+  } else {
+    return std::nullopt;
+  }
+  return p;
+}
+
 std::string encode_perftest_version() {
   std::string m(kPerftestVersionBytes, '\0');
   std::memcpy(m.data(), kPerftestVersion.data(), kPerftestVersion.size());

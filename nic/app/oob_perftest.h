@@ -32,6 +32,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -68,6 +69,32 @@ struct PerftestBwRep {
   double bw_avg = 0;
   double msg_rate_mpps = 0;
 };
+
+// The steps after the MTU, per tool (read off the wire, docs/perftest.md
+// "perftest's own exchange"). Every tool sends each QP's info twice (two
+// rounds), then QP 0's info more times; sf-nic connects its QPs after the
+// first round (perftest connects somewhere before its last handshake that
+// precedes the traffic, and sends nothing before it). The RDMA bw tools
+// (write_bw, read_bw) add an end handshake and the client's report after
+// the traffic; a SEND bw test handshakes once between the rounds; the
+// latency tools (one QP) handshake twice after the second round; every bw
+// tool and read_lat close with QP 0's info and "done", write_lat and
+// send_lat just close the socket. write_lat is not spoken: perftest's
+// server starts its ping-pong, sf-nic's client does.
+struct PerftestPlan {
+  int between_rounds = 0;   // QP-0 handshakes between the two rounds
+  int before_traffic = 1;   // QP-0 handshakes after the second round; the last starts the traffic
+  int after_traffic = 0;    // QP-0 handshakes after the traffic
+  bool bw_report = false;   // the client's report (40 bytes) after those
+  bool close = true;        // QP 0's info and "done" last
+  // read_lat: perftest announces the address of its receive slot (where
+  // its ib_write_lat peer WRITEs), sf-nic its region: sf-nic announces its
+  // slot 1 (region + size) and takes the peer's address as its slot 1.
+  bool slot1_address = false;
+};
+// The plan of the named test (sf-nic's names: write_bw ...); nullopt where
+// sf-nic does not speak perftest's exchange for it.
+std::optional<PerftestPlan> perftest_plan(std::string_view test);
 
 // The codec. parse_* throw OobError naming `what` and the field.
 std::string encode_perftest_version();

@@ -137,6 +137,8 @@ bool OobSession::run_sf(OobConnection& conn) {
 // the second round and one with fewer repeats its first QP inside the first.
 bool OobSession::run_perftest(OobConnection& conn) {
   const AppWorkload& cfg = w_.config();
+  const std::optional<PerftestPlan> plan = perftest_plan(to_string(cfg.type));
+  if (!plan) throw OobError("perftest's exchange is not spoken for " + std::string(to_string(cfg.type)));
   const std::vector<QpConnInfo>& local = w_.local_info();
   const std::string from = " from " + conn.peer();
   auto step = [&](const std::string& mine, size_t n, const std::string& what) { return conn.swap(mine, n, what); };
@@ -163,7 +165,12 @@ bool OobSession::run_perftest(OobConnection& conn) {
 
   std::vector<std::string> mine;
   std::vector<PerftestDest> theirs;
-  for (const QpConnInfo& q : local) mine.push_back(encode_perftest_dest(to_perftest_dest(q, rc::kMaxRdAtomic)));
+  // A latency test's slot 1 (region + size) is where the peer writes / reads.
+  const uint64_t slot1 = plan->slot1_address ? cfg.size_bytes : 0;
+  for (QpConnInfo q : local) {
+    q.va += slot1;
+    mine.push_back(encode_perftest_dest(to_perftest_dest(q, rc::kMaxRdAtomic)));
+  }
   auto mismatch = [&]() {
     return OobError("perftest" + from + " has a different number of QPs than this side's " +
                     std::to_string(local.size()) + " (-q must match)");
@@ -177,21 +184,41 @@ bool OobSession::run_perftest(OobConnection& conn) {
     }
     theirs.push_back(d);
     peer_.push_back(to_conn_info(d, mtu, cfg.size_bytes));
+    peer_.back().va -= slot1;  // sf-nic writes / reads at the peer's va + size
     // Not carried: the transport is this side's (an MRC peer is configured
     // so: libsfverbs' SFVERBS_TRANSPORT=mrc), one port.
     peer_.back().transport = local[i].transport;
   }
   set_phase(Phase::kExchanged);
   if (!wait_for(Phase::kConnected)) return false;
+  auto handshakes = [&](int n, const std::string& what) {
+    for (int k = 0; k < n; ++k) parse_perftest_dest(step(mine[0], kPerftestDestBytes, what), what + from);
+  };
+  handshakes(plan->between_rounds, "connected handshake");  // send_bw
   for (size_t i = 0; i < mine.size(); ++i) {
     const std::string what = "QP " + std::to_string(i) + " info (again)";
     if (parse_perftest_dest(step(mine[i], kPerftestDestBytes, what), what + from) != theirs[i]) throw mismatch();
   }
-  // Both sides' QPs are in RTR: the client's traffic starts.
-  parse_perftest_dest(step(mine[0], kPerftestDestBytes, "start handshake"), "start handshake" + from);
+  // Both sides' QPs are in RTR: after the last, the client's traffic starts.
+  handshakes(plan->before_traffic, "start handshake");
   set_phase(Phase::kSynced);
   if (!wait_traffic()) return false;
-  parse_perftest_dest(step(mine[0], kPerftestDestBytes, "end handshake"), "end handshake" + from);
+  handshakes(plan->after_traffic, "end handshake");
+  if (plan->bw_report && !exchange_perftest_report(conn, from)) return false;
+  if (plan->close) {
+    parse_perftest_dest(step(mine[0], kPerftestDestBytes, "closing handshake"), "closing handshake" + from);
+    if (step(std::string(kPerftestDone), kPerftestDone.size(), "done") != kPerftestDone) {
+      throw OobError("perftest" + from + " did not end with \"done\"");
+    }
+  }
+  return true;
+}
+
+// write_bw / read_bw after the end handshake: the client's result, which
+// the server prints.
+bool OobSession::exchange_perftest_report(OobConnection& conn, const std::string& from) {
+  const AppWorkload& cfg = w_.config();
+  auto step = [&](const std::string& mine, size_t n, const std::string& what) { return conn.swap(mine, n, what); };
 
   // The report: the client's result, which the server prints. perftest's
   // server sends its own (unfilled) record back; sf-nic's server sends zeros.
@@ -226,10 +253,6 @@ bool OobSession::run_perftest(OobConnection& conn) {
       }
     }
     w_.set_peer_bw(b);
-  }
-  parse_perftest_dest(step(mine[0], kPerftestDestBytes, "closing handshake"), "closing handshake" + from);
-  if (step(std::string(kPerftestDone), kPerftestDone.size(), "done") != kPerftestDone) {
-    throw OobError("perftest" + from + " did not end with \"done\"");
   }
   return true;
 }

@@ -66,6 +66,7 @@ class OobSession {
   // false: stopped while waiting for the main thread.
   bool run_sf(OobConnection& conn);
   bool run_perftest(OobConnection& conn);
+  bool exchange_perftest_report(OobConnection& conn, const std::string& from);
   // Until the workload's traffic is done; false when stopped.
   bool wait_traffic();
   void set_phase(Phase p);

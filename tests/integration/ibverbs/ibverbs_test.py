@@ -6,7 +6,8 @@ loopback by the tools themselves.
 
 Usage: ibverbs_test.py --build BUILD_DIR CASE
 CASE: symbols, devices, devinfo, no_device, bad_config, verbs_check,
-      write_bw, write_lat, read_bw, read_lat, send_bw, send_lat, write_bw_4qp
+      write_bw, write_lat, read_bw, read_lat, send_bw, send_lat, write_bw_4qp,
+      switch_<tool> (through sf-switch), interop_* (against sf-nic), ...
 Exit 0 = pass, 77 = skipped (a tool not installed), else fail.
 
 Each process gets its own DPDK --file-prefix (libsfverbs adds sf-<pid>);
@@ -339,8 +340,11 @@ def case_send_lat(h):
 
 def through_switch(h, body):
     """sf-switch with two memif ports (it is their server) and a static FDB
-    for the derived MACs of SERVER_IP / CLIENT_IP; `body(devargs)` runs the
-    pair on them. Returns the switch's final report."""
+    for the derived MACs of SERVER_IP (Ethernet0) / CLIENT_IP (Ethernet4);
+    `body(devargs)` runs the pair on them. Checks that the switch forwarded
+    both ways and dropped nothing (every arrival transmitted once: the
+    switch harness's conservation and drop-cause checks). Returns
+    (frames client -> server, frames server -> client)."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "switch"))
     import harness  # noqa: E402
     sh = harness.Harness(h.build, "ibverbs")
@@ -353,17 +357,89 @@ def through_switch(h, body):
         sw = sh.start_switch(cfg)
         body(tuple(f"net_memif0,role=client,socket={sh.path(n + '.sock')}" for n in names))
         rep = sh.stop_switch(sw)
+        p0, p4 = harness.port_by_name(rep, "Ethernet0"), harness.port_by_name(rep, "Ethernet4")
+        check(p0["dropped"] == 0 and p4["dropped"] == 0, f"the switch dropped frames: {p0['drops']} {p4['drops']}")
+        harness.check_drop_causes(rep)
+        harness.check_conservation(rep)
+    except harness.TestFailure as e:
+        raise Fail(f"sf-switch: {e}")
     finally:
         sh.close()
-    p0, p4 = harness.port_by_name(rep, "Ethernet0"), harness.port_by_name(rep, "Ethernet4")
-    check(p0["tx_packets"] > 0 and p4["rx_packets"] > 0, f"the switch forwarded nothing: {p0} {p4}")
-    check(p0["dropped"] == 0 and p4["dropped"] == 0, "the switch dropped frames")
-    return rep
+    c2s, s2c = p0["tx_packets"], p4["tx_packets"]
+    check(p4["rx_packets"] == c2s and p0["rx_packets"] == s2c,
+          f"forwarded: Ethernet4 rx {p4['rx_packets']} -> Ethernet0 tx {c2s}, Ethernet0 rx {p0['rx_packets']} -> "
+          f"Ethernet4 tx {s2c}")
+    return c2s, s2c
+
+
+# The perftest tools through sf-switch: (tool, args, messages, result row).
+# `messages` is what each direction must carry at least, in messages of -s
+# bytes (m) or single frames (1): the data one way, READ requests or the
+# other half of a ping-pong the other; the row is perftest's own result
+# line on the client. Small -n / -s: a few seconds each on a loaded 2-core host.
+SWITCH_TOOLS = {
+    "write_bw": ("ib_write_bw", ["-s", "65536", "-n", "300", "--report_gbits"], ("m", 300, "1", 1),
+                 r"^ 65536\s+300\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+"),
+    "read_bw": ("ib_read_bw", ["-s", "65536", "-n", "200"], ("1", 200, "m", 200),
+                r"^ 65536\s+200\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+"),
+    "send_bw": ("ib_send_bw", ["-s", "65536", "-n", "200", "--report_gbits"], ("m", 200, "1", 1),
+                r"^ 65536\s+200\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+"),
+    "write_lat": ("ib_write_lat", ["-s", "64", "-n", "300"], ("m", 300, "m", 300),
+                  r"^ 64\s+300\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+"),
+    "read_lat": ("ib_read_lat", ["-s", "64", "-n", "300"], ("1", 300, "m", 300),
+                 r"^ 64\s+300\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+"),
+    "send_lat": ("ib_send_lat", ["-s", "4096", "-n", "300"], ("m", 300, "m", 300),
+                 r"^ 4096\s+300\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+"),
+}
+
+
+def switch_perftest(h, test):
+    """One perftest tool, unmodified, between two libsfverbs processes
+    through a real sf-switch: perftest's row on the client, and the switch
+    carried at least the test's frames each way (a message of -s bytes is
+    ceil(s / path MTU) frames) and dropped none."""
+    tool, args, (unit_c2s, n_c2s, unit_s2c, n_s2c), row = SWITCH_TOOLS[test]
+    res = {}
+
+    def body(d):
+        res["out"] = perftest(h, tool, args, row, devargs=d)
+    c2s, s2c = through_switch(h, body)
+    sout, cout = res["out"]
+    m = re.search(r"^ Mtu\s+: (\d+)\[B\]", cout, re.M)
+    check(m, f"{tool}: no MTU line:\n{cout}")
+    size = int(args[args.index("-s") + 1])
+    frames = -(-size // int(m.group(1)))
+
+    def want(unit, n):
+        return n * (frames if unit == "m" else 1)
+    check(c2s >= want(unit_c2s, n_c2s) and s2c >= want(unit_s2c, n_s2c),
+          f"{tool} through sf-switch: {c2s} frames client -> server (want >= {want(unit_c2s, n_c2s)}), "
+          f"{s2c} server -> client (want >= {want(unit_s2c, n_s2c)})")
+    print(f"sf-switch forwarded {c2s} frames client -> server, {s2c} server -> client, dropped 0")
 
 
 def case_switch_write_bw(h):
-    through_switch(h, lambda d: perftest(h, "ib_write_bw", ["-s", "65536", "-n", "300", "--report_gbits"],
-                                         r"^ 65536\s+300\s+[0-9.]+\s+[0-9.]+", devargs=d))
+    switch_perftest(h, "write_bw")
+
+
+def case_switch_read_bw(h):
+    switch_perftest(h, "read_bw")
+
+
+def case_switch_send_bw(h):
+    switch_perftest(h, "send_bw")
+
+
+def case_switch_write_lat(h):
+    switch_perftest(h, "write_lat")
+
+
+def case_switch_read_lat(h):
+    switch_perftest(h, "read_lat")
+
+
+def case_switch_send_lat(h):
+    switch_perftest(h, "send_lat")
 
 
 def case_switch_verbs_check(h):
@@ -462,6 +538,92 @@ def case_interop_read_bw_sf_client(h):
     w = rep["workloads"][0]
     check(w["status"] == "ok" and w["messages"] == 500 and w["bytes"] == 500 * 4096, f"sf-nic's workload: {w}")
     print(re.search(row, pt_out, re.M).group(0))
+
+
+def case_interop_send_bw_sf_server(h):
+    """ib_send_bw (client, 2 QPs) SENDs into sf-nic's (server) posted
+    receives: perftest's send_bw steps (a handshake between the two rounds
+    of QP info, no report). perftest prints its row; sf-nic's server
+    received every message (its send_bw server times nothing, so it prints
+    the banner only, against sf-nic too)."""
+    sf_out, pt_out, rep = interop(h, "send_bw", "server", ["-s", "16384", "-n", "300", "-q", "2"],
+                                  pt_extra=["--report_gbits"])
+    row = r"^ 16384\s+600\s+[0-9.]+\s+[0-9.]+"
+    check(re.search(row, pt_out, re.M), f"ib_send_bw has no row /{row}/:\n{pt_out}")
+    w, host = rep["workloads"][0], rep["hosts"][0]
+    # 600 SENDs of 4 frames (4 KiB MTU) reached sf-nic's receive queues, none refused (no RNR NAK).
+    check(w["status"] == "ok" and w["messages"] == 600 and w["bytes"] == 600 * 16384 and
+          host["rx_packets"] >= 600 * 4 and host["naks_sent"] == 0 and host["drops"] == {},
+          f"sf-nic's workload: {w} host rx_packets {host['rx_packets']} naks_sent {host['naks_sent']} "
+          f"drops {host['drops']}")
+    print(re.search(row, pt_out, re.M).group(0))
+    print(f"sf-nic received {w['messages']} messages, {host['rx_packets']} frames, {host['naks_sent']} NAKs")
+
+
+def case_interop_send_bw_sf_client(h):
+    """sf-nic (client) SENDs into ib_send_bw's (server) posted receives;
+    the perftest server prints the row of what it received."""
+    sf_out, pt_out, rep = interop(h, "send_bw", "client", ["-s", "65536", "-n", "300"], pt_extra=["--report_gbits"])
+    row = r"^ 65536\s+300\s+[0-9.]+\s+[0-9.]+"
+    check(re.search(row, sf_out, re.M), f"sf-nic has no row /{row}/:\n{sf_out}")
+    check(re.search(row, pt_out, re.M), f"ib_send_bw (server) has no row /{row}/:\n{pt_out}")
+    w = rep["workloads"][0]
+    check(w["status"] == "ok" and w["messages"] == 300, f"sf-nic's workload: {w}")
+    print(re.search(row, sf_out, re.M).group(0))
+    print(re.search(row, pt_out, re.M).group(0))
+
+
+LAT_ROW = r"^ {s}\s+{n}\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+"
+
+
+def interop_lat(h, test, sf_role, size, n):
+    """sf-nic and ib_<test> ping-pong (send_lat) or READs (read_lat):
+    perftest's latency steps (4 QP-0 messages before the traffic); the
+    client prints the latency row, sf-nic completed every iteration."""
+    sf_out, pt_out, rep = interop(h, test, sf_role, ["-s", str(size), "-n", str(n)])
+    row = LAT_ROW.format(s=size, n=n)
+    client_out = sf_out if sf_role == "client" else pt_out
+    check(re.search(row, client_out, re.M), f"the client ({sf_role == 'client' and 'sf-nic' or 'ib_' + test}) "
+                                            f"has no row /{row}/:\nsf-nic:\n{sf_out}\nperftest:\n{pt_out}")
+    w, host = rep["workloads"][0], rep["hosts"][0]
+    check(w["status"] == "ok" and host["drops"] == {} and host["retransmits"] == 0, f"sf-nic's workload: {w}")
+    # Every iteration crossed sf-nic's port both ways: a SEND each way
+    # (send_lat), or a READ request in and its response out (read_lat).
+    check(host["rx_packets"] >= n and host["tx_packets"] >= n,
+          f"sf-nic's port: rx {host['rx_packets']} tx {host['tx_packets']} frames, want >= {n} each")
+    if sf_role == "client":
+        check(w["messages"] == n, f"sf-nic's workload: {w}")
+    print(re.search(row, client_out, re.M).group(0))
+    return sf_out, pt_out, rep
+
+
+def case_interop_send_lat_sf_client(h):
+    interop_lat(h, "send_lat", "client", 64, 200)
+
+
+def case_interop_send_lat_sf_server(h):
+    interop_lat(h, "send_lat", "server", 64, 200)
+
+
+def case_interop_read_lat_sf_client(h):
+    interop_lat(h, "read_lat", "client", 64, 200)
+
+
+def case_interop_read_lat_sf_server(h):
+    interop_lat(h, "read_lat", "server", 64, 200)
+
+
+def case_interop_write_lat_refused(h):
+    """write_lat against perftest: refused at start, naming why (perftest's
+    ib_write_lat server starts the ping-pong, sf-nic's client does)."""
+    exe = os.path.join(h.build, "nic", "app", "sf-nic")
+    r = subprocess.run([exe, "--no-pci", "--no-telemetry", "--", "write_lat", "--port", "net_memif0,role=server",
+                        "--mac", SF_NIC_MAC, "--ip", SERVER_IP, "--oob-format", "perftest", "--gateway-mac",
+                        derived_mac(CLIENT_IP)], capture_output=True, text=True, timeout=20)
+    out = r.stdout + r.stderr
+    check(r.returncode != 0 and "not write_lat: ib_write_lat's server starts the ping-pong" in out,
+          f"sf-nic write_lat --oob-format perftest: exit {r.returncode}:\n{out[-2000:]}")
+    print([ln for ln in out.splitlines() if "not write_lat" in ln][0])
 
 
 def case_interop_mrc_write_bw(h):

@@ -318,8 +318,8 @@ def bad_input(h):
         "--oob-format: perftest's exchange carries no MAC")
     run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--oob-format", "pt",
          "--gateway-mac", "02:00:00:00:00:02"], "--oob-format: \"pt\" is not one of")
-    run(["send_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--oob-format", "perftest",
-         "--gateway-mac", "02:00:00:00:00:02"], "spoken for write_bw and read_bw, not send_bw")
+    run(["write_lat", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--oob-format", "perftest",
+         "--gateway-mac", "02:00:00:00:00:02"], "not write_lat: ib_write_lat's server starts the ping-pong")
     run(["--config", h.path("any.json"), "--rate-limit", "1"], "with --config, pacing is per workload")
     run(["--config", h.path("any.json"), "--burst-size", "64KiB"], "with --config, pacing is per workload")
     # Every TEST-mode flag is refused with --config (it used to be silently dropped), naming where it goes.

@@ -118,5 +118,35 @@ TEST(PerftestOob, BadMessagesNameTheField) {
             std::string::npos);
 }
 
+// The steps after the MTU per tool, as captured (docs/perftest.md): count
+// the 108-byte QP-0 messages after the rounds.
+TEST(PerftestOob, StepPlansAsCaptured) {
+  for (const char* t : {"write_bw", "read_bw"}) {
+    const auto p = perftest_plan(t);
+    ASSERT_TRUE(p.has_value()) << t;
+    EXPECT_EQ(p->between_rounds, 0);
+    EXPECT_EQ(p->before_traffic, 1);
+    EXPECT_EQ(p->after_traffic, 1);
+    EXPECT_TRUE(p->bw_report && p->close && !p->slot1_address) << t;
+  }
+  const auto send = perftest_plan("send_bw");
+  ASSERT_TRUE(send.has_value());
+  EXPECT_EQ(send->between_rounds, 1);
+  EXPECT_EQ(send->before_traffic, 1);
+  EXPECT_EQ(send->after_traffic, 0);
+  EXPECT_TRUE(send->close && !send->bw_report);
+  for (const char* t : {"read_lat", "send_lat"}) {
+    const auto p = perftest_plan(t);
+    ASSERT_TRUE(p.has_value()) << t;
+    EXPECT_EQ(p->between_rounds + p->before_traffic, 2) << t;  // 4 messages of 1 QP before the traffic
+    EXPECT_EQ(p->after_traffic, 0);
+    EXPECT_FALSE(p->bw_report);
+    EXPECT_EQ(p->close, std::string(t) == "read_lat") << t;
+    EXPECT_EQ(p->slot1_address, std::string(t) == "read_lat") << t;
+  }
+  // write_lat: perftest's server starts the ping-pong, sf-nic's client does.
+  for (const char* t : {"write_lat", "atomic_bw", "write", ""}) EXPECT_FALSE(perftest_plan(t)) << t;
+}
+
 }  // namespace
 }  // namespace sf::nic

@@ -244,7 +244,14 @@ TEST(SfNicConfig, PerftestOobFormat) {
   EXPECT_EQ(error_of(good_with("\"verify\": true", "\"oob_format\": \"perftest2\"")).rfind("workloads[0].oob_format: \"perftest2\"", 0), 0u);
   std::string send = with_format(routed, "");
   send.replace(send.find("\"write_bw\""), 10, "\"send_bw\"");
-  EXPECT_EQ(error_of(send), "workloads[0].oob_format: perftest's exchange is spoken for write_bw and read_bw, not send_bw");
+  EXPECT_EQ(parse(send).workloads[0].type, WorkloadType::kSendBw);  // send_bw speaks it
+  std::string lat = with_format(routed, "");
+  lat.replace(lat.find("\"write_bw\""), 10, "\"read_lat\"");
+  lat.replace(lat.find("\"qps\": 2"), 8, "\"qps\": 1");
+  EXPECT_EQ(parse(lat).workloads[0].type, WorkloadType::kReadLat);
+  lat.replace(lat.find("\"read_lat\""), 10, "\"write_lat\"");
+  EXPECT_EQ(error_of(lat).rfind("workloads[0].oob_format: perftest's exchange is spoken for write_bw, read_bw, "
+                                "send_bw, read_lat and send_lat, not write_lat: ib_write_lat's server starts", 0), 0u);
 }
 
 }  // namespace
