@@ -52,7 +52,7 @@ std::optional<PerftestPlan> perftest_plan(std::string_view test) {
     p.bw_report = true;
   } else if (test == "send_bw") {
     p.between_rounds = 1;
-  } else if (test == "read_lat" || test == "send_lat") {
+  } else if (test == "read_lat" || test == "send_lat" || test == "write_lat") {
     p.before_traffic = 2;
     p.close = test == "read_lat";
     p.slot1_address = test != "send_lat";

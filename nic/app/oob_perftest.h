@@ -79,17 +79,18 @@ struct PerftestBwRep {
 // the traffic; a SEND bw test handshakes once between the rounds; the
 // latency tools (one QP) handshake twice after the second round; every bw
 // tool and read_lat close with QP 0's info and "done", write_lat and
-// send_lat just close the socket. write_lat is not spoken: perftest's
-// server starts its ping-pong, sf-nic's client does.
+// send_lat just close the socket. In write_lat perftest's server starts the
+// ping-pong (Workload::lat_starter follows it).
 struct PerftestPlan {
   int between_rounds = 0;   // QP-0 handshakes between the two rounds
   int before_traffic = 1;   // QP-0 handshakes after the second round; the last starts the traffic
   int after_traffic = 0;    // QP-0 handshakes after the traffic
   bool bw_report = false;   // the client's report (40 bytes) after those
   bool close = true;        // QP 0's info and "done" last
-  // read_lat: perftest announces the address of its receive slot (where
-  // its ib_write_lat peer WRITEs), sf-nic its region: sf-nic announces its
-  // slot 1 (region + size) and takes the peer's address as its slot 1.
+  // read_lat, write_lat: perftest announces the address of its receive
+  // slot (where its peer WRITEs or READs), sf-nic its region: sf-nic
+  // announces its slot 1 (region + size) and takes the peer's address as
+  // its slot 1.
   bool slot1_address = false;
 };
 // The plan of the named test (sf-nic's names: write_bw ...); nullopt where

@@ -60,8 +60,10 @@ v::Mtu to_mtu(uint32_t bytes) {
   }
 }
 
-// 1 + i mod 255: never 0 (the buffers start zeroed), changes every iteration.
-uint8_t marker(uint64_t i) { return static_cast<uint8_t>(1 + i % 255); }
+// Iteration i's marker is (i + 1) mod 256, perftest's `(char)++scnt`: never
+// 0 before the 256th (the buffers start zeroed) and different from the one
+// before it every time, which is all a poll on the last byte needs.
+uint8_t marker(uint64_t i) { return static_cast<uint8_t>(i + 1); }
 
 }  // namespace
 
@@ -374,7 +376,7 @@ std::string Workload::connect(std::span<const QpConnInfo> peer, TimeNs now) {
       }
     }
   }
-  if (client()) {
+  if (client() || lat_starter()) {
     const uint64_t per_qp = target_ != 0 ? target_ : kMaxRecordedMessages;
     if (is_latency(cfg_.type)) {
       res_.lat_posts.reserve(std::min<uint64_t>(per_qp + 1, kMaxRecordedMessages));
@@ -619,24 +621,22 @@ void Workload::poll_bw_client(TimeNs now) {
   }
 }
 
-void Workload::poll_lat(TimeNs now) {
+bool Workload::lat_starter() const {
+  if (cfg_.type != WorkloadType::kWriteLat) return client();
+  return cfg_.oob_format == OobFormat::kPerftest ? !client() : client();
+}
+
+void Workload::poll_write_lat(TimeNs now) {
   const bool over = now >= stop_posting_at_;
   for (uint32_t qi = 0; qi < qps_.size(); ++qi) {
     QpRun& q = qps_[qi];
-    if (client()) {
+    uint8_t* const slot1_last = q.region + 2 * cfg_.size_bytes - 1;
+    if (lat_starter()) {
       if (now < start_at_) return;
-      // A round trip ends when the reply is here: the marker in slot 1
-      // (write), a receive completion (send), the READ's completion.
-      if (cfg_.type == WorkloadType::kWriteLat && q.posted > q.received &&
-          q.region[2 * cfg_.size_bytes - 1] == marker(q.posted - 1)) {
+      // A round trip ends when the reply is here: its marker in slot 1.
+      if (q.posted > q.received && *slot1_last == marker(q.posted - 1)) {
         if (cfg_.verify) check(qi, q.region + cfg_.size_bytes, q.posted - 1);
         ++q.received;
-        ++res_.lat_round_trips;
-        ++res_.messages;
-        res_.bytes += cfg_.size_bytes;
-        if (res_.lat_replies.size() < res_.lat_replies.capacity()) res_.lat_replies.push_back(now);
-      } else if (cfg_.type == WorkloadType::kSendLat && q.received > res_.lat_round_trips) {
-        // A reply's receive completion (poll_recv_cq counted it in q.received).
         ++res_.lat_round_trips;
         ++res_.messages;
         res_.bytes += cfg_.size_bytes;
@@ -650,13 +650,48 @@ void Workload::poll_lat(TimeNs now) {
         if (rc == 0 && res_.lat_posts.size() < res_.lat_posts.capacity()) res_.lat_posts.push_back(now);
         if (rc == 0 && cfg_.interval_us != 0) next_post_at_ = now + TimeNs::from_us(cfg_.interval_us);
       }
-    } else if (cfg_.type == WorkloadType::kWriteLat) {
-      // Answer iteration j once its marker is in our slot 1.
+    } else if (*slot1_last == marker(q.posted)) {
+      // Answer iteration j once its marker is in our slot 1. A measuring
+      // answerer (a client: perftest's ib_write_lat server starts) counts
+      // the round trip and times its posts, as perftest's client does.
       const uint64_t j = q.posted;
-      if (q.region[2 * cfg_.size_bytes - 1] == marker(j)) {
-        if (cfg_.verify) check(qi, q.region + cfg_.size_bytes, j);
-        const int rc = post_one(qi, j, now);
+      if (cfg_.verify) check(qi, q.region + cfg_.size_bytes, j);
+      const int rc = post_one(qi, j, now);
+      if (rc != 0 && rc != ENOMEM) return fail("post_send: errno " + std::to_string(rc));
+      if (rc == 0 && client()) {
+        ++q.received;
+        ++res_.lat_round_trips;
+        ++res_.messages;
+        res_.bytes += cfg_.size_bytes;
+        if (res_.lat_posts.size() < res_.lat_posts.capacity()) res_.lat_posts.push_back(now);
+      }
+    }
+  }
+}
+
+void Workload::poll_lat(TimeNs now) {
+  if (cfg_.type == WorkloadType::kWriteLat) return poll_write_lat(now);
+  const bool over = now >= stop_posting_at_;
+  for (uint32_t qi = 0; qi < qps_.size(); ++qi) {
+    QpRun& q = qps_[qi];
+    if (client()) {
+      if (now < start_at_) return;
+      // A round trip ends when the reply is here: a receive completion
+      // (send), the READ's completion.
+      if (cfg_.type == WorkloadType::kSendLat && q.received > res_.lat_round_trips) {
+        // A reply's receive completion (poll_recv_cq counted it in q.received).
+        ++res_.lat_round_trips;
+        ++res_.messages;
+        res_.bytes += cfg_.size_bytes;
+        if (res_.lat_replies.size() < res_.lat_replies.capacity()) res_.lat_replies.push_back(now);
+      }
+      const bool idle = q.posted == q.received;
+      const bool more = target_ == 0 ? !over : q.posted < target_;
+      if (idle && more && posting_ && now >= next_post_at_) {
+        const int rc = post_one(qi, q.posted, now);
         if (rc != 0 && rc != ENOMEM) return fail("post_send: errno " + std::to_string(rc));
+        if (rc == 0 && res_.lat_posts.size() < res_.lat_posts.capacity()) res_.lat_posts.push_back(now);
+        if (rc == 0 && cfg_.interval_us != 0) next_post_at_ = now + TimeNs::from_us(cfg_.interval_us);
       }
     } else if (cfg_.type == WorkloadType::kSendLat) {
       // Answer every request received so far.
@@ -673,7 +708,7 @@ void Workload::update_done(TimeNs now) {
   if (traffic_done()) return;
   bool done = true;
   for (const QpRun& q : qps_) {
-    if (client()) {
+    if (is_latency(cfg_.type) ? lat_starter() : client()) {
       const bool all_posted = !posting_ || (target_ != 0 ? q.posted >= target_ : now >= stop_posting_at_);
       if (is_latency(cfg_.type)) {
         done = done && all_posted && q.received >= q.posted && q.completed >= q.posted;
@@ -681,7 +716,7 @@ void Workload::update_done(TimeNs now) {
         done = done && all_posted && q.completed >= q.posted;
       }
     } else {
-      done = done && q.posted >= target_ && q.completed >= q.posted;  // counted ping-pong server
+      done = done && q.posted >= target_ && q.completed >= q.posted;  // a counted ping-pong's answerer
     }
   }
   if (done) traffic_done_.store(true, std::memory_order_release);
@@ -701,7 +736,8 @@ void Workload::poll(TimeNs now) {
 }
 
 TimeNs Workload::next_wakeup(TimeNs now) const {
-  if (!connected_ || res_.failed || !client() || traffic_done()) return TimeNs::max();
+  const bool starts = is_latency(cfg_.type) ? lat_starter() : client();  // posts without waiting for the peer
+  if (!connected_ || res_.failed || !starts || traffic_done()) return TimeNs::max();
   if (res_.first_post == TimeNs::max()) return std::max(start_at_, now);  // start traffic
   TimeNs t = TimeNs::max();
   if (stop_posting_at_ != TimeNs::max() && posting_) t = stop_posting_at_;

@@ -169,6 +169,13 @@ class Workload {
   void poll_send_cq(TimeNs now);
   void poll_recv_cq(TimeNs now);
   void poll_bw_client(TimeNs now);
+  // write_lat's ping-pong: the starter posts iteration j, then waits for
+  // the peer's j; the answerer waits for j, then posts j. sf-nic's own
+  // exchange: the client starts. perftest's (oob_format perftest): its
+  // ib_write_lat server starts (perftest 4.5's run_iter_lat_write), so ours
+  // does, and our client answers and measures. Other tests: the client.
+  bool lat_starter() const;
+  void poll_write_lat(TimeNs now);
   void poll_lat(TimeNs now);
   void update_done(TimeNs now);
 

@@ -498,13 +498,13 @@ void validate_app_config(const AppConfig& cfg) {
       // perftest's exchange (oob_perftest.h): its steps are known for every
       // test of RC; it carries no MAC, so the port needs a next hop.
       const std::string f = where + ".oob_format";
-      if (w.type == WorkloadType::kWriteLat) {
-        // perftest 4.5's ib_write_lat server posts the first WRITE and its
-        // client waits for it; sf-nic's client starts the ping-pong and its
-        // server waits (docs/perftest.md "Not spoken").
-        throw config::ConfigError(f, "perftest's exchange is spoken for write_bw, read_bw, send_bw, read_lat and "
-                                     "send_lat, not write_lat: ib_write_lat's server starts the ping-pong, "
-                                     "sf-nic's client does (docs/perftest.md)");
+      if (w.type == WorkloadType::kWriteLat && (w.duration_s > 0 || w.interval_us != 0)) {
+        // perftest 4.5's ib_write_lat server starts the ping-pong, so ours
+        // does and our client answers (Workload::lat_starter): a client
+        // that only answers cannot pace, nor end the run by time.
+        throw config::ConfigError(f, std::string("write_lat with perftest's exchange: its server starts the "
+                                                 "ping-pong and the client answers, so no ") +
+                                         (w.duration_s > 0 ? "duration_s (give iterations)" : "interval_us"));
       }
       // MRC (libsfverbs' SFVERBS_TRANSPORT=mrc on the other side): one GID per
       // QP is all the exchange carries, so one plane.

@@ -613,17 +613,17 @@ def case_interop_read_lat_sf_server(h):
     interop_lat(h, "read_lat", "server", 64, 200)
 
 
-def case_interop_write_lat_refused(h):
-    """write_lat against perftest: refused at start, naming why (perftest's
-    ib_write_lat server starts the ping-pong, sf-nic's client does)."""
-    exe = os.path.join(h.build, "nic", "app", "sf-nic")
-    r = subprocess.run([exe, "--no-pci", "--no-telemetry", "--", "write_lat", "--port", "net_memif0,role=server",
-                        "--mac", SF_NIC_MAC, "--ip", SERVER_IP, "--oob-format", "perftest", "--gateway-mac",
-                        derived_mac(CLIENT_IP)], capture_output=True, text=True, timeout=20)
-    out = r.stdout + r.stderr
-    check(r.returncode != 0 and "not write_lat: ib_write_lat's server starts the ping-pong" in out,
-          f"sf-nic write_lat --oob-format perftest: exit {r.returncode}:\n{out[-2000:]}")
-    print([ln for ln in out.splitlines() if "not write_lat" in ln][0])
+def case_interop_write_lat_sf_client(h):
+    """ib_write_lat's server starts the ping-pong (perftest 4.5), so sf-nic's
+    client answers each WRITE and times its own posts, as perftest's client
+    does; the markers are perftest's ((i + 1) mod 256: 300 iterations wrap)."""
+    interop_lat(h, "write_lat", "client", 64, 300)
+
+
+def case_interop_write_lat_sf_server(h):
+    """sf-nic's server starts the ping-pong against ib_write_lat's client,
+    which prints the latency row."""
+    interop_lat(h, "write_lat", "server", 64, 300)
 
 
 def case_interop_mrc_write_bw(h):

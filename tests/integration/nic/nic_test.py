@@ -319,7 +319,8 @@ def bad_input(h):
     run(["write_bw", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--oob-format", "pt",
          "--gateway-mac", "02:00:00:00:00:02"], "--oob-format: \"pt\" is not one of")
     run(["write_lat", "--port", "x", "--mac", "02:00:00:00:00:01", "--ip", "10.0.0.1", "--oob-format", "perftest",
-         "--gateway-mac", "02:00:00:00:00:02"], "not write_lat: ib_write_lat's server starts the ping-pong")
+         "--gateway-mac", "02:00:00:00:00:02", "-D", "2"],
+        "write_lat with perftest's exchange: its server starts the ping-pong and the client answers, so no duration_s")
     run(["--config", h.path("any.json"), "--rate-limit", "1"], "with --config, pacing is per workload")
     run(["--config", h.path("any.json"), "--burst-size", "64KiB"], "with --config, pacing is per workload")
     # Every TEST-mode flag is refused with --config (it used to be silently dropped), naming where it goes.

@@ -250,8 +250,11 @@ TEST(SfNicConfig, PerftestOobFormat) {
   lat.replace(lat.find("\"qps\": 2"), 8, "\"qps\": 1");
   EXPECT_EQ(parse(lat).workloads[0].type, WorkloadType::kReadLat);
   lat.replace(lat.find("\"read_lat\""), 10, "\"write_lat\"");
-  EXPECT_EQ(error_of(lat).rfind("workloads[0].oob_format: perftest's exchange is spoken for write_bw, read_bw, "
-                                "send_bw, read_lat and send_lat, not write_lat: ib_write_lat's server starts", 0), 0u);
+  EXPECT_EQ(parse(lat).workloads[0].type, WorkloadType::kWriteLat);  // its server starts (Workload::lat_starter)
+  std::string timed = lat;
+  timed.replace(timed.find("\"oob_format\""), 12, "\"duration_s\": 2, \"oob_format\"");
+  EXPECT_EQ(error_of(timed).rfind("workloads[0].oob_format: write_lat with perftest's exchange: its server starts the "
+                                  "ping-pong and the client answers, so no duration_s", 0), 0u);
 }
 
 }  // namespace
