@@ -576,7 +576,7 @@ void Workload::poll_send_cq(TimeNs now) {
   }
 }
 
-void Workload::poll_recv_cq(TimeNs) {
+void Workload::poll_recv_cq(TimeNs now) {
   WcBatch batch;
   v::Wc* const wc = batch.wc;
   for (;;) {
@@ -598,6 +598,12 @@ void Workload::poll_recv_cq(TimeNs) {
         if (cfg_.verify) check(qi, slot(q, j), j);
         ++res_.messages;
         res_.bytes += cfg_.size_bytes;
+        if (!client()) {
+          // A send_bw server times what it received, as perftest's does: from
+          // its first receive completion to its last (its row and report).
+          if (res_.first_post == TimeNs::max()) res_.first_post = now;
+          res_.last_completion = now;
+        }
       } else if (cfg_.verify) {  // send_lat: message j landed in slot j % 2
         check(qi, slot(q, j), j);
       }

@@ -544,12 +544,13 @@ def case_interop_send_bw_sf_server(h):
     """ib_send_bw (client, 2 QPs) SENDs into sf-nic's (server) posted
     receives: perftest's send_bw steps (a handshake between the two rounds
     of QP info, no report). perftest prints its row; sf-nic's server
-    received every message (its send_bw server times nothing, so it prints
-    the banner only, against sf-nic too)."""
+    received every message and prints its own row of them, as perftest's
+    server does (timed from its first receive to its last)."""
     sf_out, pt_out, rep = interop(h, "send_bw", "server", ["-s", "16384", "-n", "300", "-q", "2"],
                                   pt_extra=["--report_gbits"])
     row = r"^ 16384\s+600\s+[0-9.]+\s+[0-9.]+"
     check(re.search(row, pt_out, re.M), f"ib_send_bw has no row /{row}/:\n{pt_out}")
+    check(re.search(row, sf_out, re.M), f"sf-nic (send_bw server) has no row /{row}/:\n{sf_out}")
     w, host = rep["workloads"][0], rep["hosts"][0]
     # 600 SENDs of 4 frames (4 KiB MTU) reached sf-nic's receive queues, none refused (no RNR NAK).
     check(w["status"] == "ok" and w["messages"] == 600 and w["bytes"] == 600 * 16384 and
@@ -557,6 +558,7 @@ def case_interop_send_bw_sf_server(h):
           f"sf-nic's workload: {w} host rx_packets {host['rx_packets']} naks_sent {host['naks_sent']} "
           f"drops {host['drops']}")
     print(re.search(row, pt_out, re.M).group(0))
+    print(re.search(row, sf_out, re.M).group(0))
     print(f"sf-nic received {w['messages']} messages, {host['rx_packets']} frames, {host['naks_sent']} NAKs")
 
 
