@@ -485,6 +485,18 @@ std::string OobConnection::recv_exact(size_t n, std::string_view what) {
   return buf;
 }
 
+OobConnection::End OobConnection::wait_end(std::chrono::milliseconds limit) {
+  const auto deadline = Clock::now() + limit;
+  char c = 0;
+  for (;;) {
+    if (poll_one(fd_, POLLIN, deadline, cancel_) == 0) return End::kTimeout;
+    const ssize_t r = ::recv(fd_, &c, 1, MSG_PEEK);
+    if (r > 0) return End::kData;
+    if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    return End::kClosed;  // end of stream, or reset by the peer
+  }
+}
+
 std::vector<QpConnInfo> OobConnection::exchange(std::span<const QpConnInfo> local) {
   if (local.empty()) throw OobError("no QP to exchange");
   const QpConnInfo& me = local[0];  // transport and ports: the same in every QP

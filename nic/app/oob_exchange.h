@@ -121,6 +121,11 @@ class OobConnection {
     return recv_exact(n, std::string(what) + " from " + peer_);
   }
 
+  // Waits at most `limit` for the peer to close the connection or to send
+  // something (left unread).
+  enum class End : uint8_t { kClosed, kData, kTimeout };
+  End wait_end(std::chrono::milliseconds limit);
+
   bool is_server() const { return server_; }
   const std::string& peer() const { return peer_; }  // "host:port" for messages
 

@@ -54,7 +54,7 @@ std::optional<PerftestPlan> perftest_plan(std::string_view test) {
     p.between_rounds = 1;
   } else if (test == "read_lat" || test == "send_lat" || test == "write_lat") {
     p.before_traffic = 2;
-    p.close = test == "read_lat";
+    p.close = test != "write_lat";  // ib_send_lat closes as ib_read_lat does
     p.slot1_address = test != "send_lat";
   } else {
     return std::nullopt;

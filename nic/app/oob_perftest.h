@@ -78,8 +78,8 @@ struct PerftestBwRep {
 // (write_bw, read_bw) add an end handshake and the client's report after
 // the traffic; a SEND bw test handshakes once between the rounds; the
 // latency tools (one QP) handshake twice after the second round; every bw
-// tool and read_lat close with QP 0's info and "done", write_lat and
-// send_lat just close the socket. In write_lat perftest's server starts the
+// tool, read_lat and send_lat close with QP 0's info and "done", write_lat
+// just closes the socket. In write_lat perftest's server starts the
 // ping-pong (Workload::lat_starter follows it).
 struct PerftestPlan {
   int between_rounds = 0;   // QP-0 handshakes between the two rounds

@@ -205,7 +205,13 @@ bool OobSession::run_perftest(OobConnection& conn) {
   if (!wait_traffic()) return false;
   handshakes(plan->after_traffic, "end handshake");
   if (plan->bw_report && !exchange_perftest_report(conn, from)) return false;
-  if (plan->close) {
+  // write_lat has no closing step: perftest closes its socket once its
+  // last completion is in (or sends the closing handshake, answered then).
+  // This side waits for it, so its NIC keeps running (the session has not
+  // ended) and the ACK of the peer's last WRITE is not lost with a process
+  // that left first; 2 s at most (another sf-nic would wait as well).
+  const bool peer_closes = !plan->close && conn.wait_end(std::chrono::seconds(2)) == OobConnection::End::kData;
+  if (plan->close || peer_closes) {
     parse_perftest_dest(step(mine[0], kPerftestDestBytes, "closing handshake"), "closing handshake" + from);
     if (step(std::string(kPerftestDone), kPerftestDone.size(), "done") != kPerftestDone) {
       throw OobError("perftest" + from + " did not end with \"done\"");

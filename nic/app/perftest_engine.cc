@@ -627,6 +627,28 @@ void Workload::poll_bw_client(TimeNs now) {
   }
 }
 
+void Workload::count_round_trip(TimeNs now, bool reply) {
+  ++res_.lat_round_trips;
+  ++res_.messages;
+  res_.bytes += cfg_.size_bytes;
+  if (reply && res_.lat_replies.size() < res_.lat_replies.capacity()) res_.lat_replies.push_back(now);
+}
+
+bool Workload::start_round_trip(uint32_t qi, TimeNs now, bool over) {
+  QpRun& q = qps_[qi];
+  const bool idle = q.posted == q.received;
+  const bool more = target_ == 0 ? !over : q.posted < target_;
+  if (!idle || !more || !posting_ || now < next_post_at_) return true;
+  const int rc = post_one(qi, q.posted, now);
+  if (rc != 0 && rc != ENOMEM) {
+    fail("post_send: errno " + std::to_string(rc));
+    return false;
+  }
+  if (rc == 0 && res_.lat_posts.size() < res_.lat_posts.capacity()) res_.lat_posts.push_back(now);
+  if (rc == 0 && cfg_.interval_us != 0) next_post_at_ = now + TimeNs::from_us(cfg_.interval_us);
+  return true;
+}
+
 bool Workload::lat_starter() const {
   if (cfg_.type != WorkloadType::kWriteLat) return client();
   return cfg_.oob_format == OobFormat::kPerftest ? !client() : client();
@@ -643,19 +665,9 @@ void Workload::poll_write_lat(TimeNs now) {
       if (q.posted > q.received && *slot1_last == marker(q.posted - 1)) {
         if (cfg_.verify) check(qi, q.region + cfg_.size_bytes, q.posted - 1);
         ++q.received;
-        ++res_.lat_round_trips;
-        ++res_.messages;
-        res_.bytes += cfg_.size_bytes;
-        if (res_.lat_replies.size() < res_.lat_replies.capacity()) res_.lat_replies.push_back(now);
+        count_round_trip(now, true);
       }
-      const bool idle = q.posted == q.received;
-      const bool more = target_ == 0 ? !over : q.posted < target_;
-      if (idle && more && posting_ && now >= next_post_at_) {
-        const int rc = post_one(qi, q.posted, now);
-        if (rc != 0 && rc != ENOMEM) return fail("post_send: errno " + std::to_string(rc));
-        if (rc == 0 && res_.lat_posts.size() < res_.lat_posts.capacity()) res_.lat_posts.push_back(now);
-        if (rc == 0 && cfg_.interval_us != 0) next_post_at_ = now + TimeNs::from_us(cfg_.interval_us);
-      }
+      if (!start_round_trip(qi, now, over)) return;
     } else if (*slot1_last == marker(q.posted)) {
       // Answer iteration j once its marker is in our slot 1. A measuring
       // answerer (a client: perftest's ib_write_lat server starts) counts
@@ -666,9 +678,7 @@ void Workload::poll_write_lat(TimeNs now) {
       if (rc != 0 && rc != ENOMEM) return fail("post_send: errno " + std::to_string(rc));
       if (rc == 0 && client()) {
         ++q.received;
-        ++res_.lat_round_trips;
-        ++res_.messages;
-        res_.bytes += cfg_.size_bytes;
+        count_round_trip(now, false);
         if (res_.lat_posts.size() < res_.lat_posts.capacity()) res_.lat_posts.push_back(now);
       }
     }
@@ -686,19 +696,9 @@ void Workload::poll_lat(TimeNs now) {
       // (send), the READ's completion.
       if (cfg_.type == WorkloadType::kSendLat && q.received > res_.lat_round_trips) {
         // A reply's receive completion (poll_recv_cq counted it in q.received).
-        ++res_.lat_round_trips;
-        ++res_.messages;
-        res_.bytes += cfg_.size_bytes;
-        if (res_.lat_replies.size() < res_.lat_replies.capacity()) res_.lat_replies.push_back(now);
+        count_round_trip(now, true);
       }
-      const bool idle = q.posted == q.received;
-      const bool more = target_ == 0 ? !over : q.posted < target_;
-      if (idle && more && posting_ && now >= next_post_at_) {
-        const int rc = post_one(qi, q.posted, now);
-        if (rc != 0 && rc != ENOMEM) return fail("post_send: errno " + std::to_string(rc));
-        if (rc == 0 && res_.lat_posts.size() < res_.lat_posts.capacity()) res_.lat_posts.push_back(now);
-        if (rc == 0 && cfg_.interval_us != 0) next_post_at_ = now + TimeNs::from_us(cfg_.interval_us);
-      }
+      if (!start_round_trip(qi, now, over)) return;
     } else if (cfg_.type == WorkloadType::kSendLat) {
       // Answer every request received so far.
       while (q.posted < q.received) {

@@ -175,6 +175,11 @@ class Workload {
   // ib_write_lat server starts (perftest 4.5's run_iter_lat_write), so ours
   // does, and our client answers and measures. Other tests: the client.
   bool lat_starter() const;
+  // A latency round trip counted (the reply's time kept when `reply`).
+  void count_round_trip(TimeNs now, bool reply);
+  // The starter's next post on QP qi when it is idle and due; false if the
+  // workload failed.
+  bool start_round_trip(uint32_t qi, TimeNs now, bool over);
   void poll_write_lat(TimeNs now);
   void poll_lat(TimeNs now);
   void update_done(TimeNs now);
