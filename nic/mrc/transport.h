@@ -35,6 +35,7 @@
 #include "common/rng.h"
 #include "common/time.h"
 #include "common/wire/frame_parser.h"
+#include "common/wire/icrc.h"
 #include "common/wire/mrc_builder.h"
 #include "nic/cc/cc_event.h"
 #include "nic/mrc/ev_set.h"
@@ -255,12 +256,31 @@ class Transport {
   // Builds one MRC frame of `spec` with `payload` (scratch) into an mbuf
   // (control frames).
   rte_mbuf* emit(wire::MrcFrameSpec& spec, uint32_t payload_bytes, uint32_t ev, uint8_t plane);
-  // A data frame: headers built in the mbuf, `n` payload bytes at `off` of
-  // WQE `wqe` copied from its SGEs straight into the chain (each piece's MR
-  // checked), ICRC folded on the way: one copy of the payload. nullptr with
-  // *lkey_failed when an SGE piece failed its MR check.
-  rte_mbuf* emit_data(wire::MrcFrameSpec& s, uint64_t wqe, uint32_t off, uint32_t n, uint8_t plane,
-                      bool* lkey_failed);
+  // A data packet's own fields: what its headers do not share with every
+  // other packet of its kind (TxHdr).
+  struct DataFields {
+    wire::MrcOp op = wire::MrcOp::kWriteOnly;
+    bool se = false;
+    bool rtx = false;
+    wire::Psn psn;
+    uint16_t rqmsn = 0;
+    uint32_t msn = 0;
+    uint32_t msg_offset = 0;
+    uint32_t ev = 0;
+    uint32_t tx_ts = 0;
+    uint64_t reth_va = 0;
+    uint32_t reth_rkey = 0;
+    uint32_t reth_dma_length = 0;
+    uint32_t imm = 0;
+  };
+  // A data frame: headers built in the mbuf (from the TxHdr of their kind
+  // when there is one), `n` payload bytes at `off` of WQE `wqe` copied from
+  // its SGEs straight into the chain (each piece's MR checked), ICRC folded
+  // on the way: one copy of the payload. nullptr with *lkey_failed when an
+  // SGE piece failed its MR check.
+  rte_mbuf* emit_data(const DataFields& f, uint64_t wqe, uint32_t off, uint32_t n, uint8_t plane, bool* lkey_failed);
+  // The full frame spec of a data packet (a TxHdr miss).
+  wire::MrcFrameSpec data_spec(const DataFields& f, uint8_t plane) const;
   rte_mbuf* build_data(wire::Psn psn, SendRec& r, bool rtx, TimeNs now);
   bool gather(uint64_t wqe, uint32_t off, uint32_t n);
   void complete_acked(TimeNs now);
@@ -313,21 +333,32 @@ class Transport {
 
   // frame template (RTR)
   wire::MrcFrameSpec spec_{};
-  // Data-frame headers by kind (op, SE, payload bytes, plane), most recent
-  // 8: a packet of a known kind copies them and writes its own PSN, METH,
-  // RETH, ImmDt, UDP source port and flow label over them (emit_data).
+  // Data-frame headers by kind: one entry per data opcode and plane (the
+  // key's SE and payload bytes are checked, a mismatch rebuilds the entry).
+  // A packet of a known kind copies the headers and writes its own PSN,
+  // METH, RETH, ImmDt, UDP source port and flow label (and in SRv6 mode the
+  // outer DA) over them; its ICRC starts from the entry's saved state, kept
+  // with the UDP source port 0 and given the packet's port (its EV) by
+  // IcrcAccumulator::xor_udp_sport: only the bytes from the BTH's AckReq on
+  // are folded per packet, as for RC (TxHeaderCache).
   static constexpr uint32_t kTxHdrBytes = 160;
+  static constexpr uint32_t kDataOps = 6;  // MrcOp kWriteFirst .. kWriteOnlyImm
   struct TxHdr {
     bool valid = false;
     bool se = false;
-    wire::MrcOp op = wire::MrcOp::kWriteOnly;
-    uint8_t plane = 0;
     uint16_t bytes = 0;
+    uint16_t icrc_from = 0;  // the first header byte `icrc` has not seen
     uint32_t n = 0;
+    wire::IcrcAccumulator icrc;  // after [ip, icrc_from) with UDP source port 0
     std::array<uint8_t, kTxHdrBytes> b{};
   };
-  std::array<TxHdr, 8> tx_hdr_{};
-  uint32_t tx_hdr_next_ = 0;
+  std::vector<TxHdr> tx_hdr_;      // kDataOps x planes_ (RTR)
+  // Offsets of the data headers (RTR: they follow from spec_'s L2 / L3):
+  // the first IP header, the ICRC's (inner, in SRv6 mode) IP header.
+  uint32_t hdr_outer_off_ = 0;
+  uint32_t hdr_ip_off_ = 0;
+  bool hdr_v4_ = true;
+  bool hdr_sr_ = false;
   std::vector<uint8_t> payload_;   // one packet's payload (gathered)
   std::vector<uint8_t> frame_;     // one frame
 
