@@ -759,8 +759,9 @@ void Transport::count_plane_send(uint8_t p) {
 uint8_t Transport::ctrl_port() const { return spray_ ? static_cast<uint8_t>(ctrl_plane() + 1) : q_.attr_.port_num; }
 
 bool Transport::peer_ok(const wire::FrameInfo& fi) const {
-  if (!rc::pkey_match(fi.bth->pkey.value(), q_.pkey_)) return false;
-  if (q_.check_peer(fi) == rc::RxAction::kAccepted) return true;
+  const rc::RxAction a = q_.check_peer(fi);  // the P_Key first, then the peer's address
+  if (a == rc::RxAction::kAccepted) return true;
+  if (a == rc::RxAction::kBadPkey) return false;
   for (uint8_t p = 0; p < attr_.num_peer_ports; ++p) {
     const verbs::Gid& g = attr_.peer_gid[p];
     if (fi.ipv4 != nullptr ? (verbs::gid_is_ipv4(g) && fi.ipv4->src == verbs::gid_to_ipv4(g))

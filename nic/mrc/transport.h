@@ -47,6 +47,14 @@ namespace sf::nic::rc {
 class Qp;
 }
 
+// Small per-packet members (the plane served, the window, the peer check,
+// the QP's deadline) get hidden visibility: the library is built with
+// -fPIC, where a default-visibility function may be interposed, so GCC
+// would call each of them out of line even inside transport.cc. Hidden, they
+// inline there like static functions (callers in other files of the
+// library, linked statically, still reach them).
+#define SF_MRC_HIDDEN [[gnu::visibility("hidden")]]
+
 namespace sf::nic::mrc {
 
 // What happened to an arriving MRC frame (counted per QP, MrcCounters::rx).
@@ -144,11 +152,11 @@ class Transport {
   rte_mbuf* make_data(TimeNs now);
   // The QP sends data on host port `port_num` (its plane is up at both ends
   // when spraying; else the QP's own port).
-  bool sends_on(uint8_t port_num) const;
+  SF_MRC_HIDDEN bool sends_on(uint8_t port_num) const;
   // The port control frames (SACK, NACK, endpoint) leave on: the first plane
   // up at both ends (the QP's port when not spraying).
-  uint8_t ctrl_port() const;
-  TimeNs next_deadline() const;
+  SF_MRC_HIDDEN uint8_t ctrl_port() const;
+  SF_MRC_HIDDEN TimeNs next_deadline() const;
   // Per-port pacing of a spraying QP (docs/mrc.md "Pacing a spraying QP";
   // rc::Qp::set_tx_port): parks port `from`'s schedule (its next departure
   // and filing time) and loads port `to`'s.
@@ -187,7 +195,7 @@ class Transport {
   // is what limits bytes in flight: the CC's window (NSCC) when the QP runs
   // one, capped by window_bytes when the profile names it.
   uint32_t window_bytes() const { return window_; }
-  uint64_t effective_window() const;
+  SF_MRC_HIDDEN uint64_t effective_window() const;
   uint8_t num_planes() const { return planes_; }
   // The port a plane's packets leave on (plane p = port p + 1 when the QP
   // sprays, else the QP's port).
@@ -239,15 +247,15 @@ class Transport {
     return TimeNs(static_cast<int64_t>(attr_.rto_ns) << std::min<uint8_t>(r.timeouts, kRtoBackoffMax));
   }
   // The plane of the port being served (0 when not spraying).
-  uint8_t tx_plane() const;
+  SF_MRC_HIDDEN uint8_t tx_plane() const;
   // An EV of `plane` for the next packet (pick_next when there is one plane:
   // no scan).
   std::optional<EvPick> pick(uint8_t plane, bool retransmission = false, std::optional<uint16_t> avoid = {}) {
     return planes_ == 1 ? ev_->pick_next(rng_, retransmission, avoid)
                         : ev_->pick_in_plane(rng_, plane, retransmission, avoid);
   }
-  uint8_t ctrl_plane() const;
-  bool peer_ok(const wire::FrameInfo& fi) const;
+  SF_MRC_HIDDEN uint8_t ctrl_plane() const;
+  SF_MRC_HIDDEN bool peer_ok(const wire::FrameInfo& fi) const;
   rte_mbuf* make_probe(uint8_t plane, TimeNs now);
   void queue_rtx(wire::Psn p);
   void lost(wire::Psn p, bool timeout, TimeNs now);
@@ -278,17 +286,17 @@ class Transport {
   // its SGEs straight into the chain (each piece's MR checked), ICRC folded
   // on the way: one copy of the payload. nullptr with *lkey_failed when an
   // SGE piece failed its MR check.
-  rte_mbuf* emit_data(const DataFields& f, uint64_t wqe, uint32_t off, uint32_t n, uint8_t plane, bool* lkey_failed);
+  SF_MRC_HIDDEN rte_mbuf* emit_data(const DataFields& f, uint64_t wqe, uint32_t off, uint32_t n, uint8_t plane, bool* lkey_failed);
   // The full frame spec of a data packet (a TxHdr miss).
   wire::MrcFrameSpec data_spec(const DataFields& f, uint8_t plane) const;
-  rte_mbuf* build_data(wire::Psn psn, SendRec& r, bool rtx, TimeNs now);
+  SF_MRC_HIDDEN rte_mbuf* build_data(wire::Psn psn, SendRec& r, bool rtx, TimeNs now);
   bool gather(uint64_t wqe, uint32_t off, uint32_t n);
-  void complete_acked(TimeNs now);
-  void on_data(const wire::FrameInfo& fi, const rte_mbuf* m, MrcRx* out, TimeNs now);
+  SF_MRC_HIDDEN void complete_acked(TimeNs now);
+  SF_MRC_HIDDEN void on_data(const wire::FrameInfo& fi, const rte_mbuf* m, MrcRx* out, TimeNs now);
   void on_sack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now);
   void on_nack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now);
   void push_nack(wire::MrcNackReason r, wire::Psn psn, const wire::FrameInfo& fi, bool ce);
-  void drain_completions();
+  SF_MRC_HIDDEN void drain_completions();
   // Feedback for the QP's ACK-driven CC (NSCC; docs/cc.md "MRC integration").
   void cc_feedback(AckKind kind, uint64_t acked, std::optional<uint32_t> ts_echo, uint16_t service_ns, bool ce,
                    uint8_t pen, TimeNs now);
@@ -326,10 +334,10 @@ class Transport {
   std::array<TimeNs, wire::kMrcMaxPorts> pace_next_port_{};
   std::array<TimeNs, wire::kMrcMaxPorts> pace_filed_port_{};
   // Bit p: plane p may carry data now (sends_on(p + 1)).
-  uint32_t sending_planes() const;
+  SF_MRC_HIDDEN uint32_t sending_planes() const;
   // Whether plane p is within its share (always true when not spraying).
-  bool plane_in_share(uint8_t p) const;
-  void count_plane_send(uint8_t p);
+  SF_MRC_HIDDEN bool plane_in_share(uint8_t p) const;
+  SF_MRC_HIDDEN void count_plane_send(uint8_t p);
 
   // frame template (RTR)
   wire::MrcFrameSpec spec_{};

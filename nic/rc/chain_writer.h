@@ -55,7 +55,7 @@ class ChainWriter {
   // The 4 ICRC bytes: stored in place when the last segment has room (or
   // in a new segment when it has none, as after an MR segment), else split
   // by append().
-  bool append_icrc(uint32_t icrc) {
+  [[gnu::always_inline]] bool append_icrc(uint32_t icrc) {
     if (rte_pktmbuf_tailroom(tail_) == 0) {
       rte_mbuf* seg = rte_pktmbuf_alloc(pool_);
       if (seg == nullptr) return false;
