@@ -987,8 +987,13 @@ rte_mbuf* Transport::make_data(TimeNs now) {
     fail(w.local_err, q_.sq_next_, now);
     return nullptr;
   }
-  const std::optional<EvPick> pk = pick(plane);
-  if (!pk) {
+  int ev_index = -1;
+  if (planes_ == 1) {
+    ev_index = ev_->pick_next_index(rng_);
+  } else if (const std::optional<EvPick> pk = ev_->pick_in_plane(rng_, plane)) {
+    ev_index = pk->index;
+  }
+  if (ev_index < 0) {
     ++ctr_.no_usable_ev;
     // A plane with nothing to send on must not hold the others to its share.
     plane_sent_[plane] += kPlaneLead;
@@ -1004,7 +1009,7 @@ rte_mbuf* Transport::make_data(TimeNs now) {
   r.wqe = q_.sq_next_;
   r.offset = q_.tx_pkt_ << q_.mtu_shift_;
   r.len = std::min(q_.mtu_, w.length - r.offset);
-  r.ev = pk->index;
+  r.ev = static_cast<uint16_t>(ev_index);
   r.sent = now;
   rte_mbuf* m = build_data(psn, r, false, now);
   if (m == nullptr) return nullptr;
@@ -1203,6 +1208,13 @@ uint8_t Transport::rcv_penalty() const {
 }
 
 void Transport::drain_completions() {
+  if (q_.rq_count_ == 0) {
+    // No receive posted (plain WRITEs): the complete messages at the head
+    // are released, immediates wait (no completion buffer to set up).
+    (void)mt_->pop_completions({});
+    if (mt_->held_imm() > 0) ++ctr_.imm_waiting_rq;
+    return;
+  }
   std::array<MsgCompletion, 8> out{};
   for (;;) {
     const uint32_t room = std::min<uint32_t>(q_.rq_count_, static_cast<uint32_t>(out.size()));
