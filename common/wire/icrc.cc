@@ -52,6 +52,36 @@ bool has_icrc(const FrameInfo& fi) {
 
 constexpr detail::IcrcMaskTable detail::kIcrcMasks = make_mask_table();
 
+namespace {
+// Bytes from the UDP source port's first byte to the end of a
+// begin_prefix() block: UDP (8) + BTH up to AckReq (kOffPsn - 1).
+// (The source port is the UDP header's first field.)
+constexpr std::size_t kSportToPrefixEnd = UdpHeader::kSize + Bth::kOffPsn - 1;
+
+constexpr detail::IcrcSportTable make_sport_table() {
+  detail::IcrcSportTable t{};
+  for (int row = 0; row < 2; ++row) {
+    for (uint32_t b = 0; b < 256; ++b) {
+      // The raw register (start 0) over the byte at its place, then zeros to
+      // the prefix's end: the byte's share of the register (linearity).
+      uint32_t reg = 0;
+      for (std::size_t i = static_cast<std::size_t>(row); i < kSportToPrefixEnd; ++i) {
+        const uint32_t in = i == static_cast<std::size_t>(row) ? b : 0u;
+        reg ^= in;
+        for (int k = 0; k < 8; ++k) reg = (reg >> 1) ^ ((reg & 1u) != 0 ? crc32_const::kPolyRefl : 0u);
+      }
+      // The fold remainder F with F x^32 = reg (mod P): reg x^-32.
+      uint32_t f = reg;
+      for (int k = 0; k < 32; ++k) f = (f << 1) ^ ((f & 0x80000000u) != 0 ? 0xDB710641u : 0u);
+      t[static_cast<std::size_t>(row)][b] = detail::IcrcSportDelta{reg, f};
+    }
+  }
+  return t;
+}
+}  // namespace
+
+constexpr detail::IcrcSportTable detail::kIcrcSportDelta = make_sport_table();
+
 const char* to_string(IcrcStatus s) {
   switch (s) {
     case IcrcStatus::kOk: return "ok";

@@ -44,6 +44,21 @@ inline constexpr std::size_t kIcrcMaskV4Rows = 11;
 using IcrcMaskTable = std::array<std::array<uint8_t, kIcrcMaskedMaxBytes>, kIcrcMaskV4Rows + 1>;
 extern const IcrcMaskTable kIcrcMasks;
 
+// The UDP source port's share of a begin_prefix() state (IcrcAccumulator::
+// xor_udp_sport): per byte of the port (row 0 the high byte, row 1 the low),
+// the CRC register that byte gives followed by the rest of the prefix as
+// zeros (`reg`, the ISA-L state), and the same as a fold remainder
+// (`fold` = reg x^-32 mod P, the VPCLMULQDQ state's top 32 bits). CRC is
+// linear over GF(2), so XOR-ing these into a state changes the port the
+// state has seen; the port's distance from the prefix's end is the same for
+// every layout (UDP 8 + BTH up to AckReq 8 = 16 bytes from its first byte).
+struct IcrcSportDelta {
+  uint32_t reg;
+  uint32_t fold;
+};
+using IcrcSportTable = std::array<std::array<IcrcSportDelta, 256>, 2>;
+extern const IcrcSportTable kIcrcSportDelta;
+
 inline bool icrc_layout_valid(IcrcLayout l) {
   if (l.ip_version == IpVersion::kV4) return l.ip_header_bytes >= Ipv4Header::kSize && l.ip_header_bytes <= 60;
   if (l.ip_version == IpVersion::kV6) return l.ip_header_bytes == Ipv6Header::kSize;
@@ -87,6 +102,27 @@ class IcrcAccumulator {
   bool begin_prefix(std::span<const uint8_t> headers, IcrcLayout layout) {
     if (!detail::icrc_layout_valid(layout)) return false;
     return begin_n(headers, layout, layout.constant_bytes());
+  }
+  // On a state from begin_prefix() (nothing update()d since): the state
+  // begin_prefix() gives for the same block with its UDP source port XOR-ed
+  // with `delta` (two table loads and an XOR, instead of folding the masked
+  // block again). An MRC QP's header cache keeps a state per kind of header
+  // with the source port 0 and puts each packet's port (its entropy value)
+  // in so.
+  void xor_udp_sport(uint16_t delta) {
+    const detail::IcrcSportDelta& hi = detail::kIcrcSportDelta[0][delta >> 8];
+    const detail::IcrcSportDelta& lo = detail::kIcrcSportDelta[1][delta & 0xFFu];
+#if defined(__x86_64__)
+    const __m128i d = impl_ == Crc32Impl::kVpclmul ? _mm_set_epi32(static_cast<int>(hi.fold ^ lo.fold), 0, 0, 0)
+                                                   : _mm_cvtsi32_si128(static_cast<int>(hi.reg ^ lo.reg));
+    fold_ = _mm_xor_si128(fold_, d);
+#else
+    if (impl_ == Crc32Impl::kVpclmul) {
+      fold_.q[1] ^= static_cast<uint64_t>(hi.fold ^ lo.fold) << 32;
+    } else {
+      fold_.q[0] ^= hi.reg ^ lo.reg;
+    }
+#endif
   }
   void update(std::span<const uint8_t> bytes) {
     if (impl_ == Crc32Impl::kVpclmul) {

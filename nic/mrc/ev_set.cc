@@ -141,7 +141,7 @@ bool EvSet::expire_skips(bool force_one) {
   return ended;
 }
 
-std::optional<EvPick> EvSet::pick_next(Rng& rng, bool retransmission, std::optional<uint16_t> avoid) {
+std::optional<EvPick> EvSet::pick_next_slow(Rng& rng, bool retransmission, std::optional<uint16_t> avoid) {
   expire_skips(false);
   if (n_usable_ == 0) {
     // Only skipped EVs left: end the oldest skip rather than stall.

@@ -93,8 +93,37 @@ class EvSet {
   // SKIP one is, the oldest skip ends early and that EV is used (skips never
   // stall a QP). nullopt when nothing is usable (every plane down or every EV
   // retired/denied): the transport waits and counts it.
+  // Inline for the per-packet case (no skip pending, nothing to avoid):
+  // the same draw and counts as the full path.
   std::optional<EvPick> pick_next(Rng& rng, bool retransmission = false,
-                                  std::optional<uint16_t> avoid = std::nullopt);
+                                  std::optional<uint16_t> avoid = std::nullopt) {
+    if (skip_count_ == 0 && n_usable_ > 0 && !avoid) [[likely]] {
+      const uint16_t idx = usable_[rng.below(n_usable_)];
+      ++picks_;
+      EvCounters& c = evs_[idx].counters;
+      if (retransmission) {
+        ++c.retransmitted;
+      } else {
+        ++c.sent;
+      }
+      return EvPick{idx, ev(idx), plane(idx)};
+    }
+    return pick_next_slow(rng, retransmission, avoid);
+  }
+  // pick_next(rng) for a first transmission, as the EV's index (-1: none
+  // usable): the per-packet call, which needs only the index (returning
+  // the EvPick through memory stalled on store forwarding, ~5 % of an MRC
+  // sender's time).
+  int pick_next_index(Rng& rng) {
+    if (skip_count_ == 0 && n_usable_ > 0) [[likely]] {
+      const uint16_t idx = usable_[rng.below(n_usable_)];
+      ++picks_;
+      ++evs_[idx].counters.sent;
+      return idx;
+    }
+    const std::optional<EvPick> p = pick_next_slow(rng, false, std::nullopt);
+    return p ? p->index : -1;
+  }
   // pick_next() restricted to the EVs of `plane` (a multi-port sender's
   // port asks for a packet of its plane: the spec's GetSendParams() given the
   // ports with TX space). Same semantics within the plane: uniform over its
@@ -133,7 +162,9 @@ class EvSet {
   uint16_t size() const { return cfg_.num_evs; }
   uint8_t num_planes() const { return static_cast<uint8_t>(cfg_.num_planes); }
   uint32_t ev(uint16_t index) const { return cfg_.ev_base + index; }
-  uint8_t plane(uint16_t index) const { return static_cast<uint8_t>(index % cfg_.num_planes); }
+  uint8_t plane(uint16_t index) const {
+    return cfg_.num_planes == 1 ? 0 : static_cast<uint8_t>(index % cfg_.num_planes);  // no division per packet
+  }
   EvState state(uint16_t index) const { return evs_[index].state; }
   bool active(uint16_t index) const { return evs_[index].active; }
   const EvCounters& counters(uint16_t index) const { return evs_[index].counters; }
@@ -154,6 +185,7 @@ class EvSet {
 
  private:
   static constexpr uint16_t kNotUsable = 0xFFFF;
+  std::optional<EvPick> pick_next_slow(Rng& rng, bool retransmission, std::optional<uint16_t> avoid);
   struct Ev {
     EvState state = EvState::kGood;
     bool active = false;

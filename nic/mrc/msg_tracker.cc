@@ -24,6 +24,7 @@ MsgTracker::MsgTracker(uint32_t first_msn, uint32_t pmtu, uint32_t max_msgs)
     std::abort();
   }
   entries_.resize(max_msgs);
+  if (pmtu > 1 && (pmtu & (pmtu - 1)) == 0) pmtu_shift_ = static_cast<uint32_t>(__builtin_ctz(pmtu));
 }
 
 MsgVerdict MsgTracker::on_packet(const MsgPacket& p) {
@@ -34,7 +35,8 @@ MsgVerdict MsgTracker::on_packet(const MsgPacket& p) {
 
   // Shape of the packet within its message.
   const uint64_t end = uint64_t{p.msg_offset} + p.payload;
-  if (p.msg_offset % pmtu_ != 0 || end > p.msg_length) return MsgVerdict::kInvalid;
+  const uint32_t misaligned = pmtu_shift_ != 0 ? p.msg_offset & (pmtu_ - 1) : p.msg_offset % pmtu_;
+  if (misaligned != 0 || end > p.msg_length) return MsgVerdict::kInvalid;
   if (p.last ? end != p.msg_length : (p.payload != pmtu_ || end == p.msg_length)) return MsgVerdict::kInvalid;
   if (p.has_imm && !p.last) return MsgVerdict::kInvalid;
 
@@ -44,7 +46,8 @@ MsgVerdict MsgTracker::on_packet(const MsgPacket& p) {
     e.open = true;
     e.msn = p.msn;
     e.length = p.msg_length;
-    e.expected = p.msg_length == 0 ? 1 : (p.msg_length + pmtu_ - 1) / pmtu_;
+    const uint32_t up = p.msg_length + pmtu_ - 1;  // (32-bit, as it always was)
+    e.expected = p.msg_length == 0 ? 1 : (pmtu_shift_ != 0 ? up >> pmtu_shift_ : up / pmtu_);
   } else {
     if (e.complete()) return MsgVerdict::kDuplicate;
     if (e.length != p.msg_length) return MsgVerdict::kInvalid;

@@ -90,6 +90,7 @@ class MsgTracker {
   Entry& entry(uint32_t msn) { return entries_[msn & (max_msgs_ - 1)]; }
 
   uint32_t pmtu_;
+  uint32_t pmtu_shift_ = 0;  // log2(pmtu_) when a power of two (every path MTU), else 0 and divisions
   uint32_t max_msgs_;
   uint32_t base_;
   uint32_t held_imm_ = 0;

@@ -1,6 +1,7 @@
 // rc::Qp's MRC glue: the members that hand an MRC QP's work to its
 // mrc::Transport (docs/mrc.md "Transport"). Compiled into sf_nic_rc with the
 // rest of rc::Qp (the Transport uses Qp's internals as a friend).
+#include <array>
 #include <cerrno>
 
 #include "nic/mrc/transport.h"
@@ -21,40 +22,46 @@ const char* Qp::mrc_error() const {
   return mrc_->error();
 }
 
-bool Qp::mrc_has_ctrl() const { return mrc_->has_ctrl(); }
-
-bool Qp::mrc_sends_on(uint8_t port) const { return mrc_->sends_on(port); }
-
-uint8_t Qp::mrc_ctrl_port() const { return mrc_->ctrl_port(); }
-
-TimeNs Qp::mrc_next_deadline() const { return mrc_->next_deadline(); }
-
 void Qp::switch_pace_port(uint8_t port) { mrc_->swap_pace(tx_port_, port, pace_next_, pace_filed_); }
 
 uint32_t Qp::mrc_pace_planes() const { return mrc_->pace_planes(); }
 
+namespace {
+
+// What each MrcRx counts as in the QP's RxAction counters (a table, not a
+// switch: one load per frame).
+constexpr std::array<RxAction, mrc::kNumMrcRx> make_rx_actions() {
+  using mrc::MrcRx;
+  std::array<RxAction, mrc::kNumMrcRx> t{};
+  t.fill(RxAction::kBadResponse);
+  auto set = [&t](MrcRx r, RxAction a) { t[static_cast<size_t>(r)] = a; };
+  set(MrcRx::kPlaced, RxAction::kAccepted);
+  set(MrcRx::kDuplicate, RxAction::kDuplicate);
+  set(MrcRx::kAccessError, RxAction::kNakAccess);
+  set(MrcRx::kInvalid, RxAction::kNakInvalid);
+  set(MrcRx::kSack, RxAction::kAckProcessed);
+  set(MrcRx::kNack, RxAction::kAckProcessed);
+  set(MrcRx::kProbeResponse, RxAction::kAckProcessed);
+  set(MrcRx::kNackStale, RxAction::kStaleResponse);
+  set(MrcRx::kWrongState, RxAction::kWrongState);
+  set(MrcRx::kBadSrc, RxAction::kBadSrc);
+  set(MrcRx::kBadPkey, RxAction::kBadPkey);
+  set(MrcRx::kOutOfWindow, RxAction::kAccepted);
+  set(MrcRx::kMsgWindow, RxAction::kAccepted);
+  set(MrcRx::kTrimmed, RxAction::kAccepted);
+  set(MrcRx::kProbe, RxAction::kAccepted);
+  set(MrcRx::kPortStatus, RxAction::kAccepted);
+  return t;
+}
+constexpr std::array<RxAction, mrc::kNumMrcRx> kRxActions = make_rx_actions();
+
+}  // namespace
+
 RxAction Qp::on_rx_mrc(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now) {
   RxAction a = RxAction::kWrongState;  // an RC QP takes no MRC frame
   if (mrc_ != nullptr) {
-    switch (static_cast<mrc::MrcRx>(mrc_->on_rx(fi, m, now))) {
-      case mrc::MrcRx::kPlaced: a = RxAction::kAccepted; break;
-      case mrc::MrcRx::kDuplicate: a = RxAction::kDuplicate; break;
-      case mrc::MrcRx::kAccessError: a = RxAction::kNakAccess; break;
-      case mrc::MrcRx::kInvalid: a = RxAction::kNakInvalid; break;
-      case mrc::MrcRx::kSack:
-      case mrc::MrcRx::kNack:
-      case mrc::MrcRx::kProbeResponse: a = RxAction::kAckProcessed; break;
-      case mrc::MrcRx::kNackStale: a = RxAction::kStaleResponse; break;
-      case mrc::MrcRx::kWrongState: a = RxAction::kWrongState; break;
-      case mrc::MrcRx::kBadSrc: a = RxAction::kBadSrc; break;
-      case mrc::MrcRx::kBadPkey: a = RxAction::kBadPkey; break;
-      case mrc::MrcRx::kOutOfWindow:
-      case mrc::MrcRx::kMsgWindow:
-      case mrc::MrcRx::kTrimmed:
-      case mrc::MrcRx::kProbe:
-      case mrc::MrcRx::kPortStatus: a = RxAction::kAccepted; break;
-      default: a = RxAction::kBadResponse; break;
-    }
+    const int r = mrc_->on_rx(fi, m, now);
+    a = r >= 0 && r < mrc::kNumMrcRx ? kRxActions[static_cast<size_t>(r)] : RxAction::kBadResponse;
   }
   ++ctr_.rx[static_cast<int>(a)];
   return a;

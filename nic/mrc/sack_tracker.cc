@@ -92,14 +92,6 @@ uint32_t SackTracker::span() const {
   return 0;
 }
 
-bool SackTracker::received(Psn psn) const {
-  const int32_t d = Psn::diff(psn, cack_);
-  if (d <= 0) return true;
-  if (d > kMaxWindow) return false;
-  const uint32_t i = static_cast<uint32_t>(d - 1);
-  return (bits_[i >> 6] >> (i & 63)) & 1u;
-}
-
 uint64_t SackTracker::window64(int k) const {
   if (k < 0) return (bits_[0] << -k) | ((uint64_t{1} << -k) - 1);
   const uint32_t w = static_cast<uint32_t>(k) >> 6, b = static_cast<uint32_t>(k) & 63;
@@ -140,14 +132,6 @@ SackScoreboard::SackScoreboard(Psn first, uint32_t capacity) : capacity_(capacit
   }
   acked_.assign(capacity / 64, 0);
   reported_.assign(capacity / 64, 0);
-}
-
-Psn SackScoreboard::on_send() {
-  const Psn p = next_;
-  put(acked_, p, false);
-  put(reported_, p, false);
-  ++next_;
-  return p;
 }
 
 void SackScoreboard::rearm(Psn psn) {

@@ -71,7 +71,13 @@ class SackTracker {
   uint16_t mpr() const { return mpr_; }
   uint8_t align() const { return align_; }
   void set_align(uint8_t align);
-  bool received(Psn psn) const;
+  bool received(Psn psn) const {
+    const int32_t d = Psn::diff(psn, cack_);
+    if (d <= 0) return true;
+    if (d > kMaxWindow) return false;
+    const uint32_t i = static_cast<uint32_t>(d - 1);
+    return (bits_[i >> 6] >> (i & 63)) & 1u;
+  }
 
   uint64_t rx_new() const { return rx_new_; }
   uint64_t rx_duplicate() const { return rx_dup_; }
@@ -112,7 +118,13 @@ class SackScoreboard {
 
   bool can_send() const { return in_flight() < capacity_; }
   // Assigns the next PSN (the caller checked can_send()).
-  Psn on_send();
+  Psn on_send() {
+    const Psn p = next_;
+    put(acked_, p, false);
+    put(reported_, p, false);
+    ++next_;
+    return p;
+  }
 
   // Applies a SACK. `on_acked(Psn)` runs once per newly acknowledged PSN (in
   // no particular order); the PSNs shown missing (a clear bit below the

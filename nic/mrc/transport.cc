@@ -14,6 +14,7 @@
 #include "common/wire/icrc.h"
 #include "common/wire/srv6.h"
 #include "nic/rc/chain_copy.h"
+#include "nic/rc/chain_writer.h"
 #include "nic/rc/identifiers.h"
 #include "nic/rc/qp.h"
 
@@ -374,7 +375,11 @@ void Transport::on_rtr(TimeNs now) {
     sr.outer.dst = srv6_das_[0];
     spec_.l3 = sr;
   }
-  for (TxHdr& c : tx_hdr_) c.valid = false;
+  tx_hdr_.assign(size_t{kDataOps} * planes_, TxHdr{});
+  hdr_v4_ = std::holds_alternative<wire::Ipv4Spec>(spec_.l3);
+  hdr_sr_ = std::holds_alternative<wire::Srv6Spec>(spec_.l3);
+  hdr_outer_off_ = static_cast<uint32_t>(wire::EthHeader::kSize + (spec_.l2.vlan ? wire::VlanTag::kSize : 0));
+  hdr_ip_off_ = hdr_outer_off_ + (hdr_sr_ ? static_cast<uint32_t>(wire::Ipv6Header::kSize) : 0u);
   spec_.bth.dest_qp = q_.attr_.dest_qp_num;
   spec_.bth.pkey = q_.pkey_;
   last_feedback_ = now;
@@ -476,145 +481,128 @@ rte_mbuf* Transport::emit(wire::MrcFrameSpec& s, uint32_t payload_bytes, uint32_
   return m;
 }
 
-namespace {
-
-// Appends n bytes (src, or zeros when src is null) at the end of the chain,
-// a new segment whenever the tail is full, folding them into the ICRC.
-bool append(rte_mempool* pool, rte_mbuf* head, rte_mbuf*& tail, const uint8_t* src, uint32_t n,
-            wire::IcrcAccumulator& acc) {
-  while (n > 0) {
-    uint32_t room = rte_pktmbuf_tailroom(tail);
-    if (room == 0) {
-      rte_mbuf* seg = rte_pktmbuf_alloc(pool);
-      if (seg == nullptr) return false;
-      tail->next = seg;
-      tail = seg;
-      head->nb_segs++;
-      room = rte_pktmbuf_tailroom(seg);
-    }
-    const uint32_t k = std::min(room, n);
-    uint8_t* dst = rte_pktmbuf_mtod_offset(tail, uint8_t*, tail->data_len);
-    if (src != nullptr) {
-      rc::copy_bytes(dst, src, k);
-      src += k;
-    } else {
-      std::memset(dst, 0, k);
-    }
-    acc.update({dst, k});
-    tail->data_len = static_cast<uint16_t>(tail->data_len + k);
-    head->pkt_len += k;
-    n -= k;
-  }
-  return true;
+wire::MrcFrameSpec Transport::data_spec(const DataFields& f, uint8_t plane) const {
+  wire::MrcFrameSpec s = spec_;
+  s.op = f.op;
+  s.bth.psn = f.psn;
+  s.bth.se = f.se;
+  s.meth.rtx = f.rtx;
+  s.meth.ts_valid = true;
+  s.meth.rqmsn = f.rqmsn;
+  s.meth.msn = f.msn;
+  s.meth.msg_offset = f.msg_offset;
+  s.meth.ev = f.ev;
+  s.meth.tx_ts = f.tx_ts;
+  s.reth_va = f.reth_va;
+  s.reth_rkey = f.reth_rkey;
+  s.reth_dma_length = f.reth_dma_length;
+  s.immdt = f.imm;
+  address(s, f.ev, plane);
+  return s;
 }
 
-}  // namespace
-
-rte_mbuf* Transport::emit_data(wire::MrcFrameSpec& s, uint64_t wqe, uint32_t off, uint32_t n, uint8_t plane,
+rte_mbuf* Transport::emit_data(const DataFields& f, uint64_t wqe, uint32_t off, uint32_t n, uint8_t plane,
                                bool* lkey_failed) {
   *lkey_failed = false;
-  address(s, s.meth.ev, plane);
-  const bool v4 = std::holds_alternative<wire::Ipv4Spec>(s.l3);
-  const bool sr = std::holds_alternative<wire::Srv6Spec>(s.l3);
   rte_mbuf* m = rte_pktmbuf_alloc(q_.env_.pool);
   if (m == nullptr) {
     ++q_.ctr_.alloc_failures;
     return nullptr;
   }
   uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
-  const wire::IcrcLayout layout{v4 ? wire::IpVersion::kV4 : wire::IpVersion::kV6, v4 ? 20u : 40u};
+  const wire::IcrcLayout layout{hdr_v4_ ? wire::IpVersion::kV4 : wire::IpVersion::kV6, hdr_v4_ ? 20u : 40u};
   // SRv6: the outer IPv6 header, then the inner one (ip_off): the ICRC's.
-  const uint32_t outer_off = wire::EthHeader::kSize + (s.l2.vlan ? wire::VlanTag::kSize : 0);
-  const uint32_t ip_off = outer_off + (sr ? 40u : 0u);
-  const bool imm = wire::mrc_has_imm(s.op);
+  const uint32_t outer_off = hdr_outer_off_;
+  const uint32_t ip_off = hdr_ip_off_;
+  const bool imm = wire::mrc_has_imm(f.op);
   const uint32_t udp_off = ip_off + layout.ip_header_bytes;
   const uint32_t bth_off = udp_off + static_cast<uint32_t>(wire::UdpHeader::kSize);
   const uint32_t meth_off = bth_off + static_cast<uint32_t>(wire::Bth::kSize);
   const uint32_t reth_off = meth_off + static_cast<uint32_t>(wire::Meth::kSize);
-  const uint32_t end_off = reth_off + 16 + (imm ? 4u : 0u);
-  // Headers: a copy of the last ones of this kind (op, SE, payload bytes,
-  // plane: everything else in them is the QP's) with the per-packet fields
-  // written over, else built (and kept when the layout is the expected one).
-  TxHdr* h = nullptr;
-  for (TxHdr& c : tx_hdr_) {
-    if (c.valid && c.op == s.op && c.se == s.bth.se && c.n == n && c.plane == plane) {
-      h = &c;
-      break;
-    }
-  }
+  const uint32_t end_off = reth_off + static_cast<uint32_t>(wire::Reth::kSize) + (imm ? 4u : 0u);
+  const auto sport = static_cast<uint16_t>(0xC000u | (f.ev & 0x3FFFu));
+  // Headers: a copy of the last ones of this kind (op, plane; SE and payload
+  // bytes checked: everything else in them is the QP's) with the
+  // per-packet fields written over, else built and kept.
+  TxHdr& h = tx_hdr_[static_cast<size_t>(static_cast<uint8_t>(f.op) - static_cast<uint8_t>(MrcOp::kWriteFirst)) *
+                         planes_ +
+                     plane];
   uint32_t hb = 0;
-  bool built_ok = true;
-  if (h != nullptr && h->bytes <= rte_pktmbuf_tailroom(m)) {
-    std::memcpy(data, h->b.data(), h->bytes);
-    hb = h->bytes;
-    const uint16_t sport = static_cast<uint16_t>(0xC000u | (s.meth.ev & 0x3FFFu));
+  // The ICRC so far and the first header byte it has not seen.
+  wire::IcrcAccumulator acc;
+  uint32_t icrc_from = 0;
+  if (h.valid && h.se == f.se && h.n == n && h.bytes <= rte_pktmbuf_tailroom(m)) [[likely]] {
+    std::memcpy(data, h.b.data(), h.bytes);
+    hb = h.bytes;
     data[udp_off] = static_cast<uint8_t>(sport >> 8);
     data[udp_off + 1] = static_cast<uint8_t>(sport);
-    if (!v4) {
-      const uint32_t fl = s.meth.ev & 0xFFFFFu;
+    if (!hdr_v4_) {
+      const uint32_t fl = f.ev & 0xFFFFFu;
       data[ip_off + 1] = static_cast<uint8_t>((data[ip_off + 1] & 0xF0) | (fl >> 16));
       data[ip_off + 2] = static_cast<uint8_t>(fl >> 8);
       data[ip_off + 3] = static_cast<uint8_t>(fl);
-      if (sr) {
+      if (hdr_sr_) {
         // The outer header: the EV's flow label and uSID destination.
         data[outer_off + 1] = static_cast<uint8_t>((data[outer_off + 1] & 0xF0) | (fl >> 16));
         data[outer_off + 2] = static_cast<uint8_t>(fl >> 8);
         data[outer_off + 3] = static_cast<uint8_t>(fl);
-        const wire::Ipv6Addr& da = std::get<wire::Srv6Spec>(s.l3).outer.dst;
-        std::memcpy(data + outer_off + 24, da.bytes.data(), 16);
+        std::memcpy(data + outer_off + 24, srv6_da(f.ev, plane).bytes.data(), 16);
       }
     }
-    const uint32_t psn = s.bth.psn.value();
+    const uint32_t psn = f.psn.value();
     data[bth_off + wire::Bth::kOffPsn] = static_cast<uint8_t>(psn >> 16);
     data[bth_off + wire::Bth::kOffPsn + 1] = static_cast<uint8_t>(psn >> 8);
     data[bth_off + wire::Bth::kOffPsn + 2] = static_cast<uint8_t>(psn);
     auto* me = reinterpret_cast<wire::Meth*>(data + meth_off);
-    me->flags = static_cast<uint8_t>((s.meth.rtx ? wire::Meth::kFlagRtx : 0) |
-                                     (wire::mrc_is_last(s.op) ? wire::Meth::kFlagLast : 0) |
-                                     (s.meth.ts_valid ? wire::Meth::kFlagTs : 0));
+    me->flags = static_cast<uint8_t>((f.rtx ? wire::Meth::kFlagRtx : 0) |
+                                     (wire::mrc_is_last(f.op) ? wire::Meth::kFlagLast : 0) | wire::Meth::kFlagTs);
     me->reserved = 0;
-    me->rqmsn = wire::Be16(s.meth.rqmsn);
-    me->msn = wire::Be32(s.meth.msn);
-    me->msg_offset = wire::Be32(s.meth.msg_offset);
-    me->ev = wire::Be32(s.meth.ev);
-    me->tx_ts = wire::Be32(s.meth.tx_ts);
-    auto put32 = [&](uint32_t off, uint32_t v) {
-      data[off] = static_cast<uint8_t>(v >> 24);
-      data[off + 1] = static_cast<uint8_t>(v >> 16);
-      data[off + 2] = static_cast<uint8_t>(v >> 8);
-      data[off + 3] = static_cast<uint8_t>(v);
-    };
-    put32(reth_off, static_cast<uint32_t>(s.reth_va >> 32));
-    put32(reth_off + 4, static_cast<uint32_t>(s.reth_va));
-    put32(reth_off + 8, s.reth_rkey);
-    put32(reth_off + 12, s.reth_dma_length);
-    if (imm) put32(reth_off + 16, s.immdt);
+    me->rqmsn = wire::Be16(f.rqmsn);
+    me->msn = wire::Be32(f.msn);
+    me->msg_offset = wire::Be32(f.msg_offset);
+    me->ev = wire::Be32(f.ev);
+    me->tx_ts = wire::Be32(f.tx_ts);
+    auto* reth = reinterpret_cast<wire::Reth*>(data + reth_off);
+    reth->va.set(f.reth_va);
+    reth->rkey.set(f.reth_rkey);
+    reth->dma_length.set(f.reth_dma_length);
+    if (imm) reinterpret_cast<wire::ImmDt*>(data + end_off - wire::ImmDt::kSize)->imm.set(f.imm);
+    acc = h.icrc;
+    acc.xor_udp_sport(sport);
+    icrc_from = h.icrc_from;
   } else {
-    address(s, s.meth.ev, plane);
+    const wire::MrcFrameSpec s = data_spec(f, plane);
     const wire::BuildResult r = wire::build_mrc_headers({data, rte_pktmbuf_tailroom(m)}, s, n);
-    built_ok = r.ok();
     hb = static_cast<uint32_t>(r.header_bytes);
-    if (built_ok && hb == end_off && hb <= kTxHdrBytes) {
-      TxHdr& c = tx_hdr_[tx_hdr_next_++ % tx_hdr_.size()];
-      c.valid = true;
-      c.op = s.op;
-      c.se = s.bth.se;
-      c.n = n;
-      c.plane = plane;
-      c.bytes = static_cast<uint16_t>(hb);
-      std::memcpy(c.b.data(), data, hb);
+    h.valid = false;
+    if (!r.ok() || hb < ip_off + layout.masked_bytes()) {
+      rte_pktmbuf_free(m);
+      ++q_.ctr_.alloc_failures;
+      return nullptr;
+    }
+    if (hb == end_off && hb <= kTxHdrBytes && h.icrc.begin_prefix({data + ip_off, hb - ip_off}, layout)) {
+      // (Every data frame this QP builds has the layout above.)
+      h.icrc.xor_udp_sport(sport);  // kept with source port 0
+      h.icrc_from = static_cast<uint16_t>(ip_off + layout.constant_bytes());
+      h.valid = true;
+      h.se = f.se;
+      h.n = n;
+      h.bytes = static_cast<uint16_t>(hb);
+      std::memcpy(h.b.data(), data, hb);
+      acc = h.icrc;
+      acc.xor_udp_sport(sport);
+      icrc_from = h.icrc_from;
+    } else {
+      acc.begin({data + ip_off, hb - ip_off}, layout);
+      icrc_from = ip_off + layout.masked_bytes();
     }
   }
-  wire::IcrcAccumulator acc;
-  if (!built_ok || hb < ip_off + layout.masked_bytes() || !acc.begin({data + ip_off, hb - ip_off}, layout)) {
-    rte_pktmbuf_free(m);
-    ++q_.ctr_.alloc_failures;
-    return nullptr;
-  }
-  acc.update({data + ip_off + layout.masked_bytes(), hb - ip_off - layout.masked_bytes()});
   m->data_len = static_cast<uint16_t>(hb);
   m->pkt_len = hb;
-  rte_mbuf* tail = m;
+  // The rest of the headers, the payload and the pad are folded as one run
+  // where they lie together in the mbuf.
+  rc::ChainWriter cw(q_.env_.pool, m);
+  cw.fold(&acc, data + icrc_from, hb - icrc_from);
   // The payload straight from the SGEs into the chain, each piece checked
   // with the MR table in the packet that reads it.
   const rc::Qp::SendWqe& w = q_.sq_at(wqe);
@@ -633,7 +621,7 @@ rte_mbuf* Transport::emit_data(wire::MrcFrameSpec& s, uint64_t wqe, uint32_t off
       *lkey_failed = true;
       return nullptr;
     }
-    ok = append(q_.env_.pool, m, tail, reinterpret_cast<const uint8_t*>(g.addr) + skip, k, acc);
+    ok = cw.append(reinterpret_cast<const uint8_t*>(g.addr) + skip, k, &acc);
     left -= k;
     skip = 0;
   }
@@ -643,26 +631,10 @@ rte_mbuf* Transport::emit_data(wire::MrcFrameSpec& s, uint64_t wqe, uint32_t off
     return nullptr;
   }
   const uint32_t pad = (4 - (n & 3u)) & 3u;
-  if (ok && pad > 0) ok = append(q_.env_.pool, m, tail, nullptr, pad, acc);
+  if (ok && pad > 0) ok = cw.append(nullptr, pad, &acc);
   if (ok) {
-    const uint32_t icrc = acc.value();
-    const std::array<uint8_t, 4> le{static_cast<uint8_t>(icrc), static_cast<uint8_t>(icrc >> 8),
-                                    static_cast<uint8_t>(icrc >> 16), static_cast<uint8_t>(icrc >> 24)};
-    for (uint32_t k = 0; k < 4 && ok; ++k) {
-      if (rte_pktmbuf_tailroom(tail) == 0) {
-        rte_mbuf* seg = rte_pktmbuf_alloc(q_.env_.pool);
-        if (seg == nullptr) {
-          ok = false;
-          break;
-        }
-        tail->next = seg;
-        tail = seg;
-        m->nb_segs++;
-      }
-      *rte_pktmbuf_mtod_offset(tail, uint8_t*, tail->data_len) = le[k];
-      tail->data_len = static_cast<uint16_t>(tail->data_len + 1);
-      m->pkt_len += 1;
-    }
+    cw.flush();
+    ok = cw.append_icrc(acc.value());
   }
   if (!ok) {
     rte_pktmbuf_free(m);
@@ -698,23 +670,22 @@ rte_mbuf* Transport::build_data(Psn psn, SendRec& r, bool rtx, TimeNs now) {
   const bool first = r.offset == 0;
   const bool last = r.offset + r.len == w.length;
   const bool imm = w.opcode == verbs::WrOpcode::kRdmaWriteWithImm;
-  wire::MrcFrameSpec s = spec_;
-  s.op = data_op(first, last, imm);
-  s.bth.psn = psn;
-  s.bth.se = w.solicited && last;
-  s.meth.rtx = rtx;
-  s.meth.ts_valid = true;
-  s.meth.rqmsn = w.mrc_rqmsn;
-  s.meth.msn = static_cast<uint32_t>(r.wqe);
-  s.meth.msg_offset = r.offset;
-  s.meth.ev = ev_->ev(r.ev);
-  s.meth.tx_ts = now_ts(now);
-  s.reth_va = w.remote_addr + r.offset;
-  s.reth_rkey = w.rkey;
-  s.reth_dma_length = w.length;
-  s.immdt = w.imm;
+  DataFields f;
+  f.op = data_op(first, last, imm);
+  f.psn = psn;
+  f.se = w.solicited && last;
+  f.rtx = rtx;
+  f.rqmsn = w.mrc_rqmsn;
+  f.msn = static_cast<uint32_t>(r.wqe);
+  f.msg_offset = r.offset;
+  f.ev = ev_->ev(r.ev);
+  f.tx_ts = now_ts(now);
+  f.reth_va = w.remote_addr + r.offset;
+  f.reth_rkey = w.rkey;
+  f.reth_dma_length = w.length;
+  f.imm = w.imm;
   bool lkey_failed = false;
-  rte_mbuf* m = emit_data(s, r.wqe, r.offset, r.len, ev_->plane(r.ev), &lkey_failed);
+  rte_mbuf* m = emit_data(f, r.wqe, r.offset, r.len, ev_->plane(r.ev), &lkey_failed);
   if (lkey_failed) fail(WcStatus::kLocProtErr, r.wqe, now);
   return m;
 }
@@ -788,8 +759,9 @@ void Transport::count_plane_send(uint8_t p) {
 uint8_t Transport::ctrl_port() const { return spray_ ? static_cast<uint8_t>(ctrl_plane() + 1) : q_.attr_.port_num; }
 
 bool Transport::peer_ok(const wire::FrameInfo& fi) const {
-  if (!rc::pkey_match(fi.bth->pkey.value(), q_.pkey_)) return false;
-  if (q_.check_peer(fi) == rc::RxAction::kAccepted) return true;
+  const rc::RxAction a = q_.check_peer(fi);  // the P_Key first, then the peer's address
+  if (a == rc::RxAction::kAccepted) return true;
+  if (a == rc::RxAction::kBadPkey) return false;
   for (uint8_t p = 0; p < attr_.num_peer_ports; ++p) {
     const verbs::Gid& g = attr_.peer_gid[p];
     if (fi.ipv4 != nullptr ? (verbs::gid_is_ipv4(g) && fi.ipv4->src == verbs::gid_to_ipv4(g))
@@ -1015,8 +987,13 @@ rte_mbuf* Transport::make_data(TimeNs now) {
     fail(w.local_err, q_.sq_next_, now);
     return nullptr;
   }
-  const std::optional<EvPick> pk = pick(plane);
-  if (!pk) {
+  int ev_index = -1;
+  if (planes_ == 1) {
+    ev_index = ev_->pick_next_index(rng_);
+  } else if (const std::optional<EvPick> pk = ev_->pick_in_plane(rng_, plane)) {
+    ev_index = pk->index;
+  }
+  if (ev_index < 0) {
     ++ctr_.no_usable_ev;
     // A plane with nothing to send on must not hold the others to its share.
     plane_sent_[plane] += kPlaneLead;
@@ -1032,7 +1009,7 @@ rte_mbuf* Transport::make_data(TimeNs now) {
   r.wqe = q_.sq_next_;
   r.offset = q_.tx_pkt_ << q_.mtu_shift_;
   r.len = std::min(q_.mtu_, w.length - r.offset);
-  r.ev = pk->index;
+  r.ev = static_cast<uint16_t>(ev_index);
   r.sent = now;
   rte_mbuf* m = build_data(psn, r, false, now);
   if (m == nullptr) return nullptr;
@@ -1231,6 +1208,13 @@ uint8_t Transport::rcv_penalty() const {
 }
 
 void Transport::drain_completions() {
+  if (q_.rq_count_ == 0) {
+    // No receive posted (plain WRITEs): the complete messages at the head
+    // are released, immediates wait (no completion buffer to set up).
+    (void)mt_->pop_completions({});
+    if (mt_->held_imm() > 0) ++ctr_.imm_waiting_rq;
+    return;
+  }
   std::array<MsgCompletion, 8> out{};
   for (;;) {
     const uint32_t room = std::min<uint32_t>(q_.rq_count_, static_cast<uint32_t>(out.size()));

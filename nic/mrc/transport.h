@@ -35,6 +35,7 @@
 #include "common/rng.h"
 #include "common/time.h"
 #include "common/wire/frame_parser.h"
+#include "common/wire/icrc.h"
 #include "common/wire/mrc_builder.h"
 #include "nic/cc/cc_event.h"
 #include "nic/mrc/ev_set.h"
@@ -45,6 +46,14 @@
 namespace sf::nic::rc {
 class Qp;
 }
+
+// Small per-packet members (the plane served, the window, the peer check,
+// the QP's deadline) get hidden visibility: the library is built with
+// -fPIC, where a default-visibility function may be interposed, so GCC
+// would call each of them out of line even inside transport.cc. Hidden, they
+// inline there like static functions (callers in other files of the
+// library, linked statically, still reach them).
+#define SF_MRC_HIDDEN [[gnu::visibility("hidden")]]
 
 namespace sf::nic::mrc {
 
@@ -143,11 +152,11 @@ class Transport {
   rte_mbuf* make_data(TimeNs now);
   // The QP sends data on host port `port_num` (its plane is up at both ends
   // when spraying; else the QP's own port).
-  bool sends_on(uint8_t port_num) const;
+  SF_MRC_HIDDEN bool sends_on(uint8_t port_num) const;
   // The port control frames (SACK, NACK, endpoint) leave on: the first plane
   // up at both ends (the QP's port when not spraying).
-  uint8_t ctrl_port() const;
-  TimeNs next_deadline() const;
+  SF_MRC_HIDDEN uint8_t ctrl_port() const;
+  SF_MRC_HIDDEN TimeNs next_deadline() const;
   // Per-port pacing of a spraying QP (docs/mrc.md "Pacing a spraying QP";
   // rc::Qp::set_tx_port): parks port `from`'s schedule (its next departure
   // and filing time) and loads port `to`'s.
@@ -186,7 +195,7 @@ class Transport {
   // is what limits bytes in flight: the CC's window (NSCC) when the QP runs
   // one, capped by window_bytes when the profile names it.
   uint32_t window_bytes() const { return window_; }
-  uint64_t effective_window() const;
+  SF_MRC_HIDDEN uint64_t effective_window() const;
   uint8_t num_planes() const { return planes_; }
   // The port a plane's packets leave on (plane p = port p + 1 when the QP
   // sprays, else the QP's port).
@@ -238,15 +247,15 @@ class Transport {
     return TimeNs(static_cast<int64_t>(attr_.rto_ns) << std::min<uint8_t>(r.timeouts, kRtoBackoffMax));
   }
   // The plane of the port being served (0 when not spraying).
-  uint8_t tx_plane() const;
+  SF_MRC_HIDDEN uint8_t tx_plane() const;
   // An EV of `plane` for the next packet (pick_next when there is one plane:
   // no scan).
   std::optional<EvPick> pick(uint8_t plane, bool retransmission = false, std::optional<uint16_t> avoid = {}) {
     return planes_ == 1 ? ev_->pick_next(rng_, retransmission, avoid)
                         : ev_->pick_in_plane(rng_, plane, retransmission, avoid);
   }
-  uint8_t ctrl_plane() const;
-  bool peer_ok(const wire::FrameInfo& fi) const;
+  SF_MRC_HIDDEN uint8_t ctrl_plane() const;
+  SF_MRC_HIDDEN bool peer_ok(const wire::FrameInfo& fi) const;
   rte_mbuf* make_probe(uint8_t plane, TimeNs now);
   void queue_rtx(wire::Psn p);
   void lost(wire::Psn p, bool timeout, TimeNs now);
@@ -255,20 +264,39 @@ class Transport {
   // Builds one MRC frame of `spec` with `payload` (scratch) into an mbuf
   // (control frames).
   rte_mbuf* emit(wire::MrcFrameSpec& spec, uint32_t payload_bytes, uint32_t ev, uint8_t plane);
-  // A data frame: headers built in the mbuf, `n` payload bytes at `off` of
-  // WQE `wqe` copied from its SGEs straight into the chain (each piece's MR
-  // checked), ICRC folded on the way: one copy of the payload. nullptr with
-  // *lkey_failed when an SGE piece failed its MR check.
-  rte_mbuf* emit_data(wire::MrcFrameSpec& s, uint64_t wqe, uint32_t off, uint32_t n, uint8_t plane,
-                      bool* lkey_failed);
-  rte_mbuf* build_data(wire::Psn psn, SendRec& r, bool rtx, TimeNs now);
+  // A data packet's own fields: what its headers do not share with every
+  // other packet of its kind (TxHdr).
+  struct DataFields {
+    wire::MrcOp op = wire::MrcOp::kWriteOnly;
+    bool se = false;
+    bool rtx = false;
+    wire::Psn psn;
+    uint16_t rqmsn = 0;
+    uint32_t msn = 0;
+    uint32_t msg_offset = 0;
+    uint32_t ev = 0;
+    uint32_t tx_ts = 0;
+    uint64_t reth_va = 0;
+    uint32_t reth_rkey = 0;
+    uint32_t reth_dma_length = 0;
+    uint32_t imm = 0;
+  };
+  // A data frame: headers built in the mbuf (from the TxHdr of their kind
+  // when there is one), `n` payload bytes at `off` of WQE `wqe` copied from
+  // its SGEs straight into the chain (each piece's MR checked), ICRC folded
+  // on the way: one copy of the payload. nullptr with *lkey_failed when an
+  // SGE piece failed its MR check.
+  SF_MRC_HIDDEN rte_mbuf* emit_data(const DataFields& f, uint64_t wqe, uint32_t off, uint32_t n, uint8_t plane, bool* lkey_failed);
+  // The full frame spec of a data packet (a TxHdr miss).
+  wire::MrcFrameSpec data_spec(const DataFields& f, uint8_t plane) const;
+  SF_MRC_HIDDEN rte_mbuf* build_data(wire::Psn psn, SendRec& r, bool rtx, TimeNs now);
   bool gather(uint64_t wqe, uint32_t off, uint32_t n);
-  void complete_acked(TimeNs now);
-  void on_data(const wire::FrameInfo& fi, const rte_mbuf* m, MrcRx* out, TimeNs now);
+  SF_MRC_HIDDEN void complete_acked(TimeNs now);
+  SF_MRC_HIDDEN void on_data(const wire::FrameInfo& fi, const rte_mbuf* m, MrcRx* out, TimeNs now);
   void on_sack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now);
   void on_nack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now);
   void push_nack(wire::MrcNackReason r, wire::Psn psn, const wire::FrameInfo& fi, bool ce);
-  void drain_completions();
+  SF_MRC_HIDDEN void drain_completions();
   // Feedback for the QP's ACK-driven CC (NSCC; docs/cc.md "MRC integration").
   void cc_feedback(AckKind kind, uint64_t acked, std::optional<uint32_t> ts_echo, uint16_t service_ns, bool ce,
                    uint8_t pen, TimeNs now);
@@ -306,28 +334,39 @@ class Transport {
   std::array<TimeNs, wire::kMrcMaxPorts> pace_next_port_{};
   std::array<TimeNs, wire::kMrcMaxPorts> pace_filed_port_{};
   // Bit p: plane p may carry data now (sends_on(p + 1)).
-  uint32_t sending_planes() const;
+  SF_MRC_HIDDEN uint32_t sending_planes() const;
   // Whether plane p is within its share (always true when not spraying).
-  bool plane_in_share(uint8_t p) const;
-  void count_plane_send(uint8_t p);
+  SF_MRC_HIDDEN bool plane_in_share(uint8_t p) const;
+  SF_MRC_HIDDEN void count_plane_send(uint8_t p);
 
   // frame template (RTR)
   wire::MrcFrameSpec spec_{};
-  // Data-frame headers by kind (op, SE, payload bytes, plane), most recent
-  // 8: a packet of a known kind copies them and writes its own PSN, METH,
-  // RETH, ImmDt, UDP source port and flow label over them (emit_data).
+  // Data-frame headers by kind: one entry per data opcode and plane (the
+  // key's SE and payload bytes are checked, a mismatch rebuilds the entry).
+  // A packet of a known kind copies the headers and writes its own PSN,
+  // METH, RETH, ImmDt, UDP source port and flow label (and in SRv6 mode the
+  // outer DA) over them; its ICRC starts from the entry's saved state, kept
+  // with the UDP source port 0 and given the packet's port (its EV) by
+  // IcrcAccumulator::xor_udp_sport: only the bytes from the BTH's AckReq on
+  // are folded per packet, as for RC (TxHeaderCache).
   static constexpr uint32_t kTxHdrBytes = 160;
+  static constexpr uint32_t kDataOps = 6;  // MrcOp kWriteFirst .. kWriteOnlyImm
   struct TxHdr {
     bool valid = false;
     bool se = false;
-    wire::MrcOp op = wire::MrcOp::kWriteOnly;
-    uint8_t plane = 0;
     uint16_t bytes = 0;
+    uint16_t icrc_from = 0;  // the first header byte `icrc` has not seen
     uint32_t n = 0;
+    wire::IcrcAccumulator icrc;  // after [ip, icrc_from) with UDP source port 0
     std::array<uint8_t, kTxHdrBytes> b{};
   };
-  std::array<TxHdr, 8> tx_hdr_{};
-  uint32_t tx_hdr_next_ = 0;
+  std::vector<TxHdr> tx_hdr_;      // kDataOps x planes_ (RTR)
+  // Offsets of the data headers (RTR: they follow from spec_'s L2 / L3):
+  // the first IP header, the ICRC's (inner, in SRv6 mode) IP header.
+  uint32_t hdr_outer_off_ = 0;
+  uint32_t hdr_ip_off_ = 0;
+  bool hdr_v4_ = true;
+  bool hdr_sr_ = false;
   std::vector<uint8_t> payload_;   // one packet's payload (gathered)
   std::vector<uint8_t> frame_;     // one frame
 

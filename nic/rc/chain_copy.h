@@ -9,7 +9,7 @@
 // the copy and return false.
 //
 // copy_bytes: every payload copy of the NIC goes through it (receive: mbuf
-// -> MR; transmit, ChainWriter in qp_tx.cc: MR -> mbuf). glibc's memcpy
+// -> MR; transmit, ChainWriter in chain_writer.h: MR -> mbuf). glibc's memcpy
 // switches to `rep movsb` above ~2 KiB, and on this AMD CPU (Zen 3) that
 // runs 15-30x slower (4 KiB: ~2.3 us instead of ~0.15 us) whenever
 // (dst - src) mod 4096 is 1..31, which an MR offset and an mbuf's payload

@@ -397,10 +397,13 @@ class Qp {
 
  private:
   friend class mrc::Transport;
-  bool mrc_has_ctrl() const;
-  bool mrc_sends_on(uint8_t port) const;
-  uint8_t mrc_ctrl_port() const;
-  TimeNs mrc_next_deadline() const;
+  // The per-frame forwards to an MRC QP's Transport: inline, defined at the
+  // end of this header (after transport.h), so an MRC QP pays no extra call
+  // for them (NicNode asks each QP for them after every frame).
+  inline bool mrc_has_ctrl() const;
+  inline bool mrc_sends_on(uint8_t port) const;
+  inline uint8_t mrc_ctrl_port() const;
+  inline TimeNs mrc_next_deadline() const;
   RxAction on_rx_mrc(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now);
 
   struct SendWqe {
@@ -634,5 +637,18 @@ class Qp {
   void switch_pace_port(uint8_t port);
   uint32_t mrc_pace_planes() const;
 };
+
+}  // namespace sf::nic::rc
+
+// mrc::Transport needs only a declaration of rc::Qp (it reaches the QP's
+// state from transport.cc), so it is complete here, after rc::Qp.
+#include "nic/mrc/transport.h"
+
+namespace sf::nic::rc {
+
+inline bool Qp::mrc_has_ctrl() const { return mrc_->has_ctrl(); }
+inline bool Qp::mrc_sends_on(uint8_t port) const { return mrc_->sends_on(port); }
+inline uint8_t Qp::mrc_ctrl_port() const { return mrc_->ctrl_port(); }
+inline TimeNs Qp::mrc_next_deadline() const { return mrc_->next_deadline(); }
 
 }  // namespace sf::nic::rc

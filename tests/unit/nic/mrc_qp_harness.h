@@ -21,6 +21,7 @@
 
 #include "common/wire/frame_parser.h"
 #include "common/wire/mbuf_icrc.h"
+#include "common/wire/mrc_builder.h"
 #include "common/wire/trim.h"
 #include "nic/mrc/transport.h"
 #include "tests/support/eal_env.h"
@@ -109,6 +110,76 @@ inline LinkPkt describe(const std::vector<uint8_t>& b, int from, PortId port) {
   if (fi.mrc.erth != nullptr) k.ep_ev = fi.mrc.erth->ev.value();
   if (fi.mrc.eeth != nullptr) k.ep_ev = fi.mrc.eeth->ev.value();
   return k;
+}
+
+// A data frame as the transport sent it (its headers from the QP's header
+// cache, PSN / METH / RETH / source port / flow label / SRv6 DA written over
+// them, the ICRC from a saved state and the source port's share) against
+// build_mrc_frame of the same fields read back from it: every byte,
+// lengths, IPv4 checksum and ICRC included, must be what the builder makes.
+// Returns false (with a failure) when it differs; true for non-data frames.
+inline bool data_frame_as_built(const std::vector<uint8_t>& b) {
+  const wire::FrameInfo fi = wire::parse_frame(b);
+  if (!fi.ok() || fi.kind != wire::FrameKind::kMrc || !wire::mrc_is_data(fi.mrc.op)) return true;
+  wire::MrcFrameSpec s;
+  std::copy(fi.eth->dst.bytes.begin(), fi.eth->dst.bytes.end(), s.l2.dst.bytes.begin());
+  std::copy(fi.eth->src.bytes.begin(), fi.eth->src.bytes.end(), s.l2.src.bytes.begin());
+  if (fi.vlan != nullptr) s.l2.vlan = wire::VlanSpec{fi.vlan->pcp(), fi.vlan->dei(), fi.vlan->vid()};
+  auto v6_spec = [](const wire::Ipv6Header& h) {
+    wire::Ipv6Spec v;
+    v.src = h.src;
+    v.dst = h.dst;
+    v.dscp = h.dscp();
+    v.ecn = h.ecn();
+    v.flow_label = h.vtc_flow.value() & 0xFFFFFu;
+    v.hop_limit = h.hop_limit;
+    return v;
+  };
+  if (fi.ipv4 != nullptr) {
+    wire::Ipv4Spec v;
+    v.src = fi.ipv4->src;
+    v.dst = fi.ipv4->dst;
+    v.dscp = fi.ipv4->dscp();
+    v.ecn = fi.ipv4->ecn();
+    v.ttl = fi.ipv4->ttl;
+    v.id = fi.ipv4->id.value();
+    v.dont_fragment = (fi.ipv4->flags_frag.value() & wire::Ipv4Header::kFlagDf) != 0;
+    s.l3 = v;
+  } else if (fi.outer_ipv6 != nullptr) {
+    s.l3 = wire::Srv6Spec{v6_spec(*fi.outer_ipv6), v6_spec(*fi.ipv6)};
+  } else {
+    s.l3 = v6_spec(*fi.ipv6);
+  }
+  s.udp_src_port = fi.udp->src_port.value();
+  s.op = fi.mrc.op;
+  s.bth.dest_qp = fi.bth->dest_qp.value();
+  s.bth.psn = fi.bth->get_psn();
+  s.bth.ack_req = fi.bth->ack_requested();
+  s.bth.se = fi.bth->se();
+  s.bth.pkey = fi.bth->pkey.value();
+  s.bth.fecn = fi.bth->fecn();
+  s.bth.becn = fi.bth->becn();
+  const wire::Meth& me = *fi.mrc.meth;
+  s.meth.rtx = me.rtx();
+  s.meth.ts_valid = me.ts_valid();
+  s.meth.rqmsn = me.rqmsn.value();
+  s.meth.msn = me.msn.value();
+  s.meth.msg_offset = me.msg_offset.value();
+  s.meth.ev = me.ev.value();
+  s.meth.tx_ts = me.tx_ts.value();
+  s.reth_va = fi.reth->va.value();
+  s.reth_rkey = fi.reth->rkey.value();
+  s.reth_dma_length = fi.reth->dma_length.value();
+  if (fi.immdt != nullptr) s.immdt = fi.immdt->imm.value();
+  std::vector<uint8_t> out(b.size() + 64);
+  const wire::BuildResult r =
+      wire::build_mrc_frame(out, s, std::span<const uint8_t>(b.data() + fi.payload_offset, fi.payload_bytes));
+  EXPECT_TRUE(r.ok());
+  if (!r.ok()) return false;
+  out.resize(r.frame_bytes);
+  EXPECT_EQ(out, b) << "data frame PSN " << s.bth.psn.value() << " op " << static_cast<int>(s.op) << " EV " << s.meth.ev
+                    << ": not what build_mrc_frame makes of its fields";
+  return out == b;
 }
 
 // Host configs with `ports` ports each (port k: its own MAC / IPs).

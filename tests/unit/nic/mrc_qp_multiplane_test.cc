@@ -43,6 +43,8 @@ TEST(MrcMultiPlane, SpraysOverBothPorts) {
   fill_pattern(x.buf, 21);
   connect_planes(rig, x, y);
   ASSERT_EQ(x.qp->mrc()->num_planes(), 2);
+  size_t not_as_built = 0;  // each plane's header cache: its port's addresses
+  rig.tap = [&](int, PortId, const std::vector<uint8_t>& b) { not_as_built += data_frame_as_built(b) ? 0 : 1; };
   ASSERT_EQ(post_write(x, 1, 0, 4u << 20, y.addr(), y.mr->rkey), 0);
   rig.run_until([&] { return !drain(x.scq).empty(); }, TimeNs::from_ms(20));
   EXPECT_TRUE(std::equal(x.buf.begin(), x.buf.end(), y.buf.begin()));
@@ -57,6 +59,7 @@ TEST(MrcMultiPlane, SpraysOverBothPorts) {
     }
   }
   EXPECT_EQ(per_port[0] + per_port[1], 1024u);
+  EXPECT_EQ(not_as_built, 0u);
   EXPECT_GT(per_port[0], 400u);
   EXPECT_GT(per_port[1], 400u);
   EXPECT_EQ(mctr(x).tx_retransmits, 0u);

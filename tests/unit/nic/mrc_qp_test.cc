@@ -89,6 +89,54 @@ TEST(MrcQp, Ipv6EvInFlowLabel) {
   EXPECT_EQ(n, 16u);
 }
 
+// 2b. Every data frame the transport sends (headers from its per-kind
+//    cache with the packet's fields written over them, the ICRC from a saved
+//    state plus the EV's source port) is byte for byte what build_mrc_frame
+//    makes of the same fields: IPv4 and IPv6, WRITE and WRITE_IMM (solicited
+//    too), sizes that end in a short LAST packet (pad), messages of one
+//    packet, and retransmissions (RTX, on another EV) of dropped PSNs.
+TEST(MrcQp, DataFramesAsBuilt) {
+  for (const bool v6 : {false, true}) {
+    MrcRig rig;
+    Endpoint x = make_mrc_endpoint(rig.a, 1 << 18);
+    Endpoint y = make_mrc_endpoint(rig.b, 1 << 18);
+    fill_pattern(x.buf, 7);
+    ConnParams p;
+    p.ipv6 = v6;
+    connect_mrc(x, y, nullptr, 0, p);
+    for (int i = 0; i < 8; ++i) ASSERT_EQ(post_recv(y, 100 + i, 0, 0), 0);
+    size_t frames = 0, rtx = 0, bad = 0;
+    rig.tap = [&](int from, PortId, const std::vector<uint8_t>& b) {
+      if (from != 0) return;
+      const LinkPkt k = describe(b, from, 0);
+      if (!k.data) return;
+      ++frames;
+      rtx += k.rtx ? 1 : 0;
+      bad += data_frame_as_built(b) ? 0 : 1;
+    };
+    rig.filter = [&](const LinkPkt& k) {
+      return k.data && !k.rtx && (k.psn - p.sq_psn) % 11 == 5 ? Fate::kDrop : Fate::kDeliver;
+    };
+    uint64_t id = 0;
+    const uint32_t lens[] = {1, 3, 4096, 4097, 10001, 65536, 1000, 8190};
+    for (size_t i = 0; i < std::size(lens); ++i) {
+      const uint32_t len = lens[i];
+      const bool imm = i % 2 == 1;
+      ASSERT_EQ(post_write(x, ++id, i * 3, len, y.addr() + 8 * i, y.mr->rkey,
+                           imm ? v::WrOpcode::kRdmaWriteWithImm : v::WrOpcode::kRdmaWrite, 0xA0000000u + i,
+                           v::kSendSignaled | (i % 4 == 3 ? v::kSendSolicited : 0u)),
+                0);
+      const auto wc = wait_send(rig, x, 1);
+      ASSERT_EQ(wc.size(), 1u) << len;
+      EXPECT_EQ(wc[0].status, v::WcStatus::kSuccess);
+      expect_same(x, i * 3, y, 8 * i, len);
+    }
+    EXPECT_EQ(frames - rtx, 27u);  // the packets of the eight WRITEs
+    EXPECT_GT(rtx, 0u);
+    EXPECT_EQ(bad, 0u) << (v6 ? "IPv6" : "IPv4");
+  }
+}
+
 // 3. Verbs: SEND / READ refused on an MRC QP; mrc_modify_qp refuses bad
 //    values with a reason, profile changes after INIT, SRv6, an RC QP.
 TEST(MrcQp, VerbsRefusals) {

@@ -91,6 +91,7 @@ TEST(MrcSrv6, FrameOfEvCarriesItsUsidPath) {
     ASSERT_NE(fi.outer_ipv6, nullptr);
     ASSERT_NE(fi.ipv6, nullptr);
     EXPECT_EQ(wire::icrc_verify(b, fi), wire::IcrcStatus::kOk);
+    EXPECT_TRUE(data_frame_as_built(b));  // outer DA and flow labels written over a cached header
     EXPECT_EQ(fi.outer_ipv6->next_header, 41);
     EXPECT_EQ(fi.outer_ipv6->hop_limit, 64);
     const bool from_x = fi.ipv6->src == host_ip6(0);
@@ -233,6 +234,7 @@ TEST(MrcSrv6, TwoPlanesEachWithItsTemplate) {
     EXPECT_EQ(fi.outer_ipv6->src, rig.a.host(0).local(static_cast<uint8_t>(port + 1)).ipv6);
     EXPECT_EQ(fi.ipv6->src, fi.outer_ipv6->src);
     EXPECT_EQ(fi.ipv6->dst, rig.b.host(0).local(static_cast<uint8_t>(port + 1)).ipv6);
+    EXPECT_TRUE(data_frame_as_built(b));  // each plane's header cache
   };
   ASSERT_EQ(post_write(x, 1, 0, 1 << 20, y.addr(), y.mr->rkey), 0);
   ASSERT_EQ(wait_send(rig, x, 1).size(), 1u);

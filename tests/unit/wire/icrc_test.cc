@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <random>
 #include <string>
 
 #include "common/wire/icrc.h"
+#include "tests/unit/wire/mrc_test_util.h"
 #include "tests/unit/wire/wire_test_util.h"
 
 namespace sf::wire {
@@ -109,6 +111,97 @@ TEST(WireIcrc, PrefixStateCopiesContinueInAnySplit) {
       EXPECT_FALSE(bad.begin_prefix(std::span<const uint8_t>(f).subspan(fi.ip_offset, l.constant_bytes() - 1), l));
     }
   }
+  crc32_select_impl(crc32_best_impl());
+}
+
+// xor_udp_sport(): a begin_prefix() state saved with one UDP source port,
+// moved to another by the ports' XOR (the MRC header cache: one saved state
+// per kind of header, the entropy value's port put in per packet), then
+// continued over the rest of the frame. Random MRC data frames (op, PSN,
+// METH, RETH, payload length and bytes, DSCP / ECN / TTL, addresses, flow
+// label) and random port pairs, IPv4 / IPv6 / SRv6 (the ICRC covers the
+// inner header), under each CRC implementation. Expect: the ICRC of the
+// frame with the new port computed from scratch (icrc_compute), every time;
+// a port changed twice (a -> b -> c) the same as a -> c.
+TEST(WireIcrc, SportDeltaMatchesFullComputation) {
+  std::mt19937_64 rng(0x1C3C5EEDu);
+  auto r8 = [&] { return static_cast<uint8_t>(rng()); };
+  const MrcOp ops[] = {MrcOp::kWriteFirst, MrcOp::kWriteMiddle, MrcOp::kWriteLast, MrcOp::kWriteOnly,
+                       MrcOp::kWriteLastImm, MrcOp::kWriteOnlyImm};
+  int checked = 0;
+  for (const Crc32Impl impl : {Crc32Impl::kIsal, Crc32Impl::kVpclmul}) {
+    if (!crc32_select_impl(impl)) continue;
+    for (int l3i = 0; l3i < 3; ++l3i) {
+      for (int round = 0; round < 200; ++round) {
+        MrcFrameSpec s = test::sample_mrc(ops[rng() % std::size(ops)],
+                                          l3i == 0 ? L3Spec{test::sample_v4()}
+                                                   : l3i == 1 ? L3Spec{test::sample_v6()} : L3Spec{test::sample_srv6()});
+        if (auto* v4 = std::get_if<Ipv4Spec>(&s.l3)) {
+          v4->src.bytes[3] = r8();
+          v4->dst.bytes[2] = r8();
+          v4->dscp = r8() & 63;
+          v4->ttl = r8();
+          v4->id = static_cast<uint16_t>(rng());
+        } else if (auto* v6 = std::get_if<Ipv6Spec>(&s.l3)) {
+          v6->src.bytes[7] = r8();
+          v6->flow_label = static_cast<uint32_t>(rng()) & 0xFFFFF;
+          v6->hop_limit = r8();
+        } else {
+          auto& sr = std::get<Srv6Spec>(s.l3);
+          sr.inner.dst.bytes[9] = r8();
+          sr.inner.flow_label = sr.outer.flow_label = static_cast<uint32_t>(rng()) & 0xFFFFF;
+        }
+        s.bth.dest_qp = static_cast<uint32_t>(rng()) & 0xFFFFFF;
+        s.bth.psn = Psn(static_cast<uint32_t>(rng()));
+        s.bth.se = (rng() & 1) != 0;
+        s.meth.msn = static_cast<uint32_t>(rng());
+        s.meth.ev = static_cast<uint32_t>(rng());
+        s.meth.tx_ts = static_cast<uint32_t>(rng());
+        s.reth_rkey = static_cast<uint32_t>(rng());
+        const uint16_t port_a = static_cast<uint16_t>(rng());
+        const uint16_t port_b = round % 4 == 0 ? static_cast<uint16_t>(0xC000u | (rng() & 0x3FFF)) : static_cast<uint16_t>(rng());
+        const uint16_t port_c = static_cast<uint16_t>(rng());
+        const std::size_t payload = rng() % 5000;
+        s.udp_src_port = port_a;
+        auto fa = test::build_mrc(s, payload);
+        ASSERT_FALSE(fa.empty());
+        for (std::size_t i = 0; i < payload; ++i) fa[fa.size() - 4 - ((payload + 3) & ~std::size_t{3}) + i] = r8();
+        const FrameInfo fi = parse_frame(fa, ParseOptions{.verify_ipv4_checksum = false});
+        ASSERT_TRUE(fi.ok()) << to_string(fi.reason);
+        const IcrcLayout l = icrc_layout(fi);
+        const std::size_t sport_off = fi.ip_offset + l.ip_header_bytes;
+        ASSERT_EQ(fa[sport_off] << 8 | fa[sport_off + 1], port_a);
+        // The same frame with port b (c), from scratch.
+        auto with_port = [&](uint16_t p) {
+          auto g = fa;
+          g[sport_off] = static_cast<uint8_t>(p >> 8);
+          g[sport_off + 1] = static_cast<uint8_t>(p);
+          return icrc_compute(g, fi);
+        };
+        IcrcAccumulator saved;
+        ASSERT_TRUE(saved.begin_prefix(std::span<const uint8_t>(fa).subspan(fi.ip_offset, l.constant_bytes()), l));
+        auto finish = [&](IcrcAccumulator acc) {
+          const std::size_t from = fi.ip_offset + l.constant_bytes();
+          acc.update(std::span<const uint8_t>(fa.data() + from, fi.icrc_offset - from));
+          return acc.value();
+        };
+        IcrcAccumulator ab = saved;
+        ab.xor_udp_sport(static_cast<uint16_t>(port_a ^ port_b));
+        EXPECT_EQ(finish(ab), with_port(port_b)) << to_string(impl) << " l3 " << l3i << " round " << round;
+        IcrcAccumulator abc = ab;
+        abc.xor_udp_sport(static_cast<uint16_t>(port_b ^ port_c));
+        IcrcAccumulator ac = saved;
+        ac.xor_udp_sport(static_cast<uint16_t>(port_a ^ port_c));
+        EXPECT_EQ(finish(abc), with_port(port_c));
+        EXPECT_EQ(finish(ac), with_port(port_c));
+        IcrcAccumulator aa = saved;
+        aa.xor_udp_sport(0);
+        EXPECT_EQ(finish(aa), icrc_compute(fa, fi));
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, crc32_impl_supported(Crc32Impl::kVpclmul) ? 1200 : 600);
   crc32_select_impl(crc32_best_impl());
 }
 
