@@ -17,6 +17,7 @@
 #include "common/wire/srv6.h"
 #include "common/wire/udp.h"
 #include "switch/pipeline/lookup_stage.h"
+#include "switch/pipeline/transmit_stage.h"
 
 namespace sf::sw {
 
@@ -679,36 +680,6 @@ void SwitchNode::drain_held() {
   }
 }
 
-namespace {
-
-// INT (switch_node_int.cc): whether a frame dequeued from an INT queue may
-// ask for a hop record, from a few header loads: kIntNo when it surely does
-// not (IPv4 with IHL 5 or IPv6 that is not UDP to 4791, or whose BTH INT flag
-// is clear); else the UDP header's offset for int_insert(), or kIntParse for
-// what this does not decide (IPv4 options, SRv6 and other IPv6 next headers,
-// flooded copies with ip_version 0), which int_insert() parses in full.
-constexpr uint16_t kIntNo = 0;
-constexpr uint16_t kIntParse = 0xFFFF;
-inline uint16_t int_candidate(const QueuedPkt& pkt) {
-  const rte_mbuf* m = pkt.mbuf;
-  const auto* d = rte_pktmbuf_mtod(m, const uint8_t*);
-  const uint32_t l3 = pkt.l3_offset;
-  uint32_t udp;
-  if (pkt.ip_version == 4 && d[l3] == 0x45) {
-    if (d[l3 + 9] != wire::kIpProtoUdp) return kIntNo;
-    udp = l3 + 20;
-  } else if (pkt.ip_version == 6 && d[l3 + 6] == wire::kIpProtoUdp) {
-    udp = l3 + 40;
-  } else {
-    return kIntParse;
-  }
-  if (udp + 8 + 9 > m->data_len) return kIntParse;
-  if ((d[udp + 2] << 8 | d[udp + 3]) != wire::kRoceUdpPort) return kIntNo;
-  return (d[udp + 8 + 8] & wire::kBthIntFlag) != 0 ? static_cast<uint16_t>(udp) : kIntNo;
-}
-
-}  // namespace
-
 uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
   now_ = now;
   Port& p = ports_[port];
@@ -746,16 +717,7 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
   // (release only lowers the PG's use and raises its limit), and nothing
   // else in this loop reads the MMU (drain_held() flushes first).
   const bool batch = staged_rx_ && !p.credit && shard_ == nullptr;
-  Mmu::TicketSum rel;
-  int rel_q = -1;  // pending release: queue, ingress port, PG
-  uint16_t rel_in = 0;
-  uint8_t rel_pg = 0;
-  auto flush_release = [&] {
-    if (rel_q < 0) return;
-    mmu_.release_sum(rel_in, rel_pg, port, static_cast<uint8_t>(rel_q), rel);
-    rel = {};
-    rel_q = -1;
-  };
+  ReleaseBatch rel;  // transmit_stage.h
   int last_q = -1;  // batch: the queue picked last, nothing but its head changed since
   while (n < out.size()) {
     int q;
@@ -768,20 +730,16 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
     }
     const QueuedPkt pkt = p.queues[q].pop();
     head[q] = p.queues[q].head_bytes();
-    if (q == rel_q && pkt.in_port == rel_in && pkt.pg == rel_pg) {
+    if (rel.joins(q, pkt.in_port, pkt.pg)) {
       rel.add(pkt.ticket);
     } else {
-      flush_release();
+      rel.flush(mmu_, port);
       release_cells(pkt.in_port, pkt.pg, port, static_cast<uint8_t>(q), pkt.ticket);  // and PFC
-      if (batch && held_pgs_ == 0 && pfc_idle(pkt.in_port, pkt.pg)) {
-        rel_q = q;
-        rel_in = pkt.in_port;
-        rel_pg = pkt.pg;
-      }
+      if (batch && held_pgs_ == 0 && pfc_idle(pkt.in_port, pkt.pg)) rel.begin(q, pkt.in_port, pkt.pg);
     }
     if (p.credit || pkt.credit_vl != kNoCreditVl) credit_on_dequeue(p, q, pkt);  // credit
     if (held_pgs_ != 0) {
-      flush_release();
+      rel.flush(mmu_, port);
       drain_held();
       for (int i = 0; i < kNumQueues; ++i) head[i] = p.queues[i].head_bytes();
       last_q = -1;
@@ -804,7 +762,7 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
     tx_bytes += bytes;
     out[n++] = pkt.mbuf;
   }
-  flush_release();
+  rel.flush(mmu_, port);
   p.ctr.tx_packets += n - first;
   p.ctr.tx_bytes += tx_bytes;
   if (p.credit) credit_note_backlog(p, blocked, now);  // credit
