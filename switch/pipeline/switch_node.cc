@@ -17,6 +17,7 @@
 #include "common/wire/srv6.h"
 #include "common/wire/udp.h"
 #include "switch/pipeline/lookup_stage.h"
+#include "switch/pipeline/transmit_stage.h"
 
 namespace sf::sw {
 
@@ -87,18 +88,6 @@ bool is_ect(wire::Ecn e) { return e != wire::Ecn::kNotEct; }
 
 constexpr wire::ParseOptions kParseOptions{.verify_ipv4_checksum = kRxVerifyIpv4Checksum, .stop_at_udp = true};
 
-// TTL - 1 with the header checksum updated incrementally (RFC 1624, as
-// Linux's ip_decrease_ttl): the TTL is the high byte of its 16-bit word, so
-// the checksum grows by 0x0100 with end-around carry. For a header whose
-// checksum was valid this equals recomputing it (0xFFFF folds to 0x0000,
-// which a recomputation never yields either).
-inline void decrement_ttl(wire::Ipv4Header& h) {
-  --h.ttl;
-  uint32_t c = uint32_t{h.checksum.value()} + 0x0100u;
-  c += c >= 0xFFFFu ? 1u : 0u;
-  h.checksum.set(static_cast<uint16_t>(c));
-}
-
 }  // namespace
 
 SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8_t, 6>> port_macs,
@@ -148,8 +137,7 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
     port.pfc_rx = PfcReceiver(cfg.ports.ports[p].speed);
     port.pfc_tx = PfcGenerator(cfg.ports.ports[p].speed);
     if (p < cfg.pfcwd.size() && cfg.pfcwd[p].queues != 0) {
-      port.wd = PfcWatchdog(cfg.pfcwd[p]);
-      port.wd_on = true;
+      port.wd = std::make_unique<PortWatchdog>(cfg.pfcwd[p], *port.qos);
       any_wd_ = true;
     }
   }
@@ -198,15 +186,7 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
       }
     }
   }
-  if (cfg.srv6) {
-    // Zero pages until written (0: no entry), not 256 KiB written per switch.
-    srv6_slot_.reset(static_cast<uint32_t*>(std::calloc(size_t{1} << 16, sizeof(uint32_t))));
-    if (!srv6_slot_) throw std::runtime_error("srv6: cannot allocate the uSID table");
-    for (const auto& e : cfg.srv6->table) {
-      srv6_slot_[e.usid] = static_cast<uint32_t>(srv6_next_.size() + 1);
-      srv6_next_.push_back({e.next_hop.port, e.next_hop.mac, ports_[e.next_hop.port].mac});
-    }
-  }
+  if (cfg.srv6) srv6_ = Srv6Table(*cfg.srv6, port_macs);
   st_ = states_.get();
   flood_to_.assign(ports_.size(), 0);
   req_seen_ = st_->seq();
@@ -230,8 +210,6 @@ RouteTableLimits SwitchNode::route_limits(const SwitchConfig& cfg) {
   }
   return route_limits_for(cfg.routes.size() - v6, v6, v6_tbl8s);
 }
-
-void SwitchNode::FreeDeleter::operator()(uint32_t* p) const { std::free(p); }
 
 SwitchNode::~SwitchNode() {
   for (Port& p : ports_) {
@@ -271,13 +249,17 @@ void SwitchNode::receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) {
 //     what the fast parse does not decide is marked kSlow;
 //  B. look up all L2 destinations and IPv4 routes in bulk (lookup_stage.h)
 //     -> LookupBurst;
-//  C. in arrival order: learn, forward, admit and enqueue; kSlow frames run
-//     process() at their place.
+//  C. in arrival order: learn (burst_learner.h) and forward (the decision
+//     of forward_stage.h, forward_v4 / forward_v6 / forward_l2 here): each
+//     copy -> enqueue() -> the QueuedRun of its (egress port, PG, queue);
+//     kSlow frames run process() at their place, after the run so far;
+//  D. admission of each run as it closes (flush_run: admission_stage.h in
+//     one step, else enqueue_one copy by copy) -> the egress queues.
 // The outcome is that of process() frame by frame: lookups have no side
 // effects, and the only thing stage C changes that stage B read is the FDB,
 // through learning, which maps keys to this ingress port; a destination
 // learned (or moved) earlier in the pass, or by the frame itself, is taken
-// from l2_new_ instead of the bulk result.
+// from the learner's keys of the pass instead of the bulk result.
 void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs now) {
   Port& ip = ports_[in];
   std::array<RxMeta, kStageBurst> meta;
@@ -291,7 +273,7 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
   LookupBurst found;
   lookup_burst(fdb, *routes_, pkts, meta.data(), n, found);
 
-  // ---- C: in order: learn, forward, admit, enqueue ----
+  // ---- C: in order: learn, forward; D: admit each run as it closes ----
   l2_.begin_pass();
   run_defer_ = true;  // enqueue() collects runs (flush_run)
   for (uint16_t i = 0; i < n; ++i) {
@@ -359,7 +341,7 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
         break;
     }
   }
-  flush_run();
+  flush_run();  // D: the last run
   run_defer_ = false;
 }
 
@@ -445,18 +427,11 @@ void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
 
 void SwitchNode::forward_v4(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, wire::Ipv4Header* v4, uint16_t sp,
                             uint16_t dp, std::optional<RouteTarget> t) {
-  if (!t) return drop(in, pkt.mbuf, DropCause::kNoRoute);
   // The flow hash picks a member of an ECMP group only (one next hop: unused);
   // with a port down, a live member (none: port_down).
-  const NextHop* nhp = nullptr;
-  if (!t->is_group) {
-    nhp = &routes_->next_hop(t->id);
-  } else {
-    const uint32_t h = flow_hash_v4(v4->src.bytes.data(), v4->dst.bytes.data(), v4->protocol, sp, dp);
-    nhp = st_->faulty() == 0 ? &routes_->resolve(*t, h) : routes_->resolve_live(*t, h, [this](uint16_t p) { return st_->oper_up(p); });
-    if (nhp == nullptr) return drop(in, pkt.mbuf, DropCause::kPortDown);
-  }
-  const NextHop& nh = *nhp;
+  const RouteDecision r = route_v4(*routes_, *st_, t, *v4, sp, dp);  // forward_stage.h
+  if (r.nh == nullptr) return drop(in, pkt.mbuf, r.cause);
+  const NextHop& nh = *r.nh;
   decrement_ttl(*v4);
   eth->dst.bytes = nh.dst_mac;
   if (nh.neigh != RouterIf::kNoNeighbor && !rif_->neighbor_mac(nh.neigh, eth->dst.bytes)) return neighbor_miss(in, pkt, nh);  // router_if
@@ -468,30 +443,11 @@ void SwitchNode::forward_v4(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, w
 
 void SwitchNode::forward_v6(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, wire::Ipv6Header* v6, uint16_t sp,
                             uint16_t dp) {
-  rte_mbuf* m = pkt.mbuf;
-  if (v6->hop_limit <= 1) return drop(in, m, DropCause::kTtlExpired);
-  const NextHop* nh = nullptr;
-  wire::Ipv6Addr& da = v6->dst;
-  if (cfg_.srv6 && std::equal(cfg_.srv6->block.begin(), cfg_.srv6->block.end(), da.bytes.begin())) {
-    // uN: our own uSID is consumed (shift); the next one picks the neighbour.
-    if (wire::active_usid(da) == cfg_.srv6->my_usid) {
-      if (wire::usid_args_zero(da)) return drop(in, m, DropCause::kNoRoute);  // End: no local decap here
-      wire::usid_shift(da);
-    }
-    const uint32_t slot = srv6_slot_[wire::active_usid(da)];
-    if (slot == 0) return drop(in, m, DropCause::kNoRoute);
-    nh = &srv6_next_[slot - 1];
-  } else {
-    const auto t = routes_->lookup_v6(da.bytes.data());
-    if (!t) return drop(in, m, DropCause::kNoRoute);
-    if (!t->is_group) {
-      nh = &routes_->next_hop(t->id);
-    } else {
-      const uint32_t h = flow_hash(v6->src.bytes, da.bytes, v6->next_header, sp, dp) ^ v6->flow_label();
-      nh = st_->faulty() == 0 ? &routes_->resolve(*t, h) : routes_->resolve_live(*t, h, [this](uint16_t p) { return st_->oper_up(p); });
-      if (nh == nullptr) return drop(in, m, DropCause::kPortDown);
-    }
-  }
+  // Hop limit, SRv6 uN (our own uSID consumed, the next one picks the
+  // neighbour) or LPM with ECMP.
+  const RouteDecision r = route_v6(*routes_, *st_, srv6_, *v6, sp, dp);  // forward_stage.h
+  if (r.nh == nullptr) return drop(in, pkt.mbuf, r.cause);
+  const NextHop* nh = r.nh;
   v6->hop_limit--;
   eth->dst.bytes = nh->dst_mac;
   if (nh->neigh != RouterIf::kNoNeighbor && !rif_->neighbor_mac(nh->neigh, eth->dst.bytes)) return neighbor_miss(in, pkt, *nh);  // router_if
@@ -514,11 +470,7 @@ void SwitchNode::forward_l2(uint16_t in, QueuedPkt& pkt, std::optional<uint16_t>
   // Operationally down ports get no copy.
   uint16_t copies = static_cast<uint16_t>(n - 1);
   if (st_->faulty() != 0) {
-    copies = 0;
-    for (uint16_t p = 0; p < n; ++p) {
-      flood_to_[p] = p != in && usable(p) ? 1 : 0;
-      copies = static_cast<uint16_t>(copies + flood_to_[p]);
-    }
+    copies = flood_set(n, in, [this](uint16_t p) { return usable(p); }, flood_to_.data());  // forward_stage.h
     if (copies == 0) return drop(in, pkt.mbuf, DropCause::kPortDown);
   }
   ports_[in].ctr.flood_extra_copies += copies - 1u;
@@ -570,53 +522,34 @@ void SwitchNode::on_mac_control(uint16_t in, const wire::FrameInfo& f, TimeNs no
     if (f.pause->pause_quanta.value() != 0) pausing = 0xFF;
   }
   mark_ctl(in);
-  if (ip.wd_on) wd_pfc_frame(ip, pausing, now);
+  if (ip.wd) ip.wd->on_pause_frame(pausing, now);
   refresh_pfc_paused(ip, now);
-  if (ip.wd_on) wd_service(in, now);
+  if (ip.wd) wd_service(in, now);
 }
 
 void SwitchNode::flush_run() {
-  const uint16_t n = run_n_;
-  run_n_ = 0;
-  if (n > 1 && enqueue_run(run_.data(), n)) return;
-  for (uint16_t i = 0; i < n; ++i) enqueue_one(run_[i]);
+  const uint16_t n = run_.take();
+  const QueuedPkt* run = run_.data();
+  if (n > 1 && enqueue_run(run, n)) return;
+  for (uint16_t i = 0; i < n; ++i) enqueue_one(run[i]);
 }
 
-// What enqueue_one() then to_egress() check, once for the run: each check
-// holds for every copy when it holds for the last one (queue depth, buffer
-// use and PG use only grow along the run; the MMU's limits only shrink).
+// What enqueue_one() then to_egress() check of the port components, once for
+// the run; admit_run_whole (admission_stage.h) checks the queue, WRED, PFC
+// and the MMU.
 bool SwitchNode::enqueue_run(const QueuedPkt* run, uint16_t n) {
   if (shard_ != nullptr) return false;  // shard: copy by copy (remote egress ports, shared pools)
   const QueuedPkt& p0 = run[0];
   Port& ip = ports_[p0.in_port];
   Port& op = ports_[p0.out_port];
-  if (any_wd_ && (((op.wd_drop >> p0.queue) & 1u) || ((ip.wd_drop_pgs >> p0.pg) & 1u))) return false;
+  if (any_wd_ && ((op.wd && op.wd->drops_queue(p0.queue)) || (ip.wd && ip.wd->drops_pg(p0.pg)))) return false;
   if (((ip.lossless_pgs >> p0.pg) & 1u) && !ip.held[p0.pg].empty()) return false;  // behind held packets
-  EgressQueue& q = op.queues[p0.queue];
-  if (q.packets() + n > q.capacity()) return false;
-  std::array<uint32_t, kStageBurst> cells;
-  uint64_t bytes_before_last = 0;
-  for (uint16_t i = 0; i < n; ++i) {
-    cells[i] = mmu_.cells_for(run[i].bytes);
-    bytes_before_last += run[i].bytes;
-  }
-  bytes_before_last -= run[n - 1].bytes;
-  // WRED: no copy may see a depth above Kmin (no draw, no mark, no drop).
-  const Wred& w = op.wred[p0.queue];
-  if (w.enabled() && q.bytes() + bytes_before_last > w.config().kmin_bytes) return false;
-  // PFC: update_pfc() must stay a no-op after every copy (nothing asserted,
-  // no headroom, shared use below the limit).
+  // PFC: update_pfc() must stay a no-op after every copy.
   const PgPfc& pp = ip.pg_pfc[p0.pg];
-  const bool pfc = pp.prios != 0;
-  if (pfc && ((ip.pfc_tx.xoff_mask() & pp.prios) != 0 || mmu_.pg_use(p0.in_port, p0.pg).hdrm != 0)) return false;
-  std::array<Ticket, kStageBurst> tickets;
-  if (!mmu_.admit_run(p0.in_port, p0.pg, p0.out_port, p0.queue, cells.data(), n, pfc, tickets.data())) return false;
-  for (uint16_t i = 0; i < n; ++i) q.push(run[i], tickets[i]);
+  const RunPfc pfc{pp.prios != 0, (ip.pfc_tx.xoff_mask() & pp.prios) != 0};
+  if (!admit_run_whole(mmu_, op.queues[p0.queue], op.ctr.queues[p0.queue], op.wred[p0.queue], pfc, run, n)) return false;
   mark_tx(p0.out_port);
   credit_in_hand(run[n - 1]);  // credit
-  QueueCounters& qc = op.ctr.queues[p0.queue];
-  qc.enqueued_packets += n;
-  qc.watermark_bytes = std::max(qc.watermark_bytes, q.bytes());
   return true;
 }
 
@@ -625,20 +558,17 @@ void SwitchNode::enqueue_one(const QueuedPkt& p) {
     ++ports_[p.out_port].ctr.queues[p.queue].dropped;
     drop(p.in_port, p.mbuf, cause);
   };
-  if (any_wd_ && ((ports_[p.out_port].wd_drop >> p.queue) & 1u)) {
-    ports_[p.out_port].wd.count_dropped(p.queue);
-    return refuse(DropCause::kPfcWatchdog);  // stormed queue, action drop
-  }
-  if (any_wd_ && ((ports_[p.in_port].wd_drop_pgs >> p.pg) & 1u)) {
-    // From a stormed peer in a stormed priority's PG (queue: the PG's first stormed one).
-    Port& ip = ports_[p.in_port];
-    for (uint8_t q = 0; q < kNumQueues; ++q) {
-      if ((ip.wd_drop >> q) & 1u) {
-        ip.wd.count_rx_dropped(q);
-        break;
-      }
+  if (any_wd_) {
+    PortWatchdog* owd = ports_[p.out_port].wd.get();
+    if (owd != nullptr && owd->drops_queue(p.queue)) {
+      owd->count_dropped(p.queue);
+      return refuse(DropCause::kPfcWatchdog);  // stormed queue, action drop
     }
-    return refuse(DropCause::kPfcWatchdog);
+    PortWatchdog* iwd = ports_[p.in_port].wd.get();
+    if (iwd != nullptr && iwd->drops_pg(p.pg)) {
+      iwd->count_rx_dropped();  // from a stormed peer in a stormed priority's PG
+      return refuse(DropCause::kPfcWatchdog);
+    }
   }
   const Admission in = mmu_.admit_ingress(p.in_port, p.pg, p.bytes);
   if (in.verdict == Verdict::kTrim) return trim(p, drop_cause_of(in.reason));
@@ -689,8 +619,8 @@ void SwitchNode::to_egress(const QueuedPkt& p, const Ticket& t) {
     if (p.trimmed) ++op.ctr.trimmed_dropped;
     drop(p.in_port, p.mbuf, cause);
   };
-  if (any_wd_ && ((op.wd_drop >> p.queue) & 1u)) {
-    op.wd.count_dropped(p.queue);
+  if (any_wd_ && op.wd && op.wd->drops_queue(p.queue)) {
+    op.wd->count_dropped(p.queue);
     return refuse(DropCause::kPfcWatchdog);  // e.g. held at ingress before the storm
   }
   if (st_->faulty() != 0 && !st_->oper_up(p.out_port)) return refuse(DropCause::kPortDown);  // held before it went down
@@ -750,36 +680,6 @@ void SwitchNode::drain_held() {
   }
 }
 
-namespace {
-
-// INT (switch_node_int.cc): whether a frame dequeued from an INT queue may
-// ask for a hop record, from a few header loads: kIntNo when it surely does
-// not (IPv4 with IHL 5 or IPv6 that is not UDP to 4791, or whose BTH INT flag
-// is clear); else the UDP header's offset for int_insert(), or kIntParse for
-// what this does not decide (IPv4 options, SRv6 and other IPv6 next headers,
-// flooded copies with ip_version 0), which int_insert() parses in full.
-constexpr uint16_t kIntNo = 0;
-constexpr uint16_t kIntParse = 0xFFFF;
-inline uint16_t int_candidate(const QueuedPkt& pkt) {
-  const rte_mbuf* m = pkt.mbuf;
-  const auto* d = rte_pktmbuf_mtod(m, const uint8_t*);
-  const uint32_t l3 = pkt.l3_offset;
-  uint32_t udp;
-  if (pkt.ip_version == 4 && d[l3] == 0x45) {
-    if (d[l3 + 9] != wire::kIpProtoUdp) return kIntNo;
-    udp = l3 + 20;
-  } else if (pkt.ip_version == 6 && d[l3 + 6] == wire::kIpProtoUdp) {
-    udp = l3 + 40;
-  } else {
-    return kIntParse;
-  }
-  if (udp + 8 + 9 > m->data_len) return kIntParse;
-  if ((d[udp + 2] << 8 | d[udp + 3]) != wire::kRoceUdpPort) return kIntNo;
-  return (d[udp + 8 + 8] & wire::kBthIntFlag) != 0 ? static_cast<uint16_t>(udp) : kIntNo;
-}
-
-}  // namespace
-
 uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
   now_ = now;
   Port& p = ports_[port];
@@ -799,7 +699,7 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
     if (rte_mbuf* f = credit_frame(p); f != nullptr) out[n++] = f;  // credit
   }
   refresh_pfc_paused(p, now);
-  if (p.wd_on) wd_service(port, now);
+  if (p.wd) wd_service(port, now);
   const uint8_t blocked = static_cast<uint8_t>(p.paused | p.pfc_paused_queues);
   // Queue heads read once (after the watchdog's flushes); after a pop only
   // that queue's head changes (drain_held below moves packets of other ports'
@@ -817,16 +717,7 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
   // (release only lowers the PG's use and raises its limit), and nothing
   // else in this loop reads the MMU (drain_held() flushes first).
   const bool batch = staged_rx_ && !p.credit && shard_ == nullptr;
-  Mmu::TicketSum rel;
-  int rel_q = -1;  // pending release: queue, ingress port, PG
-  uint16_t rel_in = 0;
-  uint8_t rel_pg = 0;
-  auto flush_release = [&] {
-    if (rel_q < 0) return;
-    mmu_.release_sum(rel_in, rel_pg, port, static_cast<uint8_t>(rel_q), rel);
-    rel = {};
-    rel_q = -1;
-  };
+  ReleaseBatch rel;  // transmit_stage.h
   int last_q = -1;  // batch: the queue picked last, nothing but its head changed since
   while (n < out.size()) {
     int q;
@@ -839,25 +730,21 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
     }
     const QueuedPkt pkt = p.queues[q].pop();
     head[q] = p.queues[q].head_bytes();
-    if (q == rel_q && pkt.in_port == rel_in && pkt.pg == rel_pg) {
+    if (rel.joins(q, pkt.in_port, pkt.pg)) {
       rel.add(pkt.ticket);
     } else {
-      flush_release();
+      rel.flush(mmu_, port);
       release_cells(pkt.in_port, pkt.pg, port, static_cast<uint8_t>(q), pkt.ticket);  // and PFC
-      if (batch && held_pgs_ == 0 && pfc_idle(pkt.in_port, pkt.pg)) {
-        rel_q = q;
-        rel_in = pkt.in_port;
-        rel_pg = pkt.pg;
-      }
+      if (batch && held_pgs_ == 0 && pfc_idle(pkt.in_port, pkt.pg)) rel.begin(q, pkt.in_port, pkt.pg);
     }
     if (p.credit || pkt.credit_vl != kNoCreditVl) credit_on_dequeue(p, q, pkt);  // credit
     if (held_pgs_ != 0) {
-      flush_release();
+      rel.flush(mmu_, port);
       drain_held();
       for (int i = 0; i < kNumQueues; ++i) head[i] = p.queues[i].head_bytes();
       last_q = -1;
     }
-    if (p.wd_on) p.wd.on_tx(static_cast<uint8_t>(q), now);
+    if (p.wd) p.wd->on_tx(static_cast<uint8_t>(q), now);
     if (pkt.trimmed) ++p.ctr.trimmed_tx;
     uint32_t bytes = pkt.bytes;
     // INT: one branch for every frame of a queue without it; on an INT
@@ -875,7 +762,7 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
     tx_bytes += bytes;
     out[n++] = pkt.mbuf;
   }
-  flush_release();
+  rel.flush(mmu_, port);
   p.ctr.tx_packets += n - first;
   p.ctr.tx_bytes += tx_bytes;
   if (p.credit) credit_note_backlog(p, blocked, now);  // credit
@@ -933,13 +820,7 @@ uint8_t SwitchNode::refresh_pfc_paused(Port& port, TimeNs now) {
     if ((prios >> p) & 1u) queues = static_cast<uint8_t>(queues | 1u << port.qos->pfc_to_queue[p]);
   }
   port.pfc_paused_queues = queues;
-  if (port.wd_on && queues != port.wd_paused) {
-    const auto changed = static_cast<uint8_t>(queues ^ port.wd_paused);
-    for (uint8_t q = 0; q < kNumQueues; ++q) {
-      if ((changed >> q) & 1u) port.wd.on_paused(q, (queues >> q) & 1u, now);
-    }
-    port.wd_paused = queues;
-  }
+  if (port.wd) port.wd->on_paused_queues(queues, now);
   return queues;
 }
 
@@ -1004,7 +885,7 @@ TimeNs SwitchNode::next_wakeup(TimeNs now) const {
       t = std::min(t, p.pfc_rx.next_expiry());
       const TimeNs d = p.pfc_tx.next_deadline();
       if (d > now) t = std::min(t, d);
-      if (p.wd_on) t = std::min(t, p.wd.next_deadline());
+      if (p.wd) t = std::min(t, p.wd->next_deadline());
     }
   }
   return std::min(t, credit_wakeup(now));  // credit
@@ -1023,7 +904,7 @@ void SwitchNode::advance(TimeNs now) {
     // Pause expiries and watchdog timers: the stormed / restored state must
     // change on time even when nothing is received or sent.
     for (size_t i = 0; i < ports_.size(); ++i) {
-      if (!ports_[i].wd_on) continue;
+      if (!ports_[i].wd) continue;
       refresh_pfc_paused(ports_[i], now);
       wd_service(static_cast<uint16_t>(i), now);
     }

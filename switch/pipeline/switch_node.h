@@ -28,12 +28,15 @@
 #include "switch/fwd/route_table.h"
 #include "switch/fwd/router_if.h"
 #include "switch/lossless/pfc_watchdog.h"
+#include "switch/lossless/port_watchdog.h"
 #include "switch/mmu/mmu.h"
+#include "switch/pipeline/admission_stage.h"
 #include "switch/pipeline/burst_learner.h"
 #include "switch/pipeline/classify_stage.h"
 #include "switch/pipeline/counters.h"
 #include "switch/pipeline/credit_link.h"
 #include "switch/pipeline/egress_queue.h"
+#include "switch/pipeline/forward_stage.h"
 #include "switch/pipeline/port_state.h"
 #include "switch/qos/scheduler.h"
 #include "switch/qos/wred.h"
@@ -104,7 +107,7 @@ class SwitchNode final : public Node {
   uint32_t queue_packets(PortId port, uint8_t q) const { return ports_[port].queues[q].packets(); }
   uint32_t held_packets(PortId port, uint8_t pg) const { return ports_[port].held[pg].packets(); }
   // PFC watchdog of `port` (PFC_WD); nullptr when the port has none.
-  const PfcWatchdog* pfc_wd(PortId port) const { return ports_[port].wd_on ? &ports_[port].wd : nullptr; }
+  const PfcWatchdog* pfc_wd(PortId port) const { return ports_[port].wd ? &ports_[port].wd->timers() : nullptr; }
   // Storm / restore events in order (the first kWdLogCapacity; the total is counted).
   struct PfcWdLogEntry {
     TimeNs at;
@@ -211,11 +214,8 @@ class SwitchNode final : public Node {
     uint8_t pfc_paused_queues = 0;  // by received PFC / PAUSE
     PfcReceiver pfc_rx;             // pause timers of received frames
     PfcGenerator pfc_tx;            // frames we owe the peer (XOFF / refresh / XON)
-    PfcWatchdog wd;                 // PFC_WD (switch_node_watchdog.cc)
-    bool wd_on = false;
-    uint8_t wd_paused = 0;          // paused queues as last reported to wd
-    uint8_t wd_drop = 0;            // queues whose packets are dropped (stormed, action drop)
-    uint8_t wd_drop_pgs = 0;        // ingress PGs of their priorities: arrivals dropped too (SONiC)
+    // Port component PFC_WD (port_watchdog.h, switch_node_watchdog.cc); null: none.
+    std::unique_ptr<PortWatchdog> wd;
     uint8_t lossless_pgs = 0;       // bit pg: the PG's ingress profile is lossless
     PortCounters ctr;
     uint8_t int_queues = 0;  // INT: bit q = append a hop record at dequeue from queue q (switch_node_int.cc)
@@ -227,7 +227,8 @@ class SwitchNode final : public Node {
   };
   static constexpr uint64_t kNotIdle = UINT64_MAX;
   // One stage pass over pkts[0, n), n <= kStageBurst (switch_node.cc):
-  // stage A (classify_stage.h), stage B (lookup_stage.h), stage C.
+  // stage A (classify_stage.h), stage B (lookup_stage.h), stage C (learn:
+  // burst_learner.h, forward: forward_stage.h), stage D (admission_stage.h).
   void receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs now);
   // ---- transmit offers and wakeups (switch_node.cc "Transmit offers")
   // Bit p of tx_ports_: port p may have a queued packet (set on every push,
@@ -238,7 +239,7 @@ class SwitchNode final : public Node {
   void mark_ctl(uint16_t p) { ctl_ports_[p >> 6] |= uint64_t{1} << (p & 63); }
   static bool ctl_active(const Port& p) {
     return p.pfc_rx.next_expiry() != TimeNs::max() || p.pfc_paused_queues != 0 ||
-           p.pfc_tx.next_deadline() != TimeNs::max() || p.wd_on || p.credit;
+           p.pfc_tx.next_deadline() != TimeNs::max() || p.wd || p.credit;
   }
   static bool queues_empty(const Port& p) {
     for (const EgressQueue& q : p.queues) {
@@ -277,7 +278,9 @@ class SwitchNode final : public Node {
   // The whole pipeline for one frame (full parse_frame()): CREDIT_FC ports,
   // frames the staged path does not decide, set_staged_receive(false).
   void process(uint16_t in_port, rte_mbuf* m, TimeNs now);
-  // Forwarding shared by both paths, after classification and learning.
+  // Stage C forwarding, shared by both paths, after classification and
+  // learning: the decision of forward_stage.h, then the header rewrite,
+  // counters and enqueue() of each copy (or the counted drop).
   // IPv4 (TTL already checked): `t` is the LPM result for the destination.
   void forward_v4(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, wire::Ipv4Header* v4, uint16_t sp, uint16_t dp,
                   std::optional<RouteTarget> t);
@@ -299,11 +302,8 @@ class SwitchNode final : public Node {
   // PFC watchdog (switch_node_watchdog.cc). Received pause state and frames
   // are reported as they happen; wd_service() runs the timers due at `now`
   // and applies storms (ignore pauses, flush) and restorations.
-  void wd_pfc_frame(Port& port, uint8_t prios, TimeNs now);
   void wd_service(uint16_t port, TimeNs now);
   void wd_flush(uint16_t port, uint8_t queue);
-  // Priorities whose pause maps to a queue in `queues`.
-  static uint8_t prios_of_queues(const Port& port, uint8_t queues);
 
   // INT (switch_node_int.cc, docs/switch.md "INT"): `pkt`, just dequeued
   // from an INT queue of `port`, gets a hop record if it carries the BTH INT
@@ -321,25 +321,23 @@ class SwitchNode final : public Node {
   // Admits one copy (`p` describes it) and queues it, holds it at ingress
   // (lossless PG whose egress queue is at its limit), or drops it counted.
   // In stage C of the staged path (run_defer_) the copy joins the run of
-  // copies waiting with the same (PG, egress port, queue) instead; the run
-  // is admitted by flush_run() at the next other key, before a kSlow frame
-  // and at the end of the stage pass, with the outcome of enqueue_one() copy
-  // by copy (nothing else in stage C reads or changes what admission does).
+  // copies waiting with the same (PG, egress port, queue) instead (the
+  // QueuedRun hand-off to stage D, admission_stage.h); the run is admitted
+  // by flush_run() at the next other key, before a kSlow frame and at the
+  // end of the stage pass, with the outcome of enqueue_one() copy by copy
+  // (nothing else in stage C reads or changes what admission does).
   void enqueue(const QueuedPkt& p) {
     if (st_->faulty() != 0 && egress_fault(p)) [[unlikely]] return;  // port state: dropped
     if (!run_defer_) return enqueue_one(p);
-    const uint32_t key = run_key(p);
-    if (run_n_ != 0 && (key != run_key_ || run_n_ == kStageBurst)) flush_run();
-    run_key_ = key;
-    run_[run_n_++] = p;
+    run_.add(p, [this] { flush_run(); });
   }
-  static uint32_t run_key(const QueuedPkt& p) { return uint32_t{p.out_port} << 16 | uint32_t{p.pg} << 8 | p.queue; }
   void enqueue_one(const QueuedPkt& p);
-  // Admits the waiting run: at once (enqueue_run) where that is exact, else copy by copy.
+  // Stage D: admits the waiting run, at once (enqueue_run) where that is
+  // exact, else copy by copy.
   void flush_run();
-  // The whole run into its egress queue in one step when every copy would be
-  // accepted, none held, marked, dropped, trimmed or moving PFC state (then
-  // the same counters, tickets and queue as copy by copy); false: nothing done.
+  // The whole run into its egress queue in one step (admit_run_whole,
+  // admission_stage.h) when the port components leave it to the MMU (no
+  // watchdog drop, nothing held ahead, no shard); false: nothing done.
   bool enqueue_run(const QueuedPkt* run, uint16_t n);
   // Ingress-admitted packet into its egress queue: WRED/ECN, then push.
   void to_egress(const QueuedPkt& p, const Ticket& t);
@@ -444,18 +442,12 @@ class SwitchNode final : public Node {
   std::shared_ptr<RouteTable> routes_;  // read-only after setup
   uint32_t held_pgs_ = 0;  // number of non-empty hold FIFOs
   size_t held_rr_ = 0;     // hold FIFO (port * 8 + pg) drain_held() starts after
-  std::vector<NextHop> srv6_next_;  // indexed by uSID slot (see .cc)
-  struct FreeDeleter {
-    void operator()(uint32_t* p) const;
-  };
-  std::unique_ptr<uint32_t[], FreeDeleter> srv6_slot_;  // uSID -> index into srv6_next_ + 1, 0 none (calloc'd)
+  Srv6Table srv6_;  // SRv6 uN (forward_stage.h); empty without cfg.srv6
   // FDB learning and lookups of the burst in progress (burst_learner.h).
   BurstLearner l2_;
   bool staged_rx_ = true;
-  // Copies waiting for admission as one run (enqueue()), all of key run_key_.
-  std::array<QueuedPkt, kStageBurst> run_{};
-  uint16_t run_n_ = 0;
-  uint32_t run_key_ = 0;
+  // Copies waiting for admission as one run (enqueue()): stage C -> D.
+  QueuedRun run_;
   bool run_defer_ = false;  // stage C in progress: enqueue() defers into run_
   rte_mempool* ctrl_pool_ = nullptr;
   TimeNs now_{0};  // `now` of the call in progress (receive / transmit / advance)

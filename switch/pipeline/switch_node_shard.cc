@@ -82,8 +82,8 @@ void SwitchNode::shard_accept(QueuedPkt p) {
     ++ports_[p.out_port].ctr.queues[p.queue].dropped;
     drop(p.in_port, p.mbuf, cause);
   };
-  if ((ports_[p.out_port].wd_drop >> p.queue) & 1u) {
-    ports_[p.out_port].wd.count_dropped(p.queue);
+  if (PortWatchdog* wd = ports_[p.out_port].wd.get(); wd != nullptr && wd->drops_queue(p.queue)) {
+    wd->count_dropped(p.queue);
     return refuse(DropCause::kPfcWatchdog);  // stormed queue, action drop
   }
   // Went down meanwhile? The sending shard saw the port usable, so a link

@@ -1,0 +1,82 @@
+// Transmit stage E's per-packet helpers (docs/architecture.md "Switch
+// pipeline"): SwitchNode::transmit (switch_node.cc) runs the scheduler over
+// a port's egress queues (PortScheduler: strict + DWRR, repeat() while the
+// same queue goes on), pops, releases the cells and hands the frames to the
+// driver; these are the parts of that loop with their own state or logic:
+// - ReleaseBatch: the cells of consecutive packets of one (queue, ingress
+//   port, PG) released in one Mmu::release_sum instead of one release each;
+// - int_candidate: whether a frame dequeued from an INT queue may ask for a
+//   hop record, from a few header loads (the INT component,
+//   switch_node_int.cc, parses what this does not decide).
+// Plain memory; inline so that the transmit loop compiles into one loop.
+#pragma once
+
+#include <rte_mbuf.h>
+
+#include <cstdint>
+
+#include "common/wire/int_shim.h"
+#include "common/wire/ipv4.h"
+#include "common/wire/udp.h"
+#include "switch/mmu/mmu.h"
+#include "switch/pipeline/egress_queue.h"
+
+namespace sf::sw {
+
+// A pending release of summed tickets, all of one (queue, ingress port, PG)
+// of the transmitting port. The caller opens it after releasing a packet
+// itself (with its PFC update) when the PFC update of that PG is a no-op
+// and would stay one (release only lowers the PG's use and raises its
+// limit), adds the tickets of the packets that follow with the same key,
+// and flushes it before anything that reads the MMU.
+class ReleaseBatch {
+ public:
+  bool open() const { return q_ >= 0; }
+  // Whether a packet of queue q from (in, pg) joins the open batch.
+  bool joins(int q, uint16_t in, uint8_t pg) const { return q == q_ && in == in_ && pg == pg_; }
+  void begin(int q, uint16_t in, uint8_t pg) {
+    q_ = q;
+    in_ = in;
+    pg_ = pg;
+  }
+  void add(const Ticket& t) { sum_.add(t); }
+  // Releases what was added (egress port `port`) and closes the batch.
+  void flush(Mmu& mmu, uint16_t port) {
+    if (q_ < 0) return;
+    mmu.release_sum(in_, pg_, port, static_cast<uint8_t>(q_), sum_);
+    sum_ = {};
+    q_ = -1;
+  }
+
+ private:
+  Mmu::TicketSum sum_;
+  int q_ = -1;
+  uint16_t in_ = 0;
+  uint8_t pg_ = 0;
+};
+
+// int_candidate(): the frame surely asks for no hop record (IPv4 with IHL 5
+// or IPv6 that is not UDP to 4791, or whose BTH INT flag is clear); or
+// parse it in full (IPv4 options, SRv6 and other IPv6 next headers, flooded
+// copies with ip_version 0); any other value: the UDP header's offset.
+inline constexpr uint16_t kIntNo = 0;
+inline constexpr uint16_t kIntParse = 0xFFFF;
+inline uint16_t int_candidate(const QueuedPkt& pkt) {
+  const rte_mbuf* m = pkt.mbuf;
+  const auto* d = rte_pktmbuf_mtod(m, const uint8_t*);
+  const uint32_t l3 = pkt.l3_offset;
+  uint32_t udp;
+  if (pkt.ip_version == 4 && d[l3] == 0x45) {
+    if (d[l3 + 9] != wire::kIpProtoUdp) return kIntNo;
+    udp = l3 + 20;
+  } else if (pkt.ip_version == 6 && d[l3 + 6] == wire::kIpProtoUdp) {
+    udp = l3 + 40;
+  } else {
+    return kIntParse;
+  }
+  if (udp + 8 + 9 > m->data_len) return kIntParse;
+  if ((d[udp + 2] << 8 | d[udp + 3]) != wire::kRoceUdpPort) return kIntNo;
+  return (d[udp + 8 + 8] & wire::kBthIntFlag) != 0 ? static_cast<uint16_t>(udp) : kIntNo;
+}
+
+}  // namespace sf::sw

@@ -1,0 +1,180 @@
+// Receive stage D (switch/pipeline/admission_stage.h) on its own: the
+// QueuedRun hand-off from stage C (one key per run, flushed at another key
+// and when full), and admit_run_whole against admission copy by copy
+// (Mmu::admit_ingress + admit_egress, then push) on a real Mmu, EgressQueue
+// and WRED: a run it takes leaves the same queue, tickets, counters and MMU
+// state; a run it refuses (queue room, WRED above Kmin, PFC asserted or
+// headroom in use, the MMU) changes nothing. Plain memory, no SwitchNode.
+#include "switch/pipeline/admission_stage.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace sf::sw {
+namespace {
+
+constexpr uint32_t kCell = 256;
+
+QueuedPkt copy(uint16_t out, uint8_t pg, uint8_t q, uint32_t bytes = 1000, uint16_t in = 0) {
+  QueuedPkt p;
+  p.in_port = in;
+  p.out_port = out;
+  p.pg = pg;
+  p.queue = q;
+  p.bytes = bytes;
+  return p;
+}
+
+TEST(QueuedRun, CopiesOfOneKeyJoinAnotherKeyOrAFullRunFlushesFirst) {
+  QueuedRun run;
+  std::vector<std::vector<uint32_t>> flushed;  // bytes of each run handed over
+  const auto flush = [&] {
+    const uint16_t n = run.take();
+    std::vector<uint32_t> b;
+    for (uint16_t i = 0; i < n; ++i) b.push_back(run.data()[i].bytes);
+    flushed.push_back(b);
+  };
+  run.add(copy(1, 3, 3, 100), flush);
+  run.add(copy(1, 3, 3, 101), flush);
+  EXPECT_EQ(run.size(), 2);
+  EXPECT_TRUE(flushed.empty());
+  run.add(copy(1, 3, 4, 102), flush);  // another queue
+  run.add(copy(2, 3, 4, 103), flush);  // another port
+  run.add(copy(2, 0, 4, 104), flush);  // another PG
+  ASSERT_EQ(flushed.size(), 3u);
+  EXPECT_EQ(flushed[0], (std::vector<uint32_t>{100, 101}));
+  EXPECT_EQ(flushed[1], (std::vector<uint32_t>{102}));
+  EXPECT_EQ(flushed[2], (std::vector<uint32_t>{103}));
+  EXPECT_EQ(run.key(), QueuedRun::key_of(copy(2, 0, 4)));
+  flush();
+  EXPECT_TRUE(run.empty());
+  flushed.clear();
+  for (uint32_t i = 0; i < QueuedRun::kCapacity + 3; ++i) run.add(copy(5, 1, 1, i), flush);
+  ASSERT_EQ(flushed.size(), 1u);
+  EXPECT_EQ(flushed[0].size(), QueuedRun::kCapacity);
+  EXPECT_EQ(flushed[0].back(), QueuedRun::kCapacity - 1);
+  EXPECT_EQ(run.size(), 3);
+}
+
+// Two ports; ingress pool 0 and egress pool 1; PG 3 of port 0 lossless
+// (profile 2, headroom), the others lossy.
+MmuConfig config() {
+  MmuConfig c;
+  c.cell_bytes = kCell;
+  c.total_bytes = 1000 * kCell;
+  c.pools = {{"ingress_pool", PoolDir::kIngress, ThresholdMode::kDynamic, 600 * kCell, 100 * kCell},
+             {"egress_pool", PoolDir::kEgress, ThresholdMode::kDynamic, 800 * kCell, 0}};
+  c.profiles = {{"ing", 0, 0, ThresholdMode::kDynamic, 0, 0},
+                {"eg", 1, 0, ThresholdMode::kDynamic, 0, 0},
+                {"lossless", 0, 0, ThresholdMode::kDynamic, -2, 0, 40 * kCell, 8 * kCell, 8 * kCell}};
+  c.pg_profile = {{0, 0, 0, 2, 0, 0, 0, 0}, {0, 0, 0, 2, 0, 0, 0, 0}};
+  c.queue_profile = {{1, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1}};
+  return c;
+}
+
+// The run copy by copy, as SwitchNode::enqueue_one takes a lossy copy that is accepted.
+void copy_by_copy(Mmu& mmu, EgressQueue& q, QueueCounters& qc, const std::vector<QueuedPkt>& run) {
+  for (const QueuedPkt& p : run) {
+    const Admission in = mmu.admit_ingress(p.in_port, p.pg, p.bytes);
+    ASSERT_EQ(in.verdict, Verdict::kAccept);
+    const Admission out = mmu.admit_egress(p.out_port, p.queue, in.ticket);
+    ASSERT_EQ(out.verdict, Verdict::kAccept);
+    q.push(p, out.ticket);
+    ++qc.enqueued_packets;
+    qc.watermark_bytes = std::max(qc.watermark_bytes, q.bytes());
+  }
+}
+
+void expect_same(const Mmu& a, const Mmu& b) {
+  EXPECT_EQ(a.total_used(), b.total_used());
+  for (uint16_t p = 0; p < 2; ++p) {
+    for (uint8_t i = 0; i < 8; ++i) {
+      EXPECT_EQ(a.pg_use(p, i).used, b.pg_use(p, i).used);
+      EXPECT_EQ(a.pg_use(p, i).shared, b.pg_use(p, i).shared);
+      EXPECT_EQ(a.pg_use(p, i).hdrm, b.pg_use(p, i).hdrm);
+      EXPECT_EQ(a.queue_use(p, i).used, b.queue_use(p, i).used);
+      EXPECT_EQ(a.queue_use(p, i).shared, b.queue_use(p, i).shared);
+    }
+  }
+}
+
+std::vector<QueuedPkt> run_of(uint16_t n, uint8_t pg = 0, uint32_t bytes = 0) {
+  std::vector<QueuedPkt> r;
+  for (uint16_t i = 0; i < n; ++i) r.push_back(copy(1, pg, 2, bytes != 0 ? bytes : 64 + 97u * i, 0));
+  return r;
+}
+
+TEST(AdmissionStage, WholeRunEqualsCopyByCopy) {
+  const MmuConfig cfg = config();
+  Mmu mmu(cfg);
+  Mmu ref(cfg);
+  EgressQueue q(64), ref_q(64);
+  QueueCounters qc, ref_qc;
+  for (uint16_t n : {1, 5, 32}) {
+    const std::vector<QueuedPkt> run = run_of(n);
+    ASSERT_TRUE(admit_run_whole(mmu, q, qc, Wred{}, RunPfc{}, run.data(), n));
+    copy_by_copy(ref, ref_q, ref_qc, run);
+    expect_same(mmu, ref);
+  }
+  EXPECT_EQ(qc.enqueued_packets, ref_qc.enqueued_packets);
+  EXPECT_EQ(qc.watermark_bytes, ref_qc.watermark_bytes);
+  ASSERT_EQ(q.packets(), ref_q.packets());
+  EXPECT_EQ(q.bytes(), ref_q.bytes());
+  while (!q.empty()) {
+    const QueuedPkt a = q.pop();
+    const QueuedPkt b = ref_q.pop();
+    EXPECT_EQ(a.bytes, b.bytes);
+    EXPECT_EQ(a.ticket.cells, b.ticket.cells);
+    EXPECT_EQ(a.ticket.ing_shared, b.ticket.ing_shared);
+    EXPECT_EQ(a.ticket.eg_shared, b.ticket.eg_shared);
+  }
+}
+
+// A refused run: false, and queue, counters and MMU as before.
+void expect_refused(Mmu& mmu, EgressQueue& q, const Wred& w, RunPfc pfc, const std::vector<QueuedPkt>& run) {
+  const Mmu before = mmu;
+  const uint32_t packets = q.packets();
+  const uint64_t bytes = q.bytes();
+  QueueCounters qc;
+  EXPECT_FALSE(admit_run_whole(mmu, q, qc, w, pfc, run.data(), static_cast<uint16_t>(run.size())));
+  expect_same(mmu, before);
+  EXPECT_EQ(q.packets(), packets);
+  EXPECT_EQ(q.bytes(), bytes);
+  EXPECT_EQ(qc.enqueued_packets, 0u);
+}
+
+TEST(AdmissionStage, RefusesWhatCopyByCopyWouldNotDoTheSameWay) {
+  const MmuConfig cfg = config();
+  Mmu mmu(cfg);
+  // Queue room: 8 slots, a run of 9.
+  EgressQueue small(8);
+  expect_refused(mmu, small, Wred{}, RunPfc{}, run_of(9));
+  // WRED: a copy would see a depth above Kmin (a draw); at Kmin exactly: taken.
+  WredConfig wc;
+  wc.ecn = true;
+  wc.kmin_bytes = 4 * 1000;
+  wc.kmax_bytes = 100000;
+  wc.pmax = 1.0;
+  EgressQueue q(64);
+  expect_refused(mmu, q, Wred(wc), RunPfc{}, run_of(6, 0, 1000));
+  QueueCounters qc;
+  EXPECT_TRUE(admit_run_whole(mmu, q, qc, Wred(wc), RunPfc{}, run_of(5, 0, 1000).data(), 5));
+  // PFC: XOFF asserted for the PG, or its headroom in use.
+  expect_refused(mmu, q, Wred{}, RunPfc{true, true}, run_of(2, 3));
+  Mmu full(cfg);
+  for (int i = 0; i < 200 && full.pg_use(0, 3).hdrm == 0; ++i) {
+    ASSERT_EQ(full.admit_ingress(0, 3, 9000).verdict, Verdict::kAccept);
+  }
+  ASSERT_NE(full.pg_use(0, 3).hdrm, 0u);
+  EgressQueue q2(64);
+  expect_refused(full, q2, Wred{}, RunPfc{true, false}, run_of(2, 3, 64));
+  // The MMU: a run larger than the PG's dynamic share of the buffer.
+  Mmu other(cfg);
+  EgressQueue q3(64);
+  expect_refused(other, q3, Wred{}, RunPfc{}, run_of(32, 0, 9000));
+}
+
+}  // namespace
+}  // namespace sf::sw
