@@ -160,14 +160,7 @@ std::optional<EvPick> EvSet::pick_next_slow(Rng& rng, bool retransmission, std::
   } else {
     idx = usable_[rng.below(n_usable_)];
   }
-  ++picks_;
-  EvCounters& c = evs_[idx].counters;
-  if (retransmission) {
-    ++c.retransmitted;
-  } else {
-    ++c.sent;
-  }
-  return EvPick{idx, ev(idx), plane(idx)};
+  return count_pick(idx, retransmission);
 }
 
 uint16_t EvSet::alive_in_plane(uint8_t p) const {
@@ -206,26 +199,12 @@ std::optional<EvPick> EvSet::pick_in_plane(Rng& rng, uint8_t p, bool retransmiss
     }
     --r;
   }
-  ++picks_;
-  EvCounters& c = evs_[idx].counters;
-  if (retransmission) {
-    ++c.retransmitted;
-  } else {
-    ++c.sent;
-  }
-  return EvPick{idx, ev(idx), plane(idx)};
+  return count_pick(idx, retransmission);
 }
 
 std::optional<EvPick> EvSet::take(uint16_t index, bool retransmission) {
   if (index >= cfg_.num_evs || evs_[index].pos == kNotUsable) return std::nullopt;
-  ++picks_;
-  EvCounters& c = evs_[index].counters;
-  if (retransmission) {
-    ++c.retransmitted;
-  } else {
-    ++c.sent;
-  }
-  return EvPick{index, ev(index), plane(index)};
+  return count_pick(index, retransmission);
 }
 
 EvOutcome EvSet::skip(uint16_t index) {

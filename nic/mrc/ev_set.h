@@ -98,15 +98,7 @@ class EvSet {
   std::optional<EvPick> pick_next(Rng& rng, bool retransmission = false,
                                   std::optional<uint16_t> avoid = std::nullopt) {
     if (skip_count_ == 0 && n_usable_ > 0 && !avoid) [[likely]] {
-      const uint16_t idx = usable_[rng.below(n_usable_)];
-      ++picks_;
-      EvCounters& c = evs_[idx].counters;
-      if (retransmission) {
-        ++c.retransmitted;
-      } else {
-        ++c.sent;
-      }
-      return EvPick{idx, ev(idx), plane(idx)};
+      return count_pick(usable_[rng.below(n_usable_)], retransmission);
     }
     return pick_next_slow(rng, retransmission, avoid);
   }
@@ -186,6 +178,17 @@ class EvSet {
  private:
   static constexpr uint16_t kNotUsable = 0xFFFF;
   std::optional<EvPick> pick_next_slow(Rng& rng, bool retransmission, std::optional<uint16_t> avoid);
+  // The drawn EV `idx`, counted (a pick, sent or retransmitted).
+  EvPick count_pick(uint16_t idx, bool retransmission) {
+    ++picks_;
+    EvCounters& c = evs_[idx].counters;
+    if (retransmission) {
+      ++c.retransmitted;
+    } else {
+      ++c.sent;
+    }
+    return EvPick{idx, ev(idx), plane(idx)};
+  }
   struct Ev {
     EvState state = EvState::kGood;
     bool active = false;
