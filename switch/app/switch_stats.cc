@@ -59,6 +59,7 @@ nlohmann::json port_snapshot(const SwitchView& v, const SwitchConfig& cfg, PortI
   j["tx_packets"] = c.tx_packets;
   j["tx_bytes"] = c.tx_bytes;
   j["dropped"] = c.dropped;
+  j["dropped_mac_control"] = c.dropped_mac_control;
   j["rx_mac_control"] = c.rx_mac_control;
   j["flooded"] = c.flooded;
   j["flood_extra_copies"] = c.flood_extra_copies;

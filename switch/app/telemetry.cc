@@ -100,6 +100,7 @@ int cmd_port(const char*, const char* params, rte_tel_data* d) {
   rte_tel_data_add_dict_u64(d, "tx_packets", c.tx_packets);
   rte_tel_data_add_dict_u64(d, "tx_bytes", c.tx_bytes);
   rte_tel_data_add_dict_u64(d, "dropped", c.dropped);
+  rte_tel_data_add_dict_u64(d, "dropped_mac_control", c.dropped_mac_control);
   rte_tel_data_add_dict_u64(d, "rx_mac_control", c.rx_mac_control);
   rte_tel_data_add_dict_u64(d, "flooded", c.flooded);
   rte_tel_data_add_dict_u64(d, "routed", c.routed);

@@ -86,6 +86,8 @@ struct PortCounters {
   uint64_t int_no_room = 0;   // no room: mbuf tailroom, a shared (flooded) mbuf, tail split over segments, IP length
   uint64_t int_bad_shim = 0;  // INT flag set but no valid shim (malformed, trimmed): untouched
   uint64_t dropped = 0;          // all causes, charged to the ingress port
+  uint64_t dropped_mac_control = 0;  // of dropped: PAUSE / PFC frames a port fault (admin down,
+                                     // blackhole, loss) dropped before the lossless layer saw them
   std::array<uint64_t, kNumDropCauses> drops{};  // by cause, ingress port
   std::array<QueueCounters, kNumQueues> queues{};
 };

@@ -9,6 +9,7 @@
 
 #include <stdexcept>
 
+#include "common/wire/ethernet.h"
 #include "switch/pipeline/shard_ring.h"
 #include "switch/pipeline/switch_node.h"
 
@@ -120,6 +121,17 @@ bool SwitchNode::egress_fault(const QueuedPkt& p) {
   return true;
 }
 
+namespace {
+
+// A PAUSE / PFC frame (EtherType 0x8808 after the MACs; PFC is never tagged).
+bool is_mac_control(const rte_mbuf* m) {
+  if (rte_pktmbuf_data_len(m) < 14) return false;
+  const auto* b = rte_pktmbuf_mtod(m, const uint8_t*);
+  return ((uint16_t{b[12]} << 8) | b[13]) == wire::kEtherTypeMacControl;
+}
+
+}  // namespace
+
 uint16_t SwitchNode::ingress_faults(uint16_t in, std::span<rte_mbuf*> pkts) {
   const uint8_t b = st_->bits(in);
   Port& ip = ports_[in];
@@ -139,6 +151,7 @@ uint16_t SwitchNode::ingress_faults(uint16_t in, std::span<rte_mbuf*> pkts) {
     // Received and dropped: counted as any other arrival (conservation).
     ++ip.ctr.rx_packets;
     ip.ctr.rx_bytes += m->pkt_len;
+    if (is_mac_control(m)) ++ip.ctr.dropped_mac_control;  // not data: the lab's byte accounts skip it
     credit_drop_vl_ = kNoCreditVl;
     if (ip.credit) credit_begin_rx(in, m);  // its credit goes back to the peer
     drop(in, m, cause);

@@ -289,7 +289,8 @@ def latency(lab, peers):
 
 def conservation(lab, raw, port_rep):
     """pktio traffic: bytes sent = bytes received + counted losses, exactly.
-    Losses: switch drops (frames x the host's uniform frame length), frames
+    Losses: switch drops (frames x the host's uniform frame length; not the
+    PAUSE / PFC frames a faulty port dropped, dropped_mac_control), frames
     left in a switch at stop, frames a link lost at a disconnect (a sender's
     tx the switch never read, a switch's tx the receiver never read)."""
     t = lab.t
@@ -339,13 +340,15 @@ def conservation(lab, raw, port_rep):
             return {"applies": True, "ok": False, "why": f"no final report from {sw}"}
         left_f += rep.get("tx_left_at_stop", 0)
         for p in rep["ports"]:
-            drop_f += p["dropped"]
+            # A PAUSE / PFC frame a faulty port dropped is not a pktio frame.
+            data_dropped = p["dropped"] - p.get("dropped_mac_control", 0)
+            drop_f += data_dropped
             left_f += sum(q["depth_packets"] for q in p["queues"])
             host = next((h for h in pk if h.switch == sw and h.port == p["name"]), None)
             fb = tp.pktio_frame_bytes(host) if host else uniform
-            if p["dropped"] and fb is None:
+            if data_dropped and fb is None:
                 c["exact"] = False
-            drop_b += p["dropped"] * (fb or 0)
+            drop_b += data_dropped * (fb or 0)
     left_b = left_f * (uniform or 0)
     c.update({"sent_frames": sent_f, "sent_bytes": sent_b, "received_frames": recv_f, "received_bytes": recv_b,
               "switch_dropped_frames": drop_f, "switch_dropped_bytes": drop_b, "left_in_switch_frames": left_f,

@@ -76,6 +76,14 @@ TEST_F(PortStateTest, AdminStatusDownFromConfig) {
   EXPECT_EQ(cause(node_->counters(2), DropCause::kPortDown), 1u);
   EXPECT_EQ(drain(0).size(), 0u);
   EXPECT_FALSE(node_->fdb().lookup(kHostC.bytes, kDefaultVlan).has_value());  // nothing learned from a down port
+  EXPECT_EQ(node_->counters(2).dropped_mac_control, 0u);
+  // A PFC frame on the down port: a port_down drop too, and counted apart as
+  // MAC control (not data: the lab's byte accounts leave it out).
+  rx(2, test::make_mbuf(pfc_bytes(0x08, 100)));
+  EXPECT_EQ(cause(node_->counters(2), DropCause::kPortDown), 2u);
+  EXPECT_EQ(node_->counters(2).dropped, 2u);
+  EXPECT_EQ(node_->counters(2).dropped_mac_control, 1u);
+  EXPECT_EQ(node_->counters(2).rx_mac_control, 0u);  // the lossless layer never saw it
   // Admin up: it takes part again.
   node_->set_port_admin(2, true, TimeNs(10));
   rx(0, frame(v4(kHostB, kHostA)));
