@@ -24,8 +24,17 @@ trace_hash. Without --ref, ref/ratio are
 against the goals: setup 0.5 s and 200 MB RSS for the 64:1 incast, 2 M
 events/s and 8 GB for (b).
 
+--threads N runs SF_SIM with sf-sim --threads N (the partitioned engine,
+docs/sf-sim.md "Threads"), --ref-threads M the reference so; --ref may name
+the same binary to set the default engine against the partitioned one (their
+trace_hash differ by design: another order of equal-time events). With
+threads the loop's CPU time is the process's (every thread), so
+events_per_s_loop_cpu is then per CPU-second of all of them and
+events_per_s_loop (wall) is the speed.
+
 Usage: sim_fabric_bench.py SF_SIM [--ref REF_SF_SIM] [--rounds N] [--grid 8,32,64]
        [--hosts 1024] [--planes 8] [--seed 1] [--no-grid] [--no-fabric] [--keep DIR]
+       [--threads N] [--ref-threads M]
 """
 import statistics
 import argparse
@@ -65,9 +74,13 @@ def incast_topology(n, size, cc):
     return t
 
 
-def timed(sf_sim, plan, out):
+THREADS = {"mine": None, "ref": None}  # sf-sim --threads of SF_SIM and of the reference (None: not given)
+
+
+def timed(sf_sim, plan, out, threads=None):
     """One sf-sim --timing run: (summary, timing)."""
-    s = subprocess.run([sf_sim, plan, "--out", out, "--timing"], capture_output=True, text=True, timeout=7200)
+    extra = ["--threads", str(threads)] if threads else []
+    s = subprocess.run([sf_sim, plan, "--out", out, "--timing", *extra], capture_output=True, text=True, timeout=7200)
     lines = s.stdout.strip().splitlines()
     if not lines:
         raise RuntimeError(f"{sf_sim} {plan}: exit {s.returncode}: {s.stderr[-2000:]}")
@@ -90,8 +103,8 @@ def run_case(sf_sim, topo_path, out, extra=(), ref=None, rounds=1):
     mine, refs = [], []
     for _ in range(rounds):
         if ref:
-            refs.append(timed(ref, plan, os.path.join(out, "timing-ref")))
-        mine.append(timed(sf_sim, plan, os.path.join(out, "timing")))
+            refs.append(timed(ref, plan, os.path.join(out, "timing-ref"), THREADS["ref"]))
+        mine.append(timed(sf_sim, plan, os.path.join(out, "timing"), THREADS["mine"]))
     return res, mine, refs
 
 
@@ -116,7 +129,8 @@ def cost(runs):
             "setup_s": round(setup_s, 3), "setup_s_max": round(max(t["setup_s"] for _, t in runs), 3),
             "setup_split_s": split, "peak_rss_mb": round(rss, 1), "rounds": len(runs),
             "mbufs_peak": summary["mbufs"]["peak_in_use"], "mbufs_pool": summary["mbufs"]["pool"],
-            "alloc_failures": summary["mbufs"]["alloc_failures"], "trace_hash": summary["trace_hash"]}
+            "alloc_failures": summary["mbufs"]["alloc_failures"], "trace_hash": summary["trace_hash"],
+            "threads": summary.get("threads", 0)}
 
 
 def with_ref(kv, c, refs, unit, goal):
@@ -125,7 +139,9 @@ def with_ref(kv, c, refs, unit, goal):
         rc = cost(refs)
         kv.update({"unit": unit, "value": c[unit], "ref": rc[unit], "ratio": round(c[unit] / max(rc[unit], 1e-9), 3),
                    "ref_setup_s": rc["setup_s"], "ref_events_per_s": rc["events_per_s"],
-                   "ref_peak_rss_mb": rc["peak_rss_mb"], "ref_events": rc["events"],
+                   "ref_peak_rss_mb": rc["peak_rss_mb"], "ref_events": rc["events"], "ref_threads": rc["threads"],
+                   "ref_events_per_s_loop": rc["events_per_s_loop"],
+                   "ratio_loop": round(c["events_per_s_loop"] / max(rc["events_per_s_loop"], 1e-9), 3),
                    # The event loop per CPU-second, both builds (steadier than wall time under load).
                    "ref_events_per_s_loop_cpu": rc["events_per_s_loop_cpu"],
                    "ratio_loop_cpu": (round(c["events_per_s_loop_cpu"] / rc["events_per_s_loop_cpu"], 3)
@@ -205,7 +221,10 @@ def main():
     ap.add_argument("--no-grid", action="store_true")
     ap.add_argument("--no-fabric", action="store_true")
     ap.add_argument("--keep", help="keep the runs in this directory")
+    ap.add_argument("--threads", type=int, help="sf-sim --threads for SF_SIM (the partitioned engine)")
+    ap.add_argument("--ref-threads", type=int, help="sf-sim --threads for the reference")
     a = ap.parse_args()
+    THREADS["mine"], THREADS["ref"] = a.threads, a.ref_threads
     d = a.keep or tempfile.mkdtemp(prefix="sim-fabric-")
     os.makedirs(d, exist_ok=True)
     if not a.no_grid:

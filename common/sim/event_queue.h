@@ -1,11 +1,12 @@
 // EventQueue: the simulator's pending events, a binary min-heap of small POD
-// events ordered by (time, seq). seq is assigned when an event is scheduled
-// and strictly increases, so events at the same time run in the order they
-// were scheduled: the run is a pure function of the inputs and the seed.
-// An event may be scheduled (take_seq) before it enters the heap (push_seq):
-// the simulator keeps a link direction's later deliveries in its own FIFO
-// and files only the earliest here (simulator.h, Channel::fifo); each still
-// runs at its place in (time, seq) order.
+// events ordered by (time, seq). The simulator assigns seq when it schedules
+// an event (simulator.h: a global count, or the partitioned engine's
+// (origin node, its count)), unique per event, so events at the same time
+// run in a fixed order: the run is a pure function of the inputs and the
+// seed. An event may be scheduled before it enters the heap: the simulator
+// keeps a link direction's later deliveries in its own FIFO and files only
+// the earliest here (simulator.h, Channel::fifo); each still runs at its
+// place in (time, seq) order.
 //
 // Layout: 1-based in a 64-byte-aligned array, so the two children of a slot
 // (2i, 2i + 1: 32 bytes each) share one cache line and a sift-down step
@@ -38,7 +39,7 @@ struct Event {
   uint64_t seq;
   rte_mbuf* pkt;    // kDeliver only; owned by the queue until dispatched
   uint32_t target;  // channel, node or link index, by kind
-  uint16_t aux;     // kDeliver: link down-epoch at send; kLinkState: up
+  uint16_t aux;     // kDeliver: link down-epoch at send; kLinkState: up | (end + 1) << 1 (0: both ends)
   EventKind kind;
 };
 static_assert(std::is_trivially_copyable_v<Event>);
@@ -55,11 +56,6 @@ class EventQueue {
   // Every pending event, in heap (not time) order; for cleanup.
   std::span<const Event> pending() const { return {heap_.get() + 1, size_}; }
 
-  void push(int64_t time_ns, EventKind kind, uint32_t target, rte_mbuf* pkt = nullptr, uint16_t aux = 0) {
-    push_seq(time_ns, next_seq_++, kind, target, pkt, aux);
-  }
-  // The seq of an event scheduled now and pushed later with push_seq.
-  uint64_t take_seq() { return next_seq_++; }
   void push_seq(int64_t time_ns, uint64_t seq, EventKind kind, uint32_t target, rte_mbuf* pkt, uint16_t aux) {
     if (size_ + 1 >= cap_) grow(cap_ == 0 ? 64 : cap_ * 2);  // grows to the high-water mark
     sift_up(++size_, Event{time_ns, seq, pkt, target, aux, kind});
@@ -121,7 +117,6 @@ class EventQueue {
   std::unique_ptr<Event[], Free> heap_;  // [1, size_] is the heap; slot 0 unused; the rest spare
   size_t cap_ = 0;                       // slots, slot 0 included
   size_t size_ = 0;
-  uint64_t next_seq_ = 0;
 };
 
 }  // namespace sf::sim

@@ -8,7 +8,9 @@
 
 namespace sf::scenario {
 
-Fabric::Fabric(uint64_t seed) : sim_(std::make_unique<sim::Simulator>(seed)) {}
+Fabric::Fabric(uint64_t seed, uint32_t threads)
+    : sim_(threads == 0 ? std::make_unique<sim::Simulator>(seed)
+                        : std::make_unique<sim::Simulator>(seed, sim::Partitioned{threads})) {}
 
 size_t Fabric::add_switch(const std::string& name, sw::SwitchConfig cfg) {
   Switch s;

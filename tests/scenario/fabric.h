@@ -23,7 +23,9 @@ namespace sf::scenario {
 
 class Fabric {
  public:
-  explicit Fabric(uint64_t seed);
+  // threads 0: the simulator's default engine; 1..N: its partitioned engine
+  // (common/sim/simulator.h "Threading"), nodes in partition id mod threads.
+  explicit Fabric(uint64_t seed, uint32_t threads = 0);
   Fabric(const Fabric&) = delete;
   Fabric& operator=(const Fabric&) = delete;
 

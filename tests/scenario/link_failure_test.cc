@@ -9,11 +9,15 @@
 // that goes down; leaf0 flushes the dead uplink's queue (counted link_down),
 // takes it out of the ECMP group, and every later frame goes up the live one.
 // Every frame is accounted: sent = delivered + switch drops (link_down only)
-// + frames the dead link lost (down_dropped). Writes
-// scenario_link_failure_<case>.json.
+// + frames the dead link lost (down_dropped). The simulator's partitioned
+// engine runs the same fabric with 1, 2 and 4 threads, event for event the
+// same. Writes scenario_link_failure_<case>.json.
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "tests/scenario/fabric.h"
 #include "tests/scenario/scenario.h"
@@ -43,6 +47,7 @@ struct Result {
   uint64_t sent = 0, delivered = 0, drops = 0, link_down = 0, port_down = 0, down_dropped = 0;
   uint64_t up0_before = 0, up1_before = 0, up0_after = 0, up1_after = 0;
   uint64_t delivered_after = 0;
+  uint64_t hash = 0, events = 0;
   TimeNs end;
   std::vector<sim::LinkId> uplinks;
   std::vector<sim::LinkId> links;  // every switch-switch link
@@ -50,8 +55,8 @@ struct Result {
 
 // `fail(fab, uplink links)` schedules the failure; `t_fail` is when it starts.
 template <class Fail>
-Result run(const std::string& name, TimeNs t_fail, TimeNs t_after, Fail&& fail) {
-  Fabric fab(11);
+Result run(const std::string& name, TimeNs t_fail, TimeNs t_after, Fail&& fail, uint32_t threads = 0) {
+  Fabric fab(11, threads);
   const wire::MacAddr sink = host_mac(kSenders);
   sw::SwitchConfig leaf0 = sw::parse_switch_config(sized_doc(kFile, {100, 100, 100, 100, 25, 25}));
   add_route(leaf0, {{kUp0, port_mac(kSpine0, 0)}, {kUp1, port_mac(kSpine1, 0)}});
@@ -112,6 +117,8 @@ Result run(const std::string& name, TimeNs t_fail, TimeNs t_after, Fail&& fail) 
   r.link_down = fab.drops(sw::DropCause::kLinkDown);
   r.port_down = fab.drops(sw::DropCause::kPortDown);
   for (sim::LinkId l : r.links) r.down_dropped += fab.sim().total_stats(l).down_dropped_pkts;
+  r.hash = fab.sim().trace_hash();
+  r.events = fab.sim().events_processed();
   const config::Json j = {{"sent_frames", r.sent},          {"delivered_frames", r.delivered},
                           {"switch_drops", r.drops},        {"link_down_drops", r.link_down},
                           {"port_down_drops", r.port_down}, {"link_down_dropped_on_wire", r.down_dropped},
@@ -153,6 +160,39 @@ TEST(LinkFailure, SpineRebootRoutesAroundThenBack) {
   EXPECT_EQ(r.drops, r.link_down);
   EXPECT_EQ(r.sent, kSenders * kFramesPerSender);
   EXPECT_EQ(r.sent, r.delivered + r.drops + r.down_dropped);
+}
+
+// The partitioned engine: an uplink down and the other spine rebooting on
+// this fabric of four switches, four senders and a sink, run with 1, 2 and 4
+// threads (nodes spread over the partitions: every link joins two): the same
+// run, event for event, and every frame accounted in each.
+TEST(LinkFailure, PartitionedEngineSameRunWithAnyThreads) {
+  const auto faults = [](Fabric& fab, const std::vector<sim::LinkId>& up) {
+    fab.sim().set_link_state_at(up[0], TimeNs::from_us(40), false);
+    fab.sim().set_link_state_at(up[0], TimeNs::from_us(90), true);
+    fab.sim().reboot_node(fab.switch_id(kSpine1), TimeNs::from_us(60), TimeNs::from_us(100));
+  };
+  std::vector<Result> runs;
+  for (uint32_t t : {1u, 2u, 4u}) {
+    runs.push_back(run("link_failure_partitioned_" + std::to_string(t), TimeNs::from_us(60), TimeNs::from_us(170),
+                       faults, t));
+  }
+  const Result& one = runs[0];
+  EXPECT_EQ(one.sent, kSenders * kFramesPerSender);
+  EXPECT_EQ(one.sent, one.delivered + one.drops + one.down_dropped);
+  EXPECT_GT(one.link_down, 0u);
+  EXPECT_GT(one.up0_after, 0u);
+  EXPECT_GT(one.up1_after, 0u);
+  for (size_t i = 1; i < runs.size(); ++i) {
+    const Result& r = runs[i];
+    EXPECT_EQ(r.hash, one.hash) << i;
+    EXPECT_EQ(r.events, one.events) << i;
+    EXPECT_EQ(std::tie(r.sent, r.delivered, r.drops, r.link_down, r.port_down, r.down_dropped, r.up0_before,
+                       r.up1_before, r.up0_after, r.up1_after, r.end),
+              std::tie(one.sent, one.delivered, one.drops, one.link_down, one.port_down, one.down_dropped,
+                       one.up0_before, one.up1_before, one.up0_after, one.up1_after, one.end))
+        << i;
+  }
 }
 
 }  // namespace

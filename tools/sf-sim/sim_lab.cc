@@ -61,7 +61,9 @@ const nic::app::AppConfig& cached_app_config(const std::string& path) {
 
 void drop_file_cache() { file_cache() = FileCache{}; }
 
-SimLab::SimLab(const std::string& plan_path, rte_mempool* pool) : pool_(pool) { load(plan_path); }
+SimLab::SimLab(const std::string& plan_path, rte_mempool* pool, uint32_t threads) : pool_(pool), threads_(threads) {
+  load(plan_path);
+}
 
 SimLab::~SimLab() {
   sim_.reset();  // frees frames in flight before the nodes go
@@ -79,7 +81,8 @@ void SimLab::load(const std::string& plan_path) {
   if (limit_s <= 0 || limit_s > 3600) root.fail_key("run_limit_s", "must be within (0, 3600] seconds of virtual time");
   run_limit_ = TimeNs(static_cast<int64_t>(limit_s * 1e9));
   ts_period_ = TimeNs::from_us(root.opt<uint32_t>("ts_period_us", 10, config::in_range<uint32_t>(1, 1000000)));
-  sim_ = std::make_unique<sim::Simulator>(seed_);
+  sim_ = threads_ == 0 ? std::make_unique<sim::Simulator>(seed_)
+                       : std::make_unique<sim::Simulator>(seed_, sim::Partitioned{threads_});
 
   if (auto sws = root.opt_child("switches")) {
     sws->expect_object();
@@ -147,7 +150,47 @@ void SimLab::load(const std::string& plan_path) {
   for (config::ConfigNode& l : links.elements()) connect_link(l);
   if (auto ev = root.opt_child("events")) load_events(*ev);
   root.finish();
+  place_nodes();
   pair_workloads();
+}
+
+void SimLab::place_nodes() {
+  if (threads_ <= 1) return;
+  const size_t n = sim_->num_nodes();
+  // Units: nodes joined by zero-delay links (they cannot be apart).
+  std::vector<uint32_t> root(n);
+  for (uint32_t i = 0; i < n; ++i) root[i] = i;
+  const auto find = [&](uint32_t x) {
+    while (root[x] != x) x = root[x] = root[root[x]];
+    return x;
+  };
+  for (const Edge& e : edges_) {
+    if (e.delay_ns == 0) root[std::max(find(e.a), find(e.b))] = std::min(find(e.a), find(e.b));
+  }
+  std::vector<uint64_t> weight(n, 0);
+  const auto ports = [&](sim::NodeId id) -> uint64_t {
+    for (const auto& sw : switches_) {
+      if (sw->id == id) return sw->cfg.ports.ports.size();
+    }
+    for (const auto& x : nics_) {
+      if (x->id == id) return x->node->num_ports();
+    }
+    return 1;  // an injector
+  };
+  for (uint32_t i = 0; i < n; ++i) weight[find(i)] += ports(i);
+  std::vector<uint32_t> units;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (find(i) == i) units.push_back(i);
+  }
+  std::stable_sort(units.begin(), units.end(), [&](uint32_t a, uint32_t b) { return weight[a] > weight[b]; });
+  std::vector<uint64_t> load(threads_, 0);
+  std::vector<uint32_t> part_of_unit(n, 0);
+  for (const uint32_t u : units) {
+    const auto p = static_cast<uint32_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    part_of_unit[u] = p;
+    load[p] += weight[u];
+  }
+  for (uint32_t i = 0; i < n; ++i) sim_->set_partition(i, part_of_unit[find(i)]);
 }
 
 size_t SimLab::shard_ring_bytes(const std::string& plan_path) {
@@ -277,6 +320,7 @@ void SimLab::connect_link(config::ConfigNode link) {
   try {
     sim_->connect(a.first, a.second, b.first, b.second,
                   {BitRate::gbps(gbps), TimeNs(static_cast<int64_t>(delay_ns))});
+    edges_.push_back({a.first, b.first, static_cast<int64_t>(delay_ns)});
   } catch (const std::exception& e) {
     link.fail(e.what());  // a port used twice
   }
@@ -423,6 +467,7 @@ Injector& SimLab::injector_at(config::ConfigNode& ev, const std::string& port) {
     x.node = std::make_unique<Injector>(pool_, rate, kDelay);
     x.id = sim_->add_node(*x.node, "inject:" + port);
     x.link = sim_->connect(x.id, 0, s->id, x.port, {rate, kDelay});
+    edges_.push_back({x.id, s->id, kDelay.ns()});
     injectors_.push_back(std::move(x));
     return *injectors_.back().node;
   }
@@ -518,9 +563,9 @@ SimResult SimLab::run(const std::string& out_dir) {
   SimResult r;
   using Clock = std::chrono::steady_clock;
   // This thread's CPU time (user + system): the loop's cost on a loaded machine.
-  const auto thread_cpu_s = [] {
+  const auto thread_cpu_s = [this] {
     timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    clock_gettime(threads_ > 1 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_THREAD_CPUTIME_ID, &ts);
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
   };
   const auto secs = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
@@ -550,6 +595,9 @@ SimResult SimLab::run(const std::string& out_dir) {
   r.end = sim_->now();
   r.events = sim_->events_processed();
   r.trace_hash = sim_->trace_hash();
+  r.threads = sim_->threads();
+  r.lookahead = sim_->lookahead();
+  r.windows = sim_->windows();
   r.has_inject = !injectors_.empty();
   for (const Inj& x : injectors_) {
     const Injector::Stats& st = x.node->stats();

@@ -18,8 +18,12 @@
 // (1-based verbs port_num, default 1): a multi-port host has one link per port.
 // Workloads of different nic processes are paired by their "oob" address
 // (a client and the server listening there), as sf-nic's TCP exchange does.
-// Threading: one thread. Errors: config::ConfigError naming the plan path or
-// the config file and its JSON path.
+// Threading: one thread, or with threads > 0 the simulator's partitioned
+// engine (common/sim/simulator.h "Threading"): the nodes spread over
+// `threads` partitions (place_nodes()), one thread each, the lab's own work
+// (samples, the DONE barrier, reports) between runs on the caller's thread.
+// Errors: config::ConfigError naming the plan path or the config file and
+// its JSON path.
 #pragma once
 
 #include <rte_mempool.h>
@@ -49,10 +53,13 @@ struct SimResult {
   uint64_t events = 0;
   uint64_t trace_hash = 0;
   uint64_t failed_workloads = 0;
+  uint32_t threads = 0;       // the partitioned engine's threads (0: the default engine)
+  TimeNs lookahead;           // its window (the shortest link between partitions)
+  uint64_t windows = 0;       // windows it ran
   // Wall-clock seconds (sf-sim --timing only; not deterministic): the
   // simulator's event loop, the time-series samples, the final reports.
   double loop_s = 0;
-  double loop_cpu_s = 0;  // the event loop's thread CPU time (user + system)
+  double loop_cpu_s = 0;  // the event loop's CPU time (user + system): its thread's, or the process's with threads
   double samples_s = 0;
   double reports_s = 0;
   // "inject" events (docs/sf-sim.md): summed over the injectors; has_inject
@@ -85,7 +92,10 @@ class SimLab {
   // switches of ordered shard pairs x ShardedSwitch::ring_sizes().bytes); 0
   // where the plan cannot be read (the constructor reports why).
   static size_t shard_ring_bytes(const std::string& plan_path);
-  SimLab(const std::string& plan_path, rte_mempool* pool);
+  // threads 0: the simulator's default engine; 1..256: its partitioned
+  // engine with that many threads (the same run whatever the count; it
+  // differs from the default engine's in the order of equal-time events).
+  SimLab(const std::string& plan_path, rte_mempool* pool, uint32_t threads = 0);
   ~SimLab();
   SimLab(const SimLab&) = delete;
   SimLab& operator=(const SimLab&) = delete;
@@ -124,6 +134,10 @@ class SimLab {
 
   void load(const std::string& plan_path);
   void connect_link(config::ConfigNode link);
+  // Partitioned engine: every node to a partition, the heaviest first to the
+  // lightest partition (weight: ports), nodes joined by a zero-delay link
+  // together. Which partition changes only the speed, never the run.
+  void place_nodes();
   // Plan "events" (failure injection, docs/sf-sim.md "Events"): scheduled on
   // the simulator's links and nodes before the run.
   void load_events(config::ConfigNode events);
@@ -144,6 +158,12 @@ class SimLab {
   };
 
   rte_mempool* pool_;
+  uint32_t threads_ = 0;
+  struct Edge {
+    sim::NodeId a, b;
+    int64_t delay_ns;
+  };
+  std::vector<Edge> edges_;  // every link, for place_nodes()
   uint64_t seed_ = 1;
   TimeNs run_limit_ = TimeNs::from_ms(100);
   TimeNs ts_period_ = TimeNs::from_us(10);
