@@ -242,7 +242,8 @@ AppConfig config_from_flags(const Options& o) {
   const bool client = !o.server.empty();
   config::Json w = {{"name", test}, {"host", "h0"}, {"type", test}, {"role", client ? "client" : "server"},
                     {"oob", (client ? o.server : std::string("0.0.0.0")) + ":" + std::to_string(o.oob_port)},
-                    {"size", o.all_sizes ? kPerftestAllSizesMax : o.size}, {"iterations", o.duration_s > 0 ? 0 : o.iters}, {"duration_s", o.duration_s},
+                    {"size", o.all_sizes ? kPerftestAllSizesMax : o.size},
+                    {"iterations", o.duration_s > 0 ? 0 : o.iters}, {"duration_s", o.duration_s},
                     {"qps", o.qps}, {"tx_depth", o.tx_depth}, {"cc", o.cc}, {"verify", o.verify},
                     {"transport", o.transport}, {"oob_format", o.oob_format}};
   if (o.rate_limit_gbps > 0) w["rate_limit"] = o.rate_limit_gbps;
@@ -495,21 +496,6 @@ std::optional<int> load_config(const Options& o, const po::variables_map& vm, Ap
     // A flag's value checked by the config: name the flag, not the JSON path.
     const std::string what = o.config.empty() ? flag_named(e.what()) : o.config + ": " + e.what();
     std::cerr << "sf-nic: " << what << "\n";
-    return 2;
-  }
-  return std::nullopt;
-}
-
-// The metrics port is bound now, so a busy one stops sf-nic before EAL.
-std::optional<int> bind_metrics(Options& o, app::MetricsServer& metrics) {
-  if (o.metrics_port != 0) {
-    if (o.metrics_addr.empty()) o.metrics_addr = "127.0.0.1";
-    if (const std::string err = metrics.listen(o.metrics_addr, o.metrics_port); !err.empty()) {
-      std::cerr << "sf-nic: --metrics-port: cannot listen on " << err << "\n";
-      return 2;
-    }
-  } else if (!o.metrics_addr.empty()) {
-    std::cerr << "sf-nic: --metrics-addr needs --metrics-port\n";
     return 2;
   }
   return std::nullopt;
@@ -1005,9 +991,7 @@ int run_workloads(const Options& o, const Modes& m, NicPorts& ports, Nic& nic, r
   Datapath dp(o, m, ports, nic);
   start_sessions(dp);
   report.pool_in_use_at_ready = rte_mempool_in_use_count(pool);
-  if (!o.ready_file.empty()) {
-    if (FILE* f = std::fopen(o.ready_file.c_str(), "w"); f != nullptr) std::fclose(f);
-  }
+  app::touch_ready_file(o.ready_file);
   if (!bring_up(dp)) {
     // Failed before the data path (exchange, link, next hops, connect): the
     // report says what the node saw (each port's neighbours) and why.
@@ -1066,7 +1050,8 @@ int run(int argc, char** argv) {
   AppConfig cfg;
   if (auto rc = load_config(o, vm, cfg)) return *rc;
   app::MetricsServer metrics;
-  if (auto rc = bind_metrics(o, metrics)) return *rc;
+  // Bound now, so a busy metrics port stops sf-nic before EAL.
+  if (auto rc = app::listen_metrics_flags(metrics, o.metrics_addr, o.metrics_port, "sf-nic")) return *rc;
   EarlyReport early(o.report);  // --report also when the run fails before its results
   if (auto rc = start_eal(args, o, modes.sched)) return *rc;
   int rc = 0;
