@@ -683,19 +683,26 @@ def exited(p, timeout_s, what):
         raise Fail(f"{what} still runs after {timeout_s} s:\n{text(p)[-2000:]}")
 
 
-def case_interop_write_bw_all_sizes_sf_server(h):
-    """ib_write_bw -a (client: every size 2 B..8 MiB, no step between sizes)
-    WRITEs into sf-nic's server given -a (an 8 MiB region): perftest prints
-    23 rows, sf-nic the client's last (8388608)."""
-    sf_out, pt_out, rep = interop(h, "write_bw", "server", ["-a", "-n", "5"], pt_extra=["--report_gbits"],
-                                  timeout_s=50)
+def all_sizes_sf_server(h, test):
+    """ib_<test> -a (client: every size 2 B..8 MiB, no step between sizes)
+    WRITEs into / READs from sf-nic's server given -a (an 8 MiB region):
+    perftest prints 23 rows, sf-nic the client's last (8388608)."""
+    sf_out, pt_out, rep = interop(h, test, "server", ["-a", "-n", "5"], pt_extra=["--report_gbits"], timeout_s=50)
     sizes = re.findall(r"^ (\d+)\s+5\s+[0-9.]+\s+[0-9.]+", pt_out, re.M)
-    check(sizes == [str(1 << i) for i in range(1, 24)], f"ib_write_bw -a rows: {sizes}:\n{pt_out}")
+    check(sizes == [str(1 << i) for i in range(1, 24)], f"ib_{test} -a rows: {sizes}:\n{pt_out}")
     row = r"^ 8388608\s+5\s+[0-9.]+\s+[0-9.]+"
     check(re.search(row, sf_out, re.M), f"sf-nic (server, -a) does not print the client's last row /{row}/:\n{sf_out}")
     host = rep["hosts"][0]
     check(host["naks_sent"] == 0 and host["drops"] == {}, f"sf-nic's receive counters: {host}")
     print(re.search(row, sf_out, re.M).group(0))
+
+
+def case_interop_write_bw_all_sizes_sf_server(h):
+    all_sizes_sf_server(h, "write_bw")
+
+
+def case_interop_read_bw_all_sizes_sf_server(h):
+    all_sizes_sf_server(h, "read_bw")
 
 
 def case_interop_bidir_refused_sf_client(h):
