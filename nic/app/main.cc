@@ -336,7 +336,7 @@ std::optional<int> refuse_perftest_modes(const Options& o, const po::variables_m
     if (served && app::first_given(vm, {"size"}).empty()) return std::nullopt;
     std::cerr << "sf-nic: -a (every message size) "
               << (served ? "sets the size: give -a or -s, not both"
-                         : "is served only by a write_bw or read_bw server with --oob-format perftest; this side "
+                         : "is served only by a TEST-mode write_bw or read_bw server with --oob-format perftest; this side "
                            "runs one size: give -s (docs/perftest.md \"-a and -b\")")
               << "\n";
   } else {
