@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
 #include <iostream>
 
 namespace sf::app {
@@ -48,6 +49,11 @@ bool set_log_level(const std::string& level, std::string_view prog) {
   }
   std::cerr << prog << ": --log-level must be debug, info, warn or error (got '" << level << "')\n";
   return false;
+}
+
+void touch_ready_file(const std::string& path) {
+  if (path.empty()) return;
+  if (FILE* f = std::fopen(path.c_str(), "w"); f != nullptr) std::fclose(f);
 }
 
 }  // namespace sf::app

@@ -30,4 +30,8 @@ std::string first_given(const boost::program_options::variables_map& vm, std::in
 // message on stderr) for anything else, which spdlog would silently turn off.
 bool set_log_level(const std::string& level, std::string_view prog);
 
+// --ready-file: creates `path` (empty: nothing) for an orchestrator that
+// waits for it.
+void touch_ready_file(const std::string& path);
+
 }  // namespace sf::app

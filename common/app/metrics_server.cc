@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <iostream>
 
 namespace sf::app {
 namespace {
@@ -231,6 +232,20 @@ void MetricsServer::handle(int conn) {
   }
   scrapes_.fetch_add(1, std::memory_order_relaxed);
   write_all(conn, response("200 OK", "text/plain; version=0.0.4; charset=utf-8", render_(), head));
+}
+
+std::optional<int> listen_metrics_flags(MetricsServer& server, std::string& addr, uint16_t port, std::string_view prog) {
+  if (port != 0) {
+    if (addr.empty()) addr = "127.0.0.1";
+    if (const std::string err = server.listen(addr, port); !err.empty()) {
+      std::cerr << prog << ": --metrics-port: cannot listen on " << err << "\n";
+      return 2;
+    }
+  } else if (!addr.empty()) {
+    std::cerr << prog << ": --metrics-addr needs --metrics-port\n";
+    return 2;
+  }
+  return std::nullopt;
 }
 
 }  // namespace sf::app

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -75,5 +76,12 @@ class MetricsServer {
   std::atomic<uint64_t> scrapes_{0};
   std::thread thread_;
 };
+
+// The apps' --metrics-port / --metrics-addr, bound at argument time: an
+// address without a port is refused, the address defaults to 127.0.0.1
+// (written back to `addr`), a port that cannot be bound is refused. Returns
+// std::nullopt to go on, else exit status 2 after a line on stderr naming
+// `prog`.
+std::optional<int> listen_metrics_flags(MetricsServer& server, std::string& addr, uint16_t port, std::string_view prog);
 
 }  // namespace sf::app

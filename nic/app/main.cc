@@ -33,6 +33,7 @@
 #include "common/dpdk/poll_loop.h"
 #include "common/dpdk/port.h"
 #include "nic/app/nic_ops.h"
+#include "nic/app/oob_exchange.h"
 #include "nic/app/oob_session.h"
 #include "nic/app/perftest_engine.h"
 #include "nic/app/sample_schedule.h"
@@ -121,6 +122,8 @@ struct Options {
   std::string oob_format = "sf";
   std::string gateway_mac;
   bool verify = false;
+  bool all_sizes = false;      // perftest's -a (docs/perftest.md "-a and -b")
+  bool bidirectional = false;  // perftest's -b: refused
   std::string report;
   std::string timeseries;
   uint32_t ts_period_ms = 100;
@@ -135,12 +138,17 @@ struct Options {
   std::string id_seed = "random";
   std::string transport = "rc";
   std::optional<uint64_t> id_seed_value;  // parsed --id-seed; none = random
+  bool oob_wait_defaulted = true;         // --oob-wait-s not given
   std::string ready_file;
   std::string log_level = "warn";
   uint32_t mbuf_size = RTE_MBUF_DEFAULT_BUF_SIZE;
   uint16_t metrics_port = 0;
   std::string metrics_addr;  // empty: 127.0.0.1
 };
+
+// perftest's -a runs sizes 2^1..2^23; its client's report (and the region a
+// server must offer) is the last one's.
+constexpr uint64_t kPerftestAllSizesMax = uint64_t{1} << 23;
 
 // --mbuf-size bounds: the data room (headroom included) must hold the
 // headroom plus the largest header set and control frame the NIC builds in
@@ -185,6 +193,11 @@ po::options_description describe(Options& o) {
      "the destination MAC of every frame the host sends (a routed fabric's next hop; on one L2 segment with "
      "--oob-format perftest, the peer's MAC)")
     ("verify", po::bool_switch(&o.verify), "check every byte at the receiver")
+    ("all,a", po::bool_switch(&o.all_sizes),
+     "perftest's -a (every size 2 B..8 MiB): a write_bw or read_bw server with --oob-format perftest serves it "
+     "(an 8 MiB region; it prints the client's last row); refused elsewhere (docs/perftest.md \"-a and -b\")")
+    ("bidirectional,b", po::bool_switch(&o.bidirectional),
+     "perftest's -b (both sides send): refused, a workload sends one way (docs/perftest.md \"-a and -b\")")
     ("report", po::value(&o.report), "write the results (JSON) to this file at exit")
     ("timeseries", po::value(&o.timeseries), "append one JSON line of host counters per sample")
     ("ts-period-ms", po::value(&o.ts_period_ms)->default_value(100), "time-series sample period")
@@ -229,7 +242,8 @@ AppConfig config_from_flags(const Options& o) {
   const bool client = !o.server.empty();
   config::Json w = {{"name", test}, {"host", "h0"}, {"type", test}, {"role", client ? "client" : "server"},
                     {"oob", (client ? o.server : std::string("0.0.0.0")) + ":" + std::to_string(o.oob_port)},
-                    {"size", o.size}, {"iterations", o.duration_s > 0 ? 0 : o.iters}, {"duration_s", o.duration_s},
+                    {"size", o.all_sizes ? kPerftestAllSizesMax : o.size},
+                    {"iterations", o.duration_s > 0 ? 0 : o.iters}, {"duration_s", o.duration_s},
                     {"qps", o.qps}, {"tx_depth", o.tx_depth}, {"cc", o.cc}, {"verify", o.verify},
                     {"transport", o.transport}, {"oob_format", o.oob_format}};
   if (o.rate_limit_gbps > 0) w["rate_limit"] = o.rate_limit_gbps;
@@ -289,16 +303,59 @@ std::string flag_named(std::string_view what) {
   return std::string(what);
 }
 
-int run(int argc, char** argv) {
-  // 1. Arguments and config, validated before anything starts.
-  const dpdk::SplitArgs args = dpdk::split_args(argc, argv);
-  Options o;
+// ---- 1. Arguments ------------------------------------------------------------
+// A perftest server waits for its client: a refused sf-nic client connects
+// and hangs up, so the server's exchange ends (EOF) instead of waiting.
+void hang_up_on_perftest_server(const Options& o) {
+  if (o.server.empty() || o.oob_format != "perftest") return;
+  nic::OobOptions oo;
+  oo.host = o.server;
+  oo.port = o.oob_port;
+  oo.connect_attempts = 1;
+  oo.io_timeout = std::chrono::milliseconds(1000);
+  try {
+    (void)nic::OobConnection::connect(oo);
+  } catch (const nic::OobError&) {
+    // No server to tell.
+  }
+}
+
+// perftest's -a and -b (docs/perftest.md "-a and -b"): -a is spoken by a
+// write_bw / read_bw server with perftest's exchange (perftest's client runs
+// the sizes with no step between them; the server offers the largest size's
+// region and prints the client's last row); every other -a, and every -b,
+// is refused in one line naming the flag. nullopt: go on.
+std::optional<int> refuse_perftest_modes(const Options& o, const po::variables_map& vm) {
+  if (o.bidirectional) {
+    std::cerr << "sf-nic: -b (bidirectional) is not supported: a workload sends one way (run a second sf-nic "
+              << "workload the other way; docs/perftest.md \"-a and -b\")\n";
+  } else if (o.all_sizes) {
+    const std::string test = o.test.rfind("ib_", 0) == 0 ? o.test.substr(3) : o.test;
+    const bool served = o.config.empty() && o.server.empty() && o.oob_format == "perftest" &&
+                        (test == "write_bw" || test == "read_bw");
+    if (served && app::first_given(vm, {"size"}).empty()) return std::nullopt;
+    std::cerr << "sf-nic: -a (every message size) "
+              << (served ? "sets the size: give -a or -s, not both"
+                         : "is served only by a TEST-mode write_bw or read_bw server with --oob-format perftest; this side "
+                           "runs one size: give -s (docs/perftest.md \"-a and -b\")")
+              << "\n";
+  } else {
+    return std::nullopt;
+  }
+  hang_up_on_perftest_server(o);
+  return 2;
+}
+
+
+// Parses the flags (TEST and SERVER positional). nullopt: go on; else the exit
+// code (0 after --help, 2 after saying what is wrong).
+std::optional<int> parse_options(int argc, char** argv, const dpdk::SplitArgs& args, Options& o,
+                                 po::variables_map& vm) {
   po::options_description desc = describe(o);
   po::positional_options_description pos;
   pos.add("test", 1).add("server", 1);
   std::vector<const char*> av;
   for (const auto& a : args.app) av.push_back(a.c_str());
-  po::variables_map vm;
   try {
     po::store(po::command_line_parser(static_cast<int>(av.size()), av.data()).options(desc).positional(pos).run(), vm);
     if (vm.count("help")) {
@@ -327,32 +384,50 @@ int run(int argc, char** argv) {
       return 0;
     }
   }
+  o.oob_wait_defaulted = vm["oob-wait-s"].defaulted();
+  return std::nullopt;
+}
+
+// What the flags decide about the data-path thread.
+struct Modes {
+  ThreadSched sched;
+  dpdk::IdleBackoffOptions idle;
+};
+
+// --id-seed: random, or the seed every host of the process uses.
+bool parse_id_seed(Options& o) {
+  if (o.id_seed == "random") return true;
+  uint64_t v = 0;
+  const char* b = o.id_seed.data();
+  const auto [ptr, ec] = std::from_chars(b, b + o.id_seed.size(), v);
+  if (ec != std::errc{} || ptr != b + o.id_seed.size()) {
+    std::cerr << "sf-nic: --id-seed " << o.id_seed << ": want random or an integer 0..2^64-1\n";
+    return false;
+  }
+  o.id_seed_value = v;
+  return true;
+}
+
+// The flags' values and combinations, checked before anything starts.
+std::optional<int> check_options(Options& o, Modes& m) {
   if (!app::set_log_level(o.log_level, "sf-nic")) return 2;
   if (o.ts_period_ms == 0) {
     std::cerr << "sf-nic: --ts-period-ms must be > 0\n";
     return 2;
   }
-  std::string sched_error;
-  const std::optional<ThreadSched> sched = parse_thread_sched(o.sched, &sched_error);
+  std::string error;
+  const std::optional<ThreadSched> sched = parse_thread_sched(o.sched, &error);
   if (!sched) {
-    std::cerr << "sf-nic: " << sched_error << "\n";
+    std::cerr << "sf-nic: " << error << "\n";
     return 2;
   }
-  std::optional<dpdk::IdleBackoffOptions> idle = parse_idle_mode(o.idle, &sched_error);
+  const std::optional<dpdk::IdleBackoffOptions> idle = parse_idle_mode(o.idle, &error);
   if (!idle) {
-    std::cerr << "sf-nic: " << sched_error << "\n";
+    std::cerr << "sf-nic: " << error << "\n";
     return 2;
   }
-  if (o.id_seed != "random") {
-    uint64_t v = 0;
-    const char* b = o.id_seed.data();
-    const auto [ptr, ec] = std::from_chars(b, b + o.id_seed.size(), v);
-    if (ec != std::errc{} || ptr != b + o.id_seed.size()) {
-      std::cerr << "sf-nic: --id-seed " << o.id_seed << ": want random or an integer 0..2^64-1\n";
-      return 2;
-    }
-    o.id_seed_value = v;
-  }
+  m = Modes{*sched, *idle};
+  if (!parse_id_seed(o)) return 2;
   if (o.oob_wait_s == 0 || o.oob_wait_s > 86400) {
     std::cerr << "sf-nic: --oob-wait-s must be 1..86400\n";
     return 2;
@@ -371,15 +446,20 @@ int run(int argc, char** argv) {
       std::cerr << "sf-nic: give --backoff or --idle " << o.idle << ", not both\n";
       return 2;
     }
-    idle->enabled = true;
+    m.idle.enabled = true;
   }
-  if ((sched->policy == SchedPolicy::kFifo || sched->policy == SchedPolicy::kRr) && !idle->enabled &&
-      !idle->until_due) {
+  if ((m.sched.policy == SchedPolicy::kFifo || m.sched.policy == SchedPolicy::kRr) && !m.idle.enabled &&
+      !m.idle.until_due) {
     std::cerr << "sf-nic: --sched " << o.sched << " needs --idle until-due or backoff: a busy-polling "
               << "real-time thread starves every other task of its core\n";
     return 2;
   }
-  AppConfig cfg;
+  return std::nullopt;
+}
+
+// ---- 2. Config ---------------------------------------------------------------
+// nic.json (--config) or the TEST-mode flags -> `cfg`, validated. nullopt: go on.
+std::optional<int> load_config(const Options& o, const po::variables_map& vm, AppConfig& cfg) {
   try {
     if (!o.config.empty()) {
       if (!o.test.empty()) {
@@ -418,404 +498,579 @@ int run(int argc, char** argv) {
     std::cerr << "sf-nic: " << what << "\n";
     return 2;
   }
+  return std::nullopt;
+}
 
-  // The metrics port is bound now, so a busy one stops sf-nic before EAL.
-  app::MetricsServer metrics;
-  if (o.metrics_port != 0) {
-    if (o.metrics_addr.empty()) o.metrics_addr = "127.0.0.1";
-    if (const std::string err = metrics.listen(o.metrics_addr, o.metrics_port); !err.empty()) {
-      std::cerr << "sf-nic: --metrics-port: cannot listen on " << err << "\n";
-      return 2;
-    }
-  } else if (!o.metrics_addr.empty()) {
-    std::cerr << "sf-nic: --metrics-addr needs --metrics-port\n";
-    return 2;
-  }
-
-  // --report also when the run fails before its results (early_report.h).
-  EarlyReport early(o.report);
-  // 2. EAL.
+// ---- 3. EAL ------------------------------------------------------------------
+// EAL; then the data-path thread's scheduling is checked (it is applied just
+// before the loop runs: the control threads started before it keep the
+// default). nullopt: go on, EAL up; else the exit code, EAL down.
+std::optional<int> start_eal(const dpdk::SplitArgs& args, const Options& o, const ThreadSched& sched) {
   auto eal = dpdk::init_eal(args.eal);
   if (!eal) {
     spdlog::error("{}", eal.error());
     return 1;
   }
-  // The data-path thread's scheduling is applied just before the loop runs
-  // (the control threads started before it keep the default); checked here,
-  // before anything starts.
-  if (const std::string err = check_thread_sched(*sched); !err.empty()) {
-    spdlog::error("--sched {}: {}", to_string(*sched), err);
+  if (const std::string err = check_thread_sched(sched); !err.empty()) {
+    spdlog::error("--sched {}: {}", to_string(sched), err);
     dpdk::cleanup_eal();
     return 1;
   }
-  if (const std::string warn = apply_session_nice(*sched); !warn.empty()) spdlog::warn("--sched {}: {}", o.sched, warn);
+  if (const std::string warn = apply_session_nice(sched); !warn.empty()) spdlog::warn("--sched {}: {}", o.sched, warn);
+  return std::nullopt;
+}
+
+// ---- 4. Mempool --------------------------------------------------------------
+// Descriptors and loop buffers per port; the NIC builds frames as it sends
+// them and holds none beyond the receive ring.
+dpdk::Result<rte_mempool*> create_pool(const Options& o, size_t nports) {
+  dpdk::MempoolSizing sz;
+  sz.ports = static_cast<uint32_t>(nports);
+  sz.extra = 4096;
+  return dpdk::create_pktmbuf_pool("sf_nic", sz, static_cast<uint16_t>(o.mbuf_size));
+}
+
+// ---- 5. Ports ----------------------------------------------------------------
+// --flow-isolate's rules of one port.
+struct Isolated {
+  uint16_t port_id = 0;
+  std::vector<rte_flow*> flows;
+  Isolated() = default;
+  Isolated(Isolated&& o) noexcept : port_id(o.port_id), flows(std::move(o.flows)) {}
+  Isolated(const Isolated&) = delete;
+  ~Isolated() { dpdk::flow_isolate_remove(port_id, &flows); }
+};
+
+// One DPDK port per node port: each host's ports in port_num order, host
+// after host (node port i on DPDK port i).
+struct NicPorts {
+  explicit NicPorts(const AppConfig& c) : cfg(c), node_ports(node_ports_of(c)) {}
+  const AppConfig& cfg;
+  const std::vector<std::pair<size_t, uint8_t>> node_ports;  // (host index, port_num)
+  std::vector<dpdk::Port> ports;
+  std::vector<Isolated> isolated;
+
+  const AppHost& host(size_t i) const { return cfg.hosts[node_ports[i].first]; }
+  AppPort port_config(size_t i) const { return host(i).port(node_ports[i].second); }
+  std::string name(size_t i) const {
+    const AppHost& h = host(i);
+    return "host " + h.name + (h.num_ports() > 1 ? " port " + std::to_string(node_ports[i].second) : "");
+  }
+  // False when one fails to open (those opened so far stay, closed by close()).
+  bool open(const Options& o, rte_mempool* pool);
+  bool isolate(size_t i);
+  // Every link up (a memif peer connects asynchronously) within --link-wait-s.
+  bool wait_links_up(const Options& o) {
+    for (size_t i = 0; i < ports.size(); ++i) {
+      if (auto st = ports[i].wait_link_up(TimeNs::from_s(o.link_wait_s)); !st) {
+        spdlog::error("{}: {}", name(i), st.error());
+        return false;
+      }
+    }
+    return true;
+  }
+  void close() {
+    for (auto& p : ports) p.close();
+  }
+};
+
+bool NicPorts::open(const Options& o, rte_mempool* pool) {
+  for (size_t i = 0; i < node_ports.size(); ++i) {
+    dpdk::PortConfig pc;
+    pc.mtu = static_cast<uint16_t>(host(i).mtu_bytes + 128);  // RoCE headers on top of the path MTU
+    pc.devargs = dpdk::memif_devargs_for_link(port_config(i).devargs, pc.mtu);  // flooded jumbo frames
+    pc.mtu_best_effort = true;
+    pc.link_wait = dpdk::LinkWait::kSkip;
+    if (o.flow_isolate) {  // before the port is configured (mlx5 wants it so)
+      if (const std::string err = dpdk::flow_isolate_prepare(pc.devargs); !err.empty()) {
+        spdlog::error("{}: {}", name(i), err);
+        return false;
+      }
+    }
+    auto p = dpdk::Port::open(pc, pool);
+    if (!p) {
+      spdlog::error("{}: {}", name(i), p.error());
+      return false;
+    }
+    ports.push_back(std::move(*p));
+    if (o.flow_isolate && !isolate(i)) return false;
+  }
+  return true;
+}
+
+// --flow-isolate: UDP 4791 to sf-nic, the rest to the kernel.
+bool NicPorts::isolate(size_t i) {
+  isolated.emplace_back();
+  isolated.back().port_id = ports.back().port_id();
+  if (const std::string err = dpdk::flow_isolate_rules(ports.back().port_id(), name(i), &isolated.back().flows);
+      !err.empty()) {
+    spdlog::error("{}: {}", name(i), err);
+    return false;
+  }
+  spdlog::info("{}: flow isolation on, UDP 4791 (IPv4, IPv6) to sf-nic, the rest to the kernel", name(i));
+  return true;
+}
+
+// ---- 6. NIC node and workloads -----------------------------------------------
+nic::NicConfig make_nic_config(const Options& o, const AppConfig& cfg) {
+  nic::NicConfig nc = nic_config_of(cfg);
+  // Zero-copy transmit where the driver copies with the CPU (every port of
+  // the host); the loop's buffered frames are released before the workloads
+  // (and their MRs) go.
+  for (size_t i = 0; i < nc.hosts.size(); ++i) {
+    bool cpu_copy = true;
+    for (uint8_t k = 1; k <= cfg.hosts[i].num_ports(); ++k) {
+      cpu_copy = cpu_copy && copies_with_cpu(cfg.hosts[i].port(k).devargs);
+    }
+    nc.hosts[i].tx_zero_copy = cpu_copy;
+    nc.hosts[i].rc.max_unacked_psns = o.max_unacked_psns;
+    // Unpredictable QPNs, PSNs and MR keys per process unless --id-seed
+    // names the seed (docs/nic.md "Identifiers").
+    nc.hosts[i].rc.seed = o.id_seed_value ? *o.id_seed_value : random_seed(i);
+  }
+  return nc;
+}
+
+// The node and its workloads (verbs objects). The workloads go before the
+// node: a Workload's destructor destroys its QPs, CQs, MR and PD on it.
+struct Nic {
+  std::unique_ptr<nic::NicNode> node;
+  std::vector<std::unique_ptr<Workload>> workloads;
+  std::vector<Workload*> wl;
+  bool make(const Options& o, const AppConfig& cfg, rte_mempool* pool) {
+    try {
+      node = std::make_unique<nic::NicNode>(make_nic_config(o, cfg), pool);
+      for (const AppWorkload& w : cfg.workloads) {
+        workloads.push_back(std::make_unique<Workload>(w, cfg.hosts[w.host], *node, w.host));
+        wl.push_back(workloads.back().get());
+      }
+    } catch (const std::exception& e) {
+      spdlog::error("setup: {}", e.what());
+      return false;
+    }
+    return true;
+  }
+  ~Nic() {
+    workloads.clear();
+    node.reset();
+  }
+};
+
+// Telemetry and metrics (nic_ops.h): port counters from now, QPs once
+// connected. Static: telemetry callbacks may run until EAL is gone.
+std::optional<NicOps> g_ops;
+
+void start_ops(nic::NicNode& node, app::MetricsServer& metrics) {
+  g_ops.emplace(node);
+  if (!g_ops->register_telemetry()) spdlog::info("telemetry: sf-nic commands not registered");
+  if (metrics.listening()) metrics.serve([] { return g_ops->metrics(); });
+}
+
+// ---- 7. Loop -----------------------------------------------------------------
+// The loop's clock at the TSC's measured rate (tsc_calibration.h): paced
+// rates are then exact against the wall clock.
+dpdk::TscClock calibrated_clock() {
+  const uint64_t nominal_hz = rte_get_tsc_hz();
+  const uint64_t measured_hz = measure_tsc_hz(100000000);
+  const bool use_measured = use_measured_tsc_hz(nominal_hz, measured_hz);
+  if (use_measured) {
+    spdlog::info("TSC: rte_get_tsc_hz() {} Hz, measured {} Hz against CLOCK_MONOTONIC ({:+.1f} ppm); using the measured rate",
+                 nominal_hz, measured_hz, (static_cast<double>(measured_hz) / nominal_hz - 1) * 1e6);
+  }
+  return dpdk::TscClock(use_measured ? measured_hz : nominal_hz);
+}
+
+using Loop = dpdk::PollLoop<dpdk::Port, dpdk::TscClock>;
+
+// What runs between the node's creation and the workloads' end: the engine
+// on the node, the loop over the ports, one out-of-band session per workload.
+struct Datapath {
+  Datapath(const Options& opt, const Modes& m, NicPorts& p, Nic& n)
+      : o(opt), modes(m), ports(p), node(*n.node), wl(n.wl), clock(calibrated_clock()), loop(clock, loop_options(m)) {
+    for (Workload* w : wl) engine.add(w);
+    node.set_app(&engine);
+    for (size_t i = 0; i < ports.ports.size(); ++i) {
+      dpdk::LoopPortOptions lpo;
+      lpo.rate = BitRate::gbps(ports.port_config(i).speed_gbps);
+      if (auto r = loop.add_port(ports.ports[i], node, static_cast<PortId>(i), lpo); !r) spdlog::error("{}", r.error());
+    }
+  }
+  ~Datapath() {
+    for (auto& s : sessions) s->release();
+    node.set_app(nullptr);
+  }
+  static dpdk::LoopOptions loop_options(const Modes& m) {
+    dpdk::LoopOptions lo;
+    lo.backoff = m.idle;
+    return lo;
+  }
+  bool stopped() const { return g_stop.load(std::memory_order_relaxed); }
+
+  const Options& o;
+  const Modes& modes;
+  NicPorts& ports;
+  nic::NicNode& node;
+  const std::vector<Workload*>& wl;
+  PerftestEngine engine;
+  dpdk::TscClock clock;
+  Loop loop;
+  std::vector<std::unique_ptr<OobSession>> sessions;
+};
+
+// ---- 8. Out-of-band exchange, links, next hops, connect, sync ----------------
+// One session per workload, in parallel.
+void start_sessions(Datapath& dp) {
+  for (Workload* w : dp.wl) {
+    nic::OobOptions oo;
+    oo.host = w->config().oob_host;
+    oo.port = w->config().oob_port;
+    // --oob-wait-s: a server's wait for its client, a client's for its server (default 60 s).
+    const bool client = w->config().role == Role::kClient;
+    const uint32_t wait_s = client && dp.o.oob_wait_defaulted ? 60 : dp.o.oob_wait_s;
+    oo.connect_attempts = wait_s * 2;  // every 500 ms
+    oo.retry_interval = std::chrono::milliseconds(500);
+    oo.io_timeout = std::chrono::milliseconds(600000);
+    oo.accept_timeout = std::chrono::seconds(wait_s);
+    dp.sessions.push_back(std::make_unique<OobSession>(*w, oo, g_stop));
+  }
+}
+
+bool exchanged(Datapath& dp) {
+  for (auto& s : dp.sessions) {
+    if (!s->wait_exchanged()) {
+      spdlog::error("{}", dp.stopped() ? "stopped" : s->error());
+      return false;
+    }
+  }
+  return true;
+}
+
+// Next hops (routed ports, docs/nic-app.md "Routed fabrics"): the loop runs,
+// without the workloads, until every gateway answered ARP / ND or gave up
+// (Neighbors::kMaxProbes); a peer a port cannot reach (outside its subnet
+// with no gateway, a gateway that never answered) is an error at connect,
+// not a retry-exceeded later.
+void settle_neighbors(Datapath& dp) {
+  if (dp.node.neighbors().settled()) return;
+  dp.node.set_app(nullptr);
+  dp.loop.run([&](TimeNs) { return dp.stopped() || dp.node.neighbors().settled(); });
+  dp.node.set_app(&dp.engine);
+}
+
+// QPs to RTS on this thread (the node's, before the loop runs). Every session
+// hears whether its workload connected (`ok` false: it did not try).
+bool connect_workloads(Datapath& dp, bool ok) {
+  for (size_t i = 0; i < dp.wl.size(); ++i) {
+    bool connected = ok;
+    if (connected && dp.stopped()) connected = ok = false;
+    if (connected) {
+      std::string err = dp.wl[i]->route_error(dp.sessions[i]->peer_info());
+      if (err.empty()) err = dp.wl[i]->connect(dp.sessions[i]->peer_info(), dp.clock.now());
+      if (!err.empty()) {
+        spdlog::error("workload {}: {}", dp.wl[i]->config().name, err);
+        connected = ok = false;
+      }
+    }
+    dp.sessions[i]->connected(connected);
+  }
+  return ok;
+}
+
+bool synced(Datapath& dp) {
+  for (auto& s : dp.sessions) {
+    if (!s->wait_synced()) {
+      spdlog::error("{}", dp.stopped() ? "stopped" : s->error());
+      return false;
+    }
+  }
+  return true;
+}
+
+// Exchange, links, next hops, connect, sync: true when the data path may start.
+bool bring_up(Datapath& dp) {
+  bool ok = exchanged(dp) && dp.ports.wait_links_up(dp.o);
+  if (ok) settle_neighbors(dp);
+  ok = connect_workloads(dp, ok);
+  return ok && synced(dp);
+}
+
+// ---- 9. Time series ----------------------------------------------------------
+// The control thread's samples (--timeseries). Each also carries the data-path
+// thread's CPU time and run-queue wait from /proc/self/task/TID/schedstat: on
+// a shared core they tell a window the pacer lost to descheduling from one it
+// lost to itself.
+class Sampler {
+ public:
+  // Call on the data-path thread.
+  Sampler(const Options& o, const Modes& m, const nic::NicNode& node)
+      : o_(o), modes_(m), node_(node), schedstat_("/proc/self/task/" + std::to_string(gettid()) + "/schedstat") {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~Sampler() {
+    stop_.store(true);
+    thread_.join();
+  }
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+ private:
+  using Steady = std::chrono::steady_clock;
+  static int64_t ns_of(Steady::time_point t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  }
+  void run();
+  // One sample due at `due`; `t1` is set to when its counters were read.
+  nlohmann::json sample(int64_t due, int64_t& t1);
+
+  const Options& o_;
+  const Modes& modes_;
+  const nic::NicNode& node_;
+  const std::string schedstat_;
+  std::atomic<bool> stop_{false};
+  int64_t start_ns_ = 0;
+  int cpu_ = -1;
+  std::thread thread_;
+};
+
+void Sampler::run() {
+  if (o_.timeseries.empty()) return;
+  if (const std::string err = apply_thread_sched(sampler_sched(modes_.sched)); !err.empty()) {
+    spdlog::warn("time-series sampler: {}", err);
+  }
+  std::ofstream ts(o_.timeseries, std::ios::app);
+  start_ns_ = ns_of(Steady::now());
+  // Samples on the grid start + k * period (windows of one period).
+  SampleSchedule sched_ts(start_ns_, static_cast<int64_t>(o_.ts_period_ms) * 1000000);
+  // The sampler shares the data-path thread's core (it inherits the lcore's
+  // affinity): that core's steal time (a VM's vCPU held by the hypervisor) is
+  // the one share of lost time no priority helps.
+  cpu_ = sched_getcpu();
+  while (!stop_.load()) {
+    const int64_t due = sched_ts.due_ns();
+    const int64_t now_ns = ns_of(Steady::now());
+    if (now_ns < due) {
+      // Wake on the grid point, at least every 20 ms to see a stop.
+      const int64_t until = std::min(due, now_ns + 20000000);
+      std::this_thread::sleep_until(Steady::time_point(std::chrono::nanoseconds(until)));
+      continue;
+    }
+    int64_t taken_ns = 0;
+    ts << sample(due, taken_ns).dump() << "\n";
+    ts.flush();
+    sched_ts.taken(taken_ns);
+  }
+}
+
+// t_s is the middle of the sample's reads and sample_us how long they took, so
+// a sampler preempted while reading shows as a long sample rather than as a
+// window's rate; t_mono_s is the same instant on CLOCK_MONOTONIC
+// (steady_clock), the time base two processes on one machine share.
+nlohmann::json Sampler::sample(int64_t due, int64_t& t1) {
+  const int64_t t0 = ns_of(Steady::now());
+  uint64_t run_ns = 0;
+  uint64_t wait_ns = 0;
+  std::ifstream ss(schedstat_);
+  const bool have_ss = static_cast<bool>(ss >> run_ns >> wait_ns);
+  nlohmann::json sample = timeseries_sample(node_, 0);
+  t1 = ns_of(Steady::now());
+  if (cpu_ >= 0) {
+    const std::string cpu_tag = "cpu" + std::to_string(cpu_) + " ";
+    std::ifstream st("/proc/stat");
+    for (std::string line; std::getline(st, line);) {
+      if (line.rfind(cpu_tag, 0) != 0) continue;
+      std::istringstream fields(line.substr(cpu_tag.size()));
+      uint64_t v[8] = {};
+      for (uint64_t& x : v) fields >> x;
+      sample["cpu"] = cpu_;
+      sample["cpu_steal_s"] = static_cast<double>(v[7]) / static_cast<double>(sysconf(_SC_CLK_TCK));
+      break;
+    }
+  }
+  const int64_t mid = t0 + (t1 - t0) / 2;
+  sample["t_s"] = static_cast<double>(mid - start_ns_) / 1e9;
+  sample["t_mono_s"] = static_cast<double>(mid) / 1e9;
+  sample["sample_us"] = static_cast<double>(t1 - t0) / 1e3;
+  sample["late_us"] = static_cast<double>(t0 - due) / 1e3;
+  if (have_ss) {
+    sample["loop_cpu_s"] = static_cast<double>(run_ns) / 1e9;
+    sample["loop_wait_s"] = static_cast<double>(wait_ns) / 1e9;
+  }
+  return sample;
+}
+
+// ---- 10. The data path -------------------------------------------------------
+// Until every workload is finished (its traffic done and the peer's DONE
+// received), its session failed, SIGINT, or --run-limit; then drained and
+// released. Returns whether --run-limit ended it.
+bool run_traffic(Datapath& dp) {
+  const Options& o = dp.o;
+  const TimeNs limit = o.run_limit_s > 0 ? dp.clock.now() + TimeNs(static_cast<int64_t>(o.run_limit_s * 1e9))
+                                         : TimeNs::max();
+  bool timed_out = false;
+  Sampler sampler(o, dp.modes, dp.node);
+  if (const std::string err = apply_thread_sched(dp.modes.sched); !err.empty()) {
+    spdlog::warn("--sched {}: {}", o.sched, err);
+  }
+  // Sleeps until due wake within ~1 us rather than the default 50 us slack.
+  if (dp.modes.idle.until_due) prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+  dp.loop.run([&](TimeNs now) {
+    if (dp.stopped()) return true;
+    if (now >= limit) return timed_out = true;
+    for (size_t i = 0; i < dp.wl.size(); ++i) {
+      const bool over = dp.wl[i]->finished() || (dp.sessions[i]->ended() && dp.wl[i]->traffic_done());
+      if (!over) return false;
+    }
+    return true;
+  });
+  dp.loop.drain(TimeNs::from_ms(100));
+  dp.loop.release();
+  return timed_out;
+}
+
+// ---- 11. Results -------------------------------------------------------------
+// perftest's tables on stdout; the exit code.
+int print_results(const Datapath& dp, bool timed_out) {
+  int rc = 0;
+  for (size_t i = 0; i < dp.wl.size(); ++i) {
+    const Workload& w = *dp.wl[i];
+    std::cout << perftest_text(w);
+    if (w.result().failed) rc = 1;
+    if (w.result().verify_errors > 0) {
+      spdlog::error("workload {}: {} verify errors, first in message {}", w.config().name, w.result().verify_errors,
+                    w.result().first_bad_message);
+      rc = 1;
+    }
+    if (!w.finished()) {
+      const std::string e = dp.sessions[i]->error();
+      spdlog::warn("workload {}: not finished{}{}", w.config().name, e.empty() ? "" : ": ", e);
+      if (!dp.stopped()) rc = 1;
+    }
+  }
+  if (timed_out) {
+    spdlog::error("--run-limit of {} s reached", dp.o.run_limit_s);
+    rc = 1;
+  }
+  return rc;
+}
+
+// The real-time driver's own counters for --report: how often it iterated,
+// and per port how often the io refused packets (back-pressure from the
+// peer) and how long the line-rate shaper held transmit.
+nlohmann::json loop_report(Datapath& dp) {
+  nlohmann::json lp = nlohmann::json::array();
+  for (size_t i = 0; i < dp.loop.num_ports(); ++i) {
+    const dpdk::LoopPortCounters& c = dp.loop.counters(i);
+    dpdk::Port& port = dp.ports.ports[i];
+    lp.push_back({{"host", dp.ports.host(i).name},
+                  {"port", dp.ports.node_ports[i].second},
+                  {"rx_packets", c.rx_pkts},
+                  {"rx_segments", c.rx_segs},
+                  {"tx_packets", c.tx_pkts},
+                  {"tx_retries", c.tx_retries},
+                  {"tx_drops", c.tx_drops()},
+                  {"shaper_held_ns", c.shaper_held.ns()},
+                  {"burst_faults", port.burst_faults()},
+                  {"burst_fault_pkts", port.burst_fault_pkts()}});
+  }
+  return {{"iterations", dp.loop.iterations()}, {"idle_sleeps", dp.loop.idle_sleeps()}, {"ports", lp}};
+}
+
+// ---- The sequence (STYLE G14) --------------------------------------------------
+// The --report JSON, written once the node is gone so that the packet pool's
+// use after every QP released its frames can be compared with its use at
+// ready (ports open, nothing sent): a leak shows.
+struct Report {
+  std::optional<nlohmann::json> json;
+  unsigned pool_in_use_at_ready = 0;
+};
+
+// Engine, loop, sessions, bring-up, data path, results: the workloads' life
+// on a made node. Returns the exit code; fills `report` when --report asks.
+int run_workloads(const Options& o, const Modes& m, NicPorts& ports, Nic& nic, rte_mempool* pool, Report& report,
+                  EarlyReport& early) {
+  Datapath dp(o, m, ports, nic);
+  start_sessions(dp);
+  report.pool_in_use_at_ready = rte_mempool_in_use_count(pool);
+  app::touch_ready_file(o.ready_file);
+  if (!bring_up(dp)) {
+    // Failed before the data path (exchange, link, next hops, connect): the
+    // report says what the node saw (each port's neighbours) and why.
+    if (!o.report.empty()) {
+      report.json = report_json(dp.node, dp.wl);
+      (*report.json)["status"] = "failed";
+      (*report.json)["error"] = early.first_error();
+    }
+    return 1;
+  }
+  g_ops->qps_ready();
+  const bool timed_out = run_traffic(dp);
+  const int rc = print_results(dp, timed_out);
+  if (!o.report.empty()) {
+    report.json = report_json(dp.node, dp.wl);
+    (*report.json)["loop"] = loop_report(dp);
+  }
+  return rc;
+}
+
+// Node, telemetry, workloads, teardown: what runs between the ports' opening
+// and their closing. Returns the exit code.
+int serve(const Options& o, const Modes& m, const AppConfig& cfg, NicPorts& ports, rte_mempool* pool,
+          app::MetricsServer& metrics, EarlyReport& early) {
+  Report report;
+  int rc = 1;
+  {
+    Nic nic;
+    if (nic.make(o, cfg, pool)) {
+      start_ops(*nic.node, metrics);
+      rc = run_workloads(o, m, ports, nic, pool, report, early);
+    }
+    if (g_ops) g_ops->closing();
+    metrics.stop();
+  }  // the workloads, then the node
+  if (report.json) {
+    (*report.json)["mempool"] = {{"size", pool->size},
+                                 {"in_use_at_ready", report.pool_in_use_at_ready},
+                                 {"in_use_at_stop", rte_mempool_in_use_count(pool)}};
+    std::ofstream(o.report) << report.json->dump(2) << "\n";
+    early.written = true;
+  }
+  return rc;
+}
+
+// arguments -> config -> metrics port -> EAL -> mempool -> ports -> serve()
+// -> teardown; SIGINT/SIGTERM stop it from the ports' opening on.
+int run(int argc, char** argv) {
+  const dpdk::SplitArgs args = dpdk::split_args(argc, argv);
+  Options o;
+  po::variables_map vm;
+  if (auto rc = parse_options(argc, argv, args, o, vm)) return *rc;
+  Modes modes;
+  if (auto rc = check_options(o, modes)) return *rc;
+  if (auto rc = refuse_perftest_modes(o, vm)) return *rc;
+  AppConfig cfg;
+  if (auto rc = load_config(o, vm, cfg)) return *rc;
+  app::MetricsServer metrics;
+  // Bound now, so a busy metrics port stops sf-nic before EAL.
+  if (auto rc = app::listen_metrics_flags(metrics, o.metrics_addr, o.metrics_port, "sf-nic")) return *rc;
+  EarlyReport early(o.report);  // --report also when the run fails before its results
+  if (auto rc = start_eal(args, o, modes.sched)) return *rc;
   int rc = 0;
   {
-    // 3. Mempool: descriptors and loop buffers per port; the NIC builds frames
-    // as it sends them and holds none beyond the receive ring.
-    // Node ports: each host's ports in port_num order, host after host.
-    const std::vector<std::pair<size_t, uint8_t>> node_ports = node_ports_of(cfg);
-    dpdk::MempoolSizing sz;
-    sz.ports = static_cast<uint32_t>(node_ports.size());
-    sz.extra = 4096;
-    auto pool = dpdk::create_pktmbuf_pool("sf_nic", sz, static_cast<uint16_t>(o.mbuf_size));
+    NicPorts ports(cfg);
+    auto pool = create_pool(o, ports.node_ports.size());
     if (!pool) {
       spdlog::error("{}", pool.error());
       dpdk::cleanup_eal();
       return 1;
     }
-    // 4. One DPDK port per node port (a host's ports in port_num order).
-    auto port_name = [&](size_t i) {
-      const AppHost& h = cfg.hosts[node_ports[i].first];
-      return "host " + h.name + (h.num_ports() > 1 ? " port " + std::to_string(node_ports[i].second) : "");
-    };
-    std::vector<dpdk::Port> ports;
-    // --flow-isolate's rules, destroyed before their ports close.
-    struct Isolated {
-      uint16_t port_id = 0;
-      std::vector<rte_flow*> flows;
-      Isolated() = default;
-      Isolated(Isolated&& o) noexcept : port_id(o.port_id), flows(std::move(o.flows)) {}
-      Isolated(const Isolated&) = delete;
-      ~Isolated() { dpdk::flow_isolate_remove(port_id, &flows); }
-    };
-    std::vector<Isolated> isolated;
-    for (size_t i = 0; i < node_ports.size(); ++i) {
-      const AppHost& h = cfg.hosts[node_ports[i].first];
-      dpdk::PortConfig pc;
-      pc.mtu = static_cast<uint16_t>(h.mtu_bytes + 128);  // RoCE headers on top of the path MTU
-      pc.devargs = dpdk::memif_devargs_for_link(h.port(node_ports[i].second).devargs, pc.mtu);  // flooded jumbo frames
-      pc.mtu_best_effort = true;
-      pc.link_wait = dpdk::LinkWait::kSkip;
-      if (o.flow_isolate) {  // before the port is configured (mlx5 wants it so)
-        if (const std::string err = dpdk::flow_isolate_prepare(pc.devargs); !err.empty()) {
-          spdlog::error("{}: {}", port_name(i), err);
-          rc = 1;
-          break;
-        }
-      }
-      auto p = dpdk::Port::open(pc, *pool);
-      if (!p) {
-        spdlog::error("{}: {}", port_name(i), p.error());
-        rc = 1;
-        break;
-      }
-      ports.push_back(std::move(*p));
-      if (o.flow_isolate) {
-        isolated.emplace_back();
-        isolated.back().port_id = ports.back().port_id();
-        if (const std::string err = dpdk::flow_isolate_rules(ports.back().port_id(), port_name(i), &isolated.back().flows);
-            !err.empty()) {
-          spdlog::error("{}: {}", port_name(i), err);
-          rc = 1;
-          break;
-        }
-        spdlog::info("{}: flow isolation on, UDP 4791 (IPv4, IPv6) to sf-nic, the rest to the kernel", port_name(i));
-      }
-    }
+    if (!ports.open(o, *pool)) rc = 1;
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
-    if (rc == 0) {
-      // 5. The NIC node: node port i on DPDK port i.
-      nic::NicConfig nc = nic_config_of(cfg);
-      // Zero-copy transmit where the driver copies with the CPU (every port
-      // of the host); the loop's buffered frames are released before the
-      // workloads (and their MRs) go.
-      for (size_t i = 0; i < nc.hosts.size(); ++i) {
-        bool cpu_copy = true;
-        for (uint8_t k = 1; k <= cfg.hosts[i].num_ports(); ++k) {
-          cpu_copy = cpu_copy && copies_with_cpu(cfg.hosts[i].port(k).devargs);
-        }
-        nc.hosts[i].tx_zero_copy = cpu_copy;
-        nc.hosts[i].rc.max_unacked_psns = o.max_unacked_psns;
-        // Unpredictable QPNs, PSNs and MR keys per process unless --id-seed
-        // names the seed (docs/nic.md "Identifiers").
-        nc.hosts[i].rc.seed = o.id_seed_value ? *o.id_seed_value : random_seed(i);
-      }
-      std::unique_ptr<nic::NicNode> node;
-      // The --report JSON, written once the node is gone so that the packet
-      // pool's use after every QP released its frames can be compared with
-      // its use at ready (ports open, nothing sent): a leak shows.
-      std::optional<nlohmann::json> report;
-      unsigned pool_in_use_at_ready = 0;
-      std::vector<std::unique_ptr<Workload>> workloads;
-      std::vector<Workload*> wl;
-      try {
-        node = std::make_unique<nic::NicNode>(nc, *pool);
-        for (const AppWorkload& w : cfg.workloads) {
-          workloads.push_back(std::make_unique<Workload>(w, cfg.hosts[w.host], *node, w.host));
-          wl.push_back(workloads.back().get());
-        }
-      } catch (const std::exception& e) {
-        spdlog::error("setup: {}", e.what());
-        rc = 1;
-      }
-      // Telemetry and metrics (nic_ops.h): port counters from now, QPs once connected.
-      static std::optional<NicOps> ops;  // telemetry callbacks may run until EAL is gone
-      if (rc == 0) {
-        ops.emplace(*node);
-        if (!ops->register_telemetry()) spdlog::info("telemetry: sf-nic commands not registered");
-        if (metrics.listening()) metrics.serve([] { return ops->metrics(); });
-      }
-      if (rc == 0) {
-        PerftestEngine engine;
-        for (Workload* w : wl) engine.add(w);
-        node->set_app(&engine);
-        // The loop's clock at the TSC's measured rate (tsc_calibration.h):
-        // paced rates are then exact against the wall clock.
-        const uint64_t nominal_hz = rte_get_tsc_hz();
-        const uint64_t measured_hz = measure_tsc_hz(100000000);
-        const bool use_measured = use_measured_tsc_hz(nominal_hz, measured_hz);
-        if (use_measured) {
-          spdlog::info("TSC: rte_get_tsc_hz() {} Hz, measured {} Hz against CLOCK_MONOTONIC ({:+.1f} ppm); using the measured rate",
-                       nominal_hz, measured_hz, (static_cast<double>(measured_hz) / nominal_hz - 1) * 1e6);
-        }
-        dpdk::TscClock clock(use_measured ? measured_hz : nominal_hz);
-        dpdk::LoopOptions lo;
-        lo.backoff = *idle;
-        dpdk::PollLoop<dpdk::Port, dpdk::TscClock> loop(clock, lo);
-        for (size_t i = 0; i < ports.size(); ++i) {
-          dpdk::LoopPortOptions lpo;
-          lpo.rate = BitRate::gbps(cfg.hosts[node_ports[i].first].port(node_ports[i].second).speed_gbps);
-          if (auto r = loop.add_port(ports[i], *node, static_cast<PortId>(i), lpo); !r) spdlog::error("{}", r.error());
-        }
-
-        // 6. Out-of-band exchange, one session per workload, in parallel.
-        std::vector<std::unique_ptr<OobSession>> sessions;
-        for (Workload* w : wl) {
-          nic::OobOptions oo;
-          oo.host = w->config().oob_host;
-          oo.port = w->config().oob_port;
-          // --oob-wait-s: a server's wait for its client, a client's for its server (default 60 s).
-          const bool client = w->config().role == Role::kClient;
-          const uint32_t wait_s = client && vm["oob-wait-s"].defaulted() ? 60 : o.oob_wait_s;
-          oo.connect_attempts = wait_s * 2;  // every 500 ms
-          oo.retry_interval = std::chrono::milliseconds(500);
-          oo.io_timeout = std::chrono::milliseconds(600000);
-          oo.accept_timeout = std::chrono::seconds(wait_s);
-          sessions.push_back(std::make_unique<OobSession>(*w, oo, g_stop));
-        }
-        pool_in_use_at_ready = rte_mempool_in_use_count(*pool);
-        if (!o.ready_file.empty()) {
-          if (FILE* f = std::fopen(o.ready_file.c_str(), "w"); f != nullptr) std::fclose(f);
-        }
-        for (size_t i = 0; i < wl.size() && rc == 0; ++i) {
-          if (!sessions[i]->wait_exchanged()) {
-            spdlog::error("{}", g_stop ? "stopped" : sessions[i]->error());
-            rc = 1;
-          }
-        }
-        // 7. Links up (a memif peer connects asynchronously), QPs to RTS on
-        // this thread (the node's, before the loop runs), then sync.
-        for (size_t i = 0; i < ports.size() && rc == 0; ++i) {
-          if (auto st = ports[i].wait_link_up(TimeNs::from_s(o.link_wait_s)); !st) {
-            spdlog::error("{}: {}", port_name(i), st.error());
-            rc = 1;
-          }
-        }
-        // 7b. Next hops (routed ports, docs/nic-app.md "Routed fabrics"): the
-        // loop runs, without the workloads, until every gateway answered ARP /
-        // ND or gave up (Neighbors::kMaxProbes); a peer a port cannot reach
-        // (outside its subnet with no gateway, a gateway that never answered)
-        // is an error here, not a retry-exceeded later.
-        if (rc == 0 && !node->neighbors().settled()) {
-          node->set_app(nullptr);
-          loop.run([&](TimeNs) { return g_stop.load(std::memory_order_relaxed) || node->neighbors().settled(); });
-          node->set_app(&engine);
-        }
-        for (size_t i = 0; i < wl.size(); ++i) {
-          bool ok = rc == 0;
-          if (ok && g_stop) {
-            ok = false;
-            rc = 1;
-          }
-          if (ok) {
-            if (const std::string err = wl[i]->route_error(sessions[i]->peer_info()); !err.empty()) {
-              spdlog::error("workload {}: {}", wl[i]->config().name, err);
-              ok = false;
-              rc = 1;
-            }
-          }
-          if (ok) {
-            const std::string err = wl[i]->connect(sessions[i]->peer_info(), clock.now());
-            if (!err.empty()) {
-              spdlog::error("workload {}: {}", wl[i]->config().name, err);
-              ok = false;
-              rc = 1;
-            }
-          }
-          sessions[i]->connected(ok);
-        }
-        for (size_t i = 0; i < wl.size() && rc == 0; ++i) {
-          if (!sessions[i]->wait_synced()) {
-            spdlog::error("{}", g_stop ? "stopped" : sessions[i]->error());
-            rc = 1;
-          }
-        }
-
-        // Failed before the data path (exchange, link, next hops, connect):
-        // the report says what the node saw (each port's neighbours) and why.
-        if (rc != 0 && !o.report.empty()) {
-          report = report_json(*node, wl);
-          (*report)["status"] = "failed";
-          (*report)["error"] = early.first_error();
-        }
-        if (rc == 0) ops->qps_ready();
-        if (rc == 0) {
-          // 8. Control thread: time series. Each sample also carries the data-path
-          // thread's (this one's) CPU time and run-queue wait from
-          // /proc/self/task/TID/schedstat: on a shared core they tell a window
-          // the pacer lost to descheduling from one it lost to itself.
-          std::atomic<bool> ctl_stop{false};
-          const std::string schedstat = "/proc/self/task/" + std::to_string(gettid()) + "/schedstat";
-          std::thread ctl([&] {
-            if (o.timeseries.empty()) return;
-            if (const std::string err = apply_thread_sched(sampler_sched(*sched)); !err.empty()) {
-              spdlog::warn("time-series sampler: {}", err);
-            }
-            std::ofstream ts(o.timeseries, std::ios::app);
-            using Steady = std::chrono::steady_clock;
-            auto ns_of = [](Steady::time_point t) {
-              return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
-            };
-            const int64_t start_ns = ns_of(Steady::now());
-            // Samples on the grid start + k * period (windows of one period);
-            // t_s is the middle of the sample's reads and sample_us how long
-            // they took, so a sampler preempted while reading shows as a long
-            // sample rather than as a window's rate; t_mono_s is the same
-            // instant on CLOCK_MONOTONIC (steady_clock), the time base two
-            // processes on one machine share.
-            SampleSchedule sched_ts(start_ns, static_cast<int64_t>(o.ts_period_ms) * 1000000);
-            // The sampler shares the data-path thread's core (it inherits the
-            // lcore's affinity): that core's steal time (a VM's vCPU held by
-            // the hypervisor) is the one share of lost time no priority helps.
-            const int cpu = sched_getcpu();
-            const std::string cpu_tag = "cpu" + std::to_string(cpu) + " ";
-            while (!ctl_stop.load()) {
-              const int64_t due = sched_ts.due_ns();
-              const int64_t now_ns = ns_of(Steady::now());
-              if (now_ns < due) {
-                // Wake on the grid point, at least every 20 ms to see a stop.
-                const int64_t until = std::min(due, now_ns + 20000000);
-                std::this_thread::sleep_until(Steady::time_point(std::chrono::nanoseconds(until)));
-                continue;
-              }
-              const int64_t t0 = ns_of(Steady::now());
-              uint64_t run_ns = 0;
-              uint64_t wait_ns = 0;
-              std::ifstream ss(schedstat);
-              const bool have_ss = static_cast<bool>(ss >> run_ns >> wait_ns);
-              nlohmann::json sample = timeseries_sample(*node, 0);
-              const int64_t t1 = ns_of(Steady::now());
-              if (cpu >= 0) {
-                std::ifstream st("/proc/stat");
-                for (std::string line; std::getline(st, line);) {
-                  if (line.rfind(cpu_tag, 0) != 0) continue;
-                  std::istringstream fields(line.substr(cpu_tag.size()));
-                  uint64_t v[8] = {};
-                  for (uint64_t& x : v) fields >> x;
-                  sample["cpu"] = cpu;
-                  sample["cpu_steal_s"] = static_cast<double>(v[7]) / static_cast<double>(sysconf(_SC_CLK_TCK));
-                  break;
-                }
-              }
-              const int64_t mid = t0 + (t1 - t0) / 2;
-              sample["t_s"] = static_cast<double>(mid - start_ns) / 1e9;
-              sample["t_mono_s"] = static_cast<double>(mid) / 1e9;
-              sample["sample_us"] = static_cast<double>(t1 - t0) / 1e3;
-              sample["late_us"] = static_cast<double>(t0 - due) / 1e3;
-              if (have_ss) {
-                sample["loop_cpu_s"] = static_cast<double>(run_ns) / 1e9;
-                sample["loop_wait_s"] = static_cast<double>(wait_ns) / 1e9;
-              }
-              ts << sample.dump() << "\n";
-              ts.flush();
-              sched_ts.taken(t1);
-            }
-          });
-          // 9. The data path until every workload is finished (its traffic
-          // done and the peer's DONE received), its session failed, SIGINT,
-          // or --run-limit.
-          const TimeNs limit = o.run_limit_s > 0 ? clock.now() + TimeNs(static_cast<int64_t>(o.run_limit_s * 1e9))
-                                                 : TimeNs::max();
-          bool timed_out = false;
-          if (const std::string err = apply_thread_sched(*sched); !err.empty()) {
-            spdlog::warn("--sched {}: {}", o.sched, err);
-          }
-          // Sleeps until due wake within ~1 us rather than the default 50 us slack.
-          if (idle->until_due) prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
-          loop.run([&](TimeNs now) {
-            if (g_stop.load(std::memory_order_relaxed)) return true;
-            if (now >= limit) return timed_out = true;
-            for (size_t i = 0; i < wl.size(); ++i) {
-              const bool over = wl[i]->finished() || (sessions[i]->ended() && wl[i]->traffic_done());
-              if (!over) return false;
-            }
-            return true;
-          });
-          loop.drain(TimeNs::from_ms(100));
-          loop.release();
-          ctl_stop.store(true);
-          ctl.join();
-          // 10. Results.
-          for (size_t i = 0; i < wl.size(); ++i) {
-            std::cout << perftest_text(*wl[i]);
-            if (wl[i]->result().failed) rc = 1;
-            if (wl[i]->result().verify_errors > 0) {
-              spdlog::error("workload {}: {} verify errors, first in message {}", wl[i]->config().name,
-                            wl[i]->result().verify_errors, wl[i]->result().first_bad_message);
-              rc = 1;
-            }
-            if (!wl[i]->finished()) {
-              const std::string e = sessions[i]->error();
-              spdlog::warn("workload {}: not finished{}{}", wl[i]->config().name, e.empty() ? "" : ": ", e);
-              if (!g_stop) rc = 1;
-            }
-          }
-          if (timed_out) {
-            spdlog::error("--run-limit of {} s reached", o.run_limit_s);
-            rc = 1;
-          }
-          if (!o.report.empty()) {
-            nlohmann::json j = report_json(*node, wl);
-            // The real-time driver's own counters: how often it iterated, and
-            // per port how often the io refused packets (back-pressure from
-            // the peer) and how long the line-rate shaper held transmit.
-            nlohmann::json lp = nlohmann::json::array();
-            for (size_t i = 0; i < loop.num_ports(); ++i) {
-              const dpdk::LoopPortCounters& c = loop.counters(i);
-              lp.push_back({{"host", cfg.hosts[node_ports[i].first].name},
-                            {"port", node_ports[i].second},
-                            {"rx_packets", c.rx_pkts},
-                            {"rx_segments", c.rx_segs},
-                            {"tx_packets", c.tx_pkts},
-                            {"tx_retries", c.tx_retries},
-                            {"tx_drops", c.tx_drops()},
-                            {"shaper_held_ns", c.shaper_held.ns()},
-                            {"burst_faults", ports[i].burst_faults()},
-                            {"burst_fault_pkts", ports[i].burst_fault_pkts()}});
-            }
-            j["loop"] = {{"iterations", loop.iterations()}, {"idle_sleeps", loop.idle_sleeps()}, {"ports", lp}};
-            report = std::move(j);
-          }
-        }
-        for (auto& s : sessions) s->release();
-        node->set_app(nullptr);
-      }
-      if (ops) ops->closing();
-      metrics.stop();
-      workloads.clear();  // before the node: a Workload's destructor destroys its QPs, CQs, MR and PD on the node
-      node.reset();
-      if (report) {
-        (*report)["mempool"] = {{"size", (*pool)->size},
-                                {"in_use_at_ready", pool_in_use_at_ready},
-                                {"in_use_at_stop", rte_mempool_in_use_count(*pool)}};
-        std::ofstream(o.report) << report->dump(2) << "\n";
-        early.written = true;
-      }
-    }
-    for (auto& p : ports) p.close();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // memif's deferred socket cleanup
+    if (rc == 0) rc = serve(o, modes, cfg, ports, *pool, metrics, early);
+    // Teardown: let PMD teardown that runs on EAL's interrupt thread (memif's
+    // deferred socket cleanup) finish before the pool and EAL go.
+    ports.close();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
     rte_mempool_free(*pool);
   }
   dpdk::cleanup_eal();

@@ -203,16 +203,34 @@ bool OobSession::run_perftest(OobConnection& conn) {
   handshakes(plan->before_traffic, "start handshake");
   set_phase(Phase::kSynced);
   if (!wait_traffic()) return false;
-  handshakes(plan->after_traffic, "end handshake");
-  if (plan->bw_report && !exchange_perftest_report(conn, from)) return false;
+  try {
+    return end_perftest(conn, *plan, mine[0], from);
+  } catch (const OobCancelled&) {
+    throw;
+  } catch (const OobError& e) {
+    // perftest's -a and -b add steps (docs/perftest.md "-a and -b").
+    throw OobError(std::string(e.what()) + "; perftest's steps after the traffic are not this test's: is the peer " +
+                   "run with -a (every size) or -b (bidirectional)? sf-nic serves -a only as a write_bw / read_bw " +
+                   "server given -a, and no -b");
+  }
+}
+
+// The steps after the traffic: end handshakes, the report, the close.
+bool OobSession::end_perftest(OobConnection& conn, const PerftestPlan& plan, const std::string& mine0,
+                              const std::string& from) {
+  auto step = [&](const std::string& mine, size_t n, const std::string& what) { return conn.swap(mine, n, what); };
+  for (int k = 0; k < plan.after_traffic; ++k) {
+    parse_perftest_dest(step(mine0, kPerftestDestBytes, "end handshake"), "end handshake" + from);
+  }
+  if (plan.bw_report && !exchange_perftest_report(conn, from)) return false;
   // write_lat has no closing step: perftest closes its socket once its
   // last completion is in (or sends the closing handshake, answered then).
   // This side waits for it, so its NIC keeps running (the session has not
   // ended) and the ACK of the peer's last WRITE is not lost with a process
   // that left first; 2 s at most (another sf-nic would wait as well).
-  const bool peer_closes = !plan->close && conn.wait_end(std::chrono::seconds(2)) == OobConnection::End::kData;
-  if (plan->close || peer_closes) {
-    parse_perftest_dest(step(mine[0], kPerftestDestBytes, "closing handshake"), "closing handshake" + from);
+  const bool peer_closes = !plan.close && conn.wait_end(std::chrono::seconds(2)) == OobConnection::End::kData;
+  if (plan.close || peer_closes) {
+    parse_perftest_dest(step(mine0, kPerftestDestBytes, "closing handshake"), "closing handshake" + from);
     if (step(std::string(kPerftestDone), kPerftestDone.size(), "done") != kPerftestDone) {
       throw OobError("perftest" + from + " did not end with \"done\"");
     }

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "nic/app/oob_exchange.h"
+#include "nic/app/oob_perftest.h"
 #include "nic/app/perftest_engine.h"
 
 namespace sf::nic::app {
@@ -66,6 +67,7 @@ class OobSession {
   // false: stopped while waiting for the main thread.
   bool run_sf(OobConnection& conn);
   bool run_perftest(OobConnection& conn);
+  bool end_perftest(OobConnection& conn, const PerftestPlan& plan, const std::string& mine0, const std::string& from);
   bool exchange_perftest_report(OobConnection& conn, const std::string& from);
   // Until the workload's traffic is done; false when stopped.
   bool wait_traffic();

@@ -24,6 +24,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -349,21 +350,19 @@ rte_mempool* create_pool(uint64_t n, const char* ops) {
 }
 
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // Every block of 128 KiB or more its own zero-filled mapping, for good:
-  // glibc raises the threshold after the first such block is freed (a
-  // parser's buffer) and then serves later ones from the heap, where calloc
-  // must clear them, so a fabric's switch queue rings (calloc'd, a few
-  // touched) would be written in full at setup (GBs). Adjacent mappings
-  // merge into one kernel map area, so the count stays small.
-  mallopt(M_MMAP_THRESHOLD, 128 << 10);
-  mallopt(M_MMAP_MAX, 1 << 30);
-  std::string plan, out;
-  uint64_t mbufs_flag = 0;
+// ---- 1. Arguments --------------------------------------------------------------
+struct Options {
+  std::string prog;  // argv[0], EAL's program name
+  std::string plan;
+  std::string out;
+  uint64_t mbufs = 0;  // 0: sized from the plan
   bool timing = false;
   bool icrc_check = true;
+};
+
+// nullopt: go on; else the exit code (0 after --help, 2 after saying why).
+std::optional<int> parse_options(int argc, char** argv, Options& o) {
+  o.prog = argv[0];
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -371,20 +370,20 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (a == "--out" && i + 1 < argc) {
-      if (!out.empty()) {
+      if (!o.out.empty()) {
         std::cerr << "sf-sim: --out given twice\n" << kUsage;
         return 2;
       }
-      out = argv[++i];
+      o.out = argv[++i];
     } else if (a == "--timing") {
-      timing = true;
+      o.timing = true;
     } else if (a == "--icrc" && i + 1 < argc) {
       const std::string v = argv[++i];
       if (v != "check" && v != "trust") {
         std::cerr << "sf-sim: --icrc " << v << ": must be check or trust\n";
         return 2;
       }
-      icrc_check = v == "check";
+      o.icrc_check = v == "check";
     } else if (a == "--mbufs" && i + 1 < argc) {
       const std::string v = argv[++i];
       char* end = nullptr;
@@ -393,27 +392,43 @@ int main(int argc, char** argv) {
         std::cerr << "sf-sim: --mbufs " << v << ": must be an integer within [64, 2^30]\n";
         return 2;
       }
-      mbufs_flag = n;
-    } else if (plan.empty() && a.rfind("--", 0) != 0) {
-      plan = a;
+      o.mbufs = n;
+    } else if (o.plan.empty() && a.rfind("--", 0) != 0) {
+      o.plan = a;
     } else {
       std::cerr << "sf-sim: unexpected argument " << a << "\n" << kUsage;
       return 2;
     }
   }
-  if (plan.empty() || out.empty()) {
+  if (o.plan.empty() || o.out.empty()) {
     std::cerr << kUsage;
     return 2;
   }
-  const auto t0 = std::chrono::steady_clock::now();
-  PoolPlan pp = plan_pool(plan);
-  if (mbufs_flag != 0) pp.mbufs = mbufs_flag;
+  return std::nullopt;
+}
+
+// ---- 2. Config, 3. EAL, 4. pool ------------------------------------------------
+using Clock = std::chrono::steady_clock;
+
+// What bring-up decided and when each step ended (--timing).
+struct Setup {
+  PoolPlan pp;
   sf::dpdk::EalOptions eo;
-  const uint64_t ring_bytes = sf::simlab::SimLab::shard_ring_bytes(plan);
-  eo.no_huge_mem_mb = static_cast<uint32_t>(
-      kBaseEalMb + ((pp.table_bytes + ring_bytes + (1u << 20) - 1) >> 20));  // the mbufs are not EAL memory (map_chunk)
-  const auto t_plan = std::chrono::steady_clock::now();
-  auto eal = sf::dpdk::init_eal({argv[0], "--no-huge", "--no-pci", "--log-level", "*:error", "--no-telemetry"}, eo);
+  rte_mempool* pool = nullptr;
+  Clock::time_point t0, t_plan, t_eal, t_pool;
+};
+
+// The pool sized from the plan (or --mbufs), EAL sized for the plan's tables,
+// the pool. nullopt: go on, EAL up; else the exit code.
+std::optional<int> bring_up(const Options& o, Setup& s) {
+  s.t0 = Clock::now();
+  s.pp = plan_pool(o.plan);
+  if (o.mbufs != 0) s.pp.mbufs = o.mbufs;
+  const uint64_t ring_bytes = sf::simlab::SimLab::shard_ring_bytes(o.plan);
+  s.eo.no_huge_mem_mb = static_cast<uint32_t>(
+      kBaseEalMb + ((s.pp.table_bytes + ring_bytes + (1u << 20) - 1) >> 20));  // the mbufs are not EAL memory (map_chunk)
+  s.t_plan = Clock::now();
+  auto eal = sf::dpdk::init_eal({o.prog, "--no-huge", "--no-pci", "--log-level", "*:error", "--no-telemetry"}, s.eo);
   if (!eal) {
     std::cerr << "sf-sim: " << eal.error() << "\n";
     return 1;
@@ -423,71 +438,104 @@ int main(int argc, char** argv) {
     std::cerr << "sf-sim: cannot register the mbuf pool's ops (the mempool ops table is full)\n";
     return 1;
   }
-  const auto t_eal = std::chrono::steady_clock::now();
-  rte_mempool* pool = create_pool(pp.mbufs, ops);
-  const auto t_pool = std::chrono::steady_clock::now();
-  if (pool == nullptr) {
-    std::cerr << "sf-sim: cannot create the mbuf pool (" << pp.mbufs << " mbufs in " << eo.no_huge_mem_mb
+  s.t_eal = Clock::now();
+  s.pool = create_pool(s.pp.mbufs, ops);
+  s.t_pool = Clock::now();
+  if (s.pool == nullptr) {
+    std::cerr << "sf-sim: cannot create the mbuf pool (" << s.pp.mbufs << " mbufs in " << s.eo.no_huge_mem_mb
               << " MiB): " << rte_strerror(rte_errno) << "\n";
     return 1;
   }
+  return std::nullopt;
+}
+
+// ---- 5. Report -------------------------------------------------------------------
+// --timing: wall-clock figures (not deterministic: stderr, not the summary line).
+void print_timing(const Setup& s, double setup_s, const sf::simlab::SimResult& r) {
+  const double total_s = std::chrono::duration<double>(Clock::now() - s.t0).count();
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+  std::cerr << nlohmann::json{{"setup_s", setup_s}, {"run_s", total_s - setup_s},
+                              {"run_split_s", {{"events", r.loop_s}, {"samples", r.samples_s}, {"reports", r.reports_s}}},
+                              {"events_cpu_s", r.loop_cpu_s},
+                              {"setup_split_s", {{"plan", secs(s.t0, s.t_plan)}, {"eal", secs(s.t_plan, s.t_eal)},
+                                                 {"pool", secs(s.t_eal, s.t_pool)},
+                                                 {"nodes", setup_s - secs(s.t0, s.t_pool)}}},
+                              {"peak_rss_mb", static_cast<double>(ru.ru_maxrss) / 1024.0}}.dump() << std::endl;
+}
+
+// The summary line on stdout.
+nlohmann::json summary(const Options& o, const Setup& s, const sf::simlab::SimLab& lab, const sf::simlab::SimResult& r) {
+  nlohmann::json j = {{"finished", r.finished},      {"end_s", r.end.sec()},
+                      {"events", r.events},          {"trace_hash", r.trace_hash},
+                      {"failed_workloads", r.failed_workloads}, {"seed", lab.seed()},
+                      {"mbufs", {{"pool", s.pp.mbufs}, {"populated", s.pool->populated_size}, {"peak_in_use", g_use.peak},
+                                 {"in_use_at_end", g_use.in_use},
+                                 {"alloc_failures", g_use.failures}, {"from_plan", s.pp.from_plan},
+                                 {"traffic_bound", s.pp.traffic}, {"fabric_bound", s.pp.fabric}}},
+                      {"eal_mb", s.eo.no_huge_mem_mb}, {"icrc", o.icrc_check ? "check" : "trust"}};
+  if (r.has_inject) {
+    j["inject"] = {{"bursts", r.inject_bursts},       {"sent", r.inject_sent},
+                   {"sent_bytes", r.inject_sent_bytes}, {"delivered", r.inject_delivered},
+                   {"received", r.inject_received},   {"done", r.inject_done}};
+  }
+  return j;
+}
+
+// ---- The sequence (STYLE G14) ------------------------------------------------------
+// The nodes, the run, the report. Returns the exit code.
+int simulate(const Options& o, const Setup& s) {
+  // Left to the OS at exit, as is the pool: DPDK zeroes every byte it frees
+  // (rte_free keeps its heap clean), which for a fabric's LPM tables (64 MiB
+  // each) would touch gigabytes the run never used. Kept reachable here.
+  static sf::simlab::SimLab* kept = nullptr;
+  kept = new sf::simlab::SimLab(o.plan, s.pool);
+  sf::simlab::SimLab& lab = *kept;
+  if (!o.icrc_check) {
+    try {
+      lab.trust_icrc();
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "sf-sim: " << o.plan << ": " << e.what() << "\n";
+      return 2;
+    }
+  }
+  sf::simlab::drop_file_cache();  // the nodes are built
+  const double setup_s = std::chrono::duration<double>(Clock::now() - s.t0).count();
+  const sf::simlab::SimResult r = lab.run(o.out);
+  if (o.timing) print_timing(s, setup_s, r);
+  std::cout << summary(o, s, lab, r).dump() << std::endl;
+  int rc = r.finished && r.failed_workloads == 0 ? 0 : 1;
+  if (g_use.failures != 0) {
+    std::cerr << "sf-sim: the mbuf pool ran dry: " << g_use.failures << " allocations failed (pool of " << s.pp.mbufs
+              << " mbufs sized from the plan, docs/sf-sim.md \"Cost\"); the nodes retried them, so timings differ "
+              << "from a run with enough buffers: rerun with --mbufs " << 2 * s.pp.mbufs << "\n";
+    rc = 1;
+  }
+  return rc;
+}
+
+}  // namespace
+
+// arguments -> plan -> EAL -> pool -> nodes and run -> report -> teardown.
+int main(int argc, char** argv) {
+  // Every block of 128 KiB or more its own zero-filled mapping, for good:
+  // glibc raises the threshold after the first such block is freed (a
+  // parser's buffer) and then serves later ones from the heap, where calloc
+  // must clear them, so a fabric's switch queue rings (calloc'd, a few
+  // touched) would be written in full at setup (GBs). Adjacent mappings
+  // merge into one kernel map area, so the count stays small.
+  mallopt(M_MMAP_THRESHOLD, 128 << 10);
+  mallopt(M_MMAP_MAX, 1 << 30);
+  Options o;
+  if (auto rc = parse_options(argc, argv, o)) return *rc;
+  Setup s;
+  if (auto rc = bring_up(o, s)) return *rc;
   int rc = 0;
   try {
-    // Left to the OS at exit, as is the pool: DPDK zeroes every byte it frees
-    // (rte_free keeps its heap clean), which for a fabric's LPM tables (64 MiB
-    // each) would touch gigabytes the run never used. Kept reachable here.
-    static sf::simlab::SimLab* kept = nullptr;
-    kept = new sf::simlab::SimLab(plan, pool);
-    sf::simlab::SimLab& lab = *kept;
-    if (!icrc_check) {
-      try {
-        lab.trust_icrc();
-      } catch (const std::invalid_argument& e) {
-        std::cerr << "sf-sim: " << plan << ": " << e.what() << "\n";
-        sf::dpdk::cleanup_eal();
-        return 2;
-      }
-    }
-    sf::simlab::drop_file_cache();  // the nodes are built
-    const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const sf::simlab::SimResult r = lab.run(out);
-    if (timing) {
-      // Wall-clock figures (not deterministic: stderr, not the summary line).
-      const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      rusage ru{};
-      getrusage(RUSAGE_SELF, &ru);
-      const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
-      std::cerr << nlohmann::json{{"setup_s", setup_s}, {"run_s", total_s - setup_s},
-                                  {"run_split_s", {{"events", r.loop_s}, {"samples", r.samples_s}, {"reports", r.reports_s}}},
-                                  {"events_cpu_s", r.loop_cpu_s},
-                                  {"setup_split_s", {{"plan", secs(t0, t_plan)}, {"eal", secs(t_plan, t_eal)},
-                                                     {"pool", secs(t_eal, t_pool)},
-                                                     {"nodes", setup_s - secs(t0, t_pool)}}},
-                                  {"peak_rss_mb", static_cast<double>(ru.ru_maxrss) / 1024.0}}.dump() << std::endl;
-    }
-    nlohmann::json j = {{"finished", r.finished},      {"end_s", r.end.sec()},
-                        {"events", r.events},          {"trace_hash", r.trace_hash},
-                        {"failed_workloads", r.failed_workloads}, {"seed", lab.seed()},
-                        {"mbufs", {{"pool", pp.mbufs}, {"populated", pool->populated_size}, {"peak_in_use", g_use.peak},
-                                   {"in_use_at_end", g_use.in_use},
-                                   {"alloc_failures", g_use.failures}, {"from_plan", pp.from_plan},
-                                   {"traffic_bound", pp.traffic}, {"fabric_bound", pp.fabric}}},
-                        {"eal_mb", eo.no_huge_mem_mb}, {"icrc", icrc_check ? "check" : "trust"}};
-    if (r.has_inject) {
-      j["inject"] = {{"bursts", r.inject_bursts},       {"sent", r.inject_sent},
-                     {"sent_bytes", r.inject_sent_bytes}, {"delivered", r.inject_delivered},
-                     {"received", r.inject_received},   {"done", r.inject_done}};
-    }
-    std::cout << j.dump() << std::endl;
-    rc = r.finished && r.failed_workloads == 0 ? 0 : 1;
-    if (g_use.failures != 0) {
-      std::cerr << "sf-sim: the mbuf pool ran dry: " << g_use.failures << " allocations failed (pool of " << pp.mbufs
-                << " mbufs sized from the plan, docs/sf-sim.md \"Cost\"); the nodes retried them, so timings differ "
-                << "from a run with enough buffers: rerun with --mbufs " << 2 * pp.mbufs << "\n";
-      rc = 1;
-    }
+    rc = simulate(o, s);
   } catch (const sf::config::ConfigError& e) {
-    std::cerr << "sf-sim: " << plan << ": " << e.what() << "\n";
+    std::cerr << "sf-sim: " << o.plan << ": " << e.what() << "\n";
     rc = 2;
   } catch (const std::exception& e) {
     std::cerr << "sf-sim: " << e.what() << "\n";

@@ -666,6 +666,103 @@ def case_interop_qp_mismatch(h):
     print([ln for ln in out.splitlines() if "-q must match" in ln][0])
 
 
+# ---- perftest's -a and -b against sf-nic (docs/perftest.md "-a and -b") --------------
+def sf_nic_cmd(h, test, sf_role, sf_ip, pt_ip, port_n, args):
+    exe = os.path.join(h.build, "nic", "app", "sf-nic")
+    check(os.path.exists(exe), f"{exe} not built")
+    return [exe, "--no-pci", "--log-level=*:error", "--no-telemetry", "--", test,
+            "--port", f"net_memif0,role={sf_role},socket={h.tmp}/link.sock", "--mac", SF_NIC_MAC, "--ip", sf_ip,
+            "--oob-format", "perftest", "--gateway-mac", derived_mac(pt_ip), "--backoff",
+            "-p", str(port_n)] + args
+
+
+def exited(p, timeout_s, what):
+    try:
+        return p.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        raise Fail(f"{what} still runs after {timeout_s} s:\n{text(p)[-2000:]}")
+
+
+def all_sizes_sf_server(h, test):
+    """ib_<test> -a (client: every size 2 B..8 MiB, no step between sizes)
+    WRITEs into / READs from sf-nic's server given -a (an 8 MiB region):
+    perftest prints 23 rows, sf-nic the client's last (8388608)."""
+    sf_out, pt_out, rep = interop(h, test, "server", ["-a", "-n", "5"], pt_extra=["--report_gbits"], timeout_s=50)
+    sizes = re.findall(r"^ (\d+)\s+5\s+[0-9.]+\s+[0-9.]+", pt_out, re.M)
+    check(sizes == [str(1 << i) for i in range(1, 24)], f"ib_{test} -a rows: {sizes}:\n{pt_out}")
+    row = r"^ 8388608\s+5\s+[0-9.]+\s+[0-9.]+"
+    check(re.search(row, sf_out, re.M), f"sf-nic (server, -a) does not print the client's last row /{row}/:\n{sf_out}")
+    host = rep["hosts"][0]
+    check(host["naks_sent"] == 0 and host["drops"] == {}, f"sf-nic's receive counters: {host}")
+    print(re.search(row, sf_out, re.M).group(0))
+
+
+def case_interop_write_bw_all_sizes_sf_server(h):
+    all_sizes_sf_server(h, "write_bw")
+
+
+def case_interop_read_bw_all_sizes_sf_server(h):
+    all_sizes_sf_server(h, "read_bw")
+
+
+def case_interop_bidir_refused_sf_client(h):
+    """sf-nic (client) given -b refuses in one line naming -b (exit 2) and
+    hangs up on ib_write_bw -b's server, which then exits non-zero at once."""
+    tool = "ib_write_bw"
+    need(tool)
+    port_n = free_port()
+    pt_env = h.env("server", SERVER_IP, SFVERBS_NEIGH=f"{CLIENT_IP}={SF_NIC_MAC}")
+    srv = h.start(tool, [tool, "-x", "0", "-p", str(port_n), "-b", "-s", "4096", "-n", "50"], pt_env)
+    wait_for(lambda: memif_socket_up(f"{h.tmp}/link.sock") and listening(port_n), 15, f"{tool} ready", srv)
+    rc, out = run_one(h, sf_nic_cmd(h, "write_bw", "client", CLIENT_IP, SERVER_IP, port_n,
+                                    ["-b", "-s", "4096", "-n", "50", "127.0.0.1"]), dict(os.environ))
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    check(rc == 2 and len(lines) == 1 and lines[0].startswith("sf-nic: -b (bidirectional) is not supported"),
+          f"sf-nic -b exited {rc}:\n{out}")
+    prc = exited(srv, 15, f"{tool} (server) after sf-nic hung up")
+    check(prc != 0, f"{tool} (server) exited {prc} after sf-nic hung up:\n{text(srv)[-2000:]}")
+    print(lines[0])
+    print(f"{tool} -b (server) exited {prc}:", text(srv).strip().splitlines()[-1])
+
+
+def case_interop_all_sizes_refused_sf_server(h):
+    """sf-nic's send_bw server given -a refuses in one line naming -a (exit 2);
+    ib_send_bw -a's client finds no server and exits non-zero."""
+    tool = "ib_send_bw"
+    need(tool)
+    port_n = free_port()
+    rc, out = run_one(h, sf_nic_cmd(h, "send_bw", "server", SERVER_IP, CLIENT_IP, port_n, ["-a", "-n", "50"]),
+                      dict(os.environ))
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    check(rc == 2 and len(lines) == 1 and lines[0].startswith("sf-nic: -a (every message size) is served only by"),
+          f"sf-nic send_bw -a exited {rc}:\n{out}")
+    pt_env = h.env("client", CLIENT_IP, SFVERBS_NEIGH=f"{SERVER_IP}={SF_NIC_MAC}")
+    cli = h.start(tool, [tool, "-x", "0", "-p", str(port_n), "-a", "-n", "50", "127.0.0.1"], pt_env)
+    prc = exited(cli, 20, f"{tool} (client) with no server")
+    check(prc != 0, f"{tool} (client) exited {prc} with no server:\n{text(cli)[-2000:]}")
+    print(lines[0])
+    print(f"{tool} -a (client) exited {prc}")
+
+
+def case_interop_all_sizes_peer_only(h):
+    """ib_write_bw -a against sf-nic's server not given -a: sf-nic stops
+    (exit 1) naming -a / -b as the likely cause, not a bare parse error."""
+    tool = "ib_write_bw"
+    need(tool)
+    try:
+        interop(h, "write_bw", "server", ["-n", "5"], pt_extra=["-a"], timeout_s=30)
+    except Fail:
+        pass
+    else:
+        raise Fail("ib_write_bw -a against sf-nic without -a ran")
+    sf = next(p for p in h.procs if p.name == "sf-nic")
+    rc = exited(sf, 20, "sf-nic")
+    out = text(sf)
+    check(rc != 0 and "is the peer run with -a (every size) or -b (bidirectional)?" in out,
+          f"sf-nic exited {rc} without naming -a / -b:\n{out[-2000:]}")
+    print([ln for ln in out.splitlines() if "run with -a" in ln][0])
+
+
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
 
 
