@@ -348,7 +348,7 @@ void Simulator::start() {
   }
   if (!partitioned_) return;
   // The lookahead: the shortest link between two partitions.
-  lookahead_ns_ = kNever / 4;
+  lookahead_ns_ = kNoLookahead;
   for (const Channel& ch : channels_) {
     if (nodes_[ch.src_node].part == nodes_[ch.dst_node].part) continue;
     if (ch.delay_ns <= 0) {

@@ -192,13 +192,15 @@ class Simulator {
   // each node's events hashed in its order, the nodes' hashes folded by id.
   uint64_t trace_hash() const;
   // Partitioned engine: threads (0 for the default engine), the lookahead
-  // (known after the first run), windows run so far.
+  // (known after the first run; TimeNs::max() when no link joins two
+  // partitions), windows run so far.
   uint32_t threads() const { return partitioned_ ? static_cast<uint32_t>(parts_.size()) : 0; }
-  TimeNs lookahead() const { return TimeNs(lookahead_ns_); }
+  TimeNs lookahead() const { return lookahead_ns_ >= kNoLookahead ? TimeNs::max() : TimeNs(lookahead_ns_); }
   uint64_t windows() const { return windows_; }
 
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr int64_t kNoLookahead = INT64_MAX / 4;  // no link joins two partitions: one window per run
 
   struct NodeSlot {
     Node* node;

@@ -7,6 +7,7 @@ bad plans exit 2 naming the JSON path. The mbuf pool is sized from the
 plan, and a pool made too small (--mbufs) runs dry without a crash: the
 failures are counted and sf-sim exits 1 saying so. --icrc trust (no ICRC
 check at the receivers) gives the same run on this plan of good frames.
+--threads 1, 2 and 3 (the partitioned engine) give the same run and files.
 
 Usage: sf_sim_test.py --build BUILD_DIR --source SOURCE_DIR
 """
@@ -162,6 +163,32 @@ def main():
         rc, _, err = run(binary, p, os.path.join(d, "o12"), "--icrc", "maybe")
         if rc != 2 or "--icrc maybe: must be check or trust" not in err:
             fail(f"--icrc maybe: rc {rc}: {err}")
+        # --threads N (the partitioned engine, docs/sf-sim.md "Threads"): 1, 2 and 3 threads give
+        # the same run: the summary (but for its cache-dependent mbuf counts and "threads") and
+        # every file written are equal; the switch and the nic process run on two threads with 2.
+        runs = {}
+        for t in (1, 2, 3):
+            rc, out_t, err = run(binary, p, os.path.join(d, f"t{t}"), "--threads", str(t))
+            st = json.loads(out_t.strip().splitlines()[-1]) if out_t.strip() else {}
+            if rc != 0 or st.get("threads") != t or not st.get("finished") or st["mbufs"]["alloc_failures"] != 0 or \
+                    st["mbufs"]["in_use_at_end"] != 0:
+                fail(f"--threads {t}: rc {rc}: {out_t} {err}")
+            runs[t] = {k: v for k, v in st.items() if k not in ("mbufs", "threads")}
+        if runs[2] != runs[1] or runs[3] != runs[1]:
+            fail(f"--threads 1 / 2 / 3 differ: {runs}")
+        if runs[1]["events"] == 0:
+            fail(f"--threads 1: {runs[1]}")
+        for f in sorted(os.listdir(os.path.join(d, "t1"))):
+            for t in (2, 3):
+                if not filecmp.cmp(os.path.join(d, "t1", f), os.path.join(d, f"t{t}", f), shallow=False):
+                    fail(f"--threads {t}: {f} differs from --threads 1")
+        rep_t = json.load(open(os.path.join(d, "t2", "nic-nic-report.json")))
+        if [w["bytes"] for w in rep_t["workloads"] if w["role"] == "client"] != [MSG * ITERS] * SENDERS:
+            fail(f"--threads 2: clients {rep_t['workloads']}")
+        for bad in ("0", "257", "two"):
+            rc, _, err = run(binary, p, os.path.join(d, "t9"), "--threads", bad)
+            if rc != 2 or f"--threads {bad}: must be an integer within [1, 256]" not in err:
+                fail(f"--threads {bad}: rc {rc}: {err}")
         # The mbuf pool is sized from the plan (docs/sf-sim.md "Cost"): far below the old fixed
         # 196,607, above what the run used, never dry.
         mb = summary["mbufs"]

@@ -23,6 +23,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -41,12 +42,14 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: sf-sim PLAN.json --out DIR [--mbufs N] [--icrc check|trust] [--timing]\n"
+    "usage: sf-sim PLAN.json --out DIR [--mbufs N] [--icrc check|trust] [--threads N] [--timing]\n"
     "  PLAN.json: {\"seed\", \"run_limit_s\", \"ts_period_us\", \"switches\": {name: switch.json},\n"
     "              \"nics\": {process: nic.json}, \"links\": [{\"a\", \"b\", \"speed_gbps\", \"delay_ns\"}]}\n"
     "  --mbufs N: the mbuf pool's size instead of the one sized from the plan\n"
     "  --icrc trust: receivers do not verify the ICRC (senders still write it); refused for a plan\n"
     "            with inject events (default check: every received frame's ICRC verified)\n"
+    "  --threads N: the partitioned engine on N threads (1..256): the same run whatever N, the\n"
+    "            nodes spread over N partitions run in windows of the shortest link between them\n"
     "  --timing: one more JSON line on stderr: setup_s, run_s (run_split_s: events, samples, reports),\n"
     "            peak_rss_mb (wall clock), events_cpu_s (the event loop's CPU time)\n"
     "  (docs/sf-sim.md)\n";
@@ -182,9 +185,13 @@ PoolPlan plan_pool(const std::string& plan) {
   return pp;
 }
 
-// The pool's backend: a LIFO stack of free mbufs (one thread, so no lock)
-// with its allocations counted: the peak in use and the failures (a dry
-// pool). The pool has no per-lcore cache, so every get reaches dequeue.
+// The pool's backend: a LIFO stack of free mbufs with its allocations
+// counted: the peak in use and the failures (a dry pool). One thread: no
+// lock, no per-lcore cache, so every get reaches dequeue. With --threads
+// (the partitioned engine, several threads) a mutex guards the stack and
+// each thread has a per-lcore cache of free mbufs in front of it (the
+// simulator registers its threads as lcores), so the counts then include
+// the mbufs in those caches (docs/sf-sim.md "Threads").
 // LIFO, not DPDK's FIFO ring: the mbuf freed last (a frame just received,
 // its lines still in cache) is the next one handed out, so a run reuses a
 // small warm set of mbufs instead of cycling through every mbuf it has
@@ -195,6 +202,7 @@ PoolPlan plan_pool(const std::string& plan) {
 // quarter of what it has, at least kGrowMbufs) when the mbufs it has run
 // out, so a run pays in memory and setup for the frames it really holds.
 constexpr uint64_t kGrowMbufs = 4096;
+constexpr uint64_t kThreadCacheMbufs = 256;  // per thread, with --threads > 1
 
 struct PoolUse {
   rte_mempool* mp = nullptr;
@@ -203,6 +211,8 @@ struct PoolUse {
   uint64_t failures = 0;
   bool populating = false;
   std::vector<void*> chunks;  // the mappings behind the mbufs
+  bool locked = false;         // several threads (--threads > 1): ops under `lock`
+  std::mutex lock;
 };
 PoolUse g_use;
 rte_mempool_ops g_lifo_ops;
@@ -283,8 +293,22 @@ bool grow(uint64_t n) {
   return mp->populated_size > before;
 }
 
+// The stack's mutex, taken only with several threads.
+struct MaybeLock {
+  explicit MaybeLock(PoolUse& u) : u_(u) {
+    if (u_.locked) u_.lock.lock();
+  }
+  ~MaybeLock() {
+    if (u_.locked) u_.lock.unlock();
+  }
+  MaybeLock(const MaybeLock&) = delete;
+  MaybeLock& operator=(const MaybeLock&) = delete;
+  PoolUse& u_;
+};
+
 // All `n` or none (-ENOBUFS), the most recently freed first.
 int lifo_dequeue(rte_mempool* mp, void** objs, unsigned n) {
+  const MaybeLock guard(g_use);
   auto* st = static_cast<FreeStack*>(mp->pool_data);
   while (st->top < n && g_use.mp == mp && grow(std::max<uint64_t>(kGrowMbufs, mp->populated_size / 4))) {
   }
@@ -301,6 +325,7 @@ int lifo_dequeue(rte_mempool* mp, void** objs, unsigned n) {
 }
 
 int lifo_enqueue(rte_mempool* mp, void* const* objs, unsigned n) {
+  const MaybeLock guard(g_use);
   auto* st = static_cast<FreeStack*>(mp->pool_data);
   if (st->top + n > st->size) return -ENOBUFS;  // more frees than mbufs: a double free
   if (!g_use.populating) g_use.in_use -= std::min<uint64_t>(n, g_use.in_use);
@@ -324,9 +349,11 @@ const char* register_lifo_ops() {
 
 // An empty pktmbuf pool of `n` mbufs at most (2 KiB data room) on the
 // counting ops, with its first chunk populated; nullptr on failure (rte_errno).
-rte_mempool* create_pool(uint64_t n, const char* ops) {
+// threads > 1: thread-safe ops and a per-lcore cache.
+rte_mempool* create_pool(uint64_t n, const char* ops, uint32_t threads) {
+  const unsigned cache = threads > 1 ? static_cast<unsigned>(std::min<uint64_t>(kThreadCacheMbufs, n / 8)) : 0;
   rte_mempool* mp = rte_mempool_create_empty("sf_sim", static_cast<unsigned>(n),
-                                             sizeof(rte_mbuf) + RTE_MBUF_DEFAULT_BUF_SIZE, 0,
+                                             sizeof(rte_mbuf) + RTE_MBUF_DEFAULT_BUF_SIZE, cache,
                                              sizeof(rte_pktmbuf_pool_private), SOCKET_ID_ANY,
                                              RTE_MEMPOOL_F_NO_IOVA_CONTIG);  // no DMA: objects may cross pages
   if (mp == nullptr) return nullptr;
@@ -338,8 +365,8 @@ rte_mempool* create_pool(uint64_t n, const char* ops) {
   priv.mbuf_data_room_size = RTE_MBUF_DEFAULT_BUF_SIZE;
   priv.mbuf_priv_size = 0;
   rte_pktmbuf_pool_init(mp, &priv);
-  g_use = PoolUse{};
   g_use.mp = mp;
+  g_use.locked = threads > 1;
   if (!grow(std::min<uint64_t>(n, kGrowMbufs))) {
     rte_mempool_free(mp);
     g_use.mp = nullptr;
@@ -358,6 +385,7 @@ struct Options {
   uint64_t mbufs = 0;  // 0: sized from the plan
   bool timing = false;
   bool icrc_check = true;
+  uint32_t threads = 0;  // 0: the default engine; else the partitioned one (--threads)
 };
 
 // nullopt: go on; else the exit code (0 after --help, 2 after saying why).
@@ -384,6 +412,15 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
         return 2;
       }
       o.icrc_check = v == "check";
+    } else if (a == "--threads" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      char* end = nullptr;
+      const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || v[0] == '-' || n < 1 || n > 256) {
+        std::cerr << "sf-sim: --threads " << v << ": must be an integer within [1, 256]\n";
+        return 2;
+      }
+      o.threads = static_cast<uint32_t>(n);
     } else if (a == "--mbufs" && i + 1 < argc) {
       const std::string v = argv[++i];
       char* end = nullptr;
@@ -439,7 +476,7 @@ std::optional<int> bring_up(const Options& o, Setup& s) {
     return 1;
   }
   s.t_eal = Clock::now();
-  s.pool = create_pool(s.pp.mbufs, ops);
+  s.pool = create_pool(s.pp.mbufs, ops, o.threads);
   s.t_pool = Clock::now();
   if (s.pool == nullptr) {
     std::cerr << "sf-sim: cannot create the mbuf pool (" << s.pp.mbufs << " mbufs in " << s.eo.no_huge_mem_mb
@@ -462,7 +499,12 @@ void print_timing(const Setup& s, double setup_s, const sf::simlab::SimResult& r
                               {"setup_split_s", {{"plan", secs(s.t0, s.t_plan)}, {"eal", secs(s.t_plan, s.t_eal)},
                                                  {"pool", secs(s.t_eal, s.t_pool)},
                                                  {"nodes", setup_s - secs(s.t0, s.t_pool)}}},
-                              {"peak_rss_mb", static_cast<double>(ru.ru_maxrss) / 1024.0}}.dump() << std::endl;
+                              {"peak_rss_mb", static_cast<double>(ru.ru_maxrss) / 1024.0},
+                              {"threads", r.threads},
+                              {"lookahead_ns", r.lookahead == sf::TimeNs::max() ? nlohmann::json() : nlohmann::json(r.lookahead.ns())},
+                              {"windows", r.windows}}
+                   .dump()
+            << std::endl;
 }
 
 // The summary line on stdout.
@@ -475,6 +517,7 @@ nlohmann::json summary(const Options& o, const Setup& s, const sf::simlab::SimLa
                                  {"alloc_failures", g_use.failures}, {"from_plan", s.pp.from_plan},
                                  {"traffic_bound", s.pp.traffic}, {"fabric_bound", s.pp.fabric}}},
                       {"eal_mb", s.eo.no_huge_mem_mb}, {"icrc", o.icrc_check ? "check" : "trust"}};
+  if (o.threads != 0) j["threads"] = o.threads;  // the partitioned engine's trace (docs/sf-sim.md "Threads")
   if (r.has_inject) {
     j["inject"] = {{"bursts", r.inject_bursts},       {"sent", r.inject_sent},
                    {"sent_bytes", r.inject_sent_bytes}, {"delivered", r.inject_delivered},
@@ -490,7 +533,7 @@ int simulate(const Options& o, const Setup& s) {
   // (rte_free keeps its heap clean), which for a fabric's LPM tables (64 MiB
   // each) would touch gigabytes the run never used. Kept reachable here.
   static sf::simlab::SimLab* kept = nullptr;
-  kept = new sf::simlab::SimLab(o.plan, s.pool);
+  kept = new sf::simlab::SimLab(o.plan, s.pool, o.threads);
   sf::simlab::SimLab& lab = *kept;
   if (!o.icrc_check) {
     try {
@@ -503,6 +546,11 @@ int simulate(const Options& o, const Setup& s) {
   sf::simlab::drop_file_cache();  // the nodes are built
   const double setup_s = std::chrono::duration<double>(Clock::now() - s.t0).count();
   const sf::simlab::SimResult r = lab.run(o.out);
+  if (o.threads > 1) {
+    // The threads are parked: their caches' free mbufs go back to the stack,
+    // so in_use_at_end counts only mbufs still held.
+    for (unsigned lc = 0; lc < RTE_MAX_LCORE; ++lc) rte_mempool_cache_flush(&s.pool->local_cache[lc], s.pool);
+  }
   if (o.timing) print_timing(s, setup_s, r);
   std::cout << summary(o, s, lab, r).dump() << std::endl;
   int rc = r.finished && r.failed_workloads == 0 ? 0 : 1;
