@@ -16,6 +16,7 @@ import filecmp
 import json
 import os
 import struct
+import subprocess
 import sys
 import tempfile
 
@@ -185,6 +186,25 @@ def main():
         rep_t = json.load(open(os.path.join(d, "t2", "nic-nic-report.json")))
         if [w["bytes"] for w in rep_t["workloads"] if w["role"] == "client"] != [MSG * ITERS] * SENDERS:
             fail(f"--threads 2: clients {rep_t['workloads']}")
+        # Threads that take and give mbufs while the pool grows (a dequeue that populates a new
+        # chunk enqueues it under the same lock): the 64:1 incast holds ~24,000 mbufs (the pool
+        # starts with 4,096); 1 and 2 threads, the same run.
+        big = os.path.join(d, "s64")
+        r = subprocess.run([os.path.join(a.source, "tools", "sf-lab"), "run", "--sim",
+                            os.path.join(a.source, "config", "topologies", "seed001-incast-64to1.json"),
+                            "--out", big, "--build", a.build], capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            fail(f"sf-lab run --sim seed001-incast-64to1: {r.returncode}: {r.stderr[-2000:]}")
+        bigs = {}
+        for t in (1, 2):
+            rc, out_t, err = run(binary, os.path.join(big, "run", "sim-plan.json"), os.path.join(d, f"s64-{t}"),
+                                 "--threads", str(t))
+            st = json.loads(out_t.strip().splitlines()[-1]) if out_t.strip() else {}
+            if rc != 0 or not st.get("finished") or st["mbufs"]["populated"] <= 4096 or st["mbufs"]["in_use_at_end"] != 0:
+                fail(f"64:1 incast --threads {t}: rc {rc}: {out_t} {err[-2000:]}")
+            bigs[t] = {k: v for k, v in st.items() if k not in ("mbufs", "threads")}
+        if bigs[1] != bigs[2]:
+            fail(f"64:1 incast: --threads 1 {bigs[1]} vs 2 {bigs[2]}")
         for bad in ("0", "257", "two"):
             rc, _, err = run(binary, p, os.path.join(d, "t9"), "--threads", bad)
             if rc != 2 or f"--threads {bad}: must be an integer within [1, 256]" not in err:

@@ -212,7 +212,7 @@ struct PoolUse {
   bool populating = false;
   std::vector<void*> chunks;  // the mappings behind the mbufs
   bool locked = false;         // several threads (--threads > 1): ops under `lock`
-  std::mutex lock;
+  std::recursive_mutex lock;  // recursive: a dequeue that grows the pool enqueues the new mbufs
 };
 PoolUse g_use;
 rte_mempool_ops g_lifo_ops;
