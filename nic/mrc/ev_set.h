@@ -232,7 +232,10 @@ class EvSet {
   // for a 128-EV profile); each Ev is 72 bytes, so counting `sent` inside
   // evs_ touched a random line of 9 KiB per packet, which the packet's 4 KiB
   // payload copy had evicted (a D1 miss per packet).
-  std::array<uint16_t, kMaxEvs> usable_{};
+  // uint8_t: EV indexes are < kMaxEvs = 256; a 128-EV profile's list is two
+  // cache lines.
+  static_assert(kMaxEvs <= 256);
+  std::array<uint8_t, kMaxEvs> usable_{};
   std::array<uint64_t, kMaxEvs> sent_{};
   std::array<Ev, kMaxEvs> evs_{};
   std::array<uint16_t, kMaxPlanes> active_per_plane_{};
