@@ -14,7 +14,9 @@
 // message size:
 //  {"bench":"mrc_node","size":65536,"mtu":4096,"rounds":5,"seconds":0.3,
 //   "rc_ns_per_frame":..,"mrc_ns_per_frame":..,"ratio":rc/mrc (MRC throughput
-//   per CPU-second relative to RC's; goal >= 0.9),"rc_gbps":..,"mrc_gbps":..,
+//   per CPU-second relative to RC's; goal >= 0.9),"ratio_paired": the median
+//   over rounds of each round's RC ns / the MRC ns of the round right after
+//   it (less moved by load that changes between rounds),"rc_gbps":..,"mrc_gbps":..,
 //   "mrc_rtx":retransmissions in all MRC rounds (0 expected),
 //   "rc_acks_per_frame" / "mrc_acks_per_frame": ACKs / SACKs per data frame}
 // Usage: mrc_node_bench [--seconds S] [--rounds N] [--sizes 65536,4096] [--only rc|mrc]
@@ -259,7 +261,7 @@ int main(int argc, char** argv) {
                    r.frames, r.acks);
       continue;
     }
-    std::vector<double> rc_ns, mrc_ns, rc_gbps, mrc_gbps, rc_acks, mrc_acks;
+    std::vector<double> rc_ns, mrc_ns, rc_gbps, mrc_gbps, rc_acks, mrc_acks, paired;
     uint64_t mrc_rtx = 0;
     for (int round = 0; round < rounds; ++round) {
       for (const bool mrc : {false, true}) {
@@ -270,12 +272,13 @@ int main(int argc, char** argv) {
         if (mrc) mrc_rtx += r.rtx;
         (mrc ? mrc_acks : rc_acks).push_back(static_cast<double>(r.acks) / static_cast<double>(r.frames));
       }
+      paired.push_back(rc_ns.back() / mrc_ns.back());
     }
     const double rn = median(rc_ns), mn = median(mrc_ns);
     std::printf(
         "{\"bench\":\"mrc_node\",\"size\":%u,\"mtu\":%u,\"rounds\":%d,\"seconds\":%.2f,\"rc_ns_per_frame\":%.1f,"
-        "\"mrc_ns_per_frame\":%.1f,\"ratio\":%.3f,\"rc_gbps\":%.2f,\"mrc_gbps\":%.2f,\"mrc_rtx\":%llu,\"rc_acks_per_frame\":%.3f,\"mrc_acks_per_frame\":%.3f}\n",
-        size, kMtu, rounds, seconds, rn, mn, rn / mn, median(rc_gbps), median(mrc_gbps),
+        "\"mrc_ns_per_frame\":%.1f,\"ratio\":%.3f,\"ratio_paired\":%.3f,\"rc_gbps\":%.2f,\"mrc_gbps\":%.2f,\"mrc_rtx\":%llu,\"rc_acks_per_frame\":%.3f,\"mrc_acks_per_frame\":%.3f}\n",
+        size, kMtu, rounds, seconds, rn, mn, rn / mn, median(paired), median(rc_gbps), median(mrc_gbps),
         static_cast<unsigned long long>(mrc_rtx), median(rc_acks), median(mrc_acks));
     std::fflush(stdout);
   }

@@ -97,41 +97,67 @@ bool parse_roce_fast(std::span<const uint8_t> head, uint32_t frame_bytes, FrameI
   uint32_t p = bth_off + static_cast<uint32_t>(Bth::kSize);
   fi.mrc = MrcInfo{};
   if (bth->opcode >= sizeof(kRcFlags)) {
-    // MRC data frames (default MrcWireConfig: RoCE's port, opcode base 0xC0,
-    // no trim code points): BTH METH RETH [ImmDt] payload pad ICRC.
+    // MRC data frames and SACKs (default MrcWireConfig: RoCE's port, opcode
+    // base 0xC0, no trim code points): BTH METH RETH [ImmDt] payload pad
+    // ICRC, or BTH SETH CC-state ICRC.
     const uint8_t op = bth->opcode & 0x1Fu;
-    if (!mrc || bth->dest_qp.value() == kMrcEndpointQpn || (bth->opcode & 0xE0u) != kMrcDefaultOpcodeBase || op < static_cast<uint8_t>(MrcOp::kWriteFirst) ||
-        op > static_cast<uint8_t>(MrcOp::kWriteOnlyImm)) {
+    if (!mrc || bth->dest_qp.value() == kMrcEndpointQpn || (bth->opcode & 0xE0u) != kMrcDefaultOpcodeBase) {
       return false;
     }
-    const auto mop = static_cast<MrcOp>(op);
-    const bool imm = mrc_has_imm(mop);
-    const uint32_t hdr_end = p + static_cast<uint32_t>(Meth::kSize + Reth::kSize + (imm ? ImmDt::kSize : 0));
-    // Cut to its headers (trimmed) or headers past the head: parse_frame().
-    if (hdr_end > icrc_off || hdr_end > contig) return false;
-    const auto* meth = reinterpret_cast<const Meth*>(d + p);
-    const auto* reth = reinterpret_cast<const Reth*>(d + p + Meth::kSize);
-    const uint32_t rest = icrc_off - hdr_end;
-    const uint32_t pad = bth->pad_count();
-    if (pad > rest) return false;
-    const uint64_t msg_off = meth->msg_offset.value();
-    const uint64_t msg_end = msg_off + (rest - pad);
-    const bool last = mrc_is_last(mop);
-    if (meth->last() != last || (mrc_is_first(mop) && msg_off != 0)) return false;
-    if (msg_end > reth->dma_length.value() || (last && msg_end != reth->dma_length.value())) return false;
-    fi.mrc.op = mop;
-    fi.mrc.meth = meth;
-    fi.reth = reth;
-    fi.immdt = imm ? reinterpret_cast<const ImmDt*>(d + p + Meth::kSize + Reth::kSize) : nullptr;
-    fi.atomic_eth = nullptr;
-    fi.aeth = nullptr;
-    fi.atomic_ack_eth = nullptr;
-    fi.ieth = nullptr;
-    fi.layout = OpcodeLayout{.reth = true, .immdt = imm, .payload = true};
-    fi.kind = FrameKind::kMrc;
-    fi.payload_offset = hdr_end;
-    fi.payload_bytes = rest - pad;
-    fi.pad_bytes = pad;
+    if (op == static_cast<uint8_t>(MrcOp::kSack)) {
+      // SACK: BTH SETH CC-state ICRC, nothing else (as parse_mrc()).
+      const uint32_t hdr_end = p + static_cast<uint32_t>(Seth::kSize + MrcCcState::kSize);
+      if (hdr_end != icrc_off || hdr_end > contig) return false;
+      const auto* seth = reinterpret_cast<const Seth*>(d + p);
+      const auto* cc = reinterpret_cast<const MrcCcState*>(d + p + Seth::kSize);
+      if (seth->skip_raw() == 3 || cc->rcv_cwnd_pen > MrcCcState::kMaxRcvCwndPen) return false;
+      fi.mrc.op = MrcOp::kSack;
+      fi.mrc.seth = seth;
+      fi.mrc.cc = cc;
+      fi.reth = nullptr;
+      fi.immdt = nullptr;
+      fi.atomic_eth = nullptr;
+      fi.aeth = nullptr;
+      fi.atomic_ack_eth = nullptr;
+      fi.ieth = nullptr;
+      fi.layout = OpcodeLayout{};
+      fi.kind = FrameKind::kMrc;
+      fi.payload_offset = hdr_end;
+      fi.payload_bytes = 0;
+      fi.pad_bytes = 0;
+    } else {
+      if (op < static_cast<uint8_t>(MrcOp::kWriteFirst) || op > static_cast<uint8_t>(MrcOp::kWriteOnlyImm)) {
+        return false;
+      }
+      const auto mop = static_cast<MrcOp>(op);
+      const bool imm = mrc_has_imm(mop);
+      const uint32_t hdr_end = p + static_cast<uint32_t>(Meth::kSize + Reth::kSize + (imm ? ImmDt::kSize : 0));
+      // Cut to its headers (trimmed) or headers past the head: parse_frame().
+      if (hdr_end > icrc_off || hdr_end > contig) return false;
+      const auto* meth = reinterpret_cast<const Meth*>(d + p);
+      const auto* reth = reinterpret_cast<const Reth*>(d + p + Meth::kSize);
+      const uint32_t rest = icrc_off - hdr_end;
+      const uint32_t pad = bth->pad_count();
+      if (pad > rest) return false;
+      const uint64_t msg_off = meth->msg_offset.value();
+      const uint64_t msg_end = msg_off + (rest - pad);
+      const bool last = mrc_is_last(mop);
+      if (meth->last() != last || (mrc_is_first(mop) && msg_off != 0)) return false;
+      if (msg_end > reth->dma_length.value() || (last && msg_end != reth->dma_length.value())) return false;
+      fi.mrc.op = mop;
+      fi.mrc.meth = meth;
+      fi.reth = reth;
+      fi.immdt = imm ? reinterpret_cast<const ImmDt*>(d + p + Meth::kSize + Reth::kSize) : nullptr;
+      fi.atomic_eth = nullptr;
+      fi.aeth = nullptr;
+      fi.atomic_ack_eth = nullptr;
+      fi.ieth = nullptr;
+      fi.layout = OpcodeLayout{.reth = true, .immdt = imm, .payload = true};
+      fi.kind = FrameKind::kMrc;
+      fi.payload_offset = hdr_end;
+      fi.payload_bytes = rest - pad;
+      fi.pad_bytes = pad;
+    }
   } else {
     const uint8_t f = kRcFlags[bth->opcode];
     if (f == 0) return false;

@@ -17,7 +17,9 @@ namespace sf::wire {
 // BTH with an RC opcode (0x00-0x14, 0x16, 0x17) and its extension headers,
 // payload, pad, ICRC; or an MRC data frame of the default wire config (opcode
 // base 0xC0 on RoCE's port, no trim code points: METH + RETH [+ ImmDt],
-// payload, pad, ICRC, METH / RETH consistent; not trimmed). Returns true, with `out` exactly what parse_frame()
+// payload, pad, ICRC, METH / RETH consistent; not trimmed) or an MRC SACK
+// of that config (SETH + CC state, M and rcv_cwnd_pen valid: the frame a
+// sender gets per few data frames). Returns true, with `out` exactly what parse_frame()
 // returns (reason kOk), only for frames parse_frame() accepts; false for
 // everything else (`out` then unspecified: call parse_frame()).
 // tests/unit/wire/frame_parser_fast_test.cc and tests/fuzz/wire/fuzz_frame.cc

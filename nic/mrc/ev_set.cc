@@ -69,10 +69,10 @@ void EvSet::refresh(uint16_t index) {
   const bool want = is_usable(e, index);
   if (want && e.pos == kNotUsable) {
     e.pos = n_usable_;
-    usable_[n_usable_++] = index;
+    usable_[n_usable_++] = static_cast<uint8_t>(index);
   } else if (!want && e.pos != kNotUsable) {
     const uint16_t last = usable_[--n_usable_];
-    usable_[e.pos] = last;
+    usable_[e.pos] = static_cast<uint8_t>(last);
     evs_[last].pos = e.pos;
     e.pos = kNotUsable;
   }

@@ -110,7 +110,7 @@ class EvSet {
     if (skip_count_ == 0 && n_usable_ > 0) [[likely]] {
       const uint16_t idx = usable_[rng.below(n_usable_)];
       ++picks_;
-      ++evs_[idx].counters.sent;
+      ++sent_[idx];
       return idx;
     }
     const std::optional<EvPick> p = pick_next_slow(rng, false, std::nullopt);
@@ -159,7 +159,12 @@ class EvSet {
   }
   EvState state(uint16_t index) const { return evs_[index].state; }
   bool active(uint16_t index) const { return evs_[index].active; }
-  const EvCounters& counters(uint16_t index) const { return evs_[index].counters; }
+  // By value: `sent` lives apart from the other counters (see sent_).
+  EvCounters counters(uint16_t index) const {
+    EvCounters c = evs_[index].counters;
+    c.sent = sent_[index];
+    return c;
+  }
   // EVs pick_next() may choose now (GOOD, active, plane up).
   uint16_t usable() const { return n_usable_; }
   // Active EVs of `plane` (whatever their state).
@@ -181,11 +186,10 @@ class EvSet {
   // The drawn EV `idx`, counted (a pick, sent or retransmitted).
   EvPick count_pick(uint16_t idx, bool retransmission) {
     ++picks_;
-    EvCounters& c = evs_[idx].counters;
     if (retransmission) {
-      ++c.retransmitted;
+      ++evs_[idx].counters.retransmitted;
     } else {
-      ++c.sent;
+      ++sent_[idx];
     }
     return EvPick{idx, ev(idx), plane(idx)};
   }
@@ -195,7 +199,7 @@ class EvSet {
     uint16_t pos = kNotUsable;   // index in usable_ or kNotUsable
     uint16_t probe_streak = 0;
     uint64_t skip_until = 0;     // picks_ value at which a SKIP ends
-    EvCounters counters;
+    EvCounters counters;  // `sent` unused here: sent_[index]
   };
 
   // GOOD or SKIP -> SKIP for one rotation (ECN echo, trim, or a loss at the floor).
@@ -224,8 +228,16 @@ class EvSet {
   uint64_t no_backup_ = 0;
   uint64_t no_usable_ = 0;
   uint64_t retire_refused_ = 0;
+  // The per-packet draw touches usable_ and sent_ only (a few cache lines
+  // for a 128-EV profile); each Ev is 72 bytes, so counting `sent` inside
+  // evs_ touched a random line of 9 KiB per packet, which the packet's 4 KiB
+  // payload copy had evicted (a D1 miss per packet).
+  // uint8_t: EV indexes are < kMaxEvs = 256; a 128-EV profile's list is two
+  // cache lines.
+  static_assert(kMaxEvs <= 256);
+  std::array<uint8_t, kMaxEvs> usable_{};
+  std::array<uint64_t, kMaxEvs> sent_{};
   std::array<Ev, kMaxEvs> evs_{};
-  std::array<uint16_t, kMaxEvs> usable_{};
   std::array<uint16_t, kMaxPlanes> active_per_plane_{};
   // SKIP entries in order of `until` (FIFO: a rotation is a constant). An
   // entry is stale when its EV left SKIP or re-entered it later (until differs).

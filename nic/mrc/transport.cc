@@ -376,6 +376,7 @@ void Transport::on_rtr(TimeNs now) {
     spec_.l3 = sr;
   }
   tx_hdr_.assign(size_t{kDataOps} * planes_, TxHdr{});
+  sack_hdr_.assign(planes_, TxHdr{});
   hdr_v4_ = std::holds_alternative<wire::Ipv4Spec>(spec_.l3);
   hdr_sr_ = std::holds_alternative<wire::Srv6Spec>(spec_.l3);
   hdr_outer_off_ = static_cast<uint32_t>(wire::EthHeader::kSize + (spec_.l2.vlan ? wire::VlanTag::kSize : 0));
@@ -1350,7 +1351,143 @@ int Transport::on_rx(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now) {
 
 // ---------------------------------------------------------------- control frames
 
+rte_mbuf* Transport::emit_sack(Psn cack, const wire::SackSpec& k, const wire::MrcCcStateSpec& c, uint32_t ev,
+                               uint8_t plane) {
+  constexpr uint32_t kSethOff = static_cast<uint32_t>(wire::UdpHeader::kSize + wire::Bth::kSize);
+  const wire::IcrcLayout layout{hdr_v4_ ? wire::IpVersion::kV4 : wire::IpVersion::kV6, hdr_v4_ ? 20u : 40u};
+  const uint32_t ip_off = hdr_ip_off_;
+  const uint32_t udp_off = ip_off + layout.ip_header_bytes;
+  const uint32_t bth_off = udp_off + static_cast<uint32_t>(wire::UdpHeader::kSize);
+  const uint32_t seth_off = udp_off + kSethOff;
+  const uint32_t end_off = seth_off + static_cast<uint32_t>(wire::Seth::kSize + wire::MrcCcState::kSize);
+  const auto sport = static_cast<uint16_t>(0xC000u | (ev & 0x3FFFu));
+  TxHdr* h = !hdr_sr_ && plane < sack_hdr_.size() ? &sack_hdr_[plane] : nullptr;
+  if (h == nullptr || !h->valid) {
+    wire::MrcFrameSpec s = spec_;
+    s.op = MrcOp::kSack;
+    s.bth.psn = cack;
+    s.sack = k;
+    s.cc = c;
+    rte_mbuf* m = emit(s, 0, ev, plane);
+    if (m == nullptr || h == nullptr) return m;
+    // Keep its headers (source port 0 in the copy the ICRC state saw).
+    const uint32_t hb = m->pkt_len - static_cast<uint32_t>(wire::kIcrcBytes);
+    if (m->nb_segs == 1 && hb == end_off && hb <= kTxHdrBytes) {
+      std::memcpy(h->b.data(), rte_pktmbuf_mtod(m, const uint8_t*), hb);
+      h->b[udp_off] = 0;
+      h->b[udp_off + 1] = 0;
+      if (h->icrc.begin_prefix({h->b.data() + ip_off, hb - ip_off}, layout)) {
+        h->b[udp_off] = static_cast<uint8_t>(sport >> 8);  // (overwritten per SACK)
+        h->b[udp_off + 1] = static_cast<uint8_t>(sport);
+        h->icrc_from = static_cast<uint16_t>(ip_off + layout.constant_bytes());
+        h->bytes = static_cast<uint16_t>(hb);
+        h->valid = true;
+      }
+    }
+    return m;
+  }
+  rte_mbuf* m = rte_pktmbuf_alloc(q_.env_.pool);
+  if (m == nullptr || rte_pktmbuf_tailroom(m) < h->bytes + wire::kIcrcBytes) {
+    if (m != nullptr) rte_pktmbuf_free(m);
+    ++q_.ctr_.alloc_failures;
+    return nullptr;
+  }
+  uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
+  const uint32_t hb = h->bytes;
+  std::memcpy(data, h->b.data(), hb);
+  data[udp_off] = static_cast<uint8_t>(sport >> 8);
+  data[udp_off + 1] = static_cast<uint8_t>(sport);
+  if (!hdr_v4_) {
+    const uint32_t fl = ev & 0xFFFFFu;
+    data[ip_off + 1] = static_cast<uint8_t>((data[ip_off + 1] & 0xF0) | (fl >> 16));
+    data[ip_off + 2] = static_cast<uint8_t>(fl >> 8);
+    data[ip_off + 3] = static_cast<uint8_t>(fl);
+  }
+  const uint32_t psn = cack.value();
+  data[bth_off + wire::Bth::kOffPsn] = static_cast<uint8_t>(psn >> 16);
+  data[bth_off + wire::Bth::kOffPsn + 1] = static_cast<uint8_t>(psn >> 8);
+  data[bth_off + wire::Bth::kOffPsn + 2] = static_cast<uint8_t>(psn);
+  // As build_mrc_headers() writes them.
+  auto* se = reinterpret_cast<wire::Seth*>(data + seth_off);
+  se->flags = static_cast<uint8_t>(((static_cast<uint8_t>(k.skip) & 3u) << 6) |
+                                   (k.probe_response ? wire::Seth::kFlagProbeResp : 0u) |
+                                   (k.ce ? wire::Seth::kFlagCe : 0u));
+  se->reserved = 0;
+  se->ack_psn_offset.set(static_cast<uint16_t>(k.ack_psn_offset));
+  se->ev.set(k.ev);
+  se->sack_offset.set(static_cast<uint16_t>(k.sack_offset));
+  se->mpr.set(k.mpr);
+  se->bitmap.set(k.bitmap);
+  auto* cs = reinterpret_cast<wire::MrcCcState*>(data + seth_off + wire::Seth::kSize);
+  cs->ts_echo.set(c.ts_echo);
+  cs->rcvd_bytes.set(c.rcvd_bytes);
+  cs->ecn_count.set(c.ecn_count);
+  cs->ooo_count.set(c.ooo_count);
+  cs->rcv_cwnd_pen = static_cast<uint8_t>(c.rcv_cwnd_pen & wire::MrcCcState::kMaxRcvCwndPen);
+  cs->cc_type = static_cast<uint8_t>(c.cc_type);
+  cs->service_time.set(c.service_time);
+  wire::IcrcAccumulator acc = h->icrc;
+  acc.xor_udp_sport(sport);
+  acc.update({data + h->icrc_from, hb - h->icrc_from});
+  wire::store_le32(data + hb, acc.value());
+  m->data_len = static_cast<uint16_t>(hb + wire::kIcrcBytes);
+  m->pkt_len = hb + static_cast<uint32_t>(wire::kIcrcBytes);
+  return m;
+}
+
 rte_mbuf* Transport::make_ctrl(TimeNs now) {
+  if (nack_count_ == 0 && (probe_resp_count_ > 0 || sack_due_)) {
+    // SACK / probe answer: the frequent control frame, without a spec copy.
+    const bool pr = probe_resp_count_ > 0;
+    const SackFields f = st_->sack(pr ? st_->cack() : trig_.psn);
+    wire::SackSpec k;
+    wire::MrcCcStateSpec c;
+    k.sack_offset = f.sack_offset;
+    k.mpr = f.mpr;
+    k.bitmap = f.bitmap;
+    c.rcvd_bytes = rcvd_bytes_;
+    c.ecn_count = ecn_count_;
+    c.ooo_count = f.ooo_count;
+    c.rcv_cwnd_pen = rcv_penalty();
+    if (q_.cc_acks_ && std::holds_alternative<Nscc>(q_.cc_)) c.cc_type = wire::MrcCcType::kNscc;
+    uint32_t ev = 0;
+    if (pr) {
+      const ProbeResp& p = probe_resps_[probe_resp_head_];
+      k.probe_response = true;
+      k.ack_psn_offset = static_cast<int16_t>(p.id);
+      k.ev = p.ev;
+      c.ts_echo = p.ts;
+      ev = p.ev;
+    } else {
+      k.skip = trig_.ce ? wire::MrcSkip::kSkipOnce : wire::MrcSkip::kNone;
+      k.ce = trig_.ce;
+      k.ack_psn_offset = f.ack_psn_offset;
+      k.ev = trig_.ev;
+      c.ts_echo = trig_.ts;
+      // How long the trigger waited here (SACK coalescing): the sender takes
+      // it off its RTT sample.
+      c.service_time = static_cast<uint16_t>(std::clamp<int64_t>((now - trig_.at).ns(), 0, UINT16_MAX));
+      ev = trig_.ev;
+    }
+    // Every control frame leaves on the control plane (NicNode files the QP's
+    // control frames on ctrl_port()); the EV it reflects picks its UDP source port.
+    rte_mbuf* m = emit_sack(f.cack, k, c, ev, ctrl_plane());
+    if (m == nullptr) return nullptr;
+    if (c.rcv_cwnd_pen != 0) ++ctr_.tx_rcv_pen_sacks;  // counted once it left (a failed emit retries)
+    if (pr) {
+      probe_resp_head_ = (probe_resp_head_ + 1) % static_cast<uint32_t>(probe_resps_.size());
+      --probe_resp_count_;
+      ++ctr_.tx_probe_responses;
+    } else {
+      sack_due_ = false;
+      unsacked_ = 0;
+      sack_deadline_ = TimeNs::max();
+      trig_.ce = false;
+    }
+    ++ctr_.tx_sacks;
+    ++q_.ctr_.tx_acks;
+    return m;
+  }
   wire::MrcFrameSpec s = spec_;
   s.bth.psn = st_ ? st_->cack() : Psn(0);
   uint32_t ev = 0;
@@ -1375,55 +1512,6 @@ rte_mbuf* Transport::make_ctrl(TimeNs now) {
     --nack_count_;
     ++ctr_.tx_nacks;
     ++q_.ctr_.tx_naks;
-    return m;
-  }
-  if (probe_resp_count_ > 0 || sack_due_) {
-    const bool pr = probe_resp_count_ > 0;
-    const SackFields f = st_->sack(pr ? st_->cack() : trig_.psn);
-    s.op = MrcOp::kSack;
-    s.bth.psn = f.cack;
-    s.sack.sack_offset = f.sack_offset;
-    s.sack.mpr = f.mpr;
-    s.sack.bitmap = f.bitmap;
-    s.cc.rcvd_bytes = rcvd_bytes_;
-    s.cc.ecn_count = ecn_count_;
-    s.cc.ooo_count = f.ooo_count;
-    s.cc.rcv_cwnd_pen = rcv_penalty();
-    if (q_.cc_acks_ && std::holds_alternative<Nscc>(q_.cc_)) s.cc.cc_type = wire::MrcCcType::kNscc;
-    if (pr) {
-      const ProbeResp& p = probe_resps_[probe_resp_head_];
-      s.sack.probe_response = true;
-      s.sack.ack_psn_offset = static_cast<int16_t>(p.id);
-      s.sack.ev = p.ev;
-      s.cc.ts_echo = p.ts;
-      ev = p.ev;
-    } else {
-      s.sack.skip = trig_.ce ? wire::MrcSkip::kSkipOnce : wire::MrcSkip::kNone;
-      s.sack.ce = trig_.ce;
-      s.sack.ack_psn_offset = f.ack_psn_offset;
-      s.sack.ev = trig_.ev;
-      s.cc.ts_echo = trig_.ts;
-      // How long the trigger waited here (SACK coalescing): the sender takes
-      // it off its RTT sample.
-      s.cc.service_time = static_cast<uint16_t>(std::clamp<int64_t>((now - trig_.at).ns(), 0, UINT16_MAX));
-      ev = trig_.ev;
-    }
-    pick_plane(ev);
-    rte_mbuf* m = emit(s, 0, ev, plane);
-    if (m == nullptr) return nullptr;
-    if (s.cc.rcv_cwnd_pen != 0) ++ctr_.tx_rcv_pen_sacks;  // counted once it left (a failed emit retries)
-    if (pr) {
-      probe_resp_head_ = (probe_resp_head_ + 1) % static_cast<uint32_t>(probe_resps_.size());
-      --probe_resp_count_;
-      ++ctr_.tx_probe_responses;
-    } else {
-      sack_due_ = false;
-      unsacked_ = 0;
-      sack_deadline_ = TimeNs::max();
-      trig_.ce = false;
-    }
-    ++ctr_.tx_sacks;
-    ++q_.ctr_.tx_acks;
     return m;
   }
   if (port_status_pending_) {

@@ -301,6 +301,11 @@ class Transport {
   void cc_feedback(AckKind kind, uint64_t acked, std::optional<uint32_t> ts_echo, uint16_t service_ns, bool ce,
                    uint8_t pen, TimeNs now);
   void fail(verbs::WcStatus st, uint64_t wqe, TimeNs now);
+  // The SACK (or probe answer) make_ctrl() owes: from sack_hdr_ when the
+  // plane's entry is there (the headers copied, the per-SACK fields and the
+  // ICRC written over them), else built by emit() and its headers kept.
+  rte_mbuf* emit_sack(wire::Psn cack, const wire::SackSpec& k, const wire::MrcCcStateSpec& c, uint32_t ev,
+                      uint8_t plane);
   uint32_t now_ts(TimeNs now) const { return static_cast<uint32_t>(now.ns()); }
   void set_profile_error(const char* e) { error_ = e; }
   // ev_mode kSrv6: what is wrong with n.srv6 for a QP of `planes` planes
@@ -361,6 +366,12 @@ class Transport {
     std::array<uint8_t, kTxHdrBytes> b{};
   };
   std::vector<TxHdr> tx_hdr_;      // kDataOps x planes_ (RTR)
+  // SACK headers by plane (the control plane they leave on), as TxHdr for
+  // data frames: everything up to the ICRC but the UDP source port (the
+  // reflected EV), flow label, PSN (CACK), SETH and CC state is the QP's;
+  // `icrc` is the state after [ip, icrc_from) with source port 0. Not used
+  // in SRv6 mode (the outer DA follows the EV): generic build there.
+  std::vector<TxHdr> sack_hdr_;    // planes_ (RTR)
   // Offsets of the data headers (RTR: they follow from spec_'s L2 / L3):
   // the first IP header, the ICRC's (inner, in SRv6 mode) IP header.
   uint32_t hdr_outer_off_ = 0;

@@ -118,9 +118,8 @@ inline LinkPkt describe(const std::vector<uint8_t>& b, int from, PortId port) {
 // build_mrc_frame of the same fields read back from it: every byte,
 // lengths, IPv4 checksum and ICRC included, must be what the builder makes.
 // Returns false (with a failure) when it differs; true for non-data frames.
-inline bool data_frame_as_built(const std::vector<uint8_t>& b) {
-  const wire::FrameInfo fi = wire::parse_frame(b);
-  if (!fi.ok() || fi.kind != wire::FrameKind::kMrc || !wire::mrc_is_data(fi.mrc.op)) return true;
+// The spec of a parsed MRC frame's Ethernet, IP, UDP and BTH (op included).
+inline wire::MrcFrameSpec carrier_spec_of(const wire::FrameInfo& fi) {
   wire::MrcFrameSpec s;
   std::copy(fi.eth->dst.bytes.begin(), fi.eth->dst.bytes.end(), s.l2.dst.bytes.begin());
   std::copy(fi.eth->src.bytes.begin(), fi.eth->src.bytes.end(), s.l2.src.bytes.begin());
@@ -159,6 +158,13 @@ inline bool data_frame_as_built(const std::vector<uint8_t>& b) {
   s.bth.pkey = fi.bth->pkey.value();
   s.bth.fecn = fi.bth->fecn();
   s.bth.becn = fi.bth->becn();
+  return s;
+}
+
+inline bool data_frame_as_built(const std::vector<uint8_t>& b) {
+  const wire::FrameInfo fi = wire::parse_frame(b);
+  if (!fi.ok() || fi.kind != wire::FrameKind::kMrc || !wire::mrc_is_data(fi.mrc.op)) return true;
+  wire::MrcFrameSpec s = carrier_spec_of(fi);
   const wire::Meth& me = *fi.mrc.meth;
   s.meth.rtx = me.rtx();
   s.meth.ts_valid = me.ts_valid();
@@ -178,6 +184,39 @@ inline bool data_frame_as_built(const std::vector<uint8_t>& b) {
   if (!r.ok()) return false;
   out.resize(r.frame_bytes);
   EXPECT_EQ(out, b) << "data frame PSN " << s.bth.psn.value() << " op " << static_cast<int>(s.op) << " EV " << s.meth.ev
+                    << ": not what build_mrc_frame makes of its fields";
+  return out == b;
+}
+
+// A SACK frame equals build_mrc_frame() of its own fields (SACKs come from a
+// per-plane header cache, Transport::emit_sack; true for other frames).
+inline bool sack_frame_as_built(const std::vector<uint8_t>& b) {
+  const wire::FrameInfo fi = wire::parse_frame(b);
+  if (!fi.ok() || fi.kind != wire::FrameKind::kMrc || fi.mrc.op != wire::MrcOp::kSack) return true;
+  wire::MrcFrameSpec s = carrier_spec_of(fi);
+  const wire::Seth& h = *fi.mrc.seth;
+  s.sack.skip = h.skip();
+  s.sack.probe_response = h.probe_response();
+  s.sack.ce = h.ce();
+  s.sack.ack_psn_offset = h.ack_offset();
+  s.sack.ev = h.ev.value();
+  s.sack.sack_offset = h.base_offset();
+  s.sack.mpr = h.mpr.value();
+  s.sack.bitmap = h.bitmap.value();
+  const wire::MrcCcState& c = *fi.mrc.cc;
+  s.cc.ts_echo = c.ts_echo.value();
+  s.cc.rcvd_bytes = c.rcvd_bytes.value();
+  s.cc.ecn_count = c.ecn_count.value();
+  s.cc.ooo_count = c.ooo_count.value();
+  s.cc.rcv_cwnd_pen = c.rcv_cwnd_pen;
+  s.cc.cc_type = static_cast<wire::MrcCcType>(c.cc_type);
+  s.cc.service_time = c.service_time.value();
+  std::vector<uint8_t> out(b.size() + 64);
+  const wire::BuildResult r = wire::build_mrc_frame(out, s, {});
+  EXPECT_TRUE(r.ok());
+  if (!r.ok()) return false;
+  out.resize(r.frame_bytes);
+  EXPECT_EQ(out, b) << "SACK CACK " << s.bth.psn.value() << " EV " << s.sack.ev
                     << ": not what build_mrc_frame makes of its fields";
   return out == b;
 }

@@ -105,9 +105,17 @@ TEST(MrcQp, DataFramesAsBuilt) {
     p.ipv6 = v6;
     connect_mrc(x, y, nullptr, 0, p);
     for (int i = 0; i < 8; ++i) ASSERT_EQ(post_recv(y, 100 + i, 0, 0), 0);
-    size_t frames = 0, rtx = 0, bad = 0;
+    size_t frames = 0, rtx = 0, bad = 0, sacks = 0, bad_sacks = 0;
     rig.tap = [&](int from, PortId, const std::vector<uint8_t>& b) {
-      if (from != 0) return;
+      if (from != 0) {
+        // The responder's SACKs (header cache) as built from their fields too.
+        const wire::FrameInfo fi = wire::parse_frame(b);
+        if (fi.ok() && fi.kind == wire::FrameKind::kMrc && fi.mrc.op == wire::MrcOp::kSack) {
+          ++sacks;
+          bad_sacks += sack_frame_as_built(b) ? 0 : 1;
+        }
+        return;
+      }
       const LinkPkt k = describe(b, from, 0);
       if (!k.data) return;
       ++frames;
@@ -134,6 +142,8 @@ TEST(MrcQp, DataFramesAsBuilt) {
     EXPECT_EQ(frames - rtx, 27u);  // the packets of the eight WRITEs
     EXPECT_GT(rtx, 0u);
     EXPECT_EQ(bad, 0u) << (v6 ? "IPv6" : "IPv4");
+    EXPECT_GT(sacks, 8u);
+    EXPECT_EQ(bad_sacks, 0u) << (v6 ? "IPv6" : "IPv4");
   }
 }
 
