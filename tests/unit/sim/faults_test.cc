@@ -10,6 +10,7 @@
 
 #include "common/sim/simulator.h"
 #include "tests/support/eal_env.h"
+#include "tests/unit/sim/sim_test_util.h"
 #include "tests/unit/sim/test_nodes.h"
 
 namespace sf::sim {
@@ -18,13 +19,7 @@ namespace {
 using test::GeneratorNode;
 using test::SinkNode;
 
-LinkParams link(double gbps, int64_t delay_ns, double loss = 0) {
-  LinkParams p;
-  p.rate = BitRate::gbps(gbps);
-  p.delay = TimeNs(delay_ns);
-  p.loss = loss;
-  return p;
-}
+using test::link;
 
 // Records the link changes and resets it is told of; sends `count` frames.
 class WatchNode : public GeneratorNode {
@@ -40,15 +35,7 @@ class WatchNode : public GeneratorNode {
   std::vector<TimeNs> resets;
 };
 
-class SimFaultTest : public ::testing::Test {
- protected:
-  void SetUp() override { avail_before_ = rte_mempool_avail_count(sf::test::mbuf_pool()); }
-  void TearDown() override { EXPECT_EQ(rte_mempool_avail_count(sf::test::mbuf_pool()), avail_before_); }
-  rte_mempool* pool() { return sf::test::mbuf_pool(); }
-
- private:
-  unsigned avail_before_ = 0;
-};
+using SimFaultTest = test::PoolBalanceTest;
 
 // Flap 10..50 us, period 10 us, down 3 us: the endpoints are told of every
 // change at its time (both ends), the link is up at the end, and nothing is

@@ -12,19 +12,13 @@
 
 #include "common/sim/simulator.h"
 #include "tests/support/eal_env.h"
+#include "tests/unit/sim/sim_test_util.h"
 #include "tests/unit/sim/test_nodes.h"
 
 namespace sf::sim {
 namespace {
 
-LinkParams link(double gbps, int64_t delay_ns, double loss = 0, double corrupt = 0) {
-  LinkParams p;
-  p.rate = BitRate::gbps(gbps);
-  p.delay = TimeNs(delay_ns);
-  p.loss = loss;
-  p.corrupt = corrupt;
-  return p;
-}
+using test::link;
 
 // A small router: `ports` ports, a FIFO per port. Each frame carries a hop
 // budget (byte 0) and a route byte (byte 1): on arrival the budget drops by
@@ -152,15 +146,7 @@ Outcome run(rte_mempool* pool, uint32_t threads, const std::vector<uint32_t>& ma
   return o;
 }
 
-class SimParallelTest : public ::testing::Test {
- protected:
-  void SetUp() override { avail_before_ = rte_mempool_avail_count(sf::test::mbuf_pool()); }
-  void TearDown() override { EXPECT_EQ(rte_mempool_avail_count(sf::test::mbuf_pool()), avail_before_); }
-  rte_mempool* pool() { return sf::test::mbuf_pool(); }
-
- private:
-  unsigned avail_before_ = 0;
-};
+using SimParallelTest = test::PoolBalanceTest;
 
 void expect_same(const Outcome& a, const Outcome& b, const std::string& what) {
   EXPECT_EQ(a.hash, b.hash) << what;

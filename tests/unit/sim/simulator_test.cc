@@ -12,6 +12,7 @@
 #include "common/sim/topology_builder.h"
 #include "common/config/json_loader.h"
 #include "tests/support/eal_env.h"
+#include "tests/unit/sim/sim_test_util.h"
 #include "tests/unit/sim/test_nodes.h"
 
 namespace sf::sim {
@@ -22,26 +23,11 @@ using test::GeneratorNode;
 using test::SinkNode;
 using test::TimerNode;
 
-LinkParams link(double gbps, int64_t delay_ns, double loss = 0, double corrupt = 0) {
-  LinkParams p;
-  p.rate = BitRate::gbps(gbps);
-  p.delay = TimeNs(delay_ns);
-  p.loss = loss;
-  p.corrupt = corrupt;
-  return p;
-}
+using test::link;
 
 // Every test must give back every mbuf it took (the simulator frees lost,
 // dropped and in-flight frames).
-class SimTest : public ::testing::Test {
- protected:
-  void SetUp() override { avail_before_ = rte_mempool_avail_count(sf::test::mbuf_pool()); }
-  void TearDown() override { EXPECT_EQ(rte_mempool_avail_count(sf::test::mbuf_pool()), avail_before_); }
-  rte_mempool* pool() { return sf::test::mbuf_pool(); }
-
- private:
-  unsigned avail_before_ = 0;
-};
+using SimTest = test::PoolBalanceTest;
 
 // 1. One 1514 B frame (a 1500 B IP packet) at 10 Gb/s with 1 us delay: 1538 B
 // on the wire. Expect: arrival at ceil(1538 * 8 / 10) + 1000 = 1231 + 1000 ns.
