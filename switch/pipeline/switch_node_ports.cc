@@ -139,7 +139,7 @@ uint16_t SwitchNode::ingress_faults(uint16_t in, std::span<rte_mbuf*> pkts) {
     // Received and dropped: counted as any other arrival (conservation).
     ++ip.ctr.rx_packets;
     ip.ctr.rx_bytes += m->pkt_len;
-    credit_drop_vl_ = kNoCreditVl;
+    credit_hand_.clear();
     if (ip.credit) credit_begin_rx(in, m);  // its credit goes back to the peer
     drop(in, m, cause);
   }
