@@ -16,6 +16,7 @@
 #include "common/wire/mac_control.h"
 #include "common/wire/srv6.h"
 #include "common/wire/udp.h"
+#include "switch/pipeline/admission_copy.h"
 #include "switch/pipeline/int_stage.h"
 #include "switch/pipeline/lookup_stage.h"
 #include "switch/pipeline/transmit_stage.h"
@@ -84,8 +85,6 @@ bool l3_valid(const wire::FrameInfo& f) {
       return f.udp_end != 0;
   }
 }
-
-bool is_ect(wire::Ecn e) { return e != wire::Ecn::kNotEct; }
 
 constexpr wire::ParseOptions kParseOptions{.verify_ipv4_checksum = kRxVerifyIpv4Checksum, .stop_at_udp = true};
 
@@ -545,36 +544,20 @@ void SwitchNode::enqueue_one(const QueuedPkt& p) {
   update_pfc(p.in_port, p.pg, now_);
   if (shard_ != nullptr && !shard_owns(p.out_port)) return shard_forward(p, in.ticket);  // shard
 
-  EgressQueue& held = ports_[p.in_port].held[p.pg];
-  const bool lossless = (ports_[p.in_port].lossless_pgs >> p.pg) & 1u;
-  // Straight to egress unless a lossless PG already holds packets (ingress
-  // FIFO order is kept behind them).
-  if (!lossless || held.empty()) {
-    const Admission out = mmu_.admit_egress(p.out_port, p.queue, in.ticket);
-    if (out.verdict == Verdict::kAccept) return to_egress(p, out.ticket);
-    if (!lossless || out.reason != DropReason::kEgressLimit) {
-      mmu_.release_ingress(p.in_port, p.pg, in.ticket);
-      update_pfc(p.in_port, p.pg, now_);
-      if (out.verdict == Verdict::kTrim) return trim(p, drop_cause_of(out.reason));
-      return refuse(drop_cause_of(out.reason));
-    }
-  }
-  // A lossless packet whose egress queue is at its limit waits at ingress,
-  // unless waiting would block the PG forever (larger than the queue's
-  // largest possible limit, or no profile).
-  if (!mmu_.egress_could_fit(p.out_port, p.queue, in.ticket.cells)) {
-    mmu_.release_ingress(p.in_port, p.pg, in.ticket);
-    update_pfc(p.in_port, p.pg, now_);
-    return refuse(mmu_.queue_profile(p.out_port, p.queue) == nullptr ? DropCause::kNoBuffer : DropCause::kEgressLimit);
-  }
-  if (held.full()) {
-    mmu_.release_ingress(p.in_port, p.pg, in.ticket);
-    update_pfc(p.in_port, p.pg, now_);
-    return refuse(DropCause::kQueueFull);
+  // Egress admission or the hold FIFO (admission_copy.h).
+  Port& ip = ports_[p.in_port];
+  EgressQueue& held = ip.held[p.pg];
+  const CopyEgress e = admit_copy_egress(mmu_, p, in.ticket, (ip.lossless_pgs >> p.pg) & 1u, held);
+  if (e.released) update_pfc(p.in_port, p.pg, now_);
+  switch (e.kind) {
+    case CopyEgress::kQueue: return to_egress(p, e.ticket);
+    case CopyEgress::kTrim: return trim(p, e.cause);
+    case CopyEgress::kRefuse: return refuse(e.cause);
+    case CopyEgress::kHold: break;
   }
   if (held.empty()) ++held_pgs_;
-  held.push(p, in.ticket);
-  ++ports_[p.in_port].ctr.held;
+  held.push(p, e.ticket);
+  ++ip.ctr.held;
 }
 
 void SwitchNode::to_egress(const QueuedPkt& p, const Ticket& t) {
@@ -595,29 +578,15 @@ void SwitchNode::to_egress(const QueuedPkt& p, const Ticket& t) {
   if (st_->faulty() != 0 && !st_->oper_up(p.out_port)) return refuse(DropCause::kPortDown);  // held before it went down
   if (q.full()) return refuse(DropCause::kQueueFull);
 
-  // WRED/ECN on the instantaneous queue depth (bytes queued before this packet).
-  // At or below Kmin the probability is 0: no header read, no draw.
-  const Wred& w = op.wred[p.queue];
-  if (w.enabled() && q.bytes() > w.config().kmin_bytes) {
-    uint8_t* l3 = rte_pktmbuf_mtod_offset(p.mbuf, uint8_t*, p.l3_offset);
-    auto* v4 = p.ip_version == 4 ? reinterpret_cast<wire::Ipv4Header*>(l3) : nullptr;
-    auto* v6 = p.ip_version == 6 ? reinterpret_cast<wire::Ipv6Header*>(l3) : nullptr;
-    const wire::Ecn ecn = v4 != nullptr ? v4->ecn() : v6 != nullptr ? v6->ecn() : wire::Ecn::kNotEct;
-    switch (w.decide(q.bytes(), is_ect(ecn), rng_.uniform())) {
-      case EcnAction::kMark:
-        if (v4 != nullptr) {
-          v4->set_dscp_ecn(v4->dscp(), wire::Ecn::kCe);
-          wire::ipv4_set_checksum(*v4);
-        } else {
-          v6->set_dscp_ecn(v6->dscp(), wire::Ecn::kCe);
-        }
-        ++qc.ecn_marked;
-        break;
-      case EcnAction::kDrop:
-        return refuse(DropCause::kWred);
-      case EcnAction::kPass:
-        break;
-    }
+  // WRED/ECN on the instantaneous queue depth (admission_copy.h).
+  switch (wred_ecn(op.wred[p.queue], q, p, rng_)) {
+    case EcnAction::kMark:
+      ++qc.ecn_marked;
+      break;
+    case EcnAction::kDrop:
+      return refuse(DropCause::kWred);
+    case EcnAction::kPass:
+      break;
   }
   q.push(p, t);
   mark_tx(p.out_port);
