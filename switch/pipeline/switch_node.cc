@@ -63,7 +63,6 @@ DropCause drop_cause_of(DropReason r) {
 
 namespace {
 
-constexpr uint32_t kEthVlanOverhead = 14 + 4;
 // FDB ageing runs this often (a sweep over the table, off the packet path).
 constexpr TimeNs kAgeingPeriod = TimeNs::from_s(1);
 // Egress descriptor rings: enough for the whole buffer in 1-cell packets,
@@ -93,48 +92,12 @@ constexpr wire::ParseOptions kParseOptions{.verify_ipv4_checksum = kRxVerifyIpv4
 SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8_t, 6>> port_macs,
                        rte_mempool* ctrl_pool, const ShardInit& shard)
     : cfg_(cfg), ports_(cfg.ports.ports.size()), mmu_(cfg.mmu), ctrl_pool_(ctrl_pool), rng_(cfg.seed) {
+  // Ports and their components (switch_port.h), every ring from one block.
   const uint32_t ring = std::min<uint32_t>(kMaxQueueDescriptors, mmu_.total_cells());
-  // Every ring from one block: ports x (queues + lossless PGs) x ring, the
-  // other PGs one slot each.
-  uint64_t slots = 0;
+  queue_arena_ = QueueArena(SwitchPort::ring_slots(cfg, ring));
   for (size_t p = 0; p < ports_.size(); ++p) {
-    slots += uint64_t{kNumQueues} * EgressQueue::round_capacity(ring);
-    for (int pg = 0; pg < kNumPgs; ++pg) {
-      const int16_t prof = cfg.mmu.pg_profile[p][pg];
-      const bool lossless = prof != kNoProfile && cfg.mmu.profiles[static_cast<size_t>(prof)].lossless();
-      slots += EgressQueue::round_capacity(lossless ? ring : 1);
-    }
-  }
-  queue_arena_ = QueueArena(slots);
-  for (size_t p = 0; p < ports_.size(); ++p) {
-    Port& port = ports_[p];
-    port.mac = p < port_macs.size() ? port_macs[p] : std::array<uint8_t, 6>{};
-    port.max_frame_bytes = cfg.ports.ports[p].mtu_bytes + kEthVlanOverhead;
-    port.qos = &cfg.qos[p];
-    port.int_queues = p < cfg.int_queues.size() ? cfg.int_queues[p] : 0;
-    port.rate_bps = cfg.ports.ports[p].speed.bps();
-    for (int q = 0; q < kNumQueues; ++q) {
-      port.wred[q] = Wred(cfg.wred[p][q]);
-      port.queues[q] = queue_arena_.take(ring);
-    }
-    for (int pg = 0; pg < kNumPgs; ++pg) {
-      const int16_t prof = cfg.mmu.pg_profile[p][pg];
-      const bool lossless = prof != kNoProfile && cfg.mmu.profiles[static_cast<size_t>(prof)].lossless();
-      port.held[pg] = queue_arena_.take(lossless ? ring : 1);
-      if (lossless) port.lossless_pgs = static_cast<uint8_t>(port.lossless_pgs | 1u << pg);
-    }
-    port.sched = PortScheduler(cfg.sched[p]);
-    port.pfc = PortPfc(cfg.ports.ports[p].speed, *port.qos);  // port_pfc.h
-    for (int pg = 0; pg < kNumPgs; ++pg) {
-      const ProfileConfig* prof = mmu_.pg_profile(static_cast<uint16_t>(p), static_cast<uint8_t>(pg));
-      if (prof == nullptr || !prof->lossless()) continue;
-      port.pfc.set_lossless_pg(static_cast<uint8_t>(pg), mmu_.cells_for(static_cast<uint32_t>(prof->xon_offset_bytes)),
-                               mmu_.cells_for(static_cast<uint32_t>(prof->xon_bytes)));
-    }
-    if (p < cfg.pfcwd.size() && cfg.pfcwd[p].queues != 0) {
-      port.wd = std::make_unique<PortWatchdog>(cfg.pfcwd[p], *port.qos);
-      any_wd_ = true;
-    }
+    ports_[p].init(p, cfg, mmu_, queue_arena_, ring, p < port_macs.size() ? port_macs[p] : std::array<uint8_t, 6>{});
+    if (ports_[p].wd) any_wd_ = true;
   }
   wd_log_.reserve(kWdLogCapacity);
   if (shard.tables_from != nullptr) {  // shard: the first shard's tables
@@ -188,7 +151,6 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
   req_seen_ = st_->seq();
   reset_seen_ = st_->reset_seq();
   next_age_ = kAgeingPeriod;
-  init_credit();  // switch_node_credit.cc
   tx_ports_.assign((ports_.size() + 63) / 64, 0);
   ctl_ports_.assign(tx_ports_.size(), 0);
   for (size_t p = 0; p < ports_.size(); ++p) {

@@ -37,6 +37,7 @@
 #include "switch/pipeline/egress_queue.h"
 #include "switch/pipeline/forward_stage.h"
 #include "switch/pipeline/port_state.h"
+#include "switch/pipeline/switch_port.h"
 #include "switch/pipeline/trimmer.h"
 #include "switch/qos/scheduler.h"
 #include "switch/qos/wred.h"
@@ -195,30 +196,9 @@ class SwitchNode final : public Node {
   bool holding() const { return held_pgs_ != 0; }
 
  private:
-  struct Port {
-    std::array<uint8_t, 6> mac{};
-    uint32_t max_frame_bytes = 0;  // MTU + Ethernet header + VLAN tag
-    const PortQos* qos = nullptr;
-    std::array<Wred, kNumQueues> wred;
-    PortScheduler sched;
-    std::array<EgressQueue, kNumQueues> queues;
-    std::array<EgressQueue, kNumPgs> held;  // lossless PGs only (others capacity 1, unused)
-    uint8_t paused = 0;  // by hand (set_paused)
-    // Port component PFC (port_pfc.h): XOFF / XON of the lossless ingress
-    // PGs, the pauses received (queues paused by PFC / PAUSE).
-    PortPfc pfc;
-    // Port component PFC_WD (port_watchdog.h, switch_node_watchdog.cc); null: none.
-    std::unique_ptr<PortWatchdog> wd;
-    uint8_t lossless_pgs = 0;       // bit pg: the PG's ingress profile is lossless
-    PortCounters ctr;
-    uint8_t int_queues = 0;  // INT: bit q = append a hop record at dequeue from queue q (int_stage.h)
-    uint64_t rate_bps = 0;   // line rate (the INT record's B)
-    std::unique_ptr<CreditLink> credit;  // CREDIT_FC ports only (switch_node_credit.cc)
-    // Offer round (offer_rounds_) of the last transmit() that found nothing
-    // to send with the port up; kNotIdle: none since (busy or down).
-    uint64_t idle_round = 0;
-  };
-  static constexpr uint64_t kNotIdle = UINT64_MAX;
+  // A port and its components (switch_port.h).
+  using Port = SwitchPort;
+  static constexpr uint64_t kNotIdle = SwitchPort::kNotIdle;
   // One stage pass over pkts[0, n), n <= kStageBurst (switch_node.cc):
   // stage A (classify_stage.h), stage B (lookup_stage.h), stage C (learn:
   // burst_learner.h, forward: forward_stage.h), stage D (admission_stage.h).
@@ -230,15 +210,8 @@ class SwitchNode final : public Node {
   // state changes; next_wakeup() reads these ports only.
   void mark_tx(uint16_t p) { tx_ports_[p >> 6] |= uint64_t{1} << (p & 63); }
   void mark_ctl(uint16_t p) { ctl_ports_[p >> 6] |= uint64_t{1} << (p & 63); }
-  static bool ctl_active(const Port& p) {
-    return p.pfc.active() || p.wd || p.credit;
-  }
-  static bool queues_empty(const Port& p) {
-    for (const EgressQueue& q : p.queues) {
-      if (!q.empty()) return false;
-    }
-    return true;
-  }
+  static bool ctl_active(const Port& p) { return p.ctl_active(); }
+  static bool queues_empty(const Port& p) { return p.queues_empty(); }
   // The empty scheduler picks of the offer rounds that skipped the idle port
   // (each moves the DWRR turn by one), applied before the next transmit()
   // or when the port goes down, so the schedule is the one of offering every
@@ -380,7 +353,6 @@ class SwitchNode final : public Node {
   uint64_t reset_seen_ = 0;  // false: a shard that shares another's FDB
 
   // ---- credit-based link FC (switch_node_credit.cc) ----
-  void init_credit();
   // Start of process(): the slots charged if the frame (`m`) is dropped unclassified.
   void credit_begin_rx(uint16_t in, const rte_mbuf* m);
   // After classification: sets the VL and slots the packet holds (0xFF: none).

@@ -24,14 +24,6 @@
 
 namespace sf::sw {
 
-void SwitchNode::init_credit() {
-  for (size_t p = 0; p < ports_.size(); ++p) {
-    if (p < cfg_.credit_fc.size() && cfg_.credit_fc[p]) {
-      ports_[p].credit = std::make_unique<CreditLink>(*cfg_.credit_fc[p], cfg_.qos[p]);
-    }
-  }
-}
-
 void SwitchNode::credit_begin_rx(uint16_t in, const rte_mbuf* m) {
   const CreditLink* c = ports_[in].credit.get();
   if (c == nullptr) return credit_hand_.clear();
