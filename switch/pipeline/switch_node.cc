@@ -16,6 +16,8 @@
 #include "common/wire/mac_control.h"
 #include "common/wire/srv6.h"
 #include "common/wire/udp.h"
+#include "switch/pipeline/admission_copy.h"
+#include "switch/pipeline/int_stage.h"
 #include "switch/pipeline/lookup_stage.h"
 #include "switch/pipeline/transmit_stage.h"
 
@@ -61,7 +63,6 @@ DropCause drop_cause_of(DropReason r) {
 
 namespace {
 
-constexpr uint32_t kEthVlanOverhead = 14 + 4;
 // FDB ageing runs this often (a sweep over the table, off the packet path).
 constexpr TimeNs kAgeingPeriod = TimeNs::from_s(1);
 // Egress descriptor rings: enough for the whole buffer in 1-cell packets,
@@ -84,8 +85,6 @@ bool l3_valid(const wire::FrameInfo& f) {
   }
 }
 
-bool is_ect(wire::Ecn e) { return e != wire::Ecn::kNotEct; }
-
 constexpr wire::ParseOptions kParseOptions{.verify_ipv4_checksum = kRxVerifyIpv4Checksum, .stop_at_udp = true};
 
 }  // namespace
@@ -93,53 +92,12 @@ constexpr wire::ParseOptions kParseOptions{.verify_ipv4_checksum = kRxVerifyIpv4
 SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8_t, 6>> port_macs,
                        rte_mempool* ctrl_pool, const ShardInit& shard)
     : cfg_(cfg), ports_(cfg.ports.ports.size()), mmu_(cfg.mmu), ctrl_pool_(ctrl_pool), rng_(cfg.seed) {
+  // Ports and their components (switch_port.h), every ring from one block.
   const uint32_t ring = std::min<uint32_t>(kMaxQueueDescriptors, mmu_.total_cells());
-  // Every ring from one block: ports x (queues + lossless PGs) x ring, the
-  // other PGs one slot each.
-  uint64_t slots = 0;
+  queue_arena_ = QueueArena(SwitchPort::ring_slots(cfg, ring));
   for (size_t p = 0; p < ports_.size(); ++p) {
-    slots += uint64_t{kNumQueues} * EgressQueue::round_capacity(ring);
-    for (int pg = 0; pg < kNumPgs; ++pg) {
-      const int16_t prof = cfg.mmu.pg_profile[p][pg];
-      const bool lossless = prof != kNoProfile && cfg.mmu.profiles[static_cast<size_t>(prof)].lossless();
-      slots += EgressQueue::round_capacity(lossless ? ring : 1);
-    }
-  }
-  queue_arena_ = QueueArena(slots);
-  for (size_t p = 0; p < ports_.size(); ++p) {
-    Port& port = ports_[p];
-    port.mac = p < port_macs.size() ? port_macs[p] : std::array<uint8_t, 6>{};
-    port.max_frame_bytes = cfg.ports.ports[p].mtu_bytes + kEthVlanOverhead;
-    port.qos = &cfg.qos[p];
-    port.int_queues = p < cfg.int_queues.size() ? cfg.int_queues[p] : 0;
-    port.rate_bps = cfg.ports.ports[p].speed.bps();
-    for (int q = 0; q < kNumQueues; ++q) {
-      port.wred[q] = Wred(cfg.wred[p][q]);
-      port.queues[q] = queue_arena_.take(ring);
-    }
-    for (int pg = 0; pg < kNumPgs; ++pg) {
-      const int16_t prof = cfg.mmu.pg_profile[p][pg];
-      const bool lossless = prof != kNoProfile && cfg.mmu.profiles[static_cast<size_t>(prof)].lossless();
-      port.held[pg] = queue_arena_.take(lossless ? ring : 1);
-      if (lossless) port.lossless_pgs = static_cast<uint8_t>(port.lossless_pgs | 1u << pg);
-    }
-    port.sched = PortScheduler(cfg.sched[p]);
-    for (int pg = 0; pg < kNumPgs; ++pg) {
-      const ProfileConfig* prof = mmu_.pg_profile(static_cast<uint16_t>(p), static_cast<uint8_t>(pg));
-      if (prof == nullptr || !prof->lossless()) continue;
-      PgPfc& pp = port.pg_pfc[pg];
-      for (int prio = 0; prio < kPfcPrios; ++prio) {
-        if (((port.qos->pfc_enable >> prio) & 1u) && port.qos->tc_to_pg[prio] == pg) pp.prios |= static_cast<uint8_t>(1u << prio);
-      }
-      pp.xon_offset_cells = mmu_.cells_for(static_cast<uint32_t>(prof->xon_offset_bytes));
-      pp.xon_cells = mmu_.cells_for(static_cast<uint32_t>(prof->xon_bytes));
-    }
-    port.pfc_rx = PfcReceiver(cfg.ports.ports[p].speed);
-    port.pfc_tx = PfcGenerator(cfg.ports.ports[p].speed);
-    if (p < cfg.pfcwd.size() && cfg.pfcwd[p].queues != 0) {
-      port.wd = std::make_unique<PortWatchdog>(cfg.pfcwd[p], *port.qos);
-      any_wd_ = true;
-    }
+    ports_[p].init(p, cfg, mmu_, queue_arena_, ring, p < port_macs.size() ? port_macs[p] : std::array<uint8_t, 6>{});
+    if (ports_[p].wd) any_wd_ = true;
   }
   wd_log_.reserve(kWdLogCapacity);
   if (shard.tables_from != nullptr) {  // shard: the first shard's tables
@@ -187,12 +145,12 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
     }
   }
   if (cfg.srv6) srv6_ = Srv6Table(*cfg.srv6, port_macs);
+  if (cfg.trim) trimmer_ = std::make_unique<Trimmer>(*cfg.trim);  // trimmer.h
   st_ = states_.get();
   flood_to_.assign(ports_.size(), 0);
   req_seen_ = st_->seq();
   reset_seen_ = st_->reset_seq();
   next_age_ = kAgeingPeriod;
-  init_credit();  // switch_node_credit.cc
   tx_ports_.assign((ports_.size() + 63) / 64, 0);
   ctl_ports_.assign(tx_ports_.size(), 0);
   for (size_t p = 0; p < ports_.size(); ++p) {
@@ -236,7 +194,7 @@ void SwitchNode::receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) {
     }
     return;
   }
-  credit_drop_vl_ = kNoCreditVl;  // credit: nothing held by frames of this port
+  credit_hand_.clear();  // credit: nothing held by frames of this port
   for (size_t done = 0; done < pkts.size(); done += kStageBurst) {
     const auto n = static_cast<uint16_t>(std::min<size_t>(kStageBurst, pkts.size() - done));
     receive_stages(port, pkts.data() + done, n, now);
@@ -486,43 +444,15 @@ void SwitchNode::forward_l2(uint16_t in, QueuedPkt& pkt, std::optional<uint16_t>
   }
 }
 
-// PAUSE / PFC end at this hop: they pause this port's transmit. PFC is
-// honoured for the port's pfc_enable priorities only; a frame not sent to
-// 01-80-C2-00-00-01 is ignored (802.1Qbb). Every frame is counted; what is
-// ignored is counted under why.
+// PAUSE / PFC end at this hop: they pause this port's transmit (PortPfc::
+// on_frame, port_pfc.h: honoured, ignored and counted there); the watchdog
+// hears of the pause.
 void SwitchNode::on_mac_control(uint16_t in, const wire::FrameInfo& f, TimeNs now) {
   Port& ip = ports_[in];
-  ip.ctr.rx_mac_control++;
-  if (f.reason == wire::ParseReason::kUnknownMacControlOpcode) {
-    ++ip.ctr.rx_unsupported_op;
-    return;
-  }
-  if (f.pfc == nullptr && f.pause == nullptr) {
-    ++ip.ctr.rx_mac_control_malformed;
-    return;
-  }
-  if (!f.mac_control_dst_ok) {
-    ++ip.ctr.rx_mac_control_bad_da;
-    return;
-  }
-  uint8_t pausing = 0;  // priorities this frame pauses (time > 0)
-  if (f.pfc != nullptr) {
-    if (f.pfc->enable_vector.value() > 0xFF) ++ip.ctr.rx_pfc_reserved_bits;
-    const uint8_t named = f.pfc->enabled_mask();
-    if ((named & ~ip.qos->pfc_enable) != 0) ++ip.ctr.rx_pfc_disabled_prio;
-    const auto honoured = static_cast<uint8_t>(named & ip.qos->pfc_enable);
-    std::array<uint16_t, kPfcPrios> q{};
-    for (int p = 0; p < kPfcPrios; ++p) {
-      q[p] = f.pfc->time_quanta[p].value();
-      if (((honoured >> p) & 1u) && q[p] != 0) pausing = static_cast<uint8_t>(pausing | 1u << p);
-    }
-    ip.pfc_rx.on_pfc(honoured, q, now);
-  } else {
-    ip.pfc_rx.on_pause(f.pause->pause_quanta.value(), now);
-    if (f.pause->pause_quanta.value() != 0) pausing = 0xFF;
-  }
+  const int pausing = ip.pfc.on_frame(f, ip.ctr, now);
+  if (pausing < 0) return;  // ignored: counted
   mark_ctl(in);
-  if (ip.wd) ip.wd->on_pause_frame(pausing, now);
+  if (ip.wd) ip.wd->on_pause_frame(static_cast<uint8_t>(pausing), now);
   refresh_pfc_paused(ip, now);
   if (ip.wd) wd_service(in, now);
 }
@@ -545,8 +475,8 @@ bool SwitchNode::enqueue_run(const QueuedPkt* run, uint16_t n) {
   if (any_wd_ && ((op.wd && op.wd->drops_queue(p0.queue)) || (ip.wd && ip.wd->drops_pg(p0.pg)))) return false;
   if (((ip.lossless_pgs >> p0.pg) & 1u) && !ip.held[p0.pg].empty()) return false;  // behind held packets
   // PFC: update_pfc() must stay a no-op after every copy.
-  const PgPfc& pp = ip.pg_pfc[p0.pg];
-  const RunPfc pfc{pp.prios != 0, (ip.pfc_tx.xoff_mask() & pp.prios) != 0};
+  const uint8_t prios = ip.pfc.pg_prios(p0.pg);
+  const RunPfc pfc{prios != 0, (ip.pfc.xoff_mask() & prios) != 0};
   if (!admit_run_whole(mmu_, op.queues[p0.queue], op.ctr.queues[p0.queue], op.wred[p0.queue], pfc, run, n)) return false;
   mark_tx(p0.out_port);
   credit_in_hand(run[n - 1]);  // credit
@@ -576,36 +506,20 @@ void SwitchNode::enqueue_one(const QueuedPkt& p) {
   update_pfc(p.in_port, p.pg, now_);
   if (shard_ != nullptr && !shard_owns(p.out_port)) return shard_forward(p, in.ticket);  // shard
 
-  EgressQueue& held = ports_[p.in_port].held[p.pg];
-  const bool lossless = (ports_[p.in_port].lossless_pgs >> p.pg) & 1u;
-  // Straight to egress unless a lossless PG already holds packets (ingress
-  // FIFO order is kept behind them).
-  if (!lossless || held.empty()) {
-    const Admission out = mmu_.admit_egress(p.out_port, p.queue, in.ticket);
-    if (out.verdict == Verdict::kAccept) return to_egress(p, out.ticket);
-    if (!lossless || out.reason != DropReason::kEgressLimit) {
-      mmu_.release_ingress(p.in_port, p.pg, in.ticket);
-      update_pfc(p.in_port, p.pg, now_);
-      if (out.verdict == Verdict::kTrim) return trim(p, drop_cause_of(out.reason));
-      return refuse(drop_cause_of(out.reason));
-    }
-  }
-  // A lossless packet whose egress queue is at its limit waits at ingress,
-  // unless waiting would block the PG forever (larger than the queue's
-  // largest possible limit, or no profile).
-  if (!mmu_.egress_could_fit(p.out_port, p.queue, in.ticket.cells)) {
-    mmu_.release_ingress(p.in_port, p.pg, in.ticket);
-    update_pfc(p.in_port, p.pg, now_);
-    return refuse(mmu_.queue_profile(p.out_port, p.queue) == nullptr ? DropCause::kNoBuffer : DropCause::kEgressLimit);
-  }
-  if (held.full()) {
-    mmu_.release_ingress(p.in_port, p.pg, in.ticket);
-    update_pfc(p.in_port, p.pg, now_);
-    return refuse(DropCause::kQueueFull);
+  // Egress admission or the hold FIFO (admission_copy.h).
+  Port& ip = ports_[p.in_port];
+  EgressQueue& held = ip.held[p.pg];
+  const CopyEgress e = admit_copy_egress(mmu_, p, in.ticket, (ip.lossless_pgs >> p.pg) & 1u, held);
+  if (e.released) update_pfc(p.in_port, p.pg, now_);
+  switch (e.kind) {
+    case CopyEgress::kQueue: return to_egress(p, e.ticket);
+    case CopyEgress::kTrim: return trim(p, e.cause);
+    case CopyEgress::kRefuse: return refuse(e.cause);
+    case CopyEgress::kHold: break;
   }
   if (held.empty()) ++held_pgs_;
-  held.push(p, in.ticket);
-  ++ports_[p.in_port].ctr.held;
+  held.push(p, e.ticket);
+  ++ip.ctr.held;
 }
 
 void SwitchNode::to_egress(const QueuedPkt& p, const Ticket& t) {
@@ -626,29 +540,15 @@ void SwitchNode::to_egress(const QueuedPkt& p, const Ticket& t) {
   if (st_->faulty() != 0 && !st_->oper_up(p.out_port)) return refuse(DropCause::kPortDown);  // held before it went down
   if (q.full()) return refuse(DropCause::kQueueFull);
 
-  // WRED/ECN on the instantaneous queue depth (bytes queued before this packet).
-  // At or below Kmin the probability is 0: no header read, no draw.
-  const Wred& w = op.wred[p.queue];
-  if (w.enabled() && q.bytes() > w.config().kmin_bytes) {
-    uint8_t* l3 = rte_pktmbuf_mtod_offset(p.mbuf, uint8_t*, p.l3_offset);
-    auto* v4 = p.ip_version == 4 ? reinterpret_cast<wire::Ipv4Header*>(l3) : nullptr;
-    auto* v6 = p.ip_version == 6 ? reinterpret_cast<wire::Ipv6Header*>(l3) : nullptr;
-    const wire::Ecn ecn = v4 != nullptr ? v4->ecn() : v6 != nullptr ? v6->ecn() : wire::Ecn::kNotEct;
-    switch (w.decide(q.bytes(), is_ect(ecn), rng_.uniform())) {
-      case EcnAction::kMark:
-        if (v4 != nullptr) {
-          v4->set_dscp_ecn(v4->dscp(), wire::Ecn::kCe);
-          wire::ipv4_set_checksum(*v4);
-        } else {
-          v6->set_dscp_ecn(v6->dscp(), wire::Ecn::kCe);
-        }
-        ++qc.ecn_marked;
-        break;
-      case EcnAction::kDrop:
-        return refuse(DropCause::kWred);
-      case EcnAction::kPass:
-        break;
-    }
+  // WRED/ECN on the instantaneous queue depth (admission_copy.h).
+  switch (wred_ecn(op.wred[p.queue], q, p, rng_)) {
+    case EcnAction::kMark:
+      ++qc.ecn_marked;
+      break;
+    case EcnAction::kDrop:
+      return refuse(DropCause::kWred);
+    case EcnAction::kPass:
+      break;
   }
   q.push(p, t);
   mark_tx(p.out_port);
@@ -683,7 +583,7 @@ void SwitchNode::drain_held() {
 uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) {
   now_ = now;
   Port& p = ports_[port];
-  credit_drop_vl_ = kNoCreditVl;  // credit: no received packet in hand
+  credit_hand_.clear();  // credit: no received packet in hand
   if (st_->faulty() != 0 && !st_->oper_up(port)) return 0;  // down: sends nothing (queues flushed)
   if (p.idle_round != kNotIdle) {
     // The rounds since the port went idle that did not offer it (next_tx_port).
@@ -700,7 +600,7 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
   }
   refresh_pfc_paused(p, now);
   if (p.wd) wd_service(port, now);
-  const uint8_t blocked = static_cast<uint8_t>(p.paused | p.pfc_paused_queues);
+  const uint8_t blocked = static_cast<uint8_t>(p.paused | p.pfc.paused_queues());
   // Queue heads read once (after the watchdog's flushes); after a pop only
   // that queue's head changes (drain_held below moves packets of other ports'
   // hold FIFOs into queues, possibly this port's, so it refreshes them all).
@@ -724,7 +624,7 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
     if (last_q >= 0 && p.sched.repeat(last_q, head[last_q])) {
       q = last_q;
     } else {
-      q = p.sched.pick(head, p.credit ? credit_eligible(p, head, unblocked) : unblocked);  // credit
+      q = p.sched.pick(head, p.credit ? p.credit->eligible(head, unblocked) : unblocked);  // credit
       if (q < 0) break;
       if (batch) last_q = q;
     }
@@ -752,7 +652,7 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
     if ((p.int_queues >> q) & 1u) [[unlikely]] {
       if (!pkt.trimmed) {
         if (const uint16_t udp = int_candidate(pkt); udp != kIntNo) {
-          bytes += int_insert(p, pkt, udp == kIntParse ? 0 : udp, p.ctr.tx_bytes + tx_bytes, now);
+          bytes += int_insert(pkt, udp == kIntParse ? 0 : udp, IntHopPort{p.rate_bps, p.ctr.tx_bytes + tx_bytes, p.queues}, now, p.ctr);  // int_stage.h
         }
       }
     }
@@ -765,7 +665,7 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
   rel.flush(mmu_, port);
   p.ctr.tx_packets += n - first;
   p.ctr.tx_bytes += tx_bytes;
-  if (p.credit) credit_note_backlog(p, blocked, now);  // credit
+  if (p.credit) p.credit->note_backlog(p.queues, blocked, now);  // credit
   if (n == 0 && !out.empty()) p.idle_round = offer_rounds_;  // the scheduler found nothing: idle
   return n;
 }
@@ -814,46 +714,26 @@ PortId SwitchNode::next_tx_port(PortId from, TimeNs /*now*/) {
 void SwitchNode::settle_idle(Port& p, uint64_t rounds) { p.sched.idle_picks(rounds); }
 
 uint8_t SwitchNode::refresh_pfc_paused(Port& port, TimeNs now) {
-  const uint8_t prios = port.pfc_rx.paused_mask(now);
-  uint8_t queues = 0;
-  for (int p = 0; p < kPfcPrios; ++p) {
-    if ((prios >> p) & 1u) queues = static_cast<uint8_t>(queues | 1u << port.qos->pfc_to_queue[p]);
-  }
-  port.pfc_paused_queues = queues;
+  const uint8_t queues = port.pfc.refresh(now);  // port_pfc.h
   if (port.wd) port.wd->on_paused_queues(queues, now);
   return queues;
 }
 
-// XOFF when the PG has used up its shared allowance (the next bytes go to
-// headroom) or already holds headroom; XON once the headroom is empty and the
-// shared use is xon_offset below the limit, or the PG is down to xon bytes.
-// PFC priority p maps to PG tc_to_pg[p] (priority = traffic class).
+// XOFF / XON of the PG's priorities (PortPfc::update, port_pfc.h); a port
+// with PFC state is one whose timers next_wakeup() reads.
 void SwitchNode::update_pfc_slow(uint16_t port, uint8_t pg, TimeNs now) {
-  Port& p = ports_[port];
-  const PgPfc& pp = p.pg_pfc[pg];
-  const BufferUse& u = mmu_.pg_use(port, pg);
-  const uint8_t asserted = p.pfc_tx.xoff_mask() & pp.prios;
-  const uint64_t limit = mmu_.pg_shared_limit(port, pg);
-  const bool over = u.hdrm > 0 || u.shared >= limit;
-  if (asserted == 0 && !over) return;  // (update_pfc checked this inline)
-  const bool drained = uint64_t{u.shared} + pp.xon_offset_cells <= limit || u.used <= pp.xon_cells;
-  const bool keep = !(u.hdrm == 0 && drained);
-  for (int prio = 0; prio < kPfcPrios; ++prio) {
-    if (!((pp.prios >> prio) & 1u)) continue;
-    p.pfc_tx.set_xoff(prio, ((asserted >> prio) & 1u) ? keep : over, now);
-  }
-  mark_ctl(port);
+  if (ports_[port].pfc.update(mmu_, port, pg, now)) mark_ctl(port);
 }
 
 rte_mbuf* SwitchNode::pfc_frame(Port& port, TimeNs now) {
-  if (ctrl_pool_ == nullptr || port.pfc_tx.next_deadline() > now) return nullptr;
+  if (ctrl_pool_ == nullptr || port.pfc.next_deadline() > now) return nullptr;
   rte_mbuf* m = rte_pktmbuf_alloc(ctrl_pool_);
   if (m == nullptr) {
     ++port.ctr.pfc_alloc_failures;  // retried at the next transmit
     return nullptr;
   }
   PfcFrameRequest r;
-  if (!port.pfc_tx.poll(now, &r)) {
+  if (!port.pfc.poll(now, &r)) {
     rte_pktmbuf_free(m);
     return nullptr;
   }
@@ -882,8 +762,8 @@ TimeNs SwitchNode::next_wakeup(TimeNs now) const {
         ctl_ports_[w] &= ~(uint64_t{1} << b);
         continue;
       }
-      t = std::min(t, p.pfc_rx.next_expiry());
-      const TimeNs d = p.pfc_tx.next_deadline();
+      t = std::min(t, p.pfc.next_expiry());
+      const TimeNs d = p.pfc.next_deadline();
       if (d > now) t = std::min(t, d);
       if (p.wd) t = std::min(t, p.wd->next_deadline());
     }
@@ -894,7 +774,7 @@ TimeNs SwitchNode::next_wakeup(TimeNs now) const {
 void SwitchNode::advance(TimeNs now) {
   now_ = now;
   credit_kick_ = false;  // credit: the driver offers every idle port a transmit after this call
-  credit_drop_vl_ = kNoCreditVl;  // credit: no received packet in hand
+  credit_hand_.clear();  // credit: no received packet in hand
   if (st_->seq() != req_seen_) apply_requests(now);  // switch_node_ports.cc
   if (now >= next_age_) {
     if (ages_fdb_) fdb_->age(now, cfg_.fdb_ageing);  // shard: the first shard ages the shared FDB

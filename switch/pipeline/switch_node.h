@@ -19,8 +19,6 @@
 #include <vector>
 
 #include "common/node.h"
-#include "common/pfc/pfc_generator.h"
-#include "common/pfc/pfc_receiver.h"
 #include "common/rng.h"
 #include "common/wire/frame_parser.h"
 #include "switch/config/switch_config.h"
@@ -28,6 +26,7 @@
 #include "switch/fwd/route_table.h"
 #include "switch/fwd/router_if.h"
 #include "switch/lossless/pfc_watchdog.h"
+#include "switch/lossless/port_pfc.h"
 #include "switch/lossless/port_watchdog.h"
 #include "switch/mmu/mmu.h"
 #include "switch/pipeline/admission_stage.h"
@@ -38,6 +37,8 @@
 #include "switch/pipeline/egress_queue.h"
 #include "switch/pipeline/forward_stage.h"
 #include "switch/pipeline/port_state.h"
+#include "switch/pipeline/switch_port.h"
+#include "switch/pipeline/trimmer.h"
 #include "switch/qos/scheduler.h"
 #include "switch/qos/wred.h"
 
@@ -95,9 +96,9 @@ class SwitchNode final : public Node {
   void set_paused(PortId port, uint8_t queue_mask) { ports_[port].paused = queue_mask; }
   // Queues the scheduler skips: set by hand or paused by PFC / PAUSE (as of
   // the last transmit or receive on the port).
-  uint8_t paused(PortId port) const { return ports_[port].paused | ports_[port].pfc_paused_queues; }
-  const PfcReceiver& pfc_rx(PortId port) const { return ports_[port].pfc_rx; }
-  const PfcGenerator& pfc_tx(PortId port) const { return ports_[port].pfc_tx; }
+  uint8_t paused(PortId port) const { return ports_[port].paused | ports_[port].pfc.paused_queues(); }
+  const PfcReceiver& pfc_rx(PortId port) const { return ports_[port].pfc.rx(); }
+  const PfcGenerator& pfc_tx(PortId port) const { return ports_[port].pfc.tx(); }
   // `now` of the latest receive / transmit / advance call (for counters that
   // include a running interval, e.g. a pause in progress).
   TimeNs last_now() const { return now_; }
@@ -120,7 +121,7 @@ class SwitchNode final : public Node {
   uint64_t pfc_wd_events() const { return wd_events_; }
   const Mmu& mmu() const { return mmu_; }
   // Credit-based link FC state of a CREDIT_FC port (nullptr: the port runs PFC).
-  const CreditPort* credit(PortId port) const { return ports_[port].credit ? &ports_[port].credit->fc : nullptr; }
+  const CreditPort* credit(PortId port) const { return ports_[port].credit ? &ports_[port].credit->fc() : nullptr; }
   const Fdb& fdb() const { return *fdb_; }
   // Router interfaces (INTERFACE table; nullptr without one): switch/fwd/router_if.h.
   const RouterIf* router_if() const { return rif_.get(); }
@@ -195,37 +196,9 @@ class SwitchNode final : public Node {
   bool holding() const { return held_pgs_ != 0; }
 
  private:
-  // PFC generation inputs of one ingress PG, fixed at setup.
-  struct PgPfc {
-    uint8_t prios = 0;             // pfc_enable priorities mapped to this lossless PG
-    uint32_t xon_offset_cells = 0;
-    uint32_t xon_cells = 0;
-  };
-  struct Port {
-    std::array<uint8_t, 6> mac{};
-    std::array<PgPfc, kNumPgs> pg_pfc{};
-    uint32_t max_frame_bytes = 0;  // MTU + Ethernet header + VLAN tag
-    const PortQos* qos = nullptr;
-    std::array<Wred, kNumQueues> wred;
-    PortScheduler sched;
-    std::array<EgressQueue, kNumQueues> queues;
-    std::array<EgressQueue, kNumPgs> held;  // lossless PGs only (others capacity 1, unused)
-    uint8_t paused = 0;             // by hand (set_paused)
-    uint8_t pfc_paused_queues = 0;  // by received PFC / PAUSE
-    PfcReceiver pfc_rx;             // pause timers of received frames
-    PfcGenerator pfc_tx;            // frames we owe the peer (XOFF / refresh / XON)
-    // Port component PFC_WD (port_watchdog.h, switch_node_watchdog.cc); null: none.
-    std::unique_ptr<PortWatchdog> wd;
-    uint8_t lossless_pgs = 0;       // bit pg: the PG's ingress profile is lossless
-    PortCounters ctr;
-    uint8_t int_queues = 0;  // INT: bit q = append a hop record at dequeue from queue q (switch_node_int.cc)
-    uint64_t rate_bps = 0;   // line rate (the INT record's B)
-    std::unique_ptr<CreditLink> credit;  // CREDIT_FC ports only (switch_node_credit.cc)
-    // Offer round (offer_rounds_) of the last transmit() that found nothing
-    // to send with the port up; kNotIdle: none since (busy or down).
-    uint64_t idle_round = 0;
-  };
-  static constexpr uint64_t kNotIdle = UINT64_MAX;
+  // A port and its components (switch_port.h).
+  using Port = SwitchPort;
+  static constexpr uint64_t kNotIdle = SwitchPort::kNotIdle;
   // One stage pass over pkts[0, n), n <= kStageBurst (switch_node.cc):
   // stage A (classify_stage.h), stage B (lookup_stage.h), stage C (learn:
   // burst_learner.h, forward: forward_stage.h), stage D (admission_stage.h).
@@ -237,16 +210,8 @@ class SwitchNode final : public Node {
   // state changes; next_wakeup() reads these ports only.
   void mark_tx(uint16_t p) { tx_ports_[p >> 6] |= uint64_t{1} << (p & 63); }
   void mark_ctl(uint16_t p) { ctl_ports_[p >> 6] |= uint64_t{1} << (p & 63); }
-  static bool ctl_active(const Port& p) {
-    return p.pfc_rx.next_expiry() != TimeNs::max() || p.pfc_paused_queues != 0 ||
-           p.pfc_tx.next_deadline() != TimeNs::max() || p.wd || p.credit;
-  }
-  static bool queues_empty(const Port& p) {
-    for (const EgressQueue& q : p.queues) {
-      if (!q.empty()) return false;
-    }
-    return true;
-  }
+  static bool ctl_active(const Port& p) { return p.ctl_active(); }
+  static bool queues_empty(const Port& p) { return p.queues_empty(); }
   // The empty scheduler picks of the offer rounds that skipped the idle port
   // (each moves the DWRR turn by one), applied before the next transmit()
   // or when the port goes down, so the schedule is the one of offering every
@@ -266,13 +231,7 @@ class SwitchNode final : public Node {
   void update_pfc_slow(uint16_t port, uint8_t pg, TimeNs now);
   // Whether update_pfc(port, pg) does nothing now: no pfc_enable priority of
   // a lossless profile maps to the PG, or none is asserted and none should be.
-  bool pfc_idle(uint16_t port, uint8_t pg) const {
-    const Port& p = ports_[port];
-    const PgPfc& pp = p.pg_pfc[pg];
-    if (pp.prios == 0) return true;
-    const BufferUse& u = mmu_.pg_use(port, pg);
-    return (p.pfc_tx.xoff_mask() & pp.prios) == 0 && u.hdrm == 0 && u.shared < mmu_.pg_shared_limit(port, pg);
-  }
+  bool pfc_idle(uint16_t port, uint8_t pg) const { return ports_[port].pfc.idle(mmu_, port, pg); }
   // A PFC frame for `port` if one is due (one mbuf from ctrl_pool_).
   rte_mbuf* pfc_frame(Port& port, TimeNs now);
   // The whole pipeline for one frame (full parse_frame()): CREDIT_FC ports,
@@ -305,18 +264,12 @@ class SwitchNode final : public Node {
   void wd_service(uint16_t port, TimeNs now);
   void wd_flush(uint16_t port, uint8_t queue);
 
-  // INT (switch_node_int.cc, docs/switch.md "INT"): `pkt`, just dequeued
-  // from an INT queue of `port`, gets a hop record if it carries the BTH INT
-  // flag and an open shim; `udp_offset` = where its UDP header is (IPv4 IHL
-  // 5 / IPv6 at pkt.l3_offset, found by int_candidate), 0 = parse the frame;
-  // `tx_before_bytes` = the port's bytes sent before it; qLen = the bytes
-  // still queued at the port. Returns the bytes added.
-  uint32_t int_insert(Port& port, const QueuedPkt& pkt, uint16_t udp_offset, uint64_t tx_before_bytes, TimeNs now);
-
-  // Packet trimming (switch_node_trim.cc): cuts `p` to its headers and queues
-  // it on the trim queue instead of dropping it for `cause`; counts and drops
-  // it when it cannot be trimmed or queued.
+  // Packet trimming (switch_node_trim.cc; the cut: trimmer_, trimmer.h):
+  // cuts `p` to its headers and queues it on the trim queue instead of
+  // dropping it for `cause`; counts and drops it when it cannot be trimmed
+  // or queued.
   void trim(QueuedPkt p, DropCause cause);
+  std::unique_ptr<Trimmer> trimmer_;  // SWITCH_TRIMMING; null without it
   void drop(uint16_t in_port, rte_mbuf* m, DropCause cause);
   // Admits one copy (`p` describes it) and queues it, holds it at ingress
   // (lossless PG whose egress queue is at its limit), or drops it counted.
@@ -400,7 +353,6 @@ class SwitchNode final : public Node {
   uint64_t reset_seen_ = 0;  // false: a shard that shares another's FDB
 
   // ---- credit-based link FC (switch_node_credit.cc) ----
-  void init_credit();
   // Start of process(): the slots charged if the frame (`m`) is dropped unclassified.
   void credit_begin_rx(uint16_t in, const rte_mbuf* m);
   // After classification: sets the VL and slots the packet holds (0xFF: none).
@@ -408,30 +360,21 @@ class SwitchNode final : public Node {
   // A flooded packet: its slots are freed now, the copies hold none.
   void credit_release_flooded(uint16_t in, QueuedPkt& pkt);
   // The packet in hand (to_egress): its slots are freed if it is dropped.
-  void credit_in_hand(const QueuedPkt& pkt) {
-    credit_drop_vl_ = pkt.credit_vl;
-    credit_drop_slots_ = pkt.credit_slots;
-  }
+  void credit_in_hand(const QueuedPkt& pkt) { credit_hand_.set(pkt); }
   // drop(): frees the dropped packet's slots.
   void credit_on_drop(uint16_t in);
   // A credit update frame arrived (consumed).
   void on_credit_frame(Port& port, rte_mbuf* m, TimeNs now);
   // The credit update owed by `port`, if one is due (one ctrl_pool_ mbuf).
   rte_mbuf* credit_frame(Port& port);
-  // Queues the scheduler may pick on a credit port: those of the VL the VL
-  // arbiter chose among VLs with a packet and a credit.
-  uint8_t credit_eligible(Port& port, std::span<const uint32_t, kNumQueues> head, uint8_t eligible);
   // A packet left `port` from queue q: spend its credit, free its ingress slot.
   void credit_on_dequeue(Port& port, int q, const QueuedPkt& pkt);
   // Frees the ingress slots a queued packet holds. A path that frees a
   // queued packet other than through transmit() must call it, or call
   // credit_in_hand(pkt) right before drop().
   void credit_release(const QueuedPkt& pkt);
-  // End of transmit(): stall timing of the port's VLs.
-  void credit_note_backlog(Port& port, uint8_t blocked, TimeNs now);
   TimeNs credit_wakeup(TimeNs now) const;
-  uint8_t credit_drop_vl_ = kNoCreditVl;  // VL freed if the packet in hand is dropped
-  uint8_t credit_drop_slots_ = 0;         // and how many of its slots
+  CreditInHand credit_hand_;  // the slots the packet in hand holds (credit_link.h)
   bool credit_kick_ = false;  // an update became due outside receive/advance: run again now
 
   const SwitchConfig& cfg_;

@@ -152,7 +152,7 @@ uint16_t SwitchNode::ingress_faults(uint16_t in, std::span<rte_mbuf*> pkts) {
     ++ip.ctr.rx_packets;
     ip.ctr.rx_bytes += m->pkt_len;
     if (is_mac_control(m)) ++ip.ctr.dropped_mac_control;  // not data: the lab's byte accounts skip it
-    credit_drop_vl_ = kNoCreditVl;
+    credit_hand_.clear();
     if (ip.credit) credit_begin_rx(in, m);  // its credit goes back to the peer
     drop(in, m, cause);
   }

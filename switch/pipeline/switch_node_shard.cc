@@ -130,7 +130,7 @@ bool SwitchNode::shard_pending() const {
 bool SwitchNode::shard_pump(TimeNs now) {
   if (shard_ == nullptr) return false;
   now_ = now;
-  credit_drop_vl_ = kNoCreditVl;  // no received packet in hand
+  credit_hand_.clear();  // no received packet in hand
   ShardLink& l = *shard_;
   bool released = false;
   bool arrived = false;
@@ -172,7 +172,7 @@ bool SwitchNode::shard_pump(TimeNs now) {
 
 void SwitchNode::shard_recheck_holds(TimeNs now) {
   now_ = now;
-  credit_drop_vl_ = kNoCreditVl;
+  credit_hand_.clear();
   if (held_pgs_ != 0) drain_held();
 }
 

@@ -29,7 +29,7 @@ void SwitchNode::wd_service(uint16_t pi, TimeNs now) {
       if (wd_log_.size() < kWdLogCapacity) wd_log_.push_back({now, pi, q, storm});
     }
   }
-  port.pfc_rx.set_ignore(wd.ignore_prios(), now);
+  port.pfc.set_ignore(wd.ignore_prios(), now);
   refresh_pfc_paused(port, now);
   for (uint8_t q = 0; q < kNumQueues; ++q) {
     if ((c.flush >> q) & 1u) wd_flush(pi, q);

@@ -6,8 +6,8 @@
 // - ReleaseBatch: the cells of consecutive packets of one (queue, ingress
 //   port, PG) released in one Mmu::release_sum instead of one release each;
 // - int_candidate: whether a frame dequeued from an INT queue may ask for a
-//   hop record, from a few header loads (the INT component,
-//   switch_node_int.cc, parses what this does not decide).
+//   hop record, from a few header loads (the INT stage, int_stage.h,
+//   parses what this does not decide).
 // Plain memory; inline so that the transmit loop compiles into one loop.
 #pragma once
 

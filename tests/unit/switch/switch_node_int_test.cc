@@ -1,4 +1,4 @@
-// INT at the switch (docs/switch.md "INT", switch_node_int.cc): a frame of an
+// INT at the switch (docs/switch.md "INT", int_stage.h): a frame of an
 // INT-enabled flow dequeued from an INT queue gets one correct hop record
 // (B, ts, txBytes, qLen) with its lengths fixed and the sender's ICRC intact
 // under the shim; a full stack is counted and flagged; frames without the

@@ -1,20 +1,10 @@
-// SwitchNode: HPCC in-band network telemetry at egress dequeue (docs/switch.md
-// "INT"; the shim: common/wire/int_shim.h, docs/wire-formats.md "INT shim";
-// facts: shared/reference/cc.md 2.1). A frame dequeued from a queue with INT
-// on (the INT table, SwitchConfig::int_queues) that carries the BTH INT flag
-// and an open shim gets one IntHop: B = the port's line rate, ts = `now`,
-// txBytes = the port's bytes sent before it, qLen = the bytes still queued at
-// the port (all queues). The IP / UDP lengths (and the IPv4 checksum) grow;
-// the ICRC stays as the sender computed it (it covers the frame without the
-// shim). A full stack gets the overflow flag (int_full); a frame with no
-// room for 16 more bytes is forwarded as it is (int_no_room). No allocation:
-// the record goes into the tailroom of the frame's last segment.
+// Transmit stage E's INT hop record (int_stage.h; docs/switch.md "INT").
 #include <rte_mbuf.h>
 
 #include "common/wire/frame_parser.h"
 #include "common/wire/int_shim.h"
 #include "common/wire/udp.h"
-#include "switch/pipeline/switch_node.h"
+#include "switch/pipeline/int_stage.h"
 
 namespace sf::sw {
 
@@ -30,8 +20,7 @@ bool writable(const rte_mbuf* m) {
 
 }  // namespace
 
-uint32_t SwitchNode::int_insert(Port& port, const QueuedPkt& pkt, uint16_t udp_offset, uint64_t tx_before_bytes,
-                                TimeNs now) {
+uint32_t int_insert(const QueuedPkt& pkt, uint16_t udp_offset, const IntHopPort& port, TimeNs now, PortCounters& ctr) {
   rte_mbuf* m = pkt.mbuf;
   uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
   const uint32_t head_bytes = m->data_len;
@@ -58,7 +47,7 @@ uint32_t SwitchNode::int_insert(Port& port, const QueuedPkt& pkt, uint16_t udp_o
   }
   uint64_t qlen_bytes = 0;
   for (const EgressQueue& q : port.queues) qlen_bytes += q.bytes();
-  const wire::IntHop hop = wire::make_int_hop(now.ns(), tx_before_bytes, qlen_bytes, port.rate_bps);
+  const wire::IntHop hop = wire::make_int_hop(now.ns(), port.tx_before_bytes, qlen_bytes, port.rate_bps);
   wire::IntStatus st;
   if (!writable(m)) {
     // Shared bytes: tell a frame that asks for INT from one that does not.
@@ -84,12 +73,12 @@ uint32_t SwitchNode::int_insert(Port& port, const QueuedPkt& pkt, uint16_t udp_o
   }
   switch (st) {
     case wire::IntStatus::kOk:
-      ++port.ctr.int_records;
-      port.ctr.int_bytes += wire::IntHop::kSize;
+      ++ctr.int_records;
+      ctr.int_bytes += wire::IntHop::kSize;
       return wire::IntHop::kSize;
-    case wire::IntStatus::kFull: ++port.ctr.int_full; break;
-    case wire::IntStatus::kNoRoom: ++port.ctr.int_no_room; break;
-    case wire::IntStatus::kBadShim: ++port.ctr.int_bad_shim; break;
+    case wire::IntStatus::kFull: ++ctr.int_full; break;
+    case wire::IntStatus::kNoRoom: ++ctr.int_no_room; break;
+    case wire::IntStatus::kBadShim: ++ctr.int_bad_shim; break;
     default: break;  // no flag, an echo (ACK), not RoCE: nothing asked
   }
   return 0;
