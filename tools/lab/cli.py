@@ -39,6 +39,8 @@ def parse_args(argv):
                    "(default: the topology's sim.ts_period_us, or ts_period_ms / 50 scaled by 1 Gb/s / the fastest link)")
     r.add_argument("--run-limit-s", type=float, metavar="S", help="--sim: virtual seconds at most (default: the "
                    "topology's sim.run_limit_s, or duration_s)")
+    r.add_argument("--sim-threads", type=int, metavar="N", help="--sim: sf-sim --threads N, the partitioned engine "
+                   "on N threads (1..256; the same run for any N; docs/sf-sim.md \"Threads\")")
     m = sub.add_parser("compare", help="two (or more) report directories side by side in one PNG: hot queue "
                        "with Kmin / Kmax and ECN marks, PFC pauses, goodput per receiver (docs/scenarios.md)")
     m.add_argument("dirs", nargs="+", metavar="DIR", help="report directories of sf-lab run (real or --sim)")
@@ -212,7 +214,7 @@ def main(argv=None):
         return 0
     if a.sim:
         return run_sim(a, t)
-    for opt in ("seed", "speed_gbps", "ts_period_us", "run_limit_s"):
+    for opt in ("seed", "speed_gbps", "ts_period_us", "run_limit_s", "sim_threads"):
         if getattr(a, opt) is not None:
             print(f"sf-lab: --{opt.replace('_', '-')} applies to --sim runs only", file=sys.stderr)
             return 2
@@ -339,10 +341,13 @@ def run_sim(a, t):
     if seed < 0 or period_us <= 0 or limit_s <= 0:
         print("sf-lab: --seed, --ts-period-us and --run-limit-s must be positive", file=sys.stderr)
         return 2
+    if a.sim_threads is not None and not 1 <= a.sim_threads <= 256:
+        print(f"sf-lab: --sim-threads {a.sim_threads}: must be within [1, 256]", file=sys.stderr)
+        return 2
     import report  # noqa: E402
     import launch  # noqa: E402
     out = os.path.abspath(a.out or os.path.join("out", f"sim-{t.name}-seed{seed}"))
-    lab = sim.SimLab(t, out, a.build, seed, period_us, limit_s)
+    lab = sim.SimLab(t, out, a.build, seed, period_us, limit_s, threads=a.sim_threads)
     try:
         lab.plan.check_binaries()
     except launch.LabError as e:

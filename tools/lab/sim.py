@@ -102,8 +102,9 @@ class SimLab(launch.Lab):
     sf-sim and reads back what it wrote. Attributes as report.py and plots.py
     read them; t0 is virtual time 0."""
 
-    def __init__(self, topo, out, build, seed, ts_period_us, run_limit_s, log=print):
+    def __init__(self, topo, out, build, seed, ts_period_us, run_limit_s, log=print, threads=None):
         super().__init__(topo, out, build, console=None, log=log)
+        self.threads = threads  # sf-sim --threads (None: the default engine)
         self.plan = SimPlan(topo, self.out, os.path.abspath(build))
         self.seed = seed
         self.ts_period_us = ts_period_us
@@ -155,7 +156,8 @@ class SimLab(launch.Lab):
         log_out = os.path.join(self.plan.logs, "sf-sim.stdout")
         log_err = os.path.join(self.plan.logs, "sf-sim.stderr")
         with open(log_out, "w") as fo, open(log_err, "w") as fe:
-            r = subprocess.run([self.plan.sim_bin, plan_path, "--out", self.out], stdout=fo, stderr=fe)
+            extra = ["--threads", str(self.threads)] if self.threads else []
+            r = subprocess.run([self.plan.sim_bin, plan_path, "--out", self.out, *extra], stdout=fo, stderr=fe)
         clean = {"pids": {}, "prefixes": [], "removed_leftovers": [], "removed_runtime_dirs": [], "still_running": [],
                  "still_present": [], "signals": {}, "exit_status": {"sf-sim": r.returncode}}
         with open(log_err) as f:
