@@ -1045,10 +1045,20 @@ def pfc_receive(h):
     pfc = p8["pfc"]
     recs = [(ts, f) for ts, f in zip(read_pcap_times(out_pcap), read_pcap(out_pcap)) if f[12:14] == b"\x08\x00"]
     dscps = dscp_counts(f for _, f in recs)
+    # Bursts of queue 3 (DSCP 26) in capture order. Two unpaused spells of
+    # queue 3 are a full pause time (0xFFFF quanta = 33.5 ms at 1 Gb/s) apart
+    # at the switch: the second starts with an expiry of a pause received
+    # after the first. The capture's timestamps are the peer's read times: a
+    # peer descheduled for a few ms in the middle of one burst splits it (a
+    # 1 ms gap rule once counted 4 bursts for 3 expiries). So a new burst
+    # starts only after a gap of more than half the pause time, which a true
+    # second spell always leaves and a scheduler delay short of an expiry
+    # does not.
+    pause_s = 0xFFFF * 512 / 1e9
     bursts, last = 0, None
     for ts, f in recs:
         if f[15] >> 2 == 26:
-            if last is None or ts - last > 0.001:
+            if last is None or ts - last > pause_s / 2:
                 bursts += 1
             last = ts
     print(f"Ethernet8: pfc {pfc}; queue 1 tx {q[1]['tx_packets']}, queue 3 tx {q[3]['tx_packets']} depth "
