@@ -1066,8 +1066,10 @@ def pfc_receive(h):
         return n
     bursts = count_bursts(pause_s / 2)
     bursts_1ms = count_bursts(0.001)  # printed only: what the 1 ms rule saw
+    t26 = [ts for ts, f in recs if f[15] >> 2 == 26]
+    gaps_ms = sorted(round((b - a) * 1e3, 1) for a, b in zip(t26, t26[1:]) if b - a > 0.001)
     print(f"Ethernet8: pfc {pfc}; queue 1 tx {q[1]['tx_packets']}, queue 3 tx {q[3]['tx_packets']} depth "
-          f"{q[3]['depth_packets']}; capture by DSCP {dscps}, DSCP 26 bursts {bursts} ({bursts_1ms} at 1 ms gaps); telemetry paused mask "
+          f"{q[3]['depth_packets']}; capture by DSCP {dscps}, DSCP 26 bursts {bursts} ({bursts_1ms} at 1 ms gaps; gaps > 1 ms {gaps_ms}); telemetry paused mask "
           f"{t.get('paused_queues_mask')}; Ethernet0 drops {port_by_name(rep, 'Ethernet0')['drops']} "
           f"tx_pfc_frames {port_by_name(rep, 'Ethernet0')['tx_pfc_frames']}")
     check(pfc.get("rx_prio3_pause", 0) > 100, f"pauses not counted: {pfc}")
