@@ -1047,13 +1047,15 @@ def pfc_receive(h):
     dscps = dscp_counts(f for _, f in recs)
     # Bursts of queue 3 (DSCP 26) in capture order. Two unpaused spells of
     # queue 3 are a full pause time (0xFFFF quanta = 33.5 ms at 1 Gb/s) apart
-    # at the switch: the second starts with an expiry of a pause received
-    # after the first. The capture's timestamps are the peer's read times: a
-    # peer descheduled for a few ms in the middle of one burst splits it (a
-    # 1 ms gap rule once counted 4 bursts for 3 expiries). So a new burst
-    # starts only after a gap of more than half the pause time, which a true
-    # second spell always leaves and a scheduler delay short of an expiry
-    # does not.
+    # in the switch's sending: the second starts with the expiry of a pause
+    # processed after the first. The capture's timestamps are the peer's read
+    # times: a peer descheduled for a few ms in the middle of one burst
+    # splits it (a 1 ms gap rule counted 4 bursts for 3 expiries once, and
+    # 10 for 2 with 3 busy loops beside it). So a new burst starts only after
+    # a gap of more than half the pause time: a split now needs the peer
+    # stalled over 16.8 ms without causing an expiry. (Reads of the end of a
+    # burst delayed by a stall can shorten a true gap below that and merge
+    # two bursts: the count errs low then, never high.)
     pause_s = 0xFFFF * 512 / 1e9
 
     def count_bursts(gap_s):
@@ -1069,7 +1071,8 @@ def pfc_receive(h):
     t26 = [ts for ts, f in recs if f[15] >> 2 == 26]
     gaps_ms = sorted(round((b - a) * 1e3, 1) for a, b in zip(t26, t26[1:]) if b - a > 0.001)
     print(f"Ethernet8: pfc {pfc}; queue 1 tx {q[1]['tx_packets']}, queue 3 tx {q[3]['tx_packets']} depth "
-          f"{q[3]['depth_packets']}; capture by DSCP {dscps}, DSCP 26 bursts {bursts} ({bursts_1ms} at 1 ms gaps; gaps > 1 ms {gaps_ms}); telemetry paused mask "
+          f"{q[3]['depth_packets']}; capture by DSCP {dscps}, DSCP 26 bursts {bursts} ({bursts_1ms} at 1 ms gaps; "
+          f"gaps > 1 ms {gaps_ms}); telemetry paused mask "
           f"{t.get('paused_queues_mask')}; Ethernet0 drops {port_by_name(rep, 'Ethernet0')['drops']} "
           f"tx_pfc_frames {port_by_name(rep, 'Ethernet0')['tx_pfc_frames']}")
     check(pfc.get("rx_prio3_pause", 0) > 100, f"pauses not counted: {pfc}")
