@@ -42,7 +42,7 @@ struct PortQos {
 struct TrimConfig {
   uint32_t size_bytes = 128;  // frame bytes kept (at least the headers)
   uint8_t dscp = 0;           // DSCP of the trimmed packet
-  bool dynamic_queue = false; // queue_index "dynamic": DSCP -> TC -> queue of the egress port
+  bool dynamic_queue = false; // queue_index "dynamic": `dscp` -> TC -> queue by the INGRESS port's maps (as any packet)
   uint8_t queue = 0;          // trim queue otherwise
 };
 

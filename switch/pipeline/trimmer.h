@@ -29,12 +29,12 @@ class Trimmer {
   explicit Trimmer(const TrimConfig& cfg) : cfg_(cfg) {}
   const TrimConfig& config() const { return cfg_; }
 
-  // Cuts the copy `p` (its mbuf, written in place) to its headers and sets
-  // p.queue (the trim queue; under queue_index "dynamic" the queue of the
-  // trim DSCP through `qos`, the ingress port's maps), p.bytes and
-  // p.trimmed. False, with nothing changed: `p` is not trimmable (no IP
-  // header, trimmed already, its bytes shared with other copies, or
-  // wire::trim_frame refuses it). trimmer.cc.
+  // Cuts the copy `p` (its mbuf, written in place; a chain whose first segment
+  // ends inside the headers through a copy of its first kHeaderWindow bytes)
+  // to its headers; sets p.queue (the trim queue; queue_index "dynamic": the
+  // trim DSCP -> TC -> queue by `qos`, the INGRESS port's maps, as any packet),
+  // p.bytes, p.trimmed. False, nothing changed: not trimmable (no IP, trimmed
+  // already, shared bytes, headers past kHeaderWindow, ...). trimmer.cc.
   bool cut(QueuedPkt& p, const PortQos& qos) const;
 
   // A trimmed packet's ingress ticket `t` (admitted for the whole packet)

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "common/wire/frame_builder.h"
@@ -16,6 +17,7 @@
 #include "tests/support/eal_env.h"
 #include "tests/support/mbuf_chain.h"
 #include "tests/support/roce_frame.h"
+#include "tests/unit/switch/switch_node_fixture.h"
 
 namespace sf::sw {
 namespace {
@@ -84,6 +86,30 @@ TEST(Trimmer, DynamicQueueIsTheTrimDscpsQueue) {
   rte_pktmbuf_free(m);
 }
 
+// "dynamic" maps the trim DSCP through the ingress port's maps (the ones
+// that classify every packet; SONiC: "the dscp_value is used for mapping to
+// queue"), which the node passes (switch_node_trim.cc: ports_[p.in_port]):
+// with two ports whose maps differ, the queue is the ingress port's, and
+// the packet's own DSCP (26) plays no part.
+TEST(Trimmer, DynamicQueueFollowsTheIngressPortsMaps) {
+  const Trimmer t(TrimConfig{.size_bytes = 128, .dscp = 48, .dynamic_queue = true, .queue = 0});
+  PortQos in_qos;   // port 1
+  PortQos out_qos;  // port 2
+  in_qos.dscp_to_tc[48] = 5;
+  in_qos.tc_to_queue[5] = 7;
+  in_qos.dscp_to_tc[26] = 3;
+  in_qos.tc_to_queue[3] = 3;
+  out_qos.dscp_to_tc[48] = 2;
+  out_qos.tc_to_queue[2] = 1;
+  for (const auto& [qos, want] : {std::pair{&in_qos, 7}, std::pair{&out_qos, 1}}) {
+    rte_mbuf* m = test::make_mbuf(test::roce_frame_bytes(v4_spec(26), 512));
+    QueuedPkt p = copy_of(m);
+    ASSERT_TRUE(t.cut(p, *qos));
+    EXPECT_EQ(p.queue, want);
+    rte_pktmbuf_free(m);
+  }
+}
+
 TEST(Trimmer, ChainsLoseTheSegmentsPastTheCut) {
   const Trimmer t(TrimConfig{.size_bytes = 200, .dscp = 8, .dynamic_queue = false, .queue = 1});
   rte_mbuf* m = test::make_mbuf(test::roce_frame_bytes(v4_spec(), 1024), 128);
@@ -112,10 +138,50 @@ TEST(Trimmer, ShortFrameIsRemarkedNotCut) {
   rte_pktmbuf_free(m);
 }
 
-// Not trimmable: the copy and its bytes stay as they were. (A chain whose
-// first segment ends inside the UDP header is trimmed today with the UDP
-// length left as it was: parse_frame sees only the first segment; not
-// asserted here.)
+// A chain whose first segment ends inside a header (Ethernet, IP, UDP, BTH,
+// RETH, or right at a boundary) is trimmed exactly as the same frame in one
+// segment: same bytes out (DSCP, IP total length, IPv4 checksum, UDP length,
+// UDP checksum 0, BTH kept), whatever the split; the chain adds up.
+TEST(Trimmer, ChainSplitInsideTheHeadersTrimsLikeOneSegment) {
+  const Trimmer t(TrimConfig{.size_bytes = 128, .dscp = 11, .dynamic_queue = false, .queue = 6});
+  const std::vector<uint8_t> bytes = test::roce_frame_bytes(v4_spec(), 1024);
+  std::vector<uint8_t> want;
+  {
+    QueuedPkt p = copy_of(test::make_mbuf(bytes));
+    ASSERT_TRUE(t.cut(p, PortQos{}));
+    want = test::take_bytes(p.mbuf);
+  }
+  ASSERT_EQ(want.size(), 128u);
+  const wire::FrameInfo wf = wire::parse_frame(want);
+  ASSERT_NE(wf.udp, nullptr);
+  EXPECT_EQ(wf.udp->length.value(), 128u - 34u);
+  EXPECT_EQ(wf.ipv4->total_length.value(), 128u - 14u);
+  // Eth 0..13, IPv4 14..33, UDP 34..41, BTH 42..53, RETH 54..69.
+  for (uint16_t split : {1, 6, 13, 14, 20, 33, 34, 36, 40, 41, 42, 47, 53, 54, 60, 69, 70}) {
+    SCOPED_TRACE(split);
+    rte_mbuf* m = test::make_mbuf(bytes, split);
+    ASSERT_EQ(m->data_len, split);
+    QueuedPkt p = copy_of(m);
+    if (!t.cut(p, PortQos{})) {
+      ADD_FAILURE() << "not trimmed";
+      rte_pktmbuf_free(m);
+      continue;
+    }
+    EXPECT_EQ(p.queue, 6);
+    EXPECT_EQ(p.bytes, 128u);
+    uint32_t sum = 0;
+    for (const rte_mbuf* s = m; s != nullptr; s = s->next) sum += s->data_len;
+    EXPECT_EQ(sum, m->pkt_len);
+    const std::vector<uint8_t> got = test::take_bytes(m);
+    const wire::FrameInfo gf = wire::parse_frame(got);
+    ASSERT_NE(gf.udp, nullptr);
+    EXPECT_EQ(gf.udp->length.value(), 128u - 34u);
+    EXPECT_EQ(gf.udp->checksum.value(), 0u);
+    EXPECT_EQ(got, want);
+  }
+}
+
+// Not trimmable: the copy and its bytes stay as they were.
 TEST(Trimmer, RefusesWithoutChangingAnything) {
   const Trimmer t(TrimConfig{.size_bytes = 128, .dscp = 11, .dynamic_queue = false, .queue = 6});
   const std::vector<uint8_t> bytes = test::roce_frame_bytes(v4_spec(), 1024);
@@ -151,6 +217,45 @@ TEST(Trimmer, RefusesWithoutChangingAnything) {
     unchanged(p, was);
     rte_pktmbuf_free(p.mbuf);
     rte_pktmbuf_free(p.mbuf);
+  }
+}
+
+// The same through a SwitchNode, with ports whose maps differ: queue 0 of
+// Ethernet8 trims (4 KB), SWITCH_TRIMMING queue_index "dynamic", DSCP 48.
+// Ethernet0 (ingress) maps TC 6 -> queue `in_q`, Ethernet8 (egress) maps
+// TC 6 -> queue 5 (DSCP 48 -> TC 6 on both: the default class selector).
+// Expect: the 7 trimmed packets on queue `in_q` of Ethernet8, none on 5.
+class TrimQueueNodeTest : public SwitchNodeFixture {
+ protected:
+  void make_with(const std::string& in_q) {
+    make(R"({"PORT": {"Ethernet0": {"devargs": "a", "speed": 100},
+        "Ethernet4": {"devargs": "b", "speed": 100}, "Ethernet8": {"devargs": "c", "speed": 100}},
+      "BUFFER_POOL": {"ip": {"type": "ingress", "mode": "static", "size": "1MiB"},
+                      "ep": {"type": "egress", "mode": "static", "size": "1MiB"}},
+      "BUFFER_PROFILE": {"lossy": {"pool": "ip", "size": "0", "static_th": "1MiB"},
+                         "q": {"pool": "ep", "size": "0", "static_th": "1MiB"},
+                         "q_trim": {"pool": "ep", "size": "0", "static_th": "4000", "packet_discard_action": "trim"}},
+      "BUFFER_PG": {"Ethernet0,Ethernet4,Ethernet8|0-7": {"profile": "lossy"}},
+      "BUFFER_QUEUE": {"Ethernet0,Ethernet4,Ethernet8|0-7": {"profile": "q"}, "Ethernet8|0": {"profile": "q_trim"}},
+      "TC_TO_QUEUE_MAP": {"in": {"0": "0", "6": ")" + in_q + R"("}, "eg": {"0": "0", "6": "5"}},
+      "PORT_QOS_MAP": {"Ethernet0": {"tc_to_queue_map": "in"}, "Ethernet8": {"tc_to_queue_map": "eg"}},
+      "SWITCH_TRIMMING": {"GLOBAL": {"size": "128", "dscp_value": "48", "queue_index": "dynamic"}}})");
+    rx(2, frame(v4(kHostA, kHostC)), TimeNs(0));
+    rx(0, frame(v4(kHostC, kHostA)), TimeNs(0));
+    for (uint16_t p = 0; p < 3; ++p) drain(p, TimeNs(0));
+  }
+};
+
+TEST_F(TrimQueueNodeTest, DynamicQueueIsTheIngressPortsQueue) {
+  for (const auto& [in_q, want] : {std::pair{"6", 6}, std::pair{"4", 4}}) {
+    SCOPED_TRACE(in_q);
+    make_with(in_q);
+    for (int i = 0; i < 10; ++i) rx(0, frame(v4(kHostC, kHostA, 2, 0), 1024), TimeNs(100));
+    EXPECT_EQ(node_->counters(2).trimmed, 7u);
+    EXPECT_EQ(node_->queue_packets(2, want), 7u);
+    EXPECT_EQ(node_->queue_packets(2, 5), 0u);
+    drain(2, TimeNs(200));
+    node_.reset();
   }
 }
 
