@@ -2,7 +2,7 @@
 // small inputs in the encoding of switch_fuzz_input.h built from valid RoCEv2
 // frames (common/wire builders) that reach each forwarding path of the fuzz
 // config. Run by hand after changing the encoding or the config:
-//   ninja -C build-fuzz fuzz_switch_make_seeds && build-fuzz/tests/fuzz/switch/fuzz_switch_make_seeds tests/fuzz/switch/corpus
+//   ninja -C build-asan tests/fuzz/switch/fuzz_switch_make_seeds && build-asan/tests/fuzz/switch/fuzz_switch_make_seeds tests/fuzz/switch/corpus
 #include <array>
 #include <cstdint>
 #include <cstdio>
