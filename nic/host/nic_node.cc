@@ -495,6 +495,17 @@ void NicNode::schedule(uint32_t host, uint32_t slot, TimeNs now) {
 void NicNode::schedule_mrc(uint32_t host, uint32_t slot, TimeNs now) {
   Host& h = *hosts_[host];
   rc::Qp& qp = h.qp_slot(slot);
+  if (!qp.pace_per_port()) [[likely]] {
+    // One plane (the QP does not spray): it sends on its own port only
+    // (Transport::sends_on), checked in range by schedule(); the loop below
+    // would find just that port.
+    const uint8_t k = qp.port_num();
+    Port& p = ports_[h.node_port(k)];
+    if (!p.up || (p.in_ctrl[slot] & kInPaused) != 0 || p.wheel.contains(slot)) return;
+    qp.set_tx_port(k);
+    if (qp.has_data(now)) p.wheel.insert(slot, qp.file_departure(now));
+    return;
+  }
   for (uint8_t k = 1; k <= h.num_ports(); ++k) {
     Port& p = ports_[h.node_port(k)];
     if (!p.up || !qp.sends_on(k) || (p.in_ctrl[slot] & kInPaused) != 0 || p.wheel.contains(slot)) continue;

@@ -321,6 +321,8 @@ void Transport::on_rtr(TimeNs now) {
   c.ev_base = attr_.ev_base;
   c.probes_to_readmit = attr_.probes_to_readmit;
   ev_.emplace(c);
+  sport_share_.assign(c.num_evs, 0);
+  fill_sport_share(wire::crc32_impl());
   local_up_ = planes_ >= 32 ? ~0u : (1u << planes_) - 1;
   const uint64_t seed = attr_.seed != 0 ? attr_.seed
                                         : rc::mix64(q_.env_.cfg->seed ^ (uint64_t{q_.qpn_} << 24) ^ 0x4D5243);
@@ -502,6 +504,14 @@ wire::MrcFrameSpec Transport::data_spec(const DataFields& f, uint8_t plane) cons
   return s;
 }
 
+void Transport::fill_sport_share(wire::Crc32Impl impl) {
+  sport_share_impl_ = impl;
+  for (size_t i = 0; i < sport_share_.size(); ++i) {
+    const uint32_t ev = ev_->ev(static_cast<uint16_t>(i));
+    sport_share_[i] = wire::IcrcAccumulator::udp_sport_share(static_cast<uint16_t>(0xC000u | (ev & 0x3FFFu)), impl);
+  }
+}
+
 rte_mbuf* Transport::emit_data(const DataFields& f, uint64_t wqe, uint32_t off, uint32_t n, uint8_t plane,
                                bool* lkey_failed) {
   *lkey_failed = false;
@@ -569,7 +579,8 @@ rte_mbuf* Transport::emit_data(const DataFields& f, uint64_t wqe, uint32_t off, 
     reth->dma_length.set(f.reth_dma_length);
     if (imm) reinterpret_cast<wire::ImmDt*>(data + end_off - wire::ImmDt::kSize)->imm.set(f.imm);
     acc = h.icrc;
-    acc.xor_udp_sport(sport);
+    if (acc.impl() != sport_share_impl_) [[unlikely]] fill_sport_share(acc.impl());
+    acc.xor_udp_sport_share(sport_share_[f.ev_index]);  // = xor_udp_sport(sport)
     icrc_from = h.icrc_from;
   } else {
     const wire::MrcFrameSpec s = data_spec(f, plane);
@@ -680,6 +691,7 @@ rte_mbuf* Transport::build_data(Psn psn, SendRec& r, bool rtx, TimeNs now) {
   f.msn = static_cast<uint32_t>(r.wqe);
   f.msg_offset = r.offset;
   f.ev = ev_->ev(r.ev);
+  f.ev_index = r.ev;
   f.tx_ts = now_ts(now);
   f.reth_va = w.remote_addr + r.offset;
   f.reth_rkey = w.rkey;

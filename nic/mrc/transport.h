@@ -275,6 +275,7 @@ class Transport {
     uint32_t msn = 0;
     uint32_t msg_offset = 0;
     uint32_t ev = 0;
+    uint16_t ev_index = 0;  // ev's index in the EvSet (sport_share_)
     uint32_t tx_ts = 0;
     uint64_t reth_va = 0;
     uint32_t reth_rkey = 0;
@@ -366,6 +367,14 @@ class Transport {
     std::array<uint8_t, kTxHdrBytes> b{};
   };
   std::vector<TxHdr> tx_hdr_;      // kDataOps x planes_ (RTR)
+  // Per EV index (value ev_base + i), the share of its UDP source
+  // port in a data frame's ICRC state (IcrcAccumulator::udp_sport_share) for
+  // implementation sport_share_impl_: one 4-byte load a packet instead of
+  // two from the 4 KiB tables (filled at RTR; again if the saved state's
+  // implementation differs, crc32_select_impl() in tests).
+  std::vector<uint32_t> sport_share_;
+  wire::Crc32Impl sport_share_impl_ = wire::Crc32Impl::kIsal;
+  SF_MRC_HIDDEN void fill_sport_share(wire::Crc32Impl impl);
   // SACK headers by plane (the control plane they leave on), as TxHdr for
   // data frames: everything up to the ICRC but the UDP source port (the
   // reflected EV), flow label, PSN (CACK), SETH and CC state is the QP's;

@@ -255,6 +255,8 @@ class Qp {
     tx_port_ = port;
   }
   uint8_t tx_port() const { return tx_port_; }
+  // An MRC QP that sprays (one pacer per port); false for RC.
+  bool pace_per_port() const { return pace_per_port_; }
   // The addresses of port `port_num` (port 1's before the QP is bound).
   const LocalAddr& local_of(uint8_t port_num) const {
     return env_.local[port_num >= 1 && port_num <= env_.num_ports ? port_num - 1 : 0];
