@@ -396,13 +396,19 @@ void Simulator::run_window(Part& pt, int64_t limit_ns) {
 }
 
 void Simulator::run_partitioned(int64_t end_ns) {
-  if (workers_.empty()) {
-    partition_loop(0, end_ns);
-    return;
+  if (failed_.load(std::memory_order_relaxed)) throw std::logic_error("sim: run_until after a node threw in an earlier run");
+  if (!workers_.empty()) {
+    run_end_ns_ = end_ns;
+    barrier_->arrive_and_wait();  // the workers start this run
   }
-  run_end_ns_ = end_ns;
-  barrier_->arrive_and_wait();  // the workers start this run
   partition_loop(0, end_ns);
+  if (failed_.load(std::memory_order_relaxed)) std::rethrow_exception(error_);
+}
+
+void Simulator::record_error() {
+  const std::lock_guard<std::mutex> g(error_lock_);
+  if (!error_) error_ = std::current_exception();
+  failed_.store(true, std::memory_order_relaxed);
 }
 
 // Every partition runs this loop on its own thread, in lock step: publish the
@@ -422,8 +428,13 @@ void Simulator::partition_loop(uint32_t p, int64_t end_ns) {
     if (gmin > end_ns) return;
     const int64_t limit = std::min(gmin + lookahead_ns_, end_ns + 1);
     if (p == 0) ++windows_;
-    run_window(pt, limit);
+    try {
+      run_window(pt, limit);
+    } catch (...) {
+      record_error();  // the others see it after the barrier; all leave together
+    }
     sync();
+    if (failed_.load(std::memory_order_relaxed)) return;
     drain_outboxes(p);
   }
 }

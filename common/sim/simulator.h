@@ -72,6 +72,8 @@
 
 #include <atomic>
 #include <barrier>
+#include <exception>
+#include <mutex>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -355,6 +357,12 @@ class Simulator {
   std::unique_ptr<std::barrier<>> barrier_;
   int64_t run_end_ns_ = 0;  // the current run_until's end (written before the start barrier)
   bool stopping_ = false;
+  // A node that threw in a partition's thread: every thread leaves the run at
+  // the window's barrier and run_until rethrows it on the caller's thread.
+  std::mutex error_lock_;
+  std::exception_ptr error_;
+  std::atomic<bool> failed_{false};
+  void record_error();
 };
 
 }  // namespace sf::sim

@@ -59,8 +59,11 @@ struct BufferUse {
 
 class Mmu {
  public:
-  // `cfg` must be validated (config loader); indices are trusted.
+  // `cfg` must be validated (config loader); indices are trusted. The Mmu
+  // points into `cfg`'s profiles, so `cfg` must outlive it: a temporary is
+  // refused at compile time (twice an ASan use-after-free in a test).
   explicit Mmu(const MmuConfig& cfg);
+  explicit Mmu(const MmuConfig&& cfg) = delete;
 
   // Sharding: pool and physical-buffer counters live in `shared` from now on
   // (before any admission; `shared` has one Pool per config pool and outlives

@@ -237,6 +237,36 @@ TEST_F(SimParallelTest, LookaheadAndZeroDelayLinks) {
   EXPECT_THROW(four.set_partition(four.add_node(g, "g"), 4), std::invalid_argument);
 }
 
+// A node that throws in a partition's thread: run_until rethrows it on the
+// caller's thread (no thread is left waiting at a barrier), and the
+// simulator refuses to run on.
+TEST_F(SimParallelTest, NodeThatThrowsStopsTheRun) {
+  class Thrower : public test::TimerNode {
+   public:
+    using TimerNode::TimerNode;
+    void advance(TimeNs now) override {
+      if (now >= TimeNs::from_us(5)) throw std::runtime_error("boom at " + std::to_string(now.ns()));
+      TimerNode::advance(now);
+    }
+  };
+  for (uint32_t threads : {1u, 2u}) {
+    test::EchoNode a;
+    Thrower t({TimeNs::from_us(1), TimeNs::from_us(5), TimeNs::from_us(9)});
+    Simulator sim(1, Partitioned{threads});
+    const NodeId na = sim.add_node(a, "a");
+    const NodeId nt = sim.add_node(t, "t");  // partition 1 with 2 threads
+    sim.connect(na, 0, nt, 0, link(10, 1000));
+    try {
+      sim.run_until(TimeNs::from_us(20));
+      ADD_FAILURE() << threads << " threads: no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "boom at 5000") << threads;
+    }
+    EXPECT_EQ(t.advanced_at, std::vector<TimeNs>{TimeNs::from_us(1)}) << threads;
+    EXPECT_THROW(sim.run_until(TimeNs::from_us(30)), std::logic_error) << threads;
+  }
+}
+
 // Frames in flight between partitions when the simulator goes (in an outbox
 // or a channel's queue) are freed: the fixture counts the pool.
 TEST_F(SimParallelTest, FramesInFlightFreedAtDestruction) {

@@ -69,7 +69,8 @@ TEST(PortPfc, PrioritiesOfALosslessPg) {
 
 TEST(PortPfc, XoffWhenThePgGoesToHeadroomXonWhenDrained) {
   const PortQos q = qos();
-  Mmu mmu(mmu_config());
+  const MmuConfig cfg = mmu_config();  // outlives the Mmu, which points into it
+  Mmu mmu(cfg);
   PortPfc p(BitRate::gbps(100), q);
   p.set_lossless_pg(3, 8, 8);
   EXPECT_TRUE(p.idle(mmu, 0, 3));
