@@ -562,7 +562,8 @@ SimResult SimLab::run(const std::string& out_dir) {
   };
   SimResult r;
   using Clock = std::chrono::steady_clock;
-  // This thread's CPU time (user + system): the loop's cost on a loaded machine.
+  // CPU time (user + system), this thread's or with --threads the process's (every
+  // partition's thread): the loop's cost on a loaded machine.
   const auto thread_cpu_s = [this] {
     timespec ts{};
     clock_gettime(threads_ > 1 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_THREAD_CPUTIME_ID, &ts);
