@@ -272,10 +272,10 @@ class SwitchNode final : public Node {
   // (lossless PG whose egress queue is at its limit), or drops it counted.
   // In stage C (run_defer_: not a CREDIT_FC port's frame, not in slow_frame)
   // the copy joins the run of copies waiting with the same (PG, egress port,
-  // queue) instead (the QueuedRun hand-off to stage D, admission_stage.h); the run is admitted
-  // by flush_run() at the next other key, before a kSlow frame and at the
-  // end of the stage pass, with the outcome of enqueue_one() copy by copy
-  // (nothing else in stage C reads or changes what admission does).
+  // queue) instead (the QueuedRun hand-off to stage D, admission_stage.h);
+  // the run is admitted by flush_run() at the next other key, before a kSlow
+  // frame and at the end of the stage pass, with the outcome of enqueue_one()
+  // copy by copy (nothing else in stage C reads or changes what admission does).
   void enqueue(const QueuedPkt& p) {
     if (st_->faulty() != 0 && egress_fault(p)) [[unlikely]] return;  // port state: dropped
     if (!run_defer_) return enqueue_one(p);
