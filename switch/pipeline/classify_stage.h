@@ -5,7 +5,7 @@
 // IPv6 routing to the port's router MAC) and what it needs of its headers.
 // What parse_fwd() does not decide (MAC control, credit frames, malformed,
 // oversize, IPv4 options, fragments, SRv6 encapsulation) is marked kSlow and
-// left to the frame-by-frame slow path (SwitchNode::process) at its place.
+// left to stage C's slow step (SwitchNode::slow_frame) at its place.
 //
 // Pure logic over frame bytes: no table, no state, no allocation. Inline so
 // that SwitchNode::receive_stages compiles it into one loop (STYLE G4).
@@ -66,7 +66,7 @@ struct ClassifyPort {
   uint32_t max_frame_bytes;           // MTU + Ethernet header + VLAN tag; longer: kSlow (oversize)
   const PortQos& qos;
   // router_if: ARP / ND a router port may take goes to the slow path
-  // (SwitchNode::process -> router_rx); null = no router interfaces.
+  // (SwitchNode::slow_frame -> router_rx); null = no router interfaces.
   const RouterIf* rif = nullptr;
   uint16_t port_id = 0;
 };

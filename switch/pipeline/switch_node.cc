@@ -186,15 +186,7 @@ void SwitchNode::receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) {
     pkts = pkts.first(ingress_faults(port, pkts));  // admin down, blackhole, loss
   }
   l2_.begin_burst();  // its cache holds for one burst (one `now`, no ageing in between)
-  if (!staged_rx_ || ports_[port].credit) {
-    // CREDIT_FC ingress: every frame holds VL slots from arrival on.
-    for (size_t i = 0; i < pkts.size(); ++i) {
-      if (i + 2 < pkts.size()) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void*));
-      process(port, pkts[i], now);
-    }
-    return;
-  }
-  credit_hand_.clear();  // credit: nothing held by frames of this port
+  credit_hand_.clear();  // credit: no frame in hand yet (stage C sets each frame's)
   for (size_t done = 0; done < pkts.size(); done += kStageBurst) {
     const auto n = static_cast<uint16_t>(std::min<size_t>(kStageBurst, pkts.size() - done));
     receive_stages(port, pkts.data() + done, n, now);
@@ -210,14 +202,17 @@ void SwitchNode::receive(PortId port, std::span<rte_mbuf*> pkts, TimeNs now) {
 //  C. in arrival order: learn (burst_learner.h) and forward (the decision
 //     of forward_stage.h, forward_v4 / forward_v6 / forward_l2 here): each
 //     copy -> enqueue() -> the QueuedRun of its (egress port, PG, queue);
-//     kSlow frames run process() at their place, after the run so far;
+//     a kSlow frame takes the slow step slow_frame() at its place, after the
+//     run so far; on a CREDIT_FC port each frame takes its VL slots here
+//     (credit_on_arrival) and its copies are admitted at once, not in runs;
 //  D. admission of each run as it closes (flush_run: admission_stage.h in
 //     one step, else enqueue_one copy by copy) -> the egress queues.
-// The outcome is that of process() frame by frame: lookups have no side
-// effects, and the only thing stage C changes that stage B read is the FDB,
-// through learning, which maps keys to this ingress port; a destination
-// learned (or moved) earlier in the pass, or by the frame itself, is taken
-// from the learner's keys of the pass instead of the bulk result.
+// This is the only receive path. Its outcome is that of the frames one by
+// one (one receive() call each): lookups have no side effects, and the only
+// thing stage C changes that stage B read is the FDB, through learning,
+// which maps keys to this ingress port; a destination learned (or moved)
+// earlier in the pass, or by the frame itself, is taken from the learner's
+// keys of the pass instead of the bulk result.
 void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs now) {
   Port& ip = ports_[in];
   std::array<RxMeta, kStageBurst> meta;
@@ -233,7 +228,11 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
 
   // ---- C: in order: learn, forward; D: admit each run as it closes ----
   l2_.begin_pass();
-  run_defer_ = true;  // enqueue() collects runs (flush_run)
+  // credit: a CREDIT_FC port's copies are admitted one by one, as each frame
+  // takes and frees its VL slots (the packet in hand, credit_link.h).
+  const bool on_credit = ip.credit != nullptr;
+  const bool defer = !on_credit;
+  run_defer_ = defer;  // enqueue() collects runs (flush_run)
   for (uint16_t i = 0; i < n; ++i) {
     rte_mbuf* m = pkts[i];
     const RxMeta& r = meta[i];
@@ -241,8 +240,8 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
       // In order: the run so far first (PFC / watchdog / credit frames act on queues).
       flush_run();
       run_defer_ = false;
-      process(in, m, now);
-      run_defer_ = true;
+      slow_frame(in, m, now);
+      run_defer_ = defer;
       continue;
     }
     auto* d = rte_pktmbuf_mtod(m, uint8_t*);
@@ -254,6 +253,7 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
     pkt.pg = r.pg;
     pkt.queue = r.queue;
     pkt.credit_vl = kNoCreditVl;
+    if (on_credit) [[unlikely]] credit_on_arrival(in, pkt);  // credit: its VL slots, the packet in hand
     if ((eth->src.bytes[0] & 1u) == 0) l2_.learn(fdb, eth->src.bytes, r.vlan, in, now);
     // UDP ports, for the ECMP flow hash of routed frames.
     auto udp_port = [&](uint32_t at) {
@@ -311,7 +311,15 @@ void SwitchNode::drop(uint16_t in_port, rte_mbuf* m, DropCause cause) {
   rte_pktmbuf_free(m);
 }
 
-void SwitchNode::process(uint16_t in, rte_mbuf* m, TimeNs now) {
+// Stage C's slow step: a frame stage A marked kSlow, at its place in the
+// pass, with nothing deferred (run_defer_ off). The full parse
+// (parse_frame) decides what the fast one did not: oversize and malformed
+// frames are counted drops, credit and MAC control (PAUSE / PFC) frames are
+// consumed here, ARP / ND goes to the router interfaces; every other frame
+// (IPv4 options, fragments, SRv6, ...) is classified, learned and forwarded
+// by the same forward_* as the fast frames. It counts the frame in the
+// port's rx counters (stage A counts only the frames it classified).
+void SwitchNode::slow_frame(uint16_t in, rte_mbuf* m, TimeNs now) {
   Port& ip = ports_[in];
   credit_begin_rx(in, m);  // credit
   ip.ctr.rx_packets++;
@@ -609,14 +617,14 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
   const auto unblocked = static_cast<uint8_t>(~blocked);
   uint64_t tx_bytes = 0;
   const uint16_t first = n;
-  // Batched (not on the reference path, a credit port or a shard): the
+  // Batched (not on a credit port or a shard): the
   // scheduler's repeat() instead of pick() while the same queue goes on, and
   // the cells of consecutive packets of one (ingress PG, queue) released in
   // one step. After the first packet of such a run is released (with its
   // PFC update), update_pfc() is a no-op for the rest if it would be one now
   // (release only lowers the PG's use and raises its limit), and nothing
   // else in this loop reads the MMU (drain_held() flushes first).
-  const bool batch = staged_rx_ && !p.credit && shard_ == nullptr;
+  const bool batch = !p.credit && shard_ == nullptr;
   ReleaseBatch rel;  // transmit_stage.h
   int last_q = -1;  // batch: the queue picked last, nothing but its head changed since
   while (n < out.size()) {

@@ -126,12 +126,6 @@ class SwitchNode final : public Node {
   // Router interfaces (INTERFACE table; nullptr without one): switch/fwd/router_if.h.
   const RouterIf* router_if() const { return rif_.get(); }
   void clear_watermarks();
-  // Whether receive() runs the staged burst pipeline (default) or process()
-  // frame by frame (the reference path, same outcomes; for tests and
-  // profiles). CREDIT_FC ingress ports always take process(). The reference
-  // path also transmits packet by packet (scheduler pick() and cell release
-  // per packet, no batching).
-  void set_staged_receive(bool on) { staged_rx_ = on; }
 
   // ---- port state (switch_node_ports.cc, port_state.h, docs/switch.md "Port state")
   // Operationally up = admin up AND link up. A port going down has its egress
@@ -199,9 +193,10 @@ class SwitchNode final : public Node {
   // A port and its components (switch_port.h).
   using Port = SwitchPort;
   static constexpr uint64_t kNotIdle = SwitchPort::kNotIdle;
-  // One stage pass over pkts[0, n), n <= kStageBurst (switch_node.cc):
-  // stage A (classify_stage.h), stage B (lookup_stage.h), stage C (learn:
-  // burst_learner.h, forward: forward_stage.h), stage D (admission_stage.h).
+  // One stage pass over pkts[0, n), n <= kStageBurst (switch_node.cc), the
+  // only receive path (every port, every frame): stage A (classify_stage.h),
+  // stage B (lookup_stage.h), stage C (learn: burst_learner.h, forward:
+  // forward_stage.h; kSlow frames: slow_frame()), stage D (admission_stage.h).
   void receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs now);
   // ---- transmit offers and wakeups (switch_node.cc "Transmit offers")
   // Bit p of tx_ports_: port p may have a queued packet (set on every push,
@@ -234,12 +229,14 @@ class SwitchNode final : public Node {
   bool pfc_idle(uint16_t port, uint8_t pg) const { return ports_[port].pfc.idle(mmu_, port, pg); }
   // A PFC frame for `port` if one is due (one mbuf from ctrl_pool_).
   rte_mbuf* pfc_frame(Port& port, TimeNs now);
-  // The whole pipeline for one frame (full parse_frame()): CREDIT_FC ports,
-  // frames the staged path does not decide, set_staged_receive(false).
-  void process(uint16_t in_port, rte_mbuf* m, TimeNs now);
-  // Stage C forwarding, shared by both paths, after classification and
-  // learning: the decision of forward_stage.h, then the header rewrite,
-  // counters and enqueue() of each copy (or the counted drop).
+  // Stage C's slow step for one frame stage A marked kSlow (full
+  // parse_frame(): oversize, malformed, credit and MAC control frames,
+  // ARP / ND for the router interfaces, IPv4 options, fragments, SRv6 ...),
+  // at its place in the pass: what the fast steps do, from the full parse.
+  void slow_frame(uint16_t in_port, rte_mbuf* m, TimeNs now);
+  // Stage C forwarding, shared by the fast steps and slow_frame(), after
+  // classification and learning: the decision of forward_stage.h, then the
+  // header rewrite, counters and enqueue() of each copy (or the counted drop).
   // IPv4 (TTL already checked): `t` is the LPM result for the destination.
   void forward_v4(uint16_t in, QueuedPkt& pkt, wire::EthHeader* eth, wire::Ipv4Header* v4, uint16_t sp, uint16_t dp,
                   std::optional<RouteTarget> t);
@@ -273,12 +270,12 @@ class SwitchNode final : public Node {
   void drop(uint16_t in_port, rte_mbuf* m, DropCause cause);
   // Admits one copy (`p` describes it) and queues it, holds it at ingress
   // (lossless PG whose egress queue is at its limit), or drops it counted.
-  // In stage C of the staged path (run_defer_) the copy joins the run of
-  // copies waiting with the same (PG, egress port, queue) instead (the
-  // QueuedRun hand-off to stage D, admission_stage.h); the run is admitted
-  // by flush_run() at the next other key, before a kSlow frame and at the
-  // end of the stage pass, with the outcome of enqueue_one() copy by copy
-  // (nothing else in stage C reads or changes what admission does).
+  // In stage C (run_defer_: not a CREDIT_FC port's frame, not in slow_frame)
+  // the copy joins the run of copies waiting with the same (PG, egress port,
+  // queue) instead (the QueuedRun hand-off to stage D, admission_stage.h);
+  // the run is admitted by flush_run() at the next other key, before a kSlow
+  // frame and at the end of the stage pass, with the outcome of enqueue_one()
+  // copy by copy (nothing else in stage C reads or changes what admission does).
   void enqueue(const QueuedPkt& p) {
     if (st_->faulty() != 0 && egress_fault(p)) [[unlikely]] return;  // port state: dropped
     if (!run_defer_) return enqueue_one(p);
@@ -353,9 +350,10 @@ class SwitchNode final : public Node {
   uint64_t reset_seen_ = 0;  // false: a shard that shares another's FDB
 
   // ---- credit-based link FC (switch_node_credit.cc) ----
-  // Start of process(): the slots charged if the frame (`m`) is dropped unclassified.
+  // Start of slow_frame(): the slots charged if the frame (`m`) is dropped unclassified.
   void credit_begin_rx(uint16_t in, const rte_mbuf* m);
-  // After classification: sets the VL and slots the packet holds (0xFF: none).
+  // After classification (stage C, slow_frame): sets the VL and slots the
+  // packet holds (0xFF: none) and makes it the packet in hand.
   void credit_on_arrival(uint16_t in, QueuedPkt& pkt);
   // A flooded packet: its slots are freed now, the copies hold none.
   void credit_release_flooded(uint16_t in, QueuedPkt& pkt);
@@ -388,7 +386,6 @@ class SwitchNode final : public Node {
   Srv6Table srv6_;  // SRv6 uN (forward_stage.h); empty without cfg.srv6
   // FDB learning and lookups of the burst in progress (burst_learner.h).
   BurstLearner l2_;
-  bool staged_rx_ = true;
   // Copies waiting for admission as one run (enqueue()): stage C -> D.
   QueuedRun run_;
   bool run_defer_ = false;  // stage C in progress: enqueue() defers into run_

@@ -1,7 +1,7 @@
 // SwitchNode and its router interfaces (switch/fwd/router_if.h, docs/switch.md
 // "Router interfaces"): the glue between the pipeline and RouterIf. The
 // pipeline calls these from three marked hooks ("router_if"): stage A sends
-// ARP / ND on a router port to process(), process() offers it to
+// ARP / ND on a router port to slow_frame(), slow_frame() offers it to
 // router_rx(), and forward_v4 / forward_v6 call neighbor_miss() for a
 // dynamic next hop not resolved yet.
 #include <rte_mbuf.h>

@@ -1,8 +1,8 @@
 // Router interfaces (switch/fwd/router_if.h, INTERFACE table): the switch
 // answers ARP / NS for its addresses with the router MAC, drops bad ones
 // counted by reason, passes other hosts' ARP on, and resolves dynamic next
-// hops by gleaning and by asking. Through a whole SwitchNode on real mbufs,
-// on both receive paths (staged, process()); and the INTERFACE config errors.
+// hops by gleaning and by asking. Through a whole SwitchNode on real mbufs
+// (ARP / ND take stage C's slow step, slow_frame); and the INTERFACE config errors.
 #include <gtest/gtest.h>
 #include <rte_mbuf.h>
 
@@ -75,12 +75,9 @@ NeighborMsg parse(const std::vector<uint8_t>& b) {
   return m;
 }
 
-class RouterIfTest : public SwitchNodeFixture, public testing::WithParamInterface<bool> {
+class RouterIfTest : public SwitchNodeFixture {
  protected:
-  void make_l3(const std::string& extra = "") {
-    make(doc(extra));
-    node_->set_staged_receive(GetParam());
-  }
+  void make_l3(const std::string& extra = "") { make(doc(extra)); }
   const RouterIfCounters& rc(uint16_t p) { return node_->router_if()->counters(p); }
   uint64_t drops(uint16_t p, DropCause c) { return node_->counters(p).drops[static_cast<size_t>(c)]; }
   // A RoCE WRITE from A to `dst` addressed to the router MAC.
@@ -94,7 +91,7 @@ class RouterIfTest : public SwitchNodeFixture, public testing::WithParamInterfac
 
 // 1. An ARP request for the port's address: the reply leaves the same port
 // with the router MAC, to the asker; counted; nothing flooded.
-TEST_P(RouterIfTest, AnswersArpForItsAddress) {
+TEST_F(RouterIfTest, AnswersArpForItsAddress) {
   make_l3();
   rx(0, arp(wire::kArpOpRequest, kHostA, kA, kIf0));
   const auto out = drain(0);
@@ -124,7 +121,7 @@ TEST_P(RouterIfTest, AnswersArpForItsAddress) {
 }
 
 // 2. A tagged request (VID 5, PCP 3) is answered with the same tag.
-TEST_P(RouterIfTest, AnswersTaggedArpWithTheTag) {
+TEST_F(RouterIfTest, AnswersTaggedArpWithTheTag) {
   make_l3();
   const uint16_t tci = 3u << 13 | 5u;
   rx(0, arp(wire::kArpOpRequest, kHostA, kA, kIf0, tci));
@@ -138,7 +135,7 @@ TEST_P(RouterIfTest, AnswersTaggedArpWithTheTag) {
 
 // 3. An NS for the port's IPv6 address: a solicited NA (S, O) from the
 // address to the asker with the router MAC as target LLA, checksum right.
-TEST_P(RouterIfTest, AnswersNeighborSolicitation) {
+TEST_F(RouterIfTest, AnswersNeighborSolicitation) {
   make_l3();
   rx(0, ns(kHostA, v6(1, 2), v6(1, 1)));
   const auto out = drain(0);
@@ -162,7 +159,7 @@ TEST_P(RouterIfTest, AnswersNeighborSolicitation) {
 }
 
 // 4. Bad ARP / ND on a router port: dropped as malformed, counted by reason.
-TEST_P(RouterIfTest, BadFramesAreCountedDrops) {
+TEST_F(RouterIfTest, BadFramesAreCountedDrops) {
   make_l3();
   std::array<uint8_t, wire::kNeighborFrameMax> f;
   size_t n = wire::write_arp(f.data(), {wire::kBroadcastMac, kHostA, std::nullopt}, wire::kArpOpRequest, kHostA, kA,
@@ -199,7 +196,7 @@ TEST_P(RouterIfTest, BadFramesAreCountedDrops) {
 // interface address); packets within kSolicitInterval are dropped
 // no_neighbor; the host's reply resolves it and the next packet is routed
 // to its MAC.
-TEST_P(RouterIfTest, ResolvesNextHopByAsking) {
+TEST_F(RouterIfTest, ResolvesNextHopByAsking) {
   make_l3();
   rx(0, frame(routed4(kB)));
   auto out = drain(1);
@@ -240,7 +237,7 @@ TEST_P(RouterIfTest, ResolvesNextHopByAsking) {
 
 // 6. Gleaning: host A's gratuitous ARP (and its request for the gateway)
 // resolve it without the switch asking; a later one with a new MAC moves it.
-TEST_P(RouterIfTest, GleansFromArpAndFollowsAMove) {
+TEST_F(RouterIfTest, GleansFromArpAndFollowsAMove) {
   make_l3();
   rx(0, arp(wire::kArpOpRequest, kHostA, kA, kA));  // gratuitous: gleaned, taken
   EXPECT_TRUE(drain(1).empty());
@@ -272,7 +269,7 @@ TEST_P(RouterIfTest, GleansFromArpAndFollowsAMove) {
 
 // 7. IPv6: the routed packet becomes an NS to the solicited-node group; the
 // host's NA (to the router MAC) resolves the next hop.
-TEST_P(RouterIfTest, ResolvesIpv6NextHop) {
+TEST_F(RouterIfTest, ResolvesIpv6NextHop) {
   make_l3();
   wire::RoceFrameSpec s;
   s.l2 = {kRouter, kHostA, std::nullopt};
@@ -306,7 +303,7 @@ TEST_P(RouterIfTest, ResolvesIpv6NextHop) {
 
 // 8. A switch reset (reboot) forgets resolved next hops: the next packet
 // to one asks again.
-TEST_P(RouterIfTest, ResetForgetsNextHops) {
+TEST_F(RouterIfTest, ResetForgetsNextHops) {
   make_l3();
   rx(1, arp(wire::kArpOpRequest, kHostB, kB, kB));  // B announces itself
   rx(0, frame(routed4(kB)));
@@ -320,9 +317,6 @@ TEST_P(RouterIfTest, ResetForgetsNextHops) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(parse(out[0]).kind, NeighborKind::kArpRequest);
 }
-
-INSTANTIATE_TEST_SUITE_P(Paths, RouterIfTest, testing::Bool(),
-                         [](const auto& i) { return i.param ? "staged" : "process"; });
 
 // 8. INTERFACE errors name the JSON path and say why.
 std::string parse_error(const std::string& extra_tables) {

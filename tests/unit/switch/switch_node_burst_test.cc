@@ -1,6 +1,6 @@
-// The staged receive pipeline (SwitchNode::receive_stages) against the
-// per-frame reference path (set_node_receive(false): process() for every
-// frame): bursts that mix every kind of frame the switch handles give the same
+// The staged receive pipeline (SwitchNode::receive_stages) on whole bursts
+// against the per-frame reference of node_pair.h (the same frames one
+// receive() call each): bursts that mix every kind of frame the switch handles give the same
 // transmitted frames, in the same order, and the same counters, FDB and MMU
 // state. Covers the cross-frame dependency of the stages (a destination
 // learned earlier in the same burst), bursts longer than kStageBurst, and the
@@ -231,11 +231,11 @@ class Pair : public node_pair::NodePair {
   Pair() : NodePair(kConfig) {}
   // The same burst to both nodes.
   void rx(uint16_t port, const std::vector<Bytes>& frames, TimeNs now) {
-    for (SwitchNode* n : {node_.get(), ref_.get()}) {
+    receive_both(port, [&] {
       std::vector<rte_mbuf*> ms;
       for (const Bytes& b : frames) ms.push_back(test::make_mbuf(b, b.size() > 1000 ? 512 : 0));
-      n->receive(port, ms, now);
-    }
+      return ms;
+    }, now);
   }
   // Transmits up to `budget` frames of every port from both; expects the same bytes.
   void tx_and_compare(TimeNs now, uint16_t budget = 64) {
