@@ -84,6 +84,17 @@ class EgressQueue {
   // A queue that runs empty starts again at slot 0, so a ring's pages are
   // touched only as deep as its deepest backlog (the calloc'ed arena's zero
   // pages stay untouched), not all of it once the tail has gone round.
+  // pop() of the head, whose bytes (head_bytes()) are `bytes`, once the
+  // caller has read it (front()); returns the new head_bytes().
+  uint32_t pop_head(uint32_t bytes) {
+    ++head_;
+    bytes_ -= bytes;
+    if (head_ == tail_) {
+      head_ = tail_ = 0;
+      return 0;
+    }
+    return ring_[head_ & mask_].bytes;
+  }
   QueuedPkt pop() {
     const QueuedPkt p = ring_[head_++ & mask_];
     bytes_ -= p.bytes;
