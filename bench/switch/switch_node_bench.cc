@@ -39,6 +39,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr uint16_t kBurst = 32;
 constexpr uint32_t kFlows = 1024;
+constexpr uint32_t kMixDsts = 16;  // --flows multi: destinations x ...
+constexpr uint32_t kMixSports = kFlows / kMixDsts;  // ... UDP source ports
 
 // The full-pipeline config of bench/switch/switch_bench.py (lossless PG 3
 // with PFC, WRED/ECN on queue 3, DWRR), ports without devargs.
@@ -87,19 +89,23 @@ const char* kConfig = R"({
 // Every port's own (router) MAC.
 constexpr std::array<uint8_t, 6> kRouterMac{2, 0x53, 0x46, 0, 0, 1};
 
-std::vector<std::vector<uint8_t>> make_frames(uint32_t frame_bytes, bool l3) {
+std::vector<std::vector<uint8_t>> make_frames(uint32_t frame_bytes, bool l3, bool multi) {
+  static_assert(kMixDsts * kMixSports == kFlows);
   std::vector<std::vector<uint8_t>> frames;
   for (uint32_t i = 0; i < kFlows; ++i) {
     sf::wire::RoceFrameSpec s;
-    const sf::wire::MacAddr dst{l3 ? kRouterMac : std::array<uint8_t, 6>{2, 0, 0, 0, 0, 2}};
+    const auto k = static_cast<uint8_t>(i % kMixDsts);
+    const sf::wire::MacAddr dst{l3      ? kRouterMac
+                                : multi ? std::array<uint8_t, 6>{2, 0, 0, 0, 0x10, k}
+                                        : std::array<uint8_t, 6>{2, 0, 0, 0, 0, 2}};
     s.l2 = {dst, sf::wire::MacAddr{{2, 0, 0, 0, 0, 1}}, std::nullopt};
     sf::wire::Ipv4Spec ip;
     ip.src.bytes = {10, 0, 0, 1};
-    ip.dst.bytes = {10, 0, 0, 2};
+    ip.dst.bytes = {10, 0, 0, static_cast<uint8_t>(multi ? 16 + k : 2)};
     ip.dscp = 26;
     ip.ecn = sf::wire::Ecn::kEct0;
     s.l3 = ip;
-    s.udp_src_port = static_cast<uint16_t>(0xC000 + i);
+    s.udp_src_port = static_cast<uint16_t>(0xC000 + (multi ? i / kMixDsts : i));
     std::vector<uint8_t> buf(frame_bytes + 256);
     // Payload so that the whole frame (with ICRC) is frame_bytes long.
     const uint32_t overhead = 14 + 20 + 8 + 12 + 4;
@@ -169,6 +175,7 @@ int main(int argc, char** argv) {
   uint64_t iters = 0;
   std::vector<uint32_t> sizes{64, 1082};
   std::vector<std::string> modes{"l2"};
+  bool multi = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--seconds" && i + 1 < argc) {
@@ -189,8 +196,17 @@ int main(int argc, char** argv) {
           return 2;
         }
       }
+    } else if (a == "--flows" && i + 1 < argc) {
+      const std::string f = argv[++i];
+      if (f != "single" && f != "multi") {
+        std::fprintf(stderr, "switch_node_bench: --flows takes single or multi\n");
+        return 2;
+      }
+      multi = f == "multi";
     } else {
-      std::fprintf(stderr, "usage: switch_node_bench [--seconds S] [--iters N] [--frames 64,1082] [--mode l2,l3,l3_rif]\n");
+      std::fprintf(stderr,
+                   "usage: switch_node_bench [--seconds S] [--iters N] [--frames 64,1082] [--mode l2,l3,l3_rif] "
+                   "[--flows single|multi]\n");
       return 2;
     }
   }
@@ -204,8 +220,19 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "switch_node_bench: no mempool\n");
     return 1;
   }
-  const sf::sw::SwitchConfig cfg = sf::sw::parse_switch_config(sf::config::parse_text(kConfig));
-  std::string rif_text = kConfig;
+  std::string text = kConfig;
+  if (multi) {  // the 16 destinations of --flows multi, each a static entry to Ethernet4
+    const std::string fdb = R"("FDB": {"02:00:00:00:00:02": {"port": "Ethernet4"}},)";
+    std::string entries = R"("FDB": {)";
+    for (uint32_t k = 0; k < kMixDsts; ++k) {
+      char e[64];
+      std::snprintf(e, sizeof(e), R"(%s"02:00:00:00:10:%02x": {"port": "Ethernet4"})", k == 0 ? "" : ", ", k);
+      entries += e;
+    }
+    text.replace(text.find(fdb), fdb.size(), entries + "},");
+  }
+  const sf::sw::SwitchConfig cfg = sf::sw::parse_switch_config(sf::config::parse_text(text));
+  std::string rif_text = text;
   const std::string neigh = R"("NEIGH": {"Ethernet4|10.0.0.254": {"neigh": "02:00:00:00:00:02"}},)";
   rif_text.replace(rif_text.find(neigh), neigh.size(), R"("INTERFACE": {"Ethernet4|10.0.0.1/24": {}},)");
   const sf::sw::SwitchConfig rif_cfg = sf::sw::parse_switch_config(sf::config::parse_text(rif_text));
@@ -213,7 +240,7 @@ int main(int argc, char** argv) {
   for (const std::string& mode : modes) {
   for (const uint32_t size : sizes) {
     const bool l3 = mode != "l2";
-    const auto frames = make_frames(size, l3);
+    const auto frames = make_frames(size, l3, multi);
     sf::sw::SwitchNode node(mode == "l3_rif" ? rif_cfg : cfg, macs, pool);
     if (mode == "l3_rif") {  // the next hop announces itself: resolved before the run
       uint8_t f[sf::wire::kNeighborFrameMax];
@@ -229,9 +256,9 @@ int main(int argc, char** argv) {
     const Run sw = measure<true>(pool, &node, frames, seconds, iters);
     const uint64_t tx = node.counters(1).tx_packets;
     std::printf(
-        "{\"bench\":\"switch_node\",\"mode\":\"%s\",\"frame\":%u,\"value\":%.3f,\"unit\":\"Mpps\",\"ref\":%.3f,\"ratio\":%.3f,"
+        "{\"bench\":\"switch_node\",\"mode\":\"%s\",\"flows\":\"%s\",\"frame\":%u,\"value\":%.3f,\"unit\":\"Mpps\",\"ref\":%.3f,\"ratio\":%.3f,"
         "\"ns_per_pkt\":%.1f,\"ref_ns_per_pkt\":%.1f,\"switch_ns_per_pkt\":%.1f,\"forwarded\":%llu,\"sent\":%llu}\n",
-        mode.c_str(), size, sw.mpps, ref.mpps, sw.mpps / ref.mpps, sw.ns_per_pkt, ref.ns_per_pkt, sw.ns_per_pkt - ref.ns_per_pkt,
+        mode.c_str(), multi ? "multi" : "single", size, sw.mpps, ref.mpps, sw.mpps / ref.mpps, sw.ns_per_pkt, ref.ns_per_pkt, sw.ns_per_pkt - ref.ns_per_pkt,
         static_cast<unsigned long long>(tx), static_cast<unsigned long long>(sw.pkts));
     if (tx != sw.pkts) {
       std::fprintf(stderr, "switch_node_bench: %llu of %llu frames not forwarded\n",

@@ -96,6 +96,13 @@ bool parse_roce_fast(std::span<const uint8_t> head, uint32_t frame_bytes, FrameI
   const uint32_t icrc_off = udp_end - static_cast<uint32_t>(kIcrcBytes);
   uint32_t p = bth_off + static_cast<uint32_t>(Bth::kSize);
   fi.mrc = MrcInfo{};
+  // The extension headers none of the frames below has; each sets its own.
+  fi.reth = nullptr;
+  fi.immdt = nullptr;
+  fi.atomic_eth = nullptr;
+  fi.aeth = nullptr;
+  fi.atomic_ack_eth = nullptr;
+  fi.ieth = nullptr;
   if (bth->opcode >= sizeof(kRcFlags)) {
     // MRC data frames and SACKs (default MrcWireConfig: RoCE's port, opcode
     // base 0xC0, no trim code points): BTH METH RETH [ImmDt] payload pad
@@ -114,12 +121,6 @@ bool parse_roce_fast(std::span<const uint8_t> head, uint32_t frame_bytes, FrameI
       fi.mrc.op = MrcOp::kSack;
       fi.mrc.seth = seth;
       fi.mrc.cc = cc;
-      fi.reth = nullptr;
-      fi.immdt = nullptr;
-      fi.atomic_eth = nullptr;
-      fi.aeth = nullptr;
-      fi.atomic_ack_eth = nullptr;
-      fi.ieth = nullptr;
       fi.layout = OpcodeLayout{};
       fi.kind = FrameKind::kMrc;
       fi.payload_offset = hdr_end;
@@ -147,11 +148,7 @@ bool parse_roce_fast(std::span<const uint8_t> head, uint32_t frame_bytes, FrameI
       fi.mrc.op = mop;
       fi.mrc.meth = meth;
       fi.reth = reth;
-      fi.immdt = imm ? reinterpret_cast<const ImmDt*>(d + p + Meth::kSize + Reth::kSize) : nullptr;
-      fi.atomic_eth = nullptr;
-      fi.aeth = nullptr;
-      fi.atomic_ack_eth = nullptr;
-      fi.ieth = nullptr;
+      if (imm) fi.immdt = reinterpret_cast<const ImmDt*>(d + p + Meth::kSize + Reth::kSize);
       fi.layout = OpcodeLayout{.reth = true, .immdt = imm, .payload = true};
       fi.kind = FrameKind::kMrc;
       fi.payload_offset = hdr_end;
@@ -161,12 +158,6 @@ bool parse_roce_fast(std::span<const uint8_t> head, uint32_t frame_bytes, FrameI
   } else {
     const uint8_t f = kRcFlags[bth->opcode];
     if (f == 0) return false;
-    fi.reth = nullptr;
-    fi.atomic_eth = nullptr;
-    fi.aeth = nullptr;
-    fi.atomic_ack_eth = nullptr;
-    fi.immdt = nullptr;
-    fi.ieth = nullptr;
     // In IBA order; the ext headers are read by the caller only, after the
     // contig check below.
     if (f & kFReth) {

@@ -87,6 +87,14 @@ Fdb::Fdb(uint32_t capacity, bool concurrent) : concurrent_(concurrent) {
   n_entries_ = static_cast<size_t>(rte_hash_max_key_id(hash_)) + 1;
   entries_ = std::make_unique<Entry[]>(n_entries_);
   if (concurrent_) deferred_free_.reserve(n_entries_);
+  if (!concurrent_) cache_ = std::make_unique<CacheSlot[]>(size_t{1} << kCacheBits);
+}
+
+void Fdb::changed() {
+  if (++gen_ == 0) {  // wrapped: slots of generation 0 must not look valid
+    for (size_t i = 0; i < (size_t{1} << kCacheBits); ++i) cache_[i].gen = 0;
+    gen_ = 1;
+  }
 }
 
 void Fdb::free_deferred() {
@@ -98,9 +106,17 @@ void Fdb::free_deferred() {
 Fdb::~Fdb() { rte_hash_free(hash_); }
 
 std::optional<uint16_t> Fdb::lookup(const MacAddr& mac, uint16_t vlan) const {
+  const uint64_t bits = cache_key(mac, vlan);
+  int32_t port;
+  if (cached(bits, port)) return port >= 0 ? std::optional<uint16_t>(static_cast<uint16_t>(port)) : std::nullopt;
   const Key k = make_key(mac, vlan);
   void* d = nullptr;
-  if (rte_hash_lookup_data(hash_, &k, &d) < 0) return std::nullopt;
+  const int32_t pos = rte_hash_lookup_data(hash_, &k, &d);
+  if (pos < 0) {
+    cache_put(bits, -1, -1, false);
+    return std::nullopt;
+  }
+  cache_put(bits, port_of(d), pos, static_of(d));
   return port_of(d);
 }
 
@@ -117,11 +133,20 @@ void Fdb::lookup_bulk(const MacAddr* const* macs, const uint16_t* vlans, uint32_
     }
     uint64_t hits = 0;
     rte_hash_lookup_bulk_data(hash_, ptrs, k, &hits, data);
-    for (uint32_t i = 0; i < k; ++i) ports[done + i] = (hits >> i & 1) != 0 ? port_of(data[i]) : -1;
+    for (uint32_t i = 0; i < k; ++i) {
+      const bool hit = (hits >> i & 1) != 0;
+      ports[done + i] = hit ? port_of(data[i]) : -1;
+      if (cache_ != nullptr) {
+        const uint64_t bits = key_bits(keys[i]);
+        CacheSlot& c = cache_[slot_of(bits)];
+        if (c.gen != gen_ || c.key != bits) c = {bits, gen_, ports[done + i], -1, hit && static_of(data[i]) ? 1u : 0u};
+      }
+    }
   }
 }
 
 bool Fdb::publish(const void* key, uint64_t bits, uint16_t port, bool is_static, TimeNs now) {
+  if (cache_ != nullptr) changed();
   if (rte_hash_add_key_data(hash_, key, data_of(port, is_static)) < 0) return false;
   // rte_hash_add_key_data does not say where the key went; a lookup does. The
   // key may be gone already (the ager, or remove()): then nothing to record.
@@ -137,7 +162,17 @@ bool Fdb::publish(const void* key, uint64_t bits, uint16_t port, bool is_static,
 LearnOutcome Fdb::learn(const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now) {
   const Key k = make_key(mac, vlan);
   void* d = nullptr;
-  const int32_t pos = rte_hash_lookup_data(hash_, &k, &d);
+  int32_t pos;
+  const uint64_t bits = key_bits(k);
+  const CacheSlot* c = cache_ != nullptr ? &cache_[slot_of(bits)] : nullptr;
+  if (c != nullptr && c->gen == gen_ && c->key == bits && c->pos >= 0) {
+    // What rte_hash_lookup_data answers (the key is there: pos known).
+    pos = c->pos;
+    d = data_of(static_cast<uint16_t>(c->port), c->is_static != 0);
+  } else {
+    pos = rte_hash_lookup_data(hash_, &k, &d);
+    if (pos >= 0) cache_put(bits, port_of(d), pos, static_of(d));
+  }
   if (pos >= 0) {
     if (static_of(d)) {
       if (port_of(d) != port) count(stats_.static_conflict);
@@ -167,6 +202,7 @@ bool Fdb::add_static(const MacAddr& mac, uint16_t vlan, uint16_t port) {
 }
 
 void Fdb::release(int32_t pos) {
+  if (cache_ != nullptr) changed();
   entries_[static_cast<size_t>(pos)].state.store(Slot::kFree, std::memory_order_relaxed);
   if (concurrent_) {
     deferred_free_.push_back(pos);

@@ -19,6 +19,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <memory>
 #include <string>
@@ -51,6 +52,27 @@ class Fdb {
   Fdb& operator=(const Fdb&) = delete;
 
   std::optional<uint16_t> lookup(const MacAddr& mac, uint16_t vlan) const;
+  // Lookup cache (not in concurrent mode; cache_key() its key): a direct-mapped table of the
+  // last results (port, or unknown) by key, each stamped with the table's
+  // generation, which every add, move and delete advances: a slot of the
+  // current generation holds what the hash would answer now. Filled by
+  // lookup_bulk(), lookup() and learn(); read by lookup_bulk callers first
+  // (the receive stage B: cached() per frame, the misses in one bulk).
+  static uint64_t cache_key(const MacAddr& mac, uint16_t vlan) {
+    uint64_t b = 0;
+    auto* p = reinterpret_cast<uint8_t*>(&b);
+    std::memcpy(p, mac.data(), 6);
+    std::memcpy(p + 6, &vlan, 2);
+    return b;
+  }
+  // True, with `port` (-1: unknown), when the cache holds key `bits`.
+  bool cached(uint64_t bits, int32_t& port) const {
+    if (cache_ == nullptr) return false;
+    const CacheSlot& c = cache_[slot_of(bits)];
+    if (c.gen != gen_ || c.key != bits) return false;
+    port = c.port;
+    return true;
+  }
   // ports[i] = the port of (*macs[i], vlans[i]), or -1 when unknown; one
   // rte_hash_lookup_bulk per kBulkMax keys (the receive stage's lookups).
   static constexpr uint32_t kBulkMax = 32;
@@ -98,7 +120,26 @@ class Fdb {
   // The deleted key at `pos`: its slot is free (concurrent: at the next sweep).
   void release(int32_t pos);
 
+  struct CacheSlot {
+    uint64_t key = 0;
+    uint32_t gen = 0;   // 0: never valid (gen_ starts at 1)
+    int32_t port = -1;  // -1: not in the table
+    int32_t pos = -1;   // the key's hash position (learn()); -1: not known
+    uint32_t is_static = 0;
+  };
+  static constexpr uint32_t kCacheBits = 8;
+  static uint32_t slot_of(uint64_t bits) {
+    return static_cast<uint32_t>((bits * 0x9E3779B97F4A7C15ull) >> (64 - kCacheBits));
+  }
+  void cache_put(uint64_t bits, int32_t port, int32_t pos, bool is_static) const {
+    if (cache_ != nullptr) cache_[slot_of(bits)] = {bits, gen_, port, pos, is_static ? 1u : 0u};
+  }
+  // The table changed: every cached result is stale.
+  void changed();
+
   rte_hash* hash_ = nullptr;
+  std::unique_ptr<CacheSlot[]> cache_;  // null in concurrent mode
+  uint32_t gen_ = 1;
   std::unique_ptr<Entry[]> entries_;  // indexed by rte_hash key position
   size_t n_entries_ = 0;
   bool concurrent_ = false;

@@ -90,13 +90,21 @@ Admission Mmu::admit(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t qu
 
 bool Mmu::admit_run(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, const uint32_t* cells, uint32_t n,
                     bool pg_below_limit, Ticket* tickets) {
-  if (shared_ != nullptr || n == 0) return false;
+  if (n == 0) return false;
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < n; ++i) total += cells[i];
+  RunReserve res;
+  if (!admit_run_cells(in_port, pg, out_port, queue, total, cells[n - 1], pg_below_limit, res)) return false;
+  for (uint32_t i = 0; i < n; ++i) tickets[i] = res.ticket(cells[i]);
+  return true;
+}
+
+bool Mmu::admit_run_cells(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, uint64_t total,
+                          uint64_t last, bool pg_below_limit, RunReserve& res) {
+  if (shared_ != nullptr) return false;
   BufState& ib = pgs_[idx(in_port, pg)];
   BufState& eb = queues_[idx(out_port, queue)];
   if (ib.profile == nullptr || eb.profile == nullptr || ib.profile->pool == eb.profile->pool) return false;
-  uint64_t total = 0;
-  for (uint32_t i = 0; i < n; ++i) total += cells[i];
-  const uint64_t last = cells[n - 1];
   const uint64_t before_last = total - last;
   if (total_used_ + total > total_cells_) return false;
   // The part of `total` cells beyond `res_free` reserved cells, and the part
@@ -130,17 +138,10 @@ bool Mmu::admit_run(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t que
                            uint64_t{ep.shared_used} + es.over > ep.size)) {
     return false;
   }
-  // Accepted: each packet's ticket takes reserved cells first, as admit_ingress / admit_egress.
-  uint32_t ir = ires_free;
-  uint32_t er = eres_free;
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t c = cells[i];
-    const uint32_t ri = std::min(c, ir);
-    const uint32_t re = std::min(c, er);
-    ir -= ri;
-    er -= re;
-    tickets[i] = Ticket{static_cast<uint16_t>(c), static_cast<uint16_t>(c - ri), 0, static_cast<uint16_t>(c - re)};
-  }
+  // Accepted: each packet's ticket takes reserved cells first, as
+  // admit_ingress / admit_egress (RunReserve::ticket).
+  res.ingress = ires_free;
+  res.egress = eres_free;
   const auto t32 = static_cast<uint32_t>(total);
   ib.use.shared += static_cast<uint32_t>(is.over);
   charge(ib, t32);

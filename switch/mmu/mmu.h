@@ -103,6 +103,23 @@ class Mmu {
   // Mmu only (attached: false); the PG and queue pools must differ.
   bool admit_run(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, const uint32_t* cells, uint32_t n,
                  bool pg_below_limit, Ticket* tickets);
+  // admit_run() given the run's `total` cells and its `last` packet's,
+  // without the tickets: on acceptance `res` holds the reserved cells free
+  // before the run, and res.ticket(cells) called for each packet in order
+  // gives the tickets admit_run() would (stage D pushes as it goes).
+  struct RunReserve {
+    uint32_t ingress = 0;
+    uint32_t egress = 0;
+    Ticket ticket(uint32_t c) {
+      const uint32_t ri = std::min(c, ingress);
+      const uint32_t re = std::min(c, egress);
+      ingress -= ri;
+      egress -= re;
+      return Ticket{static_cast<uint16_t>(c), static_cast<uint16_t>(c - ri), 0, static_cast<uint16_t>(c - re)};
+    }
+  };
+  bool admit_run_cells(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, uint64_t total, uint64_t last,
+                       bool pg_below_limit, RunReserve& res);
 
   // Return what admission charged, when the packet leaves or is dropped later.
   void release_ingress(uint16_t in_port, uint8_t pg, const Ticket& t);

@@ -15,7 +15,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "switch/mmu/mmu.h"
 #include "switch/pipeline/classify_stage.h"
@@ -31,7 +33,14 @@ class QueuedRun {
  public:
   static constexpr uint16_t kCapacity = kRxStageBurst;
   // The admission key of a copy: (egress port, PG, queue).
-  static uint32_t key_of(const QueuedPkt& p) { return uint32_t{p.out_port} << 16 | uint32_t{p.pg} << 8 | p.queue; }
+  // (out_port, pg and queue are adjacent in QueuedPkt: one load.)
+  static uint32_t key_of(const QueuedPkt& p) {
+    static_assert(offsetof(QueuedPkt, pg) == offsetof(QueuedPkt, out_port) + 2 &&
+                  offsetof(QueuedPkt, queue) == offsetof(QueuedPkt, out_port) + 3);
+    uint32_t k;
+    std::memcpy(&k, &p.out_port, 4);
+    return k;
+  }
 
   // Adds `p`; when it cannot join the run (another key, or the run is full)
   // `flush()` admits the run first, and `p` begins the next one.
@@ -80,10 +89,10 @@ struct RunPfc {
                                                    const QueuedPkt* run, uint16_t n) {
   const QueuedPkt& p0 = run[0];
   if (q.packets() + n > q.capacity()) return false;
-  std::array<uint32_t, kRxStageBurst> cells;
+  uint64_t total = 0;
   uint64_t bytes_before_last = 0;
   for (uint16_t i = 0; i < n; ++i) {
-    cells[i] = mmu.cells_for(run[i].bytes);
+    total += mmu.cells_for(run[i].bytes);
     bytes_before_last += run[i].bytes;
   }
   bytes_before_last -= run[n - 1].bytes;
@@ -92,9 +101,12 @@ struct RunPfc {
   // PFC: the PG's PFC update must stay a no-op after every copy (nothing
   // asserted, no headroom, shared use below the limit: admit_run checks that).
   if (pfc.enabled && (pfc.xoff || mmu.pg_use(p0.in_port, p0.pg).hdrm != 0)) return false;
-  std::array<Ticket, kRxStageBurst> tickets;
-  if (!mmu.admit_run(p0.in_port, p0.pg, p0.out_port, p0.queue, cells.data(), n, pfc.enabled, tickets.data())) return false;
-  for (uint16_t i = 0; i < n; ++i) q.push(run[i], tickets[i]);
+  Mmu::RunReserve res;
+  if (!mmu.admit_run_cells(p0.in_port, p0.pg, p0.out_port, p0.queue, total, mmu.cells_for(run[n - 1].bytes),
+                           pfc.enabled, res)) {
+    return false;
+  }
+  for (uint16_t i = 0; i < n; ++i) q.push(run[i], res.ticket(mmu.cells_for(run[i].bytes)));
   qc.enqueued_packets += n;
   qc.watermark_bytes = std::max(qc.watermark_bytes, q.bytes());
   return true;

@@ -1,5 +1,5 @@
 // FDB learning and destination lookups of one receive burst (stage C of
-// SwitchNode::receive_stages and the per-frame path process(); docs/
+// SwitchNode::receive_stages and stage C's slow step slow_frame(); docs/
 // architecture.md "Switch pipeline"). Consecutive frames of a burst mostly
 // share their source (learned once per burst) and destination (looked up
 // once until a learn changes the table), so the last of each is cached for

@@ -22,9 +22,12 @@ struct rte_mbuf;
 
 namespace sf::sw {
 
+// 32 bytes, no padding (the order packs them): stage C builds one a copy,
+// stage D copies it into the run and the ring, transmit copies it out.
 struct QueuedPkt {
   rte_mbuf* mbuf = nullptr;
   Ticket ticket;
+  uint32_t bytes = 0;      // frame bytes (pkt_len)
   uint16_t in_port = 0;
   uint16_t out_port = 0;
   uint8_t pg = 0;
@@ -32,10 +35,10 @@ struct QueuedPkt {
   uint8_t ip_version = 0;  // 4 / 6: header at l3_offset may be ECN-marked; 0: never
   bool trimmed = false;    // cut to its headers by packet trimming
   uint16_t l3_offset = 0;
-  uint32_t bytes = 0;      // frame bytes (pkt_len)
   uint8_t credit_vl = 0xFF;  // credit-mode ingress: VL whose slots this packet holds; 0xFF none (switch_node_credit.cc)
   uint8_t credit_slots = 0;  // credits it took there
 };
+static_assert(sizeof(QueuedPkt) == 32);
 
 // Slots are written by push before pop or front() reads them.
 static_assert(std::is_trivially_copyable_v<QueuedPkt> && std::is_trivially_destructible_v<QueuedPkt>);
@@ -81,6 +84,17 @@ class EgressQueue {
   // A queue that runs empty starts again at slot 0, so a ring's pages are
   // touched only as deep as its deepest backlog (the calloc'ed arena's zero
   // pages stay untouched), not all of it once the tail has gone round.
+  // pop() of the head, whose bytes (head_bytes()) are `bytes`, once the
+  // caller has read it (front()); returns the new head_bytes().
+  uint32_t pop_head(uint32_t bytes) {
+    ++head_;
+    bytes_ -= bytes;
+    if (head_ == tail_) {
+      head_ = tail_ = 0;
+      return 0;
+    }
+    return ring_[head_ & mask_].bytes;
+  }
   QueuedPkt pop() {
     const QueuedPkt p = ring_[head_++ & mask_];
     bytes_ -= p.bytes;

@@ -669,6 +669,18 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
     qc.tx_bytes += bytes;
     tx_bytes += bytes;
     out[n++] = pkt.mbuf;
+    // The packets that follow on queue q and would take the steps above with
+    // nothing but repeat(), pop, the release batch's add and the counters
+    // (batch open on their queue, ingress port and PG; no credit, watchdog,
+    // hold FIFO, trimming or INT) in a tight loop (transmit_stage.h); the
+    // first that would not goes round the loop above.
+    if (last_q == q && held_pgs_ == 0 && !p.credit && !p.wd && ((p.int_queues >> q) & 1u) == 0) {
+      const TxRun r = tx_run(p.sched, p.queues[q], q, rel, head[q], out.data() + n, static_cast<uint16_t>(out.size() - n));
+      n = static_cast<uint16_t>(n + r.packets);
+      qc.tx_packets += r.packets;
+      qc.tx_bytes += r.bytes;
+      tx_bytes += r.bytes;
+    }
   }
   rel.flush(mmu_, port);
   p.ctr.tx_packets += n - first;

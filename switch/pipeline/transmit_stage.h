@@ -19,7 +19,9 @@
 #include "common/wire/ipv4.h"
 #include "common/wire/udp.h"
 #include "switch/mmu/mmu.h"
+#include "switch/pipeline/credit_link.h"
 #include "switch/pipeline/egress_queue.h"
+#include "switch/qos/scheduler.h"
 
 namespace sf::sw {
 
@@ -40,6 +42,15 @@ class ReleaseBatch {
     pg_ = pg;
   }
   void add(const Ticket& t) { sum_.add(t); }
+  void add(const Mmu::TicketSum& s) {
+    sum_.cells += s.cells;
+    sum_.ing_shared += s.ing_shared;
+    sum_.ing_hdrm += s.ing_hdrm;
+    sum_.eg_shared += s.eg_shared;
+  }
+  bool open_on(int q) const { return q_ == q; }
+  uint16_t in_port() const { return in_; }
+  uint8_t pg() const { return pg_; }
   // Releases what was added (egress port `port`) and closes the batch.
   void flush(Mmu& mmu, uint16_t port) {
     if (q_ < 0) return;
@@ -54,6 +65,42 @@ class ReleaseBatch {
   uint16_t in_ = 0;
   uint8_t pg_ = 0;
 };
+
+// The plain packets of a queue in a row, for SwitchNode::transmit's loop
+// (switch_node.cc): after it sent a packet of queue q with the release
+// batch `rel` open, and nothing of the port (credit, watchdog, INT on q)
+// nor any hold FIFO acts per packet, each further head of q that joins
+// `rel` (same ingress port and PG), is not trimmed, holds no credit and that
+// the scheduler's repeat() takes is popped, its ticket added to `rel` and
+// its mbuf written to out[0, room): exactly what the loop does for it.
+// Stops at the first head that would need more (or room, or repeat()
+// false: changing nothing, so the loop's own repeat() decides alike).
+// `head` is queue q's head bytes (kept up to date).
+struct TxRun {
+  uint16_t packets = 0;
+  uint64_t bytes = 0;
+};
+[[gnu::always_inline]] inline TxRun tx_run(PortScheduler& sched, EgressQueue& eq, int q, ReleaseBatch& rel,
+                                           uint32_t& head, rte_mbuf** out, uint16_t room) {
+  TxRun r;
+  if (!rel.open_on(q)) return r;
+  const uint16_t in = rel.in_port();
+  const uint8_t pg = rel.pg();
+  Mmu::TicketSum sum;
+  uint32_t h = head;
+  while (r.packets < room && h != 0) {
+    const QueuedPkt& f = eq.front();
+    if (f.in_port != in || f.pg != pg || f.trimmed || f.credit_vl != kNoCreditVl) break;
+    if (!sched.repeat(q, h)) break;
+    sum.add(f.ticket);
+    r.bytes += h;
+    out[r.packets++] = f.mbuf;
+    h = eq.pop_head(h);
+  }
+  head = h;
+  rel.add(sum);
+  return r;
+}
 
 // int_candidate(): the frame surely asks for no hop record (IPv4 with IHL 5
 // or IPv6 that is not UDP to 4791, or whose BTH INT flag is clear); or

@@ -158,6 +158,74 @@ TEST(Fdb, BulkLookupAgrees) {
   EXPECT_EQ(ports[3], -1);
 }
 
+// 7b. The lookup cache (a single-writer Fdb) never answers other than the
+// hash: random learns (refresh, move, static conflicts), removals, static
+// adds, ageing, single / bulk lookups and cache probes over a few keys,
+// against a concurrent-mode Fdb (no cache) given the same calls.
+TEST(Fdb, LookupCacheEqualsTheHash) {
+  Fdb fdb(256);
+  Fdb ref(256, /*concurrent=*/true);
+  std::mt19937 rng(7);
+  std::vector<MacAddr> macs;
+  for (uint8_t i = 0; i < 12; ++i) macs.push_back(MacAddr{0x02, 0, 0, 0, 0x10, i});
+  int hits = 0;
+  for (int it = 0; it < 20000; ++it) {
+    const MacAddr& m = macs[rng() % macs.size()];
+    const auto vlan = static_cast<uint16_t>(rng() % 2);
+    const auto port = static_cast<uint16_t>(rng() % 3);
+    const TimeNs now = TimeNs::from_ms(it);
+    switch (rng() % 8) {
+      case 0:
+      case 1:
+      case 2:
+        ASSERT_EQ(fdb.learn(m, vlan, port, now), ref.learn(m, vlan, port, now)) << it;
+        break;
+      case 3:
+        ASSERT_EQ(fdb.lookup(m, vlan), ref.lookup(m, vlan)) << it;
+        break;
+      case 4: {
+        const MacAddr* keys[3] = {&m, &macs[rng() % macs.size()], &m};
+        const uint16_t vlans[3] = {vlan, static_cast<uint16_t>(rng() % 2), static_cast<uint16_t>(vlan ^ 1)};
+        int32_t a[3];
+        int32_t b[3];
+        fdb.lookup_bulk(keys, vlans, 3, a);
+        ref.lookup_bulk(keys, vlans, 3, b);
+        for (int k = 0; k < 3; ++k) ASSERT_EQ(a[k], b[k]) << it;
+        break;
+      }
+      case 5: {
+        int32_t p = -2;
+        if (fdb.cached(Fdb::cache_key(m, vlan), p)) {
+          ++hits;
+          const auto want = ref.lookup(m, vlan);
+          ASSERT_EQ(p, want ? int32_t{*want} : -1) << it;
+        }
+        break;
+      }
+      case 6:
+        if (rng() % 4 == 0) {
+          ASSERT_EQ(fdb.remove(m, vlan), ref.remove(m, vlan)) << it;
+        } else if (rng() % 8 == 0) {
+          ASSERT_EQ(fdb.add_static(m, vlan, port), ref.add_static(m, vlan, port)) << it;
+        }
+        break;
+      default:
+        if (rng() % 16 == 0) {
+          ASSERT_EQ(fdb.age(now, TimeNs::from_ms(50)), ref.age(now, TimeNs::from_ms(50))) << it;
+        }
+        break;
+    }
+  }
+  EXPECT_GT(hits, 100);  // the probes found the cache filled (234 with this seed)
+  EXPECT_EQ(fdb.size(), ref.size());
+  const FdbStats a = fdb.stats();
+  const FdbStats b = ref.stats();
+  EXPECT_EQ(a.learned, b.learned);
+  EXPECT_EQ(a.moved, b.moved);
+  EXPECT_EQ(a.aged, b.aged);
+  EXPECT_EQ(a.static_conflict, b.static_conflict);
+}
+
 // 8. A table for a family without routes is never created: its lookups miss
 // and adding to it fails (the switch sizes tables from the config).
 TEST(RouteTable, NoTableWithoutRoutes) {
