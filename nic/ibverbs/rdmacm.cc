@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -103,6 +104,7 @@ enum class IdState {
   kAddrResolved,
   kRouteResolved,
   kTcpConnecting,  // rdma_connect: the TCP connection is being made
+  kTcpRetry,       // refused (no listener yet): tried again at retry_at
   kReqSent,
   kAwaitReq,       // accepted TCP connection, REQ not yet read (internal)
   kReqRcvd,        // CONNECT_REQUEST reported
@@ -132,6 +134,8 @@ struct Id {
   uint8_t resp_res = 0, init_depth = 0, retry = 7, rnr_retry = 7;
   uint8_t tos = 0, timeout = 14;
   bool own_cqs = false;
+  std::chrono::steady_clock::time_point refused_until{};  // a refusal before this is retried
+  std::chrono::steady_clock::time_point retry_at{};
 };
 
 struct Channel {
@@ -158,6 +162,7 @@ struct State {
   bool hosts_parsed = false;
   bool hosts_ok = true;
   std::vector<std::pair<uint32_t, uint32_t>> hosts;
+  int connect_ms = 1000;  // SFVERBS_CM_CONNECT_MS
   std::mt19937 rng{std::random_device{}()};
 };
 
@@ -188,6 +193,16 @@ void wake(State& s) {
 bool parse_hosts(State& s) {
   if (s.hosts_parsed) return s.hosts_ok;
   s.hosts_parsed = true;
+  if (const char* ms = getenv("SFVERBS_CM_CONNECT_MS"); ms != nullptr && *ms != '\0') {
+    char* end = nullptr;
+    const long n = strtol(ms, &end, 10);
+    if (*end != '\0' || n < 0 || n > 600000) {
+      std::fprintf(stderr, "libsfrdmacm: SFVERBS_CM_CONNECT_MS: '%s' is not 0..600000 (docs/ibverbs.md)\n", ms);
+      s.hosts_ok = false;
+      return false;
+    }
+    s.connect_ms = static_cast<int>(n);
+  }
   const char* v = getenv("SFVERBS_CM_HOSTS");
   if (v == nullptr || *v == '\0') return true;
   std::string all(v);
@@ -298,8 +313,15 @@ void queue_event(Id* id, rdma_cm_event_type type, int status, Id* listen = nullp
   }
 }
 
+// The service thread's poll may hold a reference to the socket: close()
+// alone would leave a listener listening (a second rdma_listen on the port
+// fails with EADDRINUSE) and a connection open (the peer's DISCONNECTED
+// late) until that poll returns. shutdown() acts at once.
 void close_fd(Id* id) {
-  if (id->fd >= 0) close(id->fd);
+  if (id->fd >= 0) {
+    shutdown(id->fd, SHUT_RDWR);
+    close(id->fd);
+  }
   id->fd = -1;
   id->rx_len = 0;
 }
@@ -400,6 +422,7 @@ void lost(State& s, Id* id, int err) {
       return;
     case IdState::kReqSent:
     case IdState::kTcpConnecting:
+    case IdState::kTcpRetry:
       id->st = IdState::kRejected;
       queue_event(id, RDMA_CM_EVENT_UNREACHABLE, -err);
       return;
@@ -534,20 +557,49 @@ void on_readable(State& s, Id* id) {
   }
 }
 
+// A TCP connection that failed: refused while the window is open (the
+// peer's listener may be moments away, as perftest's server re-listens after
+// its first connection) is tried again in 20 ms; else the CM's event.
+void refused(State& /*s*/, Id* id, int err) {
+  close_fd(id);
+  const auto now = std::chrono::steady_clock::now();
+  if (err == ECONNREFUSED && now < id->refused_until) {
+    id->st = IdState::kTcpRetry;
+    id->retry_at = now + std::chrono::milliseconds(20);
+    return;
+  }
+  id->st = IdState::kRejected;
+  if (err == ECONNREFUSED) {
+    // No listener: the peer's CM would answer the REQ with REJ (invalid service ID).
+    queue_event(id, RDMA_CM_EVENT_REJECTED, kRejInvalidServiceId);
+  } else {
+    queue_event(id, RDMA_CM_EVENT_UNREACHABLE, -err);
+  }
+}
+
+// Starts the TCP connection to the destination's CM (under mu).
+void tcp_connect(State& s, Id* x) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    refused(s, x, errno);
+    return;
+  }
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  sockaddr_in t = x->id.route.addr.dst_sin;
+  t.sin_addr.s_addr = tcp_addr(s, t.sin_addr.s_addr);
+  x->fd = fd;
+  x->st = IdState::kTcpConnecting;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&t), sizeof t) != 0 && errno != EINPROGRESS) refused(s, x, errno);
+}
+
 void on_connected(State& s, Id* id) {
   int err = 0;
   socklen_t len = sizeof err;
   getsockopt(id->fd, SOL_SOCKET, SO_ERROR, &err, &len);
   if (err == EINPROGRESS) return;
   if (err != 0) {
-    close_fd(id);
-    id->st = IdState::kRejected;
-    if (err == ECONNREFUSED) {
-      // No listener: the peer's CM would answer the REQ with REJ (invalid service ID).
-      queue_event(id, RDMA_CM_EVENT_REJECTED, kRejInvalidServiceId);
-    } else {
-      queue_event(id, RDMA_CM_EVENT_UNREACHABLE, -err);
-    }
+    refused(s, id, err);
     return;
   }
   id->st = IdState::kReqSent;
@@ -559,8 +611,16 @@ void service_main() {
   std::vector<pollfd> pfds;
   std::vector<Id*> who;
   for (;;) {
+    int timeout_ms = -1;
     {
       std::lock_guard<std::mutex> g(s.mu);
+      const auto now = std::chrono::steady_clock::now();
+      for (Id* id : s.ids) {
+        if (id->st != IdState::kTcpRetry) continue;
+        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(id->retry_at - now).count() + 1;
+        timeout_ms = timeout_ms < 0 ? static_cast<int>(std::max<int64_t>(ms, 0))
+                                    : std::min(timeout_ms, static_cast<int>(std::max<int64_t>(ms, 0)));
+      }
       pfds.assign(1, pollfd{s.wake_fd, POLLIN, 0});
       who.assign(1, nullptr);
       for (Id* id : s.ids) {
@@ -569,11 +629,16 @@ void service_main() {
         who.push_back(id);
       }
     }
-    if (poll(pfds.data(), pfds.size(), -1) < 0) {
+    if (poll(pfds.data(), pfds.size(), timeout_ms) < 0) {
       if (errno == EINTR) continue;
       return;
     }
     std::lock_guard<std::mutex> g(s.mu);
+    const auto now = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < s.ids.size(); ++i) {  // tcp_connect may not add or remove ids
+      Id* id = s.ids[i];
+      if (id->st == IdState::kTcpRetry && id->retry_at <= now) tcp_connect(s, id);
+    }
     if ((pfds[0].revents & POLLIN) != 0) {
       uint64_t v;
       (void)!read(s.wake_fd, &v, sizeof v);
@@ -959,26 +1024,9 @@ SF_EXPORT int rdma_connect(rdma_cm_id* id, rdma_conn_param* p) {
   if (p != nullptr && p->private_data_len != 0) std::memcpy(x->rx.private_data, p->private_data, p->private_data_len);
   x->rx.pd_len = p != nullptr ? p->private_data_len : 0;
   if (!start_service(s)) return fail(ENOMEM);
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  const int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  sockaddr_in t = id->route.addr.dst_sin;
-  t.sin_addr.s_addr = tcp_addr(s, t.sin_addr.s_addr);
-  x->fd = fd;
-  x->st = IdState::kTcpConnecting;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&t), sizeof t) != 0 && errno != EINPROGRESS) {
-    // Reported as the event, as the CM reports a REQ that fails.
-    const int e = errno;
-    close_fd(x);
-    x->st = IdState::kRejected;
-    if (e == ECONNREFUSED) {
-      queue_event(x, RDMA_CM_EVENT_REJECTED, kRejInvalidServiceId);
-    } else {
-      queue_event(x, RDMA_CM_EVENT_UNREACHABLE, -e);
-    }
-    return 0;
-  }
+  // A refusal is reported as the event (as the CM reports a REJ), after the retry window.
+  x->refused_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.connect_ms);
+  tcp_connect(s, x);
   wake(s);  // the service thread completes the connection and sends the REQ
   return 0;
 }
