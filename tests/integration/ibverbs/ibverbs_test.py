@@ -810,6 +810,17 @@ def case_cm_symbols(h):
     check(not missing, f"ib_write_bw imports {missing}, not defined by libsfrdmacm")
 
 
+def case_cm_check(h):
+    """cm_check.c, a plain librdmacm program: private data both ways, a
+    rejection with its data, READ depths, a SEND over the connected QPs, a
+    disconnect seen by both, and the refusals."""
+    exe = os.path.join(h.build, "tests", "integration", "ibverbs", "cm_check")
+    check(os.access(exe, os.X_OK), f"{exe} not built")
+    sout, cout = pair(h, [exe], server_env=cm_env(h), client_env=cm_env(h), server_addr=SERVER_IP)
+    check("cm_check: PASS (server)" in sout, f"server:\n{sout}")
+    check("cm_check: PASS (client)" in cout, f"client:\n{cout}")
+
+
 def case_cm_write_bw(h):
     cm_perftest(h, "ib_write_bw", ["-s", "65536", "-n", "300"], r"^ 65536\s+300\s+[0-9.]+\s+[0-9.]+")
 
