@@ -829,6 +829,15 @@ def case_cm_send_bw(h):
     cm_perftest(h, "ib_send_bw", ["-s", "65536", "-n", "200"], r"^ 65536\s+200\s+[0-9.]+\s+[0-9.]+")
 
 
+def case_cm_write_bw_2qp(h):
+    """-q 2: two connection requests on one listener, two CONNECT_REQUEST ids."""
+    cm_perftest(h, "ib_write_bw", ["-s", "65536", "-n", "300", "-q", "2"], r"^ 65536\s+600\s+[0-9.]+\s+[0-9.]+")
+
+
+def case_cm_send_lat(h):
+    cm_perftest(h, "ib_send_lat", ["-s", "64", "-n", "300"], r"^ 64\s+300\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+")
+
+
 def case_cm_read_bw(h):
     """READ: the CM's responder resources / initiator depth reach the QPs."""
     cm_perftest(h, "ib_read_bw", ["-s", "65536", "-n", "200"], r"^ 65536\s+200\s+[0-9.]+\s+[0-9.]+")
