@@ -820,6 +820,7 @@ SF_EXPORT int rdma_bind_addr(rdma_cm_id* id, sockaddr* addr) {
   State& s = S();
   std::lock_guard<std::mutex> g(s.mu);
   Id* x = id_of(id);
+  if (!live(s, x)) return fail(EINVAL);  // an id destroyed or never created
   if (x->st != IdState::kIdle) return fail(EINVAL);
   if (!parse_hosts(s)) return fail(EINVAL);
   const sockaddr_in* a = v4(addr);
@@ -838,6 +839,7 @@ SF_EXPORT int rdma_listen(rdma_cm_id* id, int backlog) {
   State& s = S();
   std::lock_guard<std::mutex> g(s.mu);
   Id* x = id_of(id);
+  if (!live(s, x)) return fail(EINVAL);  // an id destroyed or never created
   if (x->st != IdState::kBound) return fail(EINVAL);
   // The CM's connection requests come from any address of the process's
   // device: a listener needs the device (its GID goes into the REP).
@@ -872,6 +874,7 @@ SF_EXPORT int rdma_resolve_addr(rdma_cm_id* id, sockaddr* src_addr, sockaddr* ds
   State& s = S();
   std::lock_guard<std::mutex> g(s.mu);
   Id* x = id_of(id);
+  if (!live(s, x)) return fail(EINVAL);  // an id destroyed or never created
   if (x->st != IdState::kIdle && x->st != IdState::kBound) return fail(EINVAL);
   if (!parse_hosts(s)) return fail(EINVAL);
   if (!open_device(s)) return fail(ENODEV);
@@ -892,6 +895,7 @@ SF_EXPORT int rdma_resolve_route(rdma_cm_id* id, int /*timeout_ms*/) {
   State& s = S();
   std::lock_guard<std::mutex> g(s.mu);
   Id* x = id_of(id);
+  if (!live(s, x)) return fail(EINVAL);  // an id destroyed or never created
   if (x->st != IdState::kAddrResolved) return fail(EINVAL);
   x->st = IdState::kRouteResolved;
   queue_event(x, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
@@ -904,6 +908,7 @@ SF_EXPORT int rdma_set_option(rdma_cm_id* id, int level, int optname, void* optv
   State& s = S();
   std::lock_guard<std::mutex> g(s.mu);
   Id* x = id_of(id);
+  if (!live(s, x)) return fail(EINVAL);  // an id destroyed or never created
   switch (optname) {
     case RDMA_OPTION_ID_TOS:
       if (optlen != sizeof(uint8_t)) return fail(EINVAL);
@@ -929,6 +934,7 @@ SF_EXPORT int rdma_create_qp_ex(rdma_cm_id* id, ibv_qp_init_attr_ex* attr) {
   State& s = S();
   std::lock_guard<std::mutex> g(s.mu);
   Id* x = id_of(id);
+  if (!live(s, x)) return fail(EINVAL);  // an id destroyed or never created
   if (id->verbs == nullptr || id->qp != nullptr) return fail(EINVAL);
   ibv_pd* pd = (attr->comp_mask & IBV_QP_INIT_ATTR_PD) != 0 && attr->pd != nullptr ? attr->pd : id->pd;
   if (pd == nullptr || pd->context != id->verbs) return fail(EINVAL);
@@ -998,9 +1004,10 @@ SF_EXPORT int rdma_create_qp(rdma_cm_id* id, ibv_pd* pd, ibv_qp_init_attr* qp_in
 }
 
 SF_EXPORT void rdma_destroy_qp(rdma_cm_id* id) {
-  if (id == nullptr || id->qp == nullptr) return;
+  if (id == nullptr) return;
   State& s = S();
   std::lock_guard<std::mutex> g(s.mu);
+  if (!live(s, id_of(id)) || id->qp == nullptr) return;
   ibv_destroy_qp(id->qp);
   id->qp = nullptr;
   destroy_cqs(id_of(id));
@@ -1013,6 +1020,7 @@ SF_EXPORT int rdma_connect(rdma_cm_id* id, rdma_conn_param* p) {
   State& s = S();
   std::lock_guard<std::mutex> g(s.mu);
   Id* x = id_of(id);
+  if (!live(s, x)) return fail(EINVAL);  // an id destroyed or never created
   if (x->st != IdState::kRouteResolved) return fail(EINVAL);
   if (id->qp == nullptr && (p == nullptr || p->qp_num == 0)) return fail(EINVAL);
   x->resp_res = p != nullptr ? std::min(p->responder_resources, kMaxRdAtomic) : kMaxRdAtomic;
