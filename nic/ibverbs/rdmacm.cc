@@ -796,9 +796,17 @@ SF_EXPORT int rdma_destroy_id(rdma_cm_id* id) {
   std::lock_guard<std::mutex> g(s.mu);
   Id* x = id_of(id);
   if (!live(s, x)) return fail(EINVAL);
-  drop_events(x);
-  // Accepted connections of a listener that the application never saw.
+  // A listener's connections the application never saw: accepted sockets
+  // whose REQ has not come, and requests whose CONNECT_REQUEST is still
+  // queued (those are rejected, as a kernel CM rejects them). The ones
+  // reported are the application's.
   std::vector<Id*> orphans;
+  if (Channel* ch = ch_of(x->id.channel); ch != nullptr) {
+    for (Event* e : ch->q) {
+      if (e->ev.listen_id == &x->id) id_of(e->ev.id)->visible = false;
+    }
+  }
+  drop_events(x);
   for (Id* o : s.ids) {
     if (o->listen == x) {
       if (o->visible) {
@@ -808,7 +816,10 @@ SF_EXPORT int rdma_destroy_id(rdma_cm_id* id) {
       }
     }
   }
-  for (Id* o : orphans) free_id(s, o);
+  for (Id* o : orphans) {
+    if (o->st == IdState::kReqRcvd) send_msg(o, MsgType::kRej, nullptr, 0, s, kRejConsumerDefined);
+    free_id(s, o);
+  }
   destroy_cqs(x);
   free_id(s, x);  // closing the socket: a connected peer sees DISCONNECTED
   return 0;

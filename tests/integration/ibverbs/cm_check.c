@@ -10,7 +10,10 @@
  * Connection 2: QPs created by rdma_create_qp with the CM's own CQs and PD;
  * the server accepts with private data, the client's ESTABLISHED carries it,
  * the client SENDs "ping" into the server's receive, the server disconnects
- * and both see DISCONNECTED. Every event is awaited with poll() on the
+ * and both see DISCONNECTED.
+ * Connection 3: the server destroys its listener while the request's
+ * CONNECT_REQUEST waits on its channel: the client gets REJECTED (28) and
+ * the server's channel fd is no longer readable. Every event is awaited with poll() on the
  * channel's fd. Also: the refusals (UD port space, oversize private data, a
  * host name) fail with errors, not crashes. Prints "cm_check: PASS (role)". */
 #include <errno.h>
@@ -158,7 +161,14 @@ static void server(const char *port) {
   CHECK(rdma_ack_cm_event(e) == 0, "ack");
   ibv_dereg_mr(mr);
   rdma_destroy_qp(id);
-  CHECK(rdma_destroy_id(id) == 0 && rdma_destroy_id(lid) == 0, "rdma_destroy_id");
+  CHECK(rdma_destroy_id(id) == 0, "rdma_destroy_id");
+
+  /* 3: the listener destroyed while a CONNECT_REQUEST waits on the channel:
+     the request is rejected, the event dropped (the fd no longer readable) */
+  struct pollfd pf = {ch->fd, POLLIN, 0};
+  CHECK(poll(&pf, 1, 15000) == 1, "no third connection request");
+  CHECK(rdma_destroy_id(lid) == 0, "rdma_destroy_id (listener)");
+  CHECK(poll(&pf, 1, 0) == 0, "the channel still readable after its listener's events were dropped");
   rdma_destroy_event_channel(ch);
   printf("cm_check: PASS (server)\n");
 }
@@ -231,6 +241,15 @@ static void client(const char *port, const char *addr) {
   rdma_ack_cm_event(e);
   CHECK(rdma_disconnect(id) == 0, "rdma_disconnect after the peer's: %s", strerror(errno));
   ibv_dereg_mr(mr);
+  rdma_destroy_qp(id);
+  CHECK(rdma_destroy_id(id) == 0, "rdma_destroy_id");
+
+  /* 3: the server destroys its listener with this request pending */
+  id = resolve(ch, rai);
+  CHECK(rdma_connect(id, &p) == 0, "rdma_connect: %s", strerror(errno));
+  e = wait_event(ch, RDMA_CM_EVENT_REJECTED);
+  CHECK(e->status == 28, "REJECTED status %d (pending request of a destroyed listener)", e->status);
+  rdma_ack_cm_event(e);
   rdma_destroy_qp(id);
   CHECK(rdma_destroy_id(id) == 0, "rdma_destroy_id");
   rdma_freeaddrinfo(rai);
