@@ -15,8 +15,10 @@
  * CONNECT_REQUEST waits on its channel: the client gets REJECTED (28) and
  * the server's channel fd is no longer readable. Every event is awaited with poll() on the
  * channel's fd. Also: the refusals (UD port space, oversize private data, a
- * host name) fail with errors, not crashes. Prints "cm_check: PASS (role)". */
+ * host name) fail with errors, not crashes; an empty non-blocking channel
+ * says EAGAIN. Prints "cm_check: PASS (role)". */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
 #include <rdma/rdma_cma.h>
@@ -89,6 +91,12 @@ static void refusals(struct rdma_event_channel *ch) {
   hints.ai_port_space = RDMA_PS_TCP;
   CHECK(rdma_getaddrinfo("server.invalid", "1", &hints, &res) != 0 && res == NULL, "a host name not refused");
   CHECK(strcmp(rdma_event_str(RDMA_CM_EVENT_ESTABLISHED), "RDMA_CM_EVENT_ESTABLISHED") == 0, "rdma_event_str");
+  /* a non-blocking channel with no event: EAGAIN, as the kernel's */
+  int fl = fcntl(ch->fd, F_GETFL);
+  CHECK(fl >= 0 && fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK) == 0, "fcntl");
+  struct rdma_cm_event *ev = NULL;
+  CHECK(rdma_get_cm_event(ch, &ev) == -1 && errno == EAGAIN, "an empty non-blocking channel did not say EAGAIN");
+  CHECK(fcntl(ch->fd, F_SETFL, fl) == 0, "fcntl");
   CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0, "rdma_create_id");
   CHECK(rdma_resolve_route(id, 100) == -1 && errno == EINVAL, "resolve_route before resolve_addr not refused");
   CHECK(rdma_set_option(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &hints, 1) == -1 && errno == ENOSYS,
