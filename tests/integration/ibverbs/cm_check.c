@@ -157,8 +157,13 @@ static void server(const char *port) {
   CHECK(rdma_accept(id, &p) == 0, "rdma_accept: %s", strerror(errno));
   struct ibv_qp_attr qa;
   struct ibv_qp_init_attr qia;
-  CHECK(ibv_query_qp(id->qp, &qa, IBV_QP_STATE, &qia) == 0 && qa.qp_state == IBV_QPS_RTS,
+  CHECK(ibv_query_qp(id->qp, &qa, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_MAX_DEST_RD_ATOMIC, &qia) == 0 &&
+            qa.qp_state == IBV_QPS_RTS,
         "QP not in RTS after rdma_accept (%d)", qa.qp_state);
+  struct ibv_port_attr pa;
+  CHECK(ibv_query_port(id->verbs, 1, &pa) == 0, "ibv_query_port");
+  CHECK(qa.path_mtu == pa.active_mtu && qa.max_dest_rd_atomic == 4, "QP path MTU %d (port %d), max_dest_rd_atomic %d",
+        qa.path_mtu, pa.active_mtu, qa.max_dest_rd_atomic);
   e = wait_event(ch, RDMA_CM_EVENT_ESTABLISHED);
   CHECK(e->id == id, "ESTABLISHED for another id");
   CHECK(rdma_ack_cm_event(e) == 0, "ack");
