@@ -48,6 +48,8 @@ class Env:
         self.build = os.path.abspath(build)
         self.lib = os.path.join(self.build, "nic", "ibverbs", "libsfverbs.so")
         check(os.path.exists(self.lib), f"{self.lib} not built")
+        # libsfrdmacm.so (the RDMA CM), preloaded beside libsfverbs.so by the cm_* cases.
+        self.cmlib = os.path.join(self.build, "nic", "ibverbs", "libsfrdmacm.so")
         self.tmp = tempfile.mkdtemp(prefix="sfverbs-test-")
         self.procs = []
 
@@ -128,7 +130,7 @@ def wait_for(pred, timeout_s, what, proc):
         time.sleep(0.02)
 
 
-def pair(h, cmd, timeout_s=25, server_env=None, client_env=None, devargs=(None, None)):
+def pair(h, cmd, timeout_s=25, server_env=None, client_env=None, devargs=(None, None), server_addr="127.0.0.1"):
     """Server then client of one tool (cmd: argv without the server
     address); both must exit 0. The client starts once the server's memif
     socket exists (a memif client cannot start without it) and it listens
@@ -140,7 +142,7 @@ def pair(h, cmd, timeout_s=25, server_env=None, client_env=None, devargs=(None, 
                   h.env("server", SERVER_IP, devargs[0], **(server_env or {})))
     wait_for(lambda: (devargs[0] is not None or memif_socket_up(f"{h.tmp}/link.sock")) and listening(port_n), 15,
              "server ready", srv)
-    cli_cmd = cmd + ["-p", port, "127.0.0.1"] if cmd[0].startswith("ib_") else cmd + ["client", port, "127.0.0.1"]
+    cli_cmd = cmd + ["-p", port, server_addr] if cmd[0].startswith("ib_") else cmd + ["client", port, server_addr]
     cli = h.start("client", cli_cmd, h.env("client", CLIENT_IP, devargs[1], **(client_env or {})))
     cout = h.finish(cli, timeout_s)
     sout = h.finish(srv, 10)
@@ -761,6 +763,100 @@ def case_interop_all_sizes_peer_only(h):
     check(rc != 0 and "is the peer run with -a (every size) or -b (bidirectional)?" in out,
           f"sf-nic exited {rc} without naming -a / -b:\n{out[-2000:]}")
     print([ln for ln in out.splitlines() if "run with -a" in ln][0])
+
+
+# ---- RDMA CM (libsfrdmacm.so beside libsfverbs.so; docs/ibverbs.md "RDMA CM") ----------
+
+def cm_env(h, extra=None):
+    """Both sides preload the CM too; the client reaches the server's CM (its
+    RDMA address SERVER_IP is not a kernel address) over loopback."""
+    check(os.path.exists(h.cmlib), f"{h.cmlib} not built (librdmacm-dev missing?)")
+    e = {"LD_PRELOAD": f"{h.lib} {h.cmlib}", "SFVERBS_CM_HOSTS": f"{SERVER_IP}=127.0.0.1"}
+    e.update(extra or {})
+    return e
+
+
+def cm_perftest(h, tool, args, row):
+    """perftest -R: every QP connected through rdma_cm (its own sync messages
+    too), the client given the server's RDMA address."""
+    need(tool)
+    sout, cout = pair(h, [tool, "-R", "-x", "0"] + args, server_env=cm_env(h), client_env=cm_env(h),
+                      server_addr=SERVER_IP)
+    for who, out in (("server", sout), ("client", cout)):
+        check(re.search(r"rdma_cm QPs\s+: ON", out) and "Data ex. method : rdma_cm" in out,
+              f"{who} does not say rdma_cm:\n{out}")
+        check("GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:09:00:0" in out, f"{who} GID:\n{out}")
+    check(re.search(row, cout, re.M), f"{tool} client has no result row /{row}/:\n{cout}")
+    print(re.search(row, cout, re.M).group(0))
+
+
+def case_cm_symbols(h):
+    """libsfrdmacm exports librdmacm's names at RDMACM_1.0 and nothing else;
+    everything ib_write_bw imports from librdmacm is defined."""
+    check(os.path.exists(h.cmlib), f"{h.cmlib} not built")
+    out = subprocess.run(["objdump", "-T", h.cmlib], capture_output=True, text=True, check=True).stdout
+    exported = {}
+    for ln in out.splitlines():
+        f = ln.split()
+        if len(f) >= 7 and "*UND*" not in ln and "DF" in ln:
+            exported[f[-1]] = f[-2]
+    check(exported and all(n.startswith("rdma_") and v == "RDMACM_1.0" for n, v in exported.items()),
+          f"exports: {exported}")
+    need("ib_write_bw")
+    imp = subprocess.run(["objdump", "-T", shutil.which("ib_write_bw")], capture_output=True, text=True).stdout
+    wanted = set(re.findall(r"\(RDMACM_1\.0\)\s+(rdma_\S+)", imp))
+    check(wanted, "ib_write_bw imports nothing from librdmacm?")
+    missing = sorted(wanted - set(exported))
+    check(not missing, f"ib_write_bw imports {missing}, not defined by libsfrdmacm")
+
+
+def case_cm_check(h):
+    """cm_check.c, a plain librdmacm program: private data both ways, a
+    rejection with its data, READ depths, a SEND over the connected QPs, a
+    disconnect seen by both, and the refusals."""
+    exe = os.path.join(h.build, "tests", "integration", "ibverbs", "cm_check")
+    check(os.access(exe, os.X_OK), f"{exe} not built")
+    sout, cout = pair(h, [exe], server_env=cm_env(h), client_env=cm_env(h), server_addr=SERVER_IP)
+    check("cm_check: PASS (server)" in sout, f"server:\n{sout}")
+    check("cm_check: PASS (client)" in cout, f"client:\n{cout}")
+
+
+def case_cm_write_bw(h):
+    cm_perftest(h, "ib_write_bw", ["-s", "65536", "-n", "300"], r"^ 65536\s+300\s+[0-9.]+\s+[0-9.]+")
+
+
+def case_cm_send_bw(h):
+    cm_perftest(h, "ib_send_bw", ["-s", "65536", "-n", "200"], r"^ 65536\s+200\s+[0-9.]+\s+[0-9.]+")
+
+
+def case_cm_write_bw_2qp(h):
+    """-q 2: two connection requests on one listener, two CONNECT_REQUEST ids."""
+    cm_perftest(h, "ib_write_bw", ["-s", "65536", "-n", "300", "-q", "2"], r"^ 65536\s+600\s+[0-9.]+\s+[0-9.]+")
+
+
+def case_cm_send_lat(h):
+    cm_perftest(h, "ib_send_lat", ["-s", "64", "-n", "300"], r"^ 64\s+300\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+")
+
+
+def case_cm_read_bw(h):
+    """READ: the CM's responder resources / initiator depth reach the QPs."""
+    cm_perftest(h, "ib_read_bw", ["-s", "65536", "-n", "200"], r"^ 65536\s+200\s+[0-9.]+\s+[0-9.]+")
+
+
+def case_cm_refused(h):
+    """A client whose server has no listener: its connection request is
+    refused (RDMA_CM_EVENT_REJECTED, status 8 = invalid service ID, after
+    SFVERBS_CM_CONNECT_MS); perftest says so and exits 1, no crash. A bad
+    SFVERBS_CM_HOSTS is refused naming the variable."""
+    need("ib_write_bw")
+    port = str(free_port())
+    e = h.env("server", CLIENT_IP, **cm_env(h, {"SFVERBS_CM_CONNECT_MS": "100"}))
+    rc, out = run_one(h, ["ib_write_bw", "-R", "-x", "0", "-p", port, SERVER_IP], e)
+    check(rc == 1 and "Unexpected CM event" in out and " 8" in out, f"no listener: exit {rc}:\n{out}")
+    e = h.env("server", CLIENT_IP, **cm_env(h, {"SFVERBS_CM_HOSTS": "10.9.0.1=loopback"}))
+    rc, out = run_one(h, ["ib_write_bw", "-R", "-x", "0", "-p", port, SERVER_IP], e)
+    check(rc == 1 and "libsfrdmacm: SFVERBS_CM_HOSTS: '10.9.0.1=loopback' is not RDMA_IPv4=TCP_IPv4" in out,
+          f"bad SFVERBS_CM_HOSTS: exit {rc}:\n{out}")
 
 
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
