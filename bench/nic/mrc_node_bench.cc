@@ -20,7 +20,11 @@
 //   "mrc_rtx":retransmissions in all MRC rounds (0 expected),
 //   "rc_acks_per_frame" / "mrc_acks_per_frame": ACKs / SACKs per data frame}
 // Usage: mrc_node_bench [--seconds S] [--rounds N] [--sizes 65536,4096] [--only rc|mrc]
-// (--only: run one transport, no JSON; for perf / callgrind.)
+//                       [--frames N]
+// (--only: run one transport, no JSON; for perf / callgrind. --frames: with
+// --only, stop once the sender has sent N data frames instead of after S
+// seconds of CPU, so a callgrind / cachegrind count covers the same work on
+// every run: bench/nic/mrc_instr.sh.)
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
@@ -148,7 +152,7 @@ struct Run {
   uint64_t acks = 0;  // ACKs / SACKs the responder sent
 };
 
-[[gnu::noinline]] Run run(rte_mempool* pool, bool mrc, uint32_t size, double seconds) {
+[[gnu::noinline]] Run run(rte_mempool* pool, bool mrc, uint32_t size, double seconds, uint64_t frames = 0) {
   NicNode a(node_cfg(0), pool);
   NicNode b(node_cfg(1), pool);
   Side x, y;
@@ -195,7 +199,14 @@ struct Run {
       ++done;
       post(++id);
     }
-    if ((turn & 1023) == 0 && (cpu = thread_cpu_s() - cpu0) >= seconds) break;
+    if (frames != 0) {
+      if (x.qp->counters().tx_data_pkts - f0 >= frames) {
+        cpu = thread_cpu_s() - cpu0;
+        break;
+      }
+    } else if ((turn & 1023) == 0 && (cpu = thread_cpu_s() - cpu0) >= seconds) {
+      break;
+    }
   }
   r.cpu_s = cpu;
   r.frames = x.qp->counters().tx_data_pkts - f0;
@@ -217,6 +228,7 @@ int main(int argc, char** argv) {
   int rounds = 5;
   std::vector<uint32_t> sizes{65536, 4096};
   int only = -1;  // -1 both, 0 RC, 1 MRC
+  uint64_t frames = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--seconds" && i + 1 < argc) {
@@ -230,15 +242,22 @@ int main(int argc, char** argv) {
         return 2;
       }
       only = o == "mrc" ? 1 : 0;
+    } else if (a == "--frames" && i + 1 < argc) {
+      frames = std::strtoull(argv[++i], nullptr, 10);
     } else if (a == "--sizes" && i + 1 < argc) {
       sizes.clear();
       for (char* tok = std::strtok(argv[++i], ","); tok != nullptr; tok = std::strtok(nullptr, ",")) {
         sizes.push_back(static_cast<uint32_t>(std::strtoul(tok, nullptr, 10)));
       }
     } else {
-      std::fprintf(stderr, "usage: mrc_node_bench [--seconds S] [--rounds N] [--sizes 65536,4096] [--only rc|mrc]\n");
+      std::fprintf(stderr,
+                   "usage: mrc_node_bench [--seconds S] [--rounds N] [--sizes 65536,4096] [--only rc|mrc] [--frames N]\n");
       return 2;
     }
+  }
+  if (frames != 0 && only < 0) {
+    std::fprintf(stderr, "mrc_node_bench: --frames needs --only rc|mrc\n");
+    return 2;
   }
   for (const uint32_t s : sizes) {
     if (s == 0 || s > (64u << 20)) {
@@ -255,7 +274,7 @@ int main(int argc, char** argv) {
   if (pool == nullptr) die("no mempool");
   for (const uint32_t size : sizes) {
     if (only >= 0) {
-      const Run r = run(pool, only == 1, size, seconds);
+      const Run r = run(pool, only == 1, size, seconds, frames);
       std::fprintf(stderr, "mrc_node_bench: %s %u B: %.1f ns per frame (%lu data frames, %lu acks)\n",
                    only == 1 ? "mrc" : "rc", size, r.cpu_s * 1e9 / static_cast<double>(std::max<uint64_t>(r.frames, 1)),
                    r.frames, r.acks);

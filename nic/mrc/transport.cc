@@ -677,10 +677,15 @@ bool Transport::gather(uint64_t wqe, uint32_t off, uint32_t n) {
   return n == 0;
 }
 
-rte_mbuf* Transport::build_data(Psn psn, SendRec& r, bool rtx, TimeNs now) {
-  const rc::Qp::SendWqe& w = q_.sq_at(r.wqe);
-  const bool first = r.offset == 0;
-  const bool last = r.offset + r.len == w.length;
+uint64_t Transport::wqe_of(const SendRec& r) const {
+  return q_.sq_next_ - static_cast<uint32_t>(static_cast<uint32_t>(q_.sq_next_) - r.wqe);
+}
+
+inline rte_mbuf* Transport::build_data(Psn psn, uint64_t wqe, uint32_t offset, uint32_t len, uint16_t ev, bool rtx,
+                                      TimeNs now) {
+  const rc::Qp::SendWqe& w = q_.sq_at(wqe);
+  const bool first = offset == 0;
+  const bool last = offset + len == w.length;
   const bool imm = w.opcode == verbs::WrOpcode::kRdmaWriteWithImm;
   DataFields f;
   f.op = data_op(first, last, imm);
@@ -688,18 +693,18 @@ rte_mbuf* Transport::build_data(Psn psn, SendRec& r, bool rtx, TimeNs now) {
   f.se = w.solicited && last;
   f.rtx = rtx;
   f.rqmsn = w.mrc_rqmsn;
-  f.msn = static_cast<uint32_t>(r.wqe);
-  f.msg_offset = r.offset;
-  f.ev = ev_->ev(r.ev);
-  f.ev_index = r.ev;
+  f.msn = static_cast<uint32_t>(wqe);
+  f.msg_offset = offset;
+  f.ev = ev_->ev(ev);
+  f.ev_index = ev;
   f.tx_ts = now_ts(now);
-  f.reth_va = w.remote_addr + r.offset;
+  f.reth_va = w.remote_addr + offset;
   f.reth_rkey = w.rkey;
   f.reth_dma_length = w.length;
   f.imm = w.imm;
   bool lkey_failed = false;
-  rte_mbuf* m = emit_data(f, r.wqe, r.offset, r.len, ev_->plane(r.ev), &lkey_failed);
-  if (lkey_failed) fail(WcStatus::kLocProtErr, r.wqe, now);
+  rte_mbuf* m = emit_data(f, wqe, offset, len, ev_->plane(ev), &lkey_failed);
+  if (lkey_failed) fail(WcStatus::kLocProtErr, wqe, now);
   return m;
 }
 
@@ -919,7 +924,7 @@ void Transport::lost(Psn p, bool timeout, TimeNs now) {
   // feedback blames the EV (the retirement floor keeps the plane), or a
   // PSN whose SACKs die on the same dead path as its data (a blackholed
   // spine at a flow's tail) resends over it until max_timeouts ends the QP.
-  const bool stalled = timeout && last_feedback_ <= r.sent && r.timeouts == 0;
+  const bool stalled = timeout && last_feedback_ <= sent_of(r, now) && r.timeouts == 0;
   if (timeout) r.suspect = true;
   if (!stalled && ev_->on_signal(r.ev, EvSignal::kLoss) == EvOutcome::kRetired) ++retired_;
   if (stalled) ++ctr_.stall_timeouts;
@@ -936,7 +941,7 @@ void Transport::lost(Psn p, bool timeout, TimeNs now) {
     if ((local_up_ & planes_mask) == 0) {
       ++ctr_.down_timeouts;
     } else if (++r.timeouts > attr_.max_timeouts) {
-      fail(WcStatus::kRetryExcErr, r.wqe, now);
+      fail(WcStatus::kRetryExcErr, wqe_of(r), now);
       return;
     }
     cc_rto_ = true;  // one cc_on_rto per expiry scan (advance)
@@ -974,16 +979,15 @@ rte_mbuf* Transport::make_data(TimeNs now) {
       ++ctr_.no_usable_ev;
       return nullptr;
     }
-    const uint16_t old = r.ev;
+    // The payload offset follows from the PSN: packet k of a message is at k x MTU.
+    const uint64_t wqe = wqe_of(r);
+    const auto offset = static_cast<uint32_t>(Psn::diff(p, q_.sq_at(wqe).first_psn)) << q_.mtu_shift_;
+    rte_mbuf* m = build_data(p, wqe, offset, r.len, pk->index, true, now);
+    if (m == nullptr) return nullptr;
     r.ev = pk->index;
-    rte_mbuf* m = build_data(p, r, true, now);
-    if (m == nullptr) {
-      r.ev = old;
-      return nullptr;
-    }
     r.queued = false;
     r.missing = false;
-    r.sent = now;
+    r.sent = sent_bits(now);
     rtx_head_ = (rtx_head_ + 1) & rec_mask_;
     --rtx_count_;
     sb_->rearm(p);  // a later SACK may report it missing again (the retransmission lost too)
@@ -1017,20 +1021,28 @@ rte_mbuf* Transport::make_data(TimeNs now) {
     if (w.opcode == verbs::WrOpcode::kRdmaWriteWithImm) ++imm_sent_;
   }
   const Psn psn = w.first_psn + q_.tx_pkt_;
+  const uint32_t offset = q_.tx_pkt_ << q_.mtu_shift_;
+  const uint32_t len = std::min(q_.mtu_, w.length - offset);
   SendRec& r = rec(psn);
-  r = SendRec{};
-  r.wqe = q_.sq_next_;
-  r.offset = q_.tx_pkt_ << q_.mtu_shift_;
-  r.len = std::min(q_.mtu_, w.length - r.offset);
-  r.ev = static_cast<uint16_t>(ev_index);
-  r.sent = now;
-  rte_mbuf* m = build_data(psn, r, false, now);
-  if (m == nullptr) return nullptr;
+  {
+    // Written whole (one 16-byte store); live unless the frame cannot be built.
+    SendRec nr;
+    nr.wqe = static_cast<uint32_t>(q_.sq_next_);
+    nr.len = static_cast<uint16_t>(len);
+    nr.ev = static_cast<uint16_t>(ev_index);
+    nr.sent = sent_bits(now);
+    nr.live = true;
+    r = nr;
+  }
+  rte_mbuf* m = build_data(psn, q_.sq_next_, offset, len, static_cast<uint16_t>(ev_index), false, now);
+  if (m == nullptr) {
+    r.live = false;
+    return nullptr;
+  }
   sb_->on_send();
   count_plane_send(plane);
-  r.live = true;
-  inflight_bytes_ += r.len;
-  cc_snd_nxt_ += r.len;
+  inflight_bytes_ += len;
+  cc_snd_nxt_ += len;
   if (q_.tx_pkt_ + 1 == w.npkts) {
     ++q_.sq_next_;
     q_.tx_pkt_ = 0;
@@ -1109,12 +1121,13 @@ void Transport::on_sack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now) {
   for (uint16_t i = 0; i < res.missing; ++i) {
     SendRec& r = rec(missing_[i]);
     if (!r.live) continue;
-    if (now - r.sent >= tol) {
+    const TimeNs sent = sent_of(r, now);
+    if (now - sent >= tol) {
       lost(missing_[i], false, now);
       if (q_.state_ != QpState::kRts) return;
     } else {
       r.missing = true;
-      if (rto_deadline_ > r.sent + tol) rto_deadline_ = r.sent + tol;
+      if (rto_deadline_ > sent + tol) rto_deadline_ = sent + tol;
     }
   }
   if (probe_answered) {
@@ -1128,15 +1141,17 @@ void Transport::on_sack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now) {
     // still bounds a QP whose data dies where its probes do not.
     for (Psn p = sb_->una(); Psn::diff(sb_->next(), p) > 0; p = p + 1) {
       SendRec& r = rec(p);
-      if (!r.live || r.queued || r.missing || r.suspect || sb_->acked(p) || !(r.sent < probe_sent_)) continue;
+      if (!r.live || r.queued || r.missing || r.suspect || sb_->acked(p)) continue;
+      const TimeNs sent = sent_of(r, now);
+      if (!(sent < probe_sent_)) continue;
       r.missing = true;
       r.suspect = true;
       ++ctr_.probe_holes;
-      if (now - r.sent >= tol) {
+      if (now - sent >= tol) {
         lost(p, false, now);
         if (q_.state_ != QpState::kRts) return;
-      } else if (rto_deadline_ > r.sent + tol) {
-        rto_deadline_ = r.sent + tol;
+      } else if (rto_deadline_ > sent + tol) {
+        rto_deadline_ = sent + tol;
       }
     }
   }
@@ -1178,7 +1193,7 @@ void Transport::on_nack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now) {
     const WcStatus st = reason == MrcNackReason::kAccessError     ? WcStatus::kRemAccessErr
                         : reason == MrcNackReason::kInvalidRequest ? WcStatus::kRemInvReqErr
                                                                    : WcStatus::kRemOpErr;
-    fail(st, r.wqe, now);
+    fail(st, wqe_of(r), now);
     return;
   }
   const std::optional<uint16_t> idx = ev_->index_of(h.ev.value());
@@ -1617,12 +1632,13 @@ void Transport::advance(TimeNs now) {
       const Psn p = sb_->una() + i;
       SendRec& r = rec(p);
       if (!r.live || r.queued || sb_->acked(p)) continue;
-      if (r.missing && r.sent + tol <= now) {
+      const TimeNs sent = sent_of(r, now);
+      if (r.missing && sent + tol <= now) {
         lost(p, false, now);
-      } else if (r.sent + rto_of(r) <= now) {
+      } else if (sent + rto_of(r) <= now) {
         lost(p, true, now);
       } else {
-        const TimeNs due = r.missing ? r.sent + tol : r.sent + rto_of(r);
+        const TimeNs due = r.missing ? sent + tol : sent + rto_of(r);
         if (due < rto_deadline_) rto_deadline_ = due;
         continue;
       }

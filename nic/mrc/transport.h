@@ -205,18 +205,36 @@ class Transport {
   const MsgTracker* msg_tracker() const { return mt_ ? &*mt_ : nullptr; }
 
  private:
+  // The per-PSN send record (SACK, retransmission, RTO): 16 bytes, four to
+  // a cache line (written at the send, read again at the SACK, a window
+  // later: by then the payload copies have evicted it). The SQ index and
+  // the send time are kept in part and rebuilt (wqe_of, sent_of); the
+  // payload offset follows from the PSN and the WQE (build_data).
   struct SendRec {
-    uint64_t wqe = 0;       // absolute SQ index
-    uint32_t offset = 0;    // payload offset in the message
-    uint32_t len = 0;       // payload bytes
-    TimeNs sent{0};         // last transmission
-    uint16_t ev = 0;        // EV index of the last transmission
-    uint8_t timeouts = 0;
-    bool missing = false;   // a SACK showed it missing; lost once ooo_tolerance passed
-    bool queued = false;    // in the retransmit queue
-    bool live = false;      // sent and not yet acknowledged
-    bool suspect = false;   // lost by its RTO or past a probe: resent on a path proven alive
+    uint32_t wqe = 0;           // SQ index, low 32 bits (wqe_of)
+    uint16_t len = 0;           // payload bytes (<= the path MTU, 4096)
+    uint16_t ev = 0;            // EV index of the last transmission
+    uint64_t sent : 48 = 0;     // last transmission, ns, low 48 bits (sent_of)
+    uint64_t timeouts : 8 = 0;
+    bool missing : 1 = false;   // a SACK showed it missing; lost once ooo_tolerance passed
+    bool queued : 1 = false;    // in the retransmit queue
+    bool live : 1 = false;      // sent and not yet acknowledged
+    bool suspect : 1 = false;   // lost by its RTO or past a probe: resent on a path proven alive
   };
+  static_assert(sizeof(SendRec) == 16);
+  static constexpr uint64_t kSentMask = (uint64_t{1} << 48) - 1;
+  static uint64_t sent_bits(TimeNs t) { return static_cast<uint64_t>(t.ns()) & kSentMask; }
+  // A record's send time, rebuilt against `now`: exact while the two are
+  // less than 2^47 ns (39 hours) apart (a live record is younger than its
+  // RTO times 2^kRtoBackoffMax; nothing reads a dead one's).
+  static TimeNs sent_of(const SendRec& r, TimeNs now) {
+    const uint64_t d = (sent_bits(now) - r.sent) & kSentMask;
+    return now - TimeNs(static_cast<int64_t>(d << 16) >> 16);
+  }
+  // A record's SQ index: every record was written at or before the SQ
+  // index sq_next_ has now (it only moves forward between on_rts() and
+  // the next reset, and on_rts() clears the records), less than 2^32 back.
+  SF_MRC_HIDDEN uint64_t wqe_of(const SendRec& r) const;
   struct Nack {
     wire::MrcNackReason reason;
     wire::Psn psn;
@@ -290,7 +308,11 @@ class Transport {
   SF_MRC_HIDDEN rte_mbuf* emit_data(const DataFields& f, uint64_t wqe, uint32_t off, uint32_t n, uint8_t plane, bool* lkey_failed);
   // The full frame spec of a data packet (a TxHdr miss).
   wire::MrcFrameSpec data_spec(const DataFields& f, uint8_t plane) const;
-  SF_MRC_HIDDEN rte_mbuf* build_data(wire::Psn psn, SendRec& r, bool rtx, TimeNs now);
+  // Data packet `psn` of WQE `wqe` (`len` payload bytes at `offset` of the
+  // message) on EV index `ev`. Always inline (two callers in transport.cc:
+  // the first transmission and the retransmission).
+  [[gnu::always_inline]] SF_MRC_HIDDEN rte_mbuf* build_data(wire::Psn psn, uint64_t wqe, uint32_t offset, uint32_t len,
+                                                            uint16_t ev, bool rtx, TimeNs now);
   bool gather(uint64_t wqe, uint32_t off, uint32_t n);
   SF_MRC_HIDDEN void complete_acked(TimeNs now);
   SF_MRC_HIDDEN void on_data(const wire::FrameInfo& fi, const rte_mbuf* m, MrcRx* out, TimeNs now);

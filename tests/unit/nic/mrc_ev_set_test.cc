@@ -87,6 +87,24 @@ TEST(MrcEvSet, PickDeterministicAndBalanced) {
   }
 }
 
+// The per-EV `sent` count is kept as 16 bits beside the draw list with each
+// wrap carried into the EV's counters: exact past 2^16 and 2^17, through
+// both pick paths (pick_next_index and pick_next), retransmissions apart.
+TEST(MrcEvSet, SentCountCarriesPast16Bits) {
+  EvSet s(cfg(1, 1, 0));
+  Rng r(3);
+  for (int i = 0; i < 65535; ++i) ASSERT_EQ(s.pick_next_index(r), 0);
+  EXPECT_EQ(s.counters(0).sent, 65535u);
+  ASSERT_EQ(s.pick_next_index(r), 0);
+  EXPECT_EQ(s.counters(0).sent, 65536u);
+  for (int i = 0; i < 65537; ++i) ASSERT_TRUE(s.pick_next(r).has_value());
+  EXPECT_EQ(s.counters(0).sent, 131073u);
+  ASSERT_TRUE(s.pick_next(r, true).has_value());
+  EXPECT_EQ(s.counters(0).sent, 131073u);
+  EXPECT_EQ(s.counters(0).retransmitted, 1u);
+  EXPECT_EQ(s.picks(), 131074u);
+}
+
 // 4. ECN echo: the EV is skipped for one rotation (rotation() picks), then used again.
 TEST(MrcEvSet, EcnSkipsOneRotation) {
   EvSet s(cfg(8, 2, 0));

@@ -769,6 +769,33 @@ TEST(MrcQp, RtoBacksOff) {
   expect_same(x, 0, y, 0, 4096);
 }
 
+// 15a'. The same across 2^48 ns of virtual time: a send record keeps the
+//       send time's low 48 bits and rebuilds it against `now` (16-byte
+//       records, Transport::sent_of); the expiries, the backoff and the
+//       recovery straddle the wrap of those bits and come out the same.
+TEST(MrcQp, RtoBacksOffAcrossTheSendTimeWrap) {
+  MrcRig rig;
+  Endpoint x = make_mrc_endpoint(rig.a, 1 << 14);
+  Endpoint y = make_mrc_endpoint(rig.b, 1 << 14);
+  fill_pattern(x.buf, 14);
+  v::MrcQpAttr a;
+  a.max_timeouts = 3;
+  connect_mrc(x, y, &a, v::kMrcMaxTimeouts);
+  const TimeNs rto(x.qp->mrc()->attr().rto_ns);
+  rig.now = TimeNs((int64_t{1} << 48) - rto.ns() * 2);
+  bool dead = true;
+  rig.filter = [&](const LinkPkt& k) { return dead && k.from == 0 ? Fate::kDrop : Fate::kDeliver; };
+  ASSERT_EQ(post_write(x, 1, 0, 4096, y.addr(), y.mr->rkey), 0);
+  rig.run_for(TimeNs(rto.ns() * 5));
+  EXPECT_EQ(x.qp->state(), v::QpState::kRts);
+  EXPECT_EQ(mctr(x).timeouts, 2u);
+  dead = false;
+  const auto wc = wait_send(rig, x, 1, TimeNs(rto.ns() * 10));
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, v::WcStatus::kSuccess);
+  expect_same(x, 0, y, 0, 4096);
+}
+
 // 15b'. A PSN's first expiry with no feedback at all since it left is a
 //       stall and blames no EV; its second one does (scenario d: SACKs dying
 //       on the same blackholed spine as the data kept every expiry a
