@@ -9,9 +9,16 @@
   ibverbs_write_lat  ib_write_lat -s 64: perftest's t_typical (the median),
                      in us; ref = sf-nic write_lat's t_typical.
 
+  ibverbs_write_bw_cm  (with --rdmacm LIBSFRDMACM) ib_write_bw -R (every QP
+                     and perftest's sync through libsfrdmacm; its server spins
+                     on ibv_poll_cq for the end message) -s 65536 -n --iters,
+                     "BW average"; ref = the same ib_write_bw without -R
+                     (its server waits in a TCP read).
+
 Both sides idle-back-off (sf-nic --backoff, libsfverbs' default), 100 Gb/s
 ports, 4096 B MTU. Value and ref are medians over --rounds rounds.
 Usage: ibverbs_bench.py SF_NIC LIBSFVERBS [--rounds N] [--seconds S]
+         [--rdmacm LIBSFRDMACM [--iters N]] [--lines bw,lat,cm]
 """
 import argparse
 import json
@@ -93,16 +100,20 @@ def sf_nic_round(binary, tmp, test, args, tag):
     return out, rep
 
 
-def perftest_round(lib, tmp, tool, args, tag):
+def perftest_round(lib, tmp, tool, args, tag, cmlib=None):
+    """cmlib: perftest -R with libsfrdmacm beside libsfverbs (the client
+    given the server's RDMA address, its CM reached over loopback)."""
     sock = f"{tmp}/{tag}.sock"
     port = free_port()
     envs = []
     for i, role in enumerate(("server", "client")):
         e = dict(os.environ, LD_PRELOAD=lib, SFVERBS_PORT=f"net_memif0,role={role},socket={sock}", SFVERBS_IP=IPS[i],
                  SFVERBS_EAL="--log-level=*:error")
+        if cmlib:
+            e.update(LD_PRELOAD=f"{lib} {cmlib}", SFVERBS_CM_HOSTS=f"{IPS[0]}=127.0.0.1")
         envs.append(e)
-    base = [tool, "-x", "0", "-p", str(port)] + args
-    return run_pair(base, base + ["127.0.0.1"], envs[0], envs[1], sock, port, 120)
+    base = [tool, "-x", "0", "-p", str(port)] + (["-R"] if cmlib else []) + args
+    return run_pair(base, base + [IPS[0] if cmlib else "127.0.0.1"], envs[0], envs[1], sock, port, 120)
 
 
 def row_after(out, header_word):
@@ -126,31 +137,49 @@ def main():
     ap.add_argument("lib")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=3)
+    ap.add_argument("--rdmacm", help="libsfrdmacm.so: adds the ibverbs_write_bw_cm line")
+    ap.add_argument("--iters", type=int, default=2000, help="-n of the ibverbs_write_bw_cm line")
+    ap.add_argument("--lines", default="bw,lat,cm", help="which lines: bw, lat, cm (comma separated)")
     a = ap.parse_args()
+    lines = set(a.lines.split(","))
     if shutil.which("ib_write_bw") is None:
         log("skip: perftest not installed")
         return 0
     tmp = tempfile.mkdtemp(prefix="sfverbs-bench-")
     try:
         ours, ref = [], []
-        for r in range(a.rounds):
+        for r in range(a.rounds if "bw" in lines else 0):
             _, rep = sf_nic_round(a.sf_nic, tmp, "write_bw", ["-s", "65536", "-D", str(a.seconds)], f"nb{r}")
             ref.append(rep["workloads"][0]["goodput_gbps"])
             out = perftest_round(a.lib, tmp, "ib_write_bw", ["-s", "65536", "-D", str(a.seconds), "--report_gbits"],
                                  f"pb{r}")
             ours.append(float(row_after(out, "BW average")[3]))
             log(f"round {r}: sf-nic {ref[-1]:.2f} Gb/s, ib_write_bw {ours[-1]:.2f} Gb/s")
-        emit("ibverbs_write_bw", statistics.median(ours), "Gb/s", statistics.median(ref), rounds=a.rounds,
-             seconds=a.seconds, ours_rounds=ours, ref_rounds=ref, goal=0.9)
+        if ours:
+            emit("ibverbs_write_bw", statistics.median(ours), "Gb/s", statistics.median(ref), rounds=a.rounds,
+                 seconds=a.seconds, ours_rounds=ours, ref_rounds=ref, goal=0.9)
         ours, ref = [], []
-        for r in range(a.rounds):
+        for r in range(a.rounds if "lat" in lines else 0):
             out, _ = sf_nic_round(a.sf_nic, tmp, "write_lat", ["-s", "64", "-n", "2000"], f"nl{r}")
             ref.append(float(row_after(out, "t_typical")[4]))
             out = perftest_round(a.lib, tmp, "ib_write_lat", ["-s", "64", "-n", "2000"], f"pl{r}")
             ours.append(float(row_after(out, "t_typical")[4]))
             log(f"round {r}: sf-nic t_typical {ref[-1]:.2f} us, ib_write_lat {ours[-1]:.2f} us")
-        emit("ibverbs_write_lat", statistics.median(ours), "us", statistics.median(ref), rounds=a.rounds,
-             ours_rounds=ours, ref_rounds=ref, note="t_typical (perftest's median); lower is better")
+        if ours:
+            emit("ibverbs_write_lat", statistics.median(ours), "us", statistics.median(ref), rounds=a.rounds,
+                 ours_rounds=ours, ref_rounds=ref, note="t_typical (perftest's median); lower is better")
+        ours, ref = [], []
+        args = ["-s", "65536", "-n", str(a.iters), "--report_gbits"]
+        for r in range(a.rounds if "cm" in lines and a.rdmacm else 0):
+            out = perftest_round(a.lib, tmp, "ib_write_bw", args, f"pp{r}")
+            ref.append(float(row_after(out, "BW average")[3]))
+            out = perftest_round(a.lib, tmp, "ib_write_bw", args, f"pr{r}", cmlib=a.rdmacm)
+            ours.append(float(row_after(out, "BW average")[3]))
+            log(f"round {r}: ib_write_bw {ref[-1]:.2f} Gb/s, ib_write_bw -R {ours[-1]:.2f} Gb/s, "
+                f"load {os.getloadavg()[0]:.1f}")
+        if ours:
+            emit("ibverbs_write_bw_cm", statistics.median(ours), "Gb/s", statistics.median(ref), rounds=a.rounds,
+                 iters=a.iters, ours_rounds=ours, ref_rounds=ref, note="ref: the same ib_write_bw without -R")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -371,4 +371,24 @@ __attribute__((visibility("default"))) int ibv_rereg_mr(ibv_mr*, int, ibv_pd*, v
   return IBV_REREG_MR_ERR_INPUT;
 }
 
+// Test hook, not a libibverbs name (version SFVERBS_PRIVATE_1): the
+// doorbell's counters, out[0] rings, out[1] futex wakes, out[2] progress-
+// thread sleeps (Runtime::DoorbellStats), at most n of them. Returns how many
+// were written, or -1 (errno ENODEV) before the datapath has started.
+// tests/integration/ibverbs/verbs_check.c finds it with dlsym.
+__attribute__((visibility("default"))) int sfverbs_doorbell_stats(uint64_t* out, int n) {
+  std::string err;
+  bool configured = false;
+  Runtime* rt = Runtime::get(&err, &configured);
+  if (rt == nullptr || !rt->started() || out == nullptr || n < 0) {
+    errno = out == nullptr || n < 0 ? EINVAL : ENODEV;
+    return -1;
+  }
+  const Runtime::DoorbellStats st = rt->doorbell_stats();
+  const uint64_t v[3] = {st.rings, st.wakes, st.sleeps};
+  const int k = n < 3 ? n : 3;
+  for (int i = 0; i < k; ++i) out[i] = v[i];
+  return k;
+}
+
 }  // extern "C"

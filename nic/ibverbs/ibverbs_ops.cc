@@ -26,12 +26,11 @@ int op_poll_cq(ibv_cq* ibcq, int num_entries, ibv_wc* wc) {
   SfCq* cq = sf_of<SfCq>(ibcq);
   Runtime& rt = rt_of(ibcq->context);
   if (num_entries <= 0) return num_entries == 0 ? 0 : -EINVAL;
+  // An empty CQ costs one atomic load: no lock, no syscall, no doorbell
+  // (Runtime::ring() says why the progress thread needs no wake here).
   if (cq->w.depth.load(std::memory_order_acquire) == 0) {
-    if (rt.inline_enabled()) {
-      rt.inline_progress();  // this thread moves the datapath while it waits
-    } else {
-      rt.ring();  // an application waiting for completions: the progress thread stays awake
-    }
+    if (!rt.inline_enabled()) return 0;
+    rt.inline_progress();  // this thread moves the datapath while it waits (try_lock: never blocks)
     if (cq->w.depth.load(std::memory_order_acquire) == 0) return 0;
   }
   v::Wc tmp[32];
@@ -72,8 +71,17 @@ int op_poll_cq(ibv_cq* ibcq, int num_entries, ibv_wc* wc) {
 int op_req_notify_cq(ibv_cq* ibcq, int) {
   SfCq* cq = sf_of<SfCq>(ibcq);
   // Without a channel the arm has no one to tell: accepted, as on hardware.
+  // A CQ that already holds a completion raises its event now, under the
+  // lock (as refresh() would), rather than at the next locked section with
+  // work, which may never come; a later completion raises it in the section
+  // that stores it. So arming needs no doorbell (Runtime::ring()).
   std::lock_guard<sf::nic::ibverbs::DeviceLock> g(rt_of(ibcq->context).lock());
-  cq->w.armed.store(true, std::memory_order_relaxed);
+  if (cq->w.cq->depth() > 0 || cq->w.cq->overrun()) {
+    if (cq->w.notify != nullptr) cq->w.notify(cq->w.notify_arg);
+    cq->w.armed.store(false, std::memory_order_relaxed);
+  } else {
+    cq->w.armed.store(true, std::memory_order_relaxed);
+  }
   return 0;
 }
 

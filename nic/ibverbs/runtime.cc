@@ -227,12 +227,16 @@ bool Runtime::inline_progress() {
   return work;
 }
 
-void Runtime::wake() { syscall(SYS_futex, reinterpret_cast<uint32_t*>(&bell_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0); }
+void Runtime::wake() {
+  wakes_.fetch_add(1, std::memory_order_relaxed);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&bell_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
 
 // The progress thread: one PollLoop iteration per turn of the lock, then, when
 // idle, the back-off of IdleBackoff (spin, pause, doubling sleeps up to
 // max_sleep_us, never past the node's next timer). A sleep is a futex wait on
-// the doorbell, so a post or an application waiting in poll_cq ends it.
+// the doorbell, so a post ends it (ring(): what wakes it and why no wakeup
+// is lost); an application polling an empty CQ does not.
 void Runtime::progress_main() {
   // SFVERBS_PROGRESS_SCHED (checked at parse time): e.g. fifo:N so that on a
   // machine with fewer cores than busy threads the datapath preempts the
@@ -279,6 +283,7 @@ void Runtime::progress_main() {
         if (d < TimeNs::from_us(5)) break;
         timespec ts{static_cast<time_t>(d.ns() / 1000000000), static_cast<long>(d.ns() % 1000000000)};
         sleeping_.store(true, std::memory_order_seq_cst);
+        sleeps_.fetch_add(1, std::memory_order_relaxed);
         syscall(SYS_futex, reinterpret_cast<uint32_t*>(&bell_), FUTEX_WAIT_PRIVATE, bell, &ts, nullptr, 0);
         sleeping_.store(false, std::memory_order_seq_cst);
         break;

@@ -7,7 +7,8 @@
 // serialises the progress thread's loop iterations and the application's
 // verbs calls; nothing is copied between threads. Lock-free outside it: each
 // CQ's completion-count hint (poll_cq on an empty CQ returns without the
-// lock) and the doorbell that wakes a sleeping progress thread.
+// lock, a syscall or a wakeup) and the doorbell that wakes a sleeping
+// progress thread when work is posted (ring()).
 // Allocation: at start(); verbs control calls (create/destroy) allocate as
 // the NIC does; post/poll allocate nothing.
 #pragma once
@@ -86,11 +87,52 @@ class Runtime {
   void unwatch(WatchedCq* w);
   // Refreshes every watched CQ (under the lock): depth hints, armed events.
   void refresh();
-  // Wakes the progress thread if it sleeps (work was posted, or an
-  // application polls and waits for completions). Lock-free.
+  // The doorbell: wakes the progress thread if it sleeps. Lock-free; called
+  // after a locked section that gave the NIC new work (a post, a modify, a
+  // dereg waiting for frames to leave, shutdown), never from ibv_poll_cq.
+  //
+  // What needs a wake, and what does not. Only new work: a WR posted (or a
+  // QP moved) while the thread sleeps would otherwise wait up to
+  // SFVERBS_MAX_SLEEP_US for the datapath to send it. An empty ibv_poll_cq
+  // needs none: a completion is stored by the loop iteration that handles
+  // the frame (or the timer) it answers, the thread runs that iteration
+  // without being asked (its sleep is bounded by SFVERBS_MAX_SLEEP_US and by
+  // the node's next timer), and the iteration publishes the CQ's depth hint
+  // before it unlocks (refresh()), which is all the poller reads. Ringing
+  // there cost a futex wake (a syscall and a context switch) per empty poll
+  // of an application that spins on its CQ (perftest -R's server), which on
+  // a 2-core machine starved the datapath it was waiting for. An armed CQ
+  // (ibv_req_notify_cq) needs none either: its event is raised in the locked
+  // section that stores its next completion (refresh()), and at arm time when
+  // it already holds one (op_req_notify_cq), never by a later wake.
+  //
+  // No lost wakeup (the sleeper, progress_main: b = bell_; lock, one
+  // iteration, unlock; sleeping_ = true; futex_wait(&bell_, b); the ringer:
+  // lock, work stored, unlock; bell_ += 1; if (sleeping_) wake). Every
+  // access to bell_ and sleeping_ is seq_cst. If the ringer's increment
+  // precedes the sleeper's read of b, the work was stored before the
+  // sleeper's next locked iteration and that iteration sees it. Otherwise
+  // the increment follows the read: if it also precedes the kernel's
+  // comparison in futex_wait, the wait returns at once (bell_ != b); if it
+  // follows that comparison, it follows the store sleeping_ = true (made
+  // before the wait), so the ringer's later load sees true and wakes the
+  // queued waiter. (The ringer reading false would put its load, and so its
+  // increment, before that store and before the comparison: a contradiction.)
   void ring() {
     bell_.fetch_add(1, std::memory_order_seq_cst);
     if (sleeping_.load(std::memory_order_seq_cst)) wake();
+  }
+
+  // Counters for tests (sfverbs_doorbell_stats, libsfverbs.map): doorbell
+  // rings (wrapping at 2^32), futex wakes issued, progress-thread sleeps.
+  struct DoorbellStats {
+    uint64_t rings = 0;
+    uint64_t wakes = 0;
+    uint64_t sleeps = 0;
+  };
+  DoorbellStats doorbell_stats() const {
+    return {bell_.load(std::memory_order_relaxed), wakes_.load(std::memory_order_relaxed),
+            sleeps_.load(std::memory_order_relaxed)};
   }
 
   // Inline progress (SFVERBS_INLINE_PROGRESS=1): an application thread that
@@ -120,6 +162,8 @@ class Runtime {
   std::atomic<bool> finished_{false};  // the progress thread's teardown is done
   std::atomic<uint32_t> bell_{0};
   std::atomic<bool> sleeping_{false};
+  std::atomic<uint64_t> wakes_{0};   // futex wakes issued (counted beside a syscall)
+  std::atomic<uint64_t> sleeps_{0};  // futex waits entered by the progress thread
   bool eal_up_ = false;  // set by the bring-up thread (joined before it is read)
   bool start_done_ = false;
   std::string start_err_;

@@ -6,6 +6,9 @@
  *         through a completion channel), RDMA READ it back, check every byte;
  *         a small WRITE with IBV_SEND_INLINE from an unregistered buffer;
  *         2000 WRITEs posted by one thread while a second polls the CQ;
+ *         ibv_poll_cq on the empty CQ 100000 times rings no doorbell and
+ *         wakes nothing (libsfverbs' counters, sfverbs_doorbell_stats), and a
+ *         WRITE posted after that still completes;
  *         then a WRITE with a wrong rkey -> IBV_WC_REM_ACCESS_ERR and the QP
  *         in ERR; a WRITE posted in ERR -> IBV_WC_WR_FLUSH_ERR; the status
  *         strings checked with ibv_wc_status_str.
@@ -16,7 +19,9 @@
  * Prints "verbs_check: PASS" and exits 0, or names the failure and exits 1.
  *
  * Usage: verbs_check server PORT | verbs_check client PORT ADDR */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
 #include <netinet/in.h>
@@ -340,6 +345,33 @@ int main(int argc, char** argv) {
       CHECK(pthread_join(t, NULL) == 0, "pthread_join");
       CHECK(atomic_load(&m.bad) == 0 && atomic_load(&m.done) == MT_WRITES, "two-thread WRITEs: %d done, bad %d",
             atomic_load(&m.done), atomic_load(&m.bad));
+    }
+    /* 3c. Empty polls cost no doorbell: 100000 polls of the empty CQ ring it
+       0 times and wake the progress thread 0 times (before the fix, each rang
+       it: a futex wake whenever the thread slept). The datapath still moves:
+       a WRITE posted now (which rings) completes, found by spinning. */
+    {
+      typedef int (*stats_fn)(uint64_t*, int);
+      stats_fn stats = (stats_fn)dlsym(RTLD_DEFAULT, "sfverbs_doorbell_stats");
+      CHECK(stats != NULL, "sfverbs_doorbell_stats not found (LD_PRELOAD=libsfverbs.so?)");
+      uint64_t before[3], after[3];
+      CHECK(stats(before, 3) == 3, "sfverbs_doorbell_stats: %s", strerror(errno));
+      struct ibv_wc none;
+      for (int i = 0; i < 100000; ++i) CHECK(ibv_poll_cq(cq, 1, &none) == 0, "a completion in the empty CQ");
+      CHECK(stats(after, 3) == 3, "sfverbs_doorbell_stats");
+      CHECK(after[0] == before[0] && after[1] == before[1],
+            "100000 empty polls rang the doorbell %llu times and woke the progress thread %llu times",
+            (unsigned long long)(after[0] - before[0]), (unsigned long long)(after[1] - before[1]));
+      struct ibv_sge es = {(uintptr_t)src, 4096, mr->lkey};
+      w.wr_id = 6;
+      w.sg_list = &es;
+      w.opcode = IBV_WR_RDMA_WRITE;
+      w.send_flags = IBV_SEND_SIGNALED;
+      w.wr.rdma.remote_addr = them.addr;
+      CHECK(ibv_post_send(qp, &w, &bad) == 0, "post WRITE after empty polls");
+      CHECK(stats(after, 3) == 3 && after[0] > before[0], "a post did not ring the doorbell");
+      wc = wait_one(cq);
+      CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 6, "WRITE after empty polls: %s", ibv_wc_status_str(wc.status));
     }
     /* 4. A wrong rkey: remote access error, the QP goes to ERR. */
     w.wr_id = 4;
