@@ -6,7 +6,7 @@ loopback by the tools themselves.
 
 Usage: ibverbs_test.py --build BUILD_DIR CASE
 CASE: symbols, devices, devinfo, no_device, bad_config, verbs_check,
-      write_bw, write_lat, read_bw, read_lat, send_bw, send_lat, write_bw_4qp,
+      write_bw, write_lat, read_bw, read_lat, send_bw, send_lat, write_bw_4qp, modes_refused,
       switch_<tool> (through sf-switch), interop_* (against sf-nic), ...
 Exit 0 = pass, 77 = skipped (a tool not installed), else fail.
 
@@ -314,6 +314,40 @@ def case_send_bw_events(h):
     """-e: completions through a completion channel (ibv_req_notify_cq,
     ibv_get_cq_event on its fd, ibv_ack_cq_events)."""
     perftest(h, "ib_send_bw", ["-s", "65536", "-n", "200", "-e"], r"^ 65536\s+200\s+[0-9.]+\s+[0-9.]+")
+
+
+def case_modes_refused(h):
+    """perftest's modes that need what libsfverbs does not offer fail cleanly
+    at resource creation, both sides exit 1 with perftest's own message and
+    no signal: XRC (ibv_open_xrcd, an extended verb: EOPNOTSUPP), DC (mlx5's,
+    needs the extended ibv_create_qp_ex), UC and UD QPs, ODP
+    (IBV_ACCESS_ON_DEMAND in ibv_reg_mr). (perftest's new post-send API,
+    ibv_wr_*, is no mode of its own: it takes it only on the devices it names,
+    docs/ibverbs.md "Extended verbs".)"""
+    need("ib_write_bw")
+    modes = [("ib_write_bw", ["-c", "XRC"], "Couldn't create XRC resources"),
+             ("ib_write_bw", ["-c", "DC"], "Failed to create QP"),
+             ("ib_write_bw", ["-c", "UC"], "Failed to create QP"),
+             ("ib_send_bw", ["-c", "UD"], "Failed to create QP"),
+             ("ib_write_bw", ["--odp"], "Failed to create MR")]
+    for i, (tool, args, msg) in enumerate(modes):
+        sock = f"{h.tmp}/modes{i}.sock"
+        port_n = free_port()
+        cmd = [tool, "-x", "0", "-n", "100", "-p", str(port_n)] + args
+        srv = h.start(f"server{i}", cmd, h.env("server", SERVER_IP, f"net_memif0,role=server,socket={sock}"))
+        wait_for(lambda: memif_socket_up(sock) and listening(port_n), 15, "server ready", srv)
+        cli = h.start(f"client{i}", cmd + ["127.0.0.1"], h.env("client", CLIENT_IP, f"net_memif0,role=client,socket={sock}"))
+        for who, p in (("client", cli), ("server", srv)):
+            try:
+                rc = p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(5)
+                raise Fail(f"{tool} {args} {who} did not exit:\n{text(p)[-3000:]}")
+            out = text(p)
+            check(rc == 1 and msg in out and "Couldn't create IB resources" in out,
+                  f"{tool} {' '.join(args)} {who}: exit {rc}, want 1 and '{msg}':\n{out[-3000:]}")
+        print(f"{tool} {' '.join(args)}: refused ({msg})")
 
 
 def case_write_lat(h):

@@ -15,7 +15,8 @@
  * server: posts receives, waits for the client's verdict, checks its own
  *         buffer holds the pattern, moves its QP to ERR and checks that every
  *         posted receive completes with IBV_WC_WR_FLUSH_ERR.
- * both:   unsupported verbs fail with EOPNOTSUPP, never crash.
+ * both:   unsupported verbs fail with EOPNOTSUPP, never crash (AH, UD QPs,
+ *         ibv_qp_to_qp_ex, ibv_create_cq_ex, ibv_create_qp_ex with send ops).
  * Prints "verbs_check: PASS" and exits 0, or names the failure and exits 1.
  *
  * Usage: verbs_check server PORT | verbs_check client PORT ADDR */
@@ -212,6 +213,28 @@ int main(int argc, char** argv) {
   struct ibv_qp* qp = ibv_create_qp(pd, &ia);
   CHECK(qp != NULL, "ibv_create_qp: %s", strerror(errno));
   CHECK(ibv_qp_to_qp_ex(qp) == NULL && errno == EOPNOTSUPP, "ibv_qp_to_qp_ex");
+  /* The extended verbs (verbs.h inlines through verbs_get_ctx_op) refuse
+     cleanly: the extended CQ (ibv_start_poll ...) and a QP with send ops
+     for the new post-send API (ibv_wr_*). */
+  {
+    struct ibv_cq_init_attr_ex ca;
+    memset(&ca, 0, sizeof ca);
+    ca.cqe = 16;
+    ca.wc_flags = IBV_WC_EX_WITH_BYTE_LEN;
+    errno = 0;
+    CHECK(ibv_create_cq_ex(ctx, &ca) == NULL && errno == EOPNOTSUPP, "ibv_create_cq_ex: errno %d", errno);
+    struct ibv_qp_init_attr_ex xa;
+    memset(&xa, 0, sizeof xa);
+    xa.send_cq = xa.recv_cq = cq;
+    xa.qp_type = IBV_QPT_RC;
+    xa.cap.max_send_wr = xa.cap.max_recv_wr = 1;
+    xa.cap.max_send_sge = xa.cap.max_recv_sge = 1;
+    xa.pd = pd;
+    xa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+    xa.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE;
+    errno = 0;
+    CHECK(ibv_create_qp_ex(ctx, &xa) == NULL && errno == EOPNOTSUPP, "ibv_create_qp_ex with send ops: errno %d", errno);
+  }
 
   struct ibv_qp_attr a;
   memset(&a, 0, sizeof a);
