@@ -8,7 +8,8 @@
  *         2000 WRITEs posted by one thread while a second polls the CQ;
  *         ibv_poll_cq on the empty CQ 100000 times rings no doorbell and
  *         wakes nothing (libsfverbs' counters, sfverbs_doorbell_stats), and a
- *         WRITE posted after that still completes;
+ *         WRITE posted after that still completes; arming the CQ while it
+ *         holds a completion raises the channel's event at once;
  *         then a WRITE with a wrong rkey -> IBV_WC_REM_ACCESS_ERR and the QP
  *         in ERR; a WRITE posted in ERR -> IBV_WC_WR_FLUSH_ERR; the status
  *         strings checked with ibv_wc_status_str.
@@ -23,6 +24,7 @@
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <arpa/inet.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
 #include <netinet/in.h>
@@ -395,6 +397,26 @@ int main(int argc, char** argv) {
       CHECK(stats(after, 3) == 3 && after[0] > before[0], "a post did not ring the doorbell");
       wc = wait_one(cq);
       CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 6, "WRITE after empty polls: %s", ibv_wc_status_str(wc.status));
+      /* Arming a CQ that already holds a completion raises its event at
+         once (no later wake is needed for it): a WRITE's completion awaited
+         through the channel and left in the CQ, the CQ armed again, the
+         event already there (the channel's fd made non-blocking: EAGAIN
+         would mean no event). */
+      CHECK(ibv_req_notify_cq(cq, 0) == 0, "ibv_req_notify_cq");
+      w.wr_id = 7;
+      CHECK(ibv_post_send(qp, &w, &bad) == 0, "post WRITE 7");
+      CHECK(ibv_get_cq_event(ch, &ev_cq, &ev_ctx) == 0 && ev_cq == cq, "ibv_get_cq_event for WRITE 7");
+      ibv_ack_cq_events(cq, 1);
+      CHECK(ibv_req_notify_cq(cq, 0) == 0, "ibv_req_notify_cq with a completion in the CQ");
+      const int fl = fcntl(ch->fd, F_GETFL);
+      CHECK(fl >= 0 && fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK) == 0, "fcntl");
+      errno = 0;
+      CHECK(ibv_get_cq_event(ch, &ev_cq, &ev_ctx) == 0 && ev_cq == cq,
+            "no event after arming a CQ that holds a completion (errno %d)", errno);
+      ibv_ack_cq_events(cq, 1);
+      CHECK(fcntl(ch->fd, F_SETFL, fl) == 0, "fcntl");
+      wc = wait_one(cq);
+      CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 7, "WRITE 7: %s", ibv_wc_status_str(wc.status));
     }
     /* 4. A wrong rkey: remote access error, the QP goes to ERR. */
     w.wr_id = 4;
