@@ -1,6 +1,7 @@
 // libsfverbs: the ibv_context ops table the inline ibv_post_send /
 // ibv_post_recv / ibv_poll_cq / ibv_req_notify_cq dispatch through. No
 // allocation: WRs and completions go through stack arrays.
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,8 +29,21 @@ int op_poll_cq(ibv_cq* ibcq, int num_entries, ibv_wc* wc) {
   if (num_entries <= 0) return num_entries == 0 ? 0 : -EINVAL;
   // An empty CQ costs one atomic load: no lock, no syscall, no doorbell
   // (Runtime::ring() says why the progress thread needs no wake here).
+  // SFVERBS_POLL_YIELD=N (default 0, off): every Nth empty poll of a thread
+  // yields its core, so that an application spinning on its CQ on a machine
+  // with fewer cores than busy threads lets the progress threads run
+  // (docs/ibverbs.md "RDMA CM", perftest -R's server).
   if (cq->w.depth.load(std::memory_order_acquire) == 0) {
-    if (!rt.inline_enabled()) return 0;
+    if (!rt.inline_enabled()) {
+      if (const uint32_t every = rt.config().poll_yield; every != 0) {
+        static thread_local uint32_t empties = 0;
+        if (++empties >= every) {
+          empties = 0;
+          sched_yield();
+        }
+      }
+      return 0;
+    }
     rt.inline_progress();  // this thread moves the datapath while it waits (try_lock: never blocks)
     if (cq->w.depth.load(std::memory_order_acquire) == 0) return 0;
   }

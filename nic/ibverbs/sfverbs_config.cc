@@ -148,6 +148,9 @@ std::string parse_config(const std::function<const char*(const char*)>& get, SfV
   if (const char* v = get("SFVERBS_MAX_SLEEP_US"); v != nullptr && !parse_u32(v, 1, 100000, &c.max_sleep_us)) {
     return std::string("SFVERBS_MAX_SLEEP_US: '") + v + "' is not 1..100000";
   }
+  if (const char* v = get("SFVERBS_POLL_YIELD"); v != nullptr && !parse_u32(v, 0, 1000000, &c.poll_yield)) {
+    return std::string("SFVERBS_POLL_YIELD: '") + v + "' is not 0..1000000";
+  }
   if (const char* v = get("SFVERBS_EAL"); v != nullptr) c.eal_extra = split(v, ' ');
   if (const char* v = get("SFVERBS_LOG"); v != nullptr) {
     c.log_level = v;

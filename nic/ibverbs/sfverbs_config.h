@@ -44,6 +44,9 @@ struct SfVerbsConfig {
   std::string cc = "none";             // SFVERBS_CC: each QP's congestion control (runtime.cc checks)
   std::string progress_sched = "other";  // SFVERBS_PROGRESS_SCHED: other | nice:N | fifo:N | rr:N (runtime.cc checks)
   uint32_t max_sleep_us = 100;         // SFVERBS_MAX_SLEEP_US: longest idle sleep of the progress thread
+  // SFVERBS_POLL_YIELD: an application thread yields its core (sched_yield)
+  // once per this many ibv_poll_cq calls that found their CQ empty; 0 never.
+  uint32_t poll_yield = 0;
   std::vector<std::string> eal_extra;  // SFVERBS_EAL: extra EAL arguments, space separated
   std::string log_level = "warn";      // SFVERBS_LOG: debug | info | warn | error
 };

@@ -44,6 +44,7 @@ TEST(SfVerbsConfig, Defaults) {
   EXPECT_EQ(c.speed_gbps, 100u);
   EXPECT_EQ(c.idle, IdleMode::kBackoff);
   EXPECT_FALSE(c.mrc);
+  EXPECT_EQ(c.poll_yield, 0u);
 }
 
 // 3. Both families, an explicit MAC, neighbours, knobs.
@@ -58,6 +59,7 @@ TEST(SfVerbsConfig, Everything) {
              {"SFVERBS_SPEED_GBPS", "25"},
              {"SFVERBS_IDLE", "spin"},
              {"SFVERBS_TRANSPORT", "mrc"},
+             {"SFVERBS_POLL_YIELD", "1024"},
              {"SFVERBS_EAL", "--log-level=*:debug  -m 256"}}};
   ASSERT_EQ(vars.parse(&c, &configured), "");
   EXPECT_TRUE(c.ipv4 && c.ipv6);
@@ -66,6 +68,7 @@ TEST(SfVerbsConfig, Everything) {
   EXPECT_EQ(c.speed_gbps, 25u);
   EXPECT_EQ(c.idle, IdleMode::kSpin);
   EXPECT_TRUE(c.mrc);
+  EXPECT_EQ(c.poll_yield, 1024u);
   EXPECT_EQ(c.eal_extra, (std::vector<std::string>{"--log-level=*:debug", "-m", "256"}));
   // A neighbour's MAC wins; an unknown peer gets the derived MAC.
   const uint8_t v4[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 9, 0, 2};
@@ -90,6 +93,7 @@ TEST(SfVerbsConfig, Refusals) {
       {"speed 0", {"SFVERBS_SPEED_GBPS", "0"}},
       {"idle", {"SFVERBS_IDLE", "sometimes"}},
       {"sleep", {"SFVERBS_MAX_SLEEP_US", "0"}},
+      {"yield", {"SFVERBS_POLL_YIELD", "-1"}},
       {"log", {"SFVERBS_LOG", "loud"}},
       {"device", {"SFVERBS_DEVICE", ""}},
       {"transport", {"SFVERBS_TRANSPORT", "uet"}},
