@@ -373,7 +373,8 @@ __attribute__((visibility("default"))) int ibv_rereg_mr(ibv_mr*, int, ibv_pd*, v
 
 // Test hook, not a libibverbs name (version SFVERBS_PRIVATE_1): the
 // doorbell's counters, out[0] rings, out[1] futex wakes, out[2] progress-
-// thread sleeps (Runtime::DoorbellStats), at most n of them. Returns how many
+// thread sleeps, out[3] SFVERBS_POLL_YIELD yields (Runtime::DoorbellStats),
+// at most n of them. Returns how many
 // were written, or -1 (errno ENODEV) before the datapath has started.
 // tests/integration/ibverbs/verbs_check.c finds it with dlsym.
 __attribute__((visibility("default"))) int sfverbs_doorbell_stats(uint64_t* out, int n) {
@@ -385,8 +386,8 @@ __attribute__((visibility("default"))) int sfverbs_doorbell_stats(uint64_t* out,
     return -1;
   }
   const Runtime::DoorbellStats st = rt->doorbell_stats();
-  const uint64_t v[3] = {st.rings, st.wakes, st.sleeps};
-  const int k = n < 3 ? n : 3;
+  const uint64_t v[4] = {st.rings, st.wakes, st.sleeps, st.poll_yields};
+  const int k = n < 4 ? n : 4;
   for (int i = 0; i < k; ++i) out[i] = v[i];
   return k;
 }

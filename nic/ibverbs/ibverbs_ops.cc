@@ -1,7 +1,6 @@
 // libsfverbs: the ibv_context ops table the inline ibv_post_send /
 // ibv_post_recv / ibv_poll_cq / ibv_req_notify_cq dispatch through. No
 // allocation: WRs and completions go through stack arrays.
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,7 +38,7 @@ int op_poll_cq(ibv_cq* ibcq, int num_entries, ibv_wc* wc) {
         static thread_local uint32_t empties = 0;
         if (++empties >= every) {
           empties = 0;
-          sched_yield();
+          rt.poll_yield();
         }
       }
       return 0;

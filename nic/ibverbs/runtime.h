@@ -13,6 +13,8 @@
 // the NIC does; post/poll allocate nothing.
 #pragma once
 
+#include <sched.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -124,15 +126,22 @@ class Runtime {
   }
 
   // Counters for tests (sfverbs_doorbell_stats, libsfverbs.map): doorbell
-  // rings (wrapping at 2^32), futex wakes issued, progress-thread sleeps.
+  // rings (wrapping at 2^32), futex wakes issued, progress-thread sleeps,
+  // SFVERBS_POLL_YIELD yields of application threads.
   struct DoorbellStats {
     uint64_t rings = 0;
     uint64_t wakes = 0;
     uint64_t sleeps = 0;
+    uint64_t poll_yields = 0;
   };
   DoorbellStats doorbell_stats() const {
     return {bell_.load(std::memory_order_relaxed), wakes_.load(std::memory_order_relaxed),
-            sleeps_.load(std::memory_order_relaxed)};
+            sleeps_.load(std::memory_order_relaxed), poll_yields_.load(std::memory_order_relaxed)};
+  }
+  // An application thread yields its core (SFVERBS_POLL_YIELD), counted.
+  void poll_yield() {
+    poll_yields_.fetch_add(1, std::memory_order_relaxed);
+    sched_yield();
   }
 
   // Inline progress (SFVERBS_INLINE_PROGRESS=1): an application thread that
@@ -164,6 +173,7 @@ class Runtime {
   std::atomic<bool> sleeping_{false};
   std::atomic<uint64_t> wakes_{0};   // futex wakes issued (counted beside a syscall)
   std::atomic<uint64_t> sleeps_{0};  // futex waits entered by the progress thread
+  std::atomic<uint64_t> poll_yields_{0};  // SFVERBS_POLL_YIELD yields (one per N empty polls)
   bool eal_up_ = false;  // set by the bring-up thread (joined before it is read)
   bool start_done_ = false;
   std::string start_err_;

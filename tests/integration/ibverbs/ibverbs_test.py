@@ -246,6 +246,12 @@ def case_verbs_check_inline(h):
     case_verbs_check(h, {"SFVERBS_INLINE_PROGRESS": "1"})
 
 
+def case_verbs_check_poll_yield(h):
+    """verbs_check with SFVERBS_POLL_YIELD=1000: its 100000 empty polls yield
+    100 times (counted by libsfverbs), ring nothing, and everything else passes."""
+    case_verbs_check(h, {"SFVERBS_POLL_YIELD": "1000"})
+
+
 def perftest(h, tool, args, row, devargs=(None, None), gid_index="0", ips=None, envs=None):
     """One perftest tool, server and client; both print the tool's table
     with the row `row` (a regex on the results line). ips: the two

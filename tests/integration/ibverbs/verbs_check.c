@@ -7,7 +7,8 @@
  *         a small WRITE with IBV_SEND_INLINE from an unregistered buffer;
  *         2000 WRITEs posted by one thread while a second polls the CQ;
  *         ibv_poll_cq on the empty CQ 100000 times rings no doorbell and
- *         wakes nothing (libsfverbs' counters, sfverbs_doorbell_stats), and a
+ *         wakes nothing (libsfverbs' counters, sfverbs_doorbell_stats; with
+ *         SFVERBS_POLL_YIELD=N it yields once per N), and a
  *         WRITE posted after that still completes; arming the CQ while it
  *         holds a completion raises the channel's event at once;
  *         then a WRITE with a wrong rkey -> IBV_WC_REM_ACCESS_ERR and the QP
@@ -379,14 +380,22 @@ int main(int argc, char** argv) {
       typedef int (*stats_fn)(uint64_t*, int);
       stats_fn stats = (stats_fn)dlsym(RTLD_DEFAULT, "sfverbs_doorbell_stats");
       CHECK(stats != NULL, "sfverbs_doorbell_stats not found (LD_PRELOAD=libsfverbs.so?)");
-      uint64_t before[3], after[3];
-      CHECK(stats(before, 3) == 3, "sfverbs_doorbell_stats: %s", strerror(errno));
+      uint64_t before[4], after[4];
+      CHECK(stats(before, 4) == 4, "sfverbs_doorbell_stats: %s", strerror(errno));
       struct ibv_wc none;
       for (int i = 0; i < 100000; ++i) CHECK(ibv_poll_cq(cq, 1, &none) == 0, "a completion in the empty CQ");
-      CHECK(stats(after, 3) == 3, "sfverbs_doorbell_stats");
+      CHECK(stats(after, 4) == 4, "sfverbs_doorbell_stats");
       CHECK(after[0] == before[0] && after[1] == before[1],
             "100000 empty polls rang the doorbell %llu times and woke the progress thread %llu times",
             (unsigned long long)(after[0] - before[0]), (unsigned long long)(after[1] - before[1]));
+      /* SFVERBS_POLL_YIELD=N: this thread yielded once per N of them (give
+         or take the empty polls it counted before), else never. */
+      const char* py = getenv("SFVERBS_POLL_YIELD");
+      const uint64_t every = py != NULL && getenv("SFVERBS_INLINE_PROGRESS") == NULL ? strtoull(py, NULL, 10) : 0;
+      const uint64_t yields = after[3] - before[3];
+      CHECK(every == 0 ? yields == 0 : (yields == 100000 / every || yields == 100000 / every + 1),
+            "100000 empty polls yielded %llu times with SFVERBS_POLL_YIELD=%llu", (unsigned long long)yields,
+            (unsigned long long)every);
       struct ibv_sge es = {(uintptr_t)src, 4096, mr->lkey};
       w.wr_id = 6;
       w.sg_list = &es;
@@ -394,7 +403,7 @@ int main(int argc, char** argv) {
       w.send_flags = IBV_SEND_SIGNALED;
       w.wr.rdma.remote_addr = them.addr;
       CHECK(ibv_post_send(qp, &w, &bad) == 0, "post WRITE after empty polls");
-      CHECK(stats(after, 3) == 3 && after[0] > before[0], "a post did not ring the doorbell");
+      CHECK(stats(after, 4) == 4 && after[0] > before[0], "a post did not ring the doorbell");
       wc = wait_one(cq);
       CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 6, "WRITE after empty polls: %s", ibv_wc_status_str(wc.status));
       /* Arming a CQ that already holds a completion raises its event at
