@@ -386,8 +386,8 @@ __attribute__((visibility("default"))) int sfverbs_doorbell_stats(uint64_t* out,
     return -1;
   }
   const Runtime::DoorbellStats st = rt->doorbell_stats();
-  const uint64_t v[4] = {st.rings, st.wakes, st.sleeps, st.poll_yields};
-  const int k = n < 4 ? n : 4;
+  const uint64_t v[5] = {st.rings, st.wakes, st.sleeps, st.poll_yields, rt->config().poll_yield};
+  const int k = n < 5 ? n : 5;
   for (int i = 0; i < k; ++i) out[i] = v[i];
   return k;
 }

@@ -106,6 +106,10 @@ Runtime* Runtime::get(std::string* err, bool* configured) {
       return;
     }
     g_runtime = new Runtime();  // lives until exit: applications may call verbs from atexit handlers
+    // SFVERBS_POLL_YIELD=auto decided once, from the CPUs this process may use.
+    cpu_set_t set;
+    const unsigned cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set)) : 1;
+    cfg.poll_yield = effective_poll_yield(cfg, cpus);
     g_runtime->cfg_ = cfg;
     if (cc) g_runtime->cc_ = *cc;
   });

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <string_view>
 
 namespace sf::nic::ibverbs {
 
@@ -148,8 +149,11 @@ std::string parse_config(const std::function<const char*(const char*)>& get, SfV
   if (const char* v = get("SFVERBS_MAX_SLEEP_US"); v != nullptr && !parse_u32(v, 1, 100000, &c.max_sleep_us)) {
     return std::string("SFVERBS_MAX_SLEEP_US: '") + v + "' is not 1..100000";
   }
-  if (const char* v = get("SFVERBS_POLL_YIELD"); v != nullptr && !parse_u32(v, 0, 1000000, &c.poll_yield)) {
-    return std::string("SFVERBS_POLL_YIELD: '") + v + "' is not 0..1000000";
+  if (const char* v = get("SFVERBS_POLL_YIELD"); v != nullptr) {
+    c.poll_yield_auto = std::string_view(v) == "auto";
+    if (!c.poll_yield_auto && !parse_u32(v, 0, 1000000, &c.poll_yield)) {
+      return std::string("SFVERBS_POLL_YIELD: '") + v + "' is not auto or 0..1000000";
+    }
   }
   if (const char* v = get("SFVERBS_EAL"); v != nullptr) c.eal_extra = split(v, ' ');
   if (const char* v = get("SFVERBS_LOG"); v != nullptr) {
@@ -161,6 +165,11 @@ std::string parse_config(const std::function<const char*(const char*)>& get, SfV
   *out = c;
   *configured = true;
   return {};
+}
+
+uint32_t effective_poll_yield(const SfVerbsConfig& c, unsigned cpus) {
+  if (!c.poll_yield_auto) return c.poll_yield;
+  return cpus < kAutoPollYieldBelowCpus ? kAutoPollYield : 0;
 }
 
 }  // namespace sf::nic::ibverbs

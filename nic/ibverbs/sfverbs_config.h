@@ -46,10 +46,22 @@ struct SfVerbsConfig {
   uint32_t max_sleep_us = 100;         // SFVERBS_MAX_SLEEP_US: longest idle sleep of the progress thread
   // SFVERBS_POLL_YIELD: an application thread yields its core (sched_yield)
   // once per this many ibv_poll_cq calls that found their CQ empty; 0 never.
+  // auto (the default): effective_poll_yield() decides from the CPUs the
+  // process may run on; Runtime::get() stores the decision in poll_yield.
   uint32_t poll_yield = 0;
+  bool poll_yield_auto = true;
   std::vector<std::string> eal_extra;  // SFVERBS_EAL: extra EAL arguments, space separated
   std::string log_level = "warn";      // SFVERBS_LOG: debug | info | warn | error
 };
+
+// SFVERBS_POLL_YIELD=auto: kAutoPollYield on a process allowed fewer than
+// kAutoPollYieldBelowCpus CPUs (an application thread spinning on its CQ and
+// the progress threads of both ends of a link then share cores: perftest -R's
+// server starved the datapath, docs/ibverbs.md), else 0; an explicit value
+// as given.
+inline constexpr uint32_t kAutoPollYield = 1024;
+inline constexpr unsigned kAutoPollYieldBelowCpus = 4;
+uint32_t effective_poll_yield(const SfVerbsConfig& c, unsigned cpus);
 
 // Parses the variables `get(name)` returns (nullptr = unset). Returns an
 // error text naming the variable, or empty on success. SFVERBS_PORT unset is

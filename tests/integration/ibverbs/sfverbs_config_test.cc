@@ -44,7 +44,26 @@ TEST(SfVerbsConfig, Defaults) {
   EXPECT_EQ(c.speed_gbps, 100u);
   EXPECT_EQ(c.idle, IdleMode::kBackoff);
   EXPECT_FALSE(c.mrc);
-  EXPECT_EQ(c.poll_yield, 0u);
+  EXPECT_TRUE(c.poll_yield_auto);
+}
+
+// SFVERBS_POLL_YIELD: auto (the default) yields on a process allowed fewer
+// than 4 CPUs only; an explicit value, 0 included, is used as given.
+TEST(SfVerbsConfig, PollYieldAutoFollowsTheCpus) {
+  SfVerbsConfig c;
+  EXPECT_EQ(effective_poll_yield(c, 1), kAutoPollYield);
+  EXPECT_EQ(effective_poll_yield(c, 3), kAutoPollYield);
+  EXPECT_EQ(effective_poll_yield(c, 4), 0u);
+  EXPECT_EQ(effective_poll_yield(c, 64), 0u);
+  bool configured = false;
+  Vars zero{{{"SFVERBS_PORT", "net_memif0"}, {"SFVERBS_IP", "10.9.0.1"}, {"SFVERBS_POLL_YIELD", "0"}}};
+  ASSERT_EQ(zero.parse(&c, &configured), "");
+  EXPECT_FALSE(c.poll_yield_auto);
+  EXPECT_EQ(effective_poll_yield(c, 2), 0u);
+  Vars aut{{{"SFVERBS_PORT", "net_memif0"}, {"SFVERBS_IP", "10.9.0.1"}, {"SFVERBS_POLL_YIELD", "auto"}}};
+  ASSERT_EQ(aut.parse(&c, &configured), "");
+  EXPECT_TRUE(c.poll_yield_auto);
+  EXPECT_EQ(effective_poll_yield(c, 2), kAutoPollYield);
 }
 
 // 3. Both families, an explicit MAC, neighbours, knobs.
@@ -69,6 +88,9 @@ TEST(SfVerbsConfig, Everything) {
   EXPECT_EQ(c.idle, IdleMode::kSpin);
   EXPECT_TRUE(c.mrc);
   EXPECT_EQ(c.poll_yield, 1024u);
+  EXPECT_FALSE(c.poll_yield_auto);
+  EXPECT_EQ(effective_poll_yield(c, 2), 1024u);
+  EXPECT_EQ(effective_poll_yield(c, 64), 1024u);
   EXPECT_EQ(c.eal_extra, (std::vector<std::string>{"--log-level=*:debug", "-m", "256"}));
   // A neighbour's MAC wins; an unknown peer gets the derived MAC.
   const uint8_t v4[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 9, 0, 2};
@@ -94,6 +116,7 @@ TEST(SfVerbsConfig, Refusals) {
       {"idle", {"SFVERBS_IDLE", "sometimes"}},
       {"sleep", {"SFVERBS_MAX_SLEEP_US", "0"}},
       {"yield", {"SFVERBS_POLL_YIELD", "-1"}},
+      {"yield word", {"SFVERBS_POLL_YIELD", "sometimes"}},
       {"log", {"SFVERBS_LOG", "loud"}},
       {"device", {"SFVERBS_DEVICE", ""}},
       {"transport", {"SFVERBS_TRANSPORT", "uet"}},

@@ -30,6 +30,7 @@
 #include <infiniband/verbs.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -380,18 +381,28 @@ int main(int argc, char** argv) {
       typedef int (*stats_fn)(uint64_t*, int);
       stats_fn stats = (stats_fn)dlsym(RTLD_DEFAULT, "sfverbs_doorbell_stats");
       CHECK(stats != NULL, "sfverbs_doorbell_stats not found (LD_PRELOAD=libsfverbs.so?)");
-      uint64_t before[4], after[4];
-      CHECK(stats(before, 4) == 4, "sfverbs_doorbell_stats: %s", strerror(errno));
+      uint64_t before[5], after[5];
+      CHECK(stats(before, 5) == 5, "sfverbs_doorbell_stats: %s", strerror(errno));
       struct ibv_wc none;
       for (int i = 0; i < 100000; ++i) CHECK(ibv_poll_cq(cq, 1, &none) == 0, "a completion in the empty CQ");
-      CHECK(stats(after, 4) == 4, "sfverbs_doorbell_stats");
+      CHECK(stats(after, 5) == 5, "sfverbs_doorbell_stats");
       CHECK(after[0] == before[0] && after[1] == before[1],
             "100000 empty polls rang the doorbell %llu times and woke the progress thread %llu times",
             (unsigned long long)(after[0] - before[0]), (unsigned long long)(after[1] - before[1]));
       /* SFVERBS_POLL_YIELD=N: this thread yielded once per N of them (give
          or take the empty polls it counted before), else never. */
+      /* The effective N is the library's (its 5th counter): SFVERBS_POLL_YIELD
+         as given, or auto's choice from this process's CPUs (1024 below 4). */
       const char* py = getenv("SFVERBS_POLL_YIELD");
-      const uint64_t every = py != NULL && getenv("SFVERBS_INLINE_PROGRESS") == NULL ? strtoull(py, NULL, 10) : 0;
+      long ncpu = 0;
+      {
+        cpu_set_t set;
+        if (sched_getaffinity(0, sizeof set, &set) == 0) ncpu = CPU_COUNT(&set);
+      }
+      const uint64_t want = py != NULL && strcmp(py, "auto") != 0 ? strtoull(py, NULL, 10) : (ncpu < 4 ? 1024 : 0);
+      CHECK(after[4] == want, "SFVERBS_POLL_YIELD in effect %llu, expected %llu (%ld CPUs)",
+            (unsigned long long)after[4], (unsigned long long)want, ncpu);
+      const uint64_t every = getenv("SFVERBS_INLINE_PROGRESS") == NULL ? want : 0;
       const uint64_t yields = after[3] - before[3];
       CHECK(every == 0 ? yields == 0 : (yields == 100000 / every || yields == 100000 / every + 1),
             "100000 empty polls yielded %llu times with SFVERBS_POLL_YIELD=%llu", (unsigned long long)yields,
