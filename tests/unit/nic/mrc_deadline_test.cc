@@ -73,6 +73,7 @@ struct Coverage {
   uint64_t timeouts = 0;
   uint64_t retired = 0;
   uint64_t ev_probes = 0;
+  uint64_t ev_probe_answers = 0;
   uint64_t probes = 0;
   uint64_t nacks = 0;
   uint64_t port_status = 0;
@@ -101,8 +102,9 @@ void random_run(uint64_t seed, uint8_t planes, int actions, Coverage* cov) {
   a.max_timeouts = static_cast<uint8_t>(2 + rng.below(4));
   a.sack_every_pkts = static_cast<uint16_t>(1 + rng.below(8));
   a.sack_delay_ns = static_cast<uint32_t>(500 + rng.below(3000));
+  a.ev_probe_endpoint = rng.below(2) == 0;  // retired EVs probed by ENDPOINT EV_PROBEs (answered by EETHs)
   const int mask = v::kMrcNumEvs | v::kMrcBackupPerPlane | v::kMrcRto | v::kMrcOooTolerance | v::kMrcProbeInterval |
-                   v::kMrcEvProbeInterval | v::kMrcMaxTimeouts | v::kMrcSackCoalesce;
+                   v::kMrcEvProbeInterval | v::kMrcMaxTimeouts | v::kMrcSackCoalesce | v::kMrcEvProbeEndpoint;
   uint32_t psn = static_cast<uint32_t>(rng.below(1u << 24));
   connect(rig, x, y, a, mask, planes, psn);
 
@@ -174,6 +176,8 @@ void random_run(uint64_t seed, uint8_t planes, int actions, Coverage* cov) {
       cov->timeouts += mctr(x).timeouts + mctr(y).timeouts;
       cov->probes += mctr(x).tx_probes + mctr(y).tx_probes;
       cov->ev_probes += mctr(x).tx_ev_probes + mctr(y).tx_ev_probes;
+      cov->ev_probe_answers += mctr(x).rx[static_cast<int>(mrc::MrcRx::kEvProbeAnswered)] +
+                               mctr(y).rx[static_cast<int>(mrc::MrcRx::kEvProbeAnswered)];
       cov->nacks += mctr(x).tx_nacks + mctr(y).tx_nacks;
       cov->port_status += mctr(x).tx_port_status + mctr(y).tx_port_status;
       for (Endpoint* e : {&x, &y}) {
@@ -218,6 +222,7 @@ TEST(MrcDeadline, CachedEqualsComputedOnePlane) {
   EXPECT_GT(cov.retired, 0u);
   EXPECT_GT(cov.probes, 0u);
   EXPECT_GT(cov.ev_probes, 0u);
+  EXPECT_GT(cov.ev_probe_answers, 0u);
   EXPECT_GT(cov.nacks, 0u);
   EXPECT_GT(cov.port_status, 0u);
   EXPECT_GT(cov.errs, 0u);
