@@ -193,10 +193,10 @@ class EvSet {
     }
     return EvPick{idx, ev(idx), plane(idx)};
   }
-  // One more first transmission on `idx`: the low 16 bits in sent_, each
+  // One more first transmission on `idx`: the low 8 bits in sent_, each
   // wrap carried into the EV's counters.sent.
   void count_sent(uint16_t idx) {
-    if (++sent_[idx] == 0) [[unlikely]] evs_[idx].counters.sent += uint64_t{1} << 16;
+    if (++sent_[idx] == 0) [[unlikely]] evs_[idx].counters.sent += uint64_t{1} << 8;
   }
   struct Ev {
     EvState state = EvState::kGood;
@@ -204,7 +204,7 @@ class EvSet {
     uint16_t pos = kNotUsable;   // index in usable_ or kNotUsable
     uint16_t probe_streak = 0;
     uint64_t skip_until = 0;     // picks_ value at which a SKIP ends
-    EvCounters counters;  // `sent`: the multiples of 2^16 (the rest is sent_[index])
+    EvCounters counters;  // `sent`: the multiples of 2^8 (the rest is sent_[index])
   };
 
   // GOOD or SKIP -> SKIP for one rotation (ECN echo, trim, or a loss at the floor).
@@ -238,13 +238,14 @@ class EvSet {
   // evs_ touched a random line of 9 KiB per packet, which the packet's 4 KiB
   // payload copy had evicted (a D1 miss per packet).
   // uint8_t: EV indexes are < kMaxEvs = 256; a 128-EV profile's list is two
-  // cache lines. sent_ holds the low 16 bits of each EV's first
-  // transmissions (count_sent carries a wrap into Ev::counters.sent): 256
-  // bytes for 128 EVs, four lines that stay in D1 (as 8-byte counts, 16
-  // lines drawn at random missed about 0.8 times a packet).
+  // cache lines. sent_ holds the low 8 bits of each EV's first
+  // transmissions (count_sent carries a wrap into Ev::counters.sent, one
+  // packet in 256 of an EV): 128 bytes for 128 EVs, two lines (as 8-byte
+  // counts, 16 lines drawn at random missed about 0.8 times a packet; as
+  // 16-bit ones, four lines, about 0.27).
   static_assert(kMaxEvs <= 256);
   std::array<uint8_t, kMaxEvs> usable_{};
-  std::array<uint16_t, kMaxEvs> sent_{};
+  std::array<uint8_t, kMaxEvs> sent_{};
   std::array<Ev, kMaxEvs> evs_{};
   std::array<uint16_t, kMaxPlanes> active_per_plane_{};
   // SKIP entries in order of `until` (FIFO: a rotation is a constant). An

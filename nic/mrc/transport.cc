@@ -205,6 +205,7 @@ int Transport::modify(const verbs::MrcQpAttr& a, int mask, QpState state) {
     return bad("mrc_modify_qp: window_bytes: below one MTU");
   }
   attr_ = n;
+  invalidate_deadline();  // attr_.rto_ns
   if (ev_ && (mask & kMrcWindowBytes)) window_ = n.window_bytes != 0 ? n.window_bytes : window_;
   if (st_ && (mask & kMrcSackAlign)) st_->set_align(n.sack_align);
   return 0;
@@ -309,6 +310,7 @@ int Transport::check_rtr(uint32_t path_mtu_bytes, const verbs::AhAttr& ah) {
 }
 
 void Transport::on_rtr(TimeNs now) {
+  invalidate_deadline();
   planes_ = static_cast<uint8_t>(attr_.num_planes == 0 ? q_.env_.num_ports : attr_.num_planes);
   spray_ = planes_ > 1;
   q_.pace_per_port_ = spray_;
@@ -321,7 +323,7 @@ void Transport::on_rtr(TimeNs now) {
   c.ev_base = attr_.ev_base;
   c.probes_to_readmit = attr_.probes_to_readmit;
   ev_.emplace(c);
-  sport_share_.assign(c.num_evs, 0);
+  sport_share_.assign((attr_.ev_base & 0xFFu) == 0 ? 0 : c.num_evs, 0);  // sport_share(): per EV when unaligned
   fill_sport_share(wire::crc32_impl());
   local_up_ = planes_ >= 32 ? ~0u : (1u << planes_) - 1;
   const uint64_t seed = attr_.seed != 0 ? attr_.seed
@@ -389,6 +391,7 @@ void Transport::on_rtr(TimeNs now) {
 }
 
 void Transport::on_rts(TimeNs now) {
+  invalidate_deadline();
   sb_.emplace(Psn(q_.attr_.sq_psn), static_cast<uint32_t>(recs_.size()));
   for (SendRec& r : recs_) r = SendRec{};
   inflight_bytes_ = 0;
@@ -408,6 +411,7 @@ void Transport::on_rts(TimeNs now) {
 }
 
 void Transport::on_reset() {
+  invalidate_deadline();
   ev_.reset();
   sb_.reset();
   st_.reset();
@@ -420,6 +424,7 @@ void Transport::on_reset() {
 }
 
 void Transport::on_error() {
+  invalidate_deadline();
   rtx_count_ = nack_count_ = probe_resp_count_ = ev_probe_resp_count_ = 0;
   sack_due_ = probe_pending_ = port_status_pending_ = ep_resp_pending_ = false;
   ev_probe_pending_ = ev_probe_out_ = -1;
@@ -428,6 +433,7 @@ void Transport::on_error() {
 }
 
 void Transport::fail(WcStatus st, uint64_t wqe, TimeNs now) {
+  invalidate_deadline();
   q_.to_error(st, wqe, WcStatus::kWrFlushErr, now);
   on_error();
 }
@@ -506,6 +512,17 @@ wire::MrcFrameSpec Transport::data_spec(const DataFields& f, uint8_t plane) cons
 
 void Transport::fill_sport_share(wire::Crc32Impl impl) {
   sport_share_impl_ = impl;
+  // ev_base with its low 8 bits 0: index i (< kMaxEvs = 256) is the port's
+  // low byte, the rest of the port the same for every EV (sport_share()).
+  sport_nib_ok_ = (attr_.ev_base & 0xFFu) == 0;
+  if (sport_nib_ok_) {
+    sport_k_ = wire::IcrcAccumulator::udp_sport_share(static_cast<uint16_t>(0xC000u | (attr_.ev_base & 0x3F00u)), impl);
+    for (uint16_t k = 0; k < 16; ++k) {
+      sport_nib_[k] = wire::IcrcAccumulator::udp_sport_share(k, impl);
+      sport_nib_[16u + k] = wire::IcrcAccumulator::udp_sport_share(static_cast<uint16_t>(k << 4), impl);
+    }
+    return;
+  }
   for (size_t i = 0; i < sport_share_.size(); ++i) {
     const uint32_t ev = ev_->ev(static_cast<uint16_t>(i));
     sport_share_[i] = wire::IcrcAccumulator::udp_sport_share(static_cast<uint16_t>(0xC000u | (ev & 0x3FFFu)), impl);
@@ -580,7 +597,7 @@ rte_mbuf* Transport::emit_data(const DataFields& f, uint64_t wqe, uint32_t off, 
     if (imm) reinterpret_cast<wire::ImmDt*>(data + end_off - wire::ImmDt::kSize)->imm.set(f.imm);
     acc = h.icrc;
     if (acc.impl() != sport_share_impl_) [[unlikely]] fill_sport_share(acc.impl());
-    acc.xor_udp_sport_share(sport_share_[f.ev_index]);  // = xor_udp_sport(sport)
+    acc.xor_udp_sport_share(sport_share(f.ev_index));  // = xor_udp_sport(sport)
     icrc_from = h.icrc_from;
   } else {
     const wire::MrcFrameSpec s = data_spec(f, plane);
@@ -853,6 +870,7 @@ void Transport::cc_feedback(AckKind kind, uint64_t acked, std::optional<uint32_t
 }
 
 rte_mbuf* Transport::make_probe(uint8_t plane, TimeNs now) {
+  invalidate_deadline();  // ev_probe_out_ / _sent_ / _pending_
   const bool evp = ev_probe_pending_ >= 0 && ev_->plane(static_cast<uint16_t>(ev_probe_pending_)) == plane;
   wire::MrcFrameSpec s = spec_;
   s.op = MrcOp::kProbe;
@@ -910,6 +928,7 @@ void Transport::queue_rtx(Psn p) {
 }
 
 void Transport::lost(Psn p, bool timeout, TimeNs now) {
+  invalidate_deadline();  // retired_
   SendRec& r = rec(p);
   if (!r.live || r.queued) return;
   r.missing = false;
@@ -991,7 +1010,10 @@ rte_mbuf* Transport::make_data(TimeNs now) {
     rtx_head_ = (rtx_head_ + 1) & rec_mask_;
     --rtx_count_;
     sb_->rearm(p);  // a later SACK may report it missing again (the retransmission lost too)
-    if (rto_deadline_ > now + rto_of(r)) rto_deadline_ = now + rto_of(r);
+    if (rto_deadline_ > now + rto_of(r)) {
+      rto_deadline_ = now + rto_of(r);
+      invalidate_deadline();
+    }
     ++ctr_.tx_retransmits;
     ++q_.ctr_.tx_retransmit_pkts;
     ++q_.ctr_.tx_data_pkts;
@@ -1049,8 +1071,17 @@ rte_mbuf* Transport::make_data(TimeNs now) {
   } else {
     ++q_.tx_pkt_;
   }
-  if (rto_deadline_ > now + TimeNs(attr_.rto_ns)) rto_deadline_ = now + TimeNs(attr_.rto_ns);
-  if (next_probe_at_ == TimeNs::max()) next_probe_at_ = now + TimeNs(attr_.probe_interval_ns);
+  // The deadline's inputs this changes (rare: the first packet in flight
+  // arms the timers): the rule at Transport::next_deadline.
+  if (rto_deadline_ > now + TimeNs(attr_.rto_ns)) {
+    rto_deadline_ = now + TimeNs(attr_.rto_ns);
+    invalidate_deadline();
+  }
+  if (next_probe_at_ == TimeNs::max()) {
+    next_probe_at_ = now + TimeNs(attr_.probe_interval_ns);
+    invalidate_deadline();
+  }
+  if (sb_->in_flight() == 1) invalidate_deadline();  // in flight went 0 -> 1
   ++ctr_.tx_data_pkts;
   ++q_.ctr_.tx_data_pkts;
   q_.ctr_.tx_data_bytes += m->pkt_len;
@@ -1068,6 +1099,7 @@ void Transport::complete_acked(TimeNs now) {
 }
 
 void Transport::on_sack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now) {
+  invalidate_deadline();  // in flight, next_probe_at_, rto_deadline_, retired_, ev_probe_out_
   const wire::Seth& h = *fi.mrc.seth;
   if (!sb_ || q_.state_ != QpState::kRts) {
     // A responder-only QP (RTR) gets no SACKs; an RTS one in ERR neither.
@@ -1174,6 +1206,7 @@ void Transport::on_sack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now) {
 }
 
 void Transport::on_nack(const wire::FrameInfo& fi, MrcRx* out, TimeNs now) {
+  invalidate_deadline();
   const wire::Neth& h = *fi.mrc.neth;
   if (!sb_ || q_.state_ != QpState::kRts) {
     *out = MrcRx::kWrongState;
@@ -1342,6 +1375,7 @@ void Transport::on_data(const wire::FrameInfo& fi, const rte_mbuf* m, MrcRx* out
     sack_due_ = true;
   } else if (sack_deadline_ == TimeNs::max()) {
     sack_deadline_ = now + TimeNs(attr_.sack_delay_ns);
+    invalidate_deadline();
   }
   if (v == MsgVerdict::kCompleted) drain_completions();
 }
@@ -1508,7 +1542,10 @@ rte_mbuf* Transport::make_ctrl(TimeNs now) {
     } else {
       sack_due_ = false;
       unsacked_ = 0;
-      sack_deadline_ = TimeNs::max();
+      if (sack_deadline_ != TimeNs::max()) {
+        sack_deadline_ = TimeNs::max();
+        invalidate_deadline();
+      }
       trig_.ce = false;
     }
     ++ctr_.tx_sacks;
@@ -1596,7 +1633,7 @@ rte_mbuf* Transport::make_ctrl(TimeNs now) {
 
 // ---------------------------------------------------------------- timers
 
-TimeNs Transport::next_deadline() const {
+TimeNs Transport::compute_deadline() const {
   TimeNs t = std::min(rto_deadline_, sack_deadline_);
   t = std::min(t, port_status_repeat_);
   if (sb_ && q_.state_ == QpState::kRts) {
@@ -1611,6 +1648,7 @@ TimeNs Transport::next_deadline() const {
 }
 
 void Transport::advance(TimeNs now) {
+  invalidate_deadline();
   if (sack_deadline_ <= now) {
     sack_deadline_ = TimeNs::max();
     if (unsacked_ > 0) sack_due_ = true;
@@ -1674,6 +1712,7 @@ void Transport::advance(TimeNs now) {
 
 void Transport::on_local_plane(uint8_t plane, bool up, TimeNs now) {
   if (!ev_ || plane >= planes_) return;
+  invalidate_deadline();  // port_status_repeat_
   local_up_ = up ? (local_up_ | (1u << plane)) : (local_up_ & ~(1u << plane));
   ev_->set_plane_up(plane, up && ((peer_up_ >> plane) & 1u) != 0);
   port_status_pending_ = true;
@@ -1708,6 +1747,7 @@ bool Transport::on_ev_probe_answered(uint16_t request_id, uint32_t ev, uint32_t 
   // EV: the echoed send time says whose answer it is; only an OK answer
   // re-admits.
   if (ts_echo != now_ts(ev_probe_sent_) || status != wire::MrcEndpointStatus::kOk) return false;
+  invalidate_deadline();  // retired_, ev_probe_out_
   if (ev_->on_probe_result(static_cast<uint16_t>(index), true) == EvOutcome::kReadmitted && retired_ > 0) --retired_;
   ev_probe_out_ = -1;
   ++ctr_.rx[static_cast<int>(MrcRx::kEvProbeAnswered)];
@@ -1717,6 +1757,7 @@ bool Transport::on_ev_probe_answered(uint16_t request_id, uint32_t ev, uint32_t 
 bool Transport::from_peer(const wire::FrameInfo& fi) const { return ev_.has_value() && peer_ok(fi); }
 
 void Transport::on_port_status_answered() {
+  invalidate_deadline();  // port_status_repeat_
   port_status_repeat_ = TimeNs::max();
   ++ctr_.rx[static_cast<int>(MrcRx::kPortStatusAnswered)];
 }

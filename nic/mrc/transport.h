@@ -142,8 +142,10 @@ class Transport {
   // ---- datapath (rc::Qp forwards) -------------------------------------------
   int on_rx(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now);  // returns MrcRx
   bool has_ctrl() const {
-    return nack_count_ > 0 || probe_resp_count_ > 0 || sack_due_ || port_status_pending_ || ep_resp_pending_ ||
-           ev_probe_resp_count_ > 0;
+    // One line of fields (see deadline_), OR-ed without branches: the host
+    // asks after every frame.
+    return (nack_count_ | probe_resp_count_ | ev_probe_resp_count_ | static_cast<uint32_t>(sack_due_) |
+            static_cast<uint32_t>(port_status_pending_) | static_cast<uint32_t>(ep_resp_pending_)) != 0;
   }
   rte_mbuf* make_ctrl(TimeNs now);
   // Data frames (data, retransmissions, probes) for the port the host is
@@ -156,7 +158,39 @@ class Transport {
   // The port control frames (SACK, NACK, endpoint) leave on: the first plane
   // up at both ends (the QP's port when not spraying).
   SF_MRC_HIDDEN uint8_t ctrl_port() const;
-  SF_MRC_HIDDEN TimeNs next_deadline() const;
+  // The QP's next deadline (the earliest of its timers; TimeNs::max() when
+  // none), from a cache: the host asks after every frame and every post,
+  // and most frames change none of its inputs (docs/mrc.md "Deadline
+  // cache").
+  //
+  // Invalidation rule (exact): the cache holds compute_deadline() of the
+  // inputs as they were when it was filled. Its inputs are rto_deadline_,
+  // sack_deadline_, port_status_repeat_, next_probe_at_, next_ev_probe_at_,
+  // ev_probe_out_, ev_probe_sent_, ev_probe_pending_, retired_,
+  // attr_.rto_ns, whether sb_ exists and sb_->in_flight() > 0, and the QP's
+  // state (rc::Qp::state_). Every write of one of them is followed by
+  // invalidate_deadline() before control leaves the Transport: at the write
+  // on the per-frame paths (make_data, on_data, make_ctrl, where most calls
+  // change nothing), at the top of the rarer entry points that may write
+  // several (modify, on_rtr, on_rts, on_reset, on_error, on_sack, on_nack,
+  // lost, fail, make_probe, advance, on_local_plane,
+  // on_ev_probe_answered, on_port_status_answered); nothing between such
+  // an invalidation and the writes reads next_deadline(). The QP's state
+  // moves through rc::Qp::set_state(), which invalidates too (including
+  // the moves to ERR inside rc code: to_error, check_overrun).
+  // Tests: MrcDeadline.* (tests/unit/nic/mrc_deadline_test.cc) compare
+  // next_deadline() with compute_deadline() after every step of random
+  // runs.
+  TimeNs next_deadline() const {
+    if (deadline_ok_) [[likely]] return deadline_;
+    deadline_ = compute_deadline();
+    deadline_ok_ = true;
+    return deadline_;
+  }
+  // The same, computed from the inputs now (no cache).
+  SF_MRC_HIDDEN TimeNs compute_deadline() const;
+  // Drops the cached deadline (the rule above).
+  void invalidate_deadline() { deadline_ok_ = false; }
   // Per-port pacing of a spraying QP (docs/mrc.md "Pacing a spraying QP";
   // rc::Qp::set_tx_port): parks port `from`'s schedule (its next departure
   // and filing time) and loads port `to`'s.
@@ -389,11 +423,23 @@ class Transport {
     std::array<uint8_t, kTxHdrBytes> b{};
   };
   std::vector<TxHdr> tx_hdr_;      // kDataOps x planes_ (RTR)
-  // Per EV index (value ev_base + i), the share of its UDP source
-  // port in a data frame's ICRC state (IcrcAccumulator::udp_sport_share) for
-  // implementation sport_share_impl_: one 4-byte load a packet instead of
-  // two from the 4 KiB tables (filled at RTR; again if the saved state's
-  // implementation differs, crc32_select_impl() in tests).
+  // The share of EV index i's UDP source port (0xC000 | ((ev_base + i) &
+  // 0x3FFF)) in a data frame's ICRC state (IcrcAccumulator::udp_sport_share)
+  // for implementation sport_share_impl_ (filled at RTR; again if the saved
+  // state's implementation differs, crc32_select_impl() in tests).
+  // When ev_base's low 8 bits are 0 (the default 0 among them) the port is
+  // sport_hi | i for i < 256, and the share is linear over GF(2):
+  // sport_k_ ^ sport_nib_[i & 15] ^ sport_nib_[16 + (i >> 4)] (sport_nib_ok_):
+  // two cache lines every frame reads, which stay in D1. Otherwise one word
+  // per EV (sport_share_), a random line of num_evs x 4 bytes per frame,
+  // which the payload copies evict (a D1 miss 0.44 times a frame at 128 EVs).
+  SF_MRC_HIDDEN uint32_t sport_share(uint16_t ev_index) const {
+    if (sport_nib_ok_) [[likely]] return sport_k_ ^ sport_nib_[ev_index & 15u] ^ sport_nib_[16u + (ev_index >> 4)];
+    return sport_share_[ev_index];
+  }
+  alignas(64) std::array<uint32_t, 32> sport_nib_{};
+  uint32_t sport_k_ = 0;
+  bool sport_nib_ok_ = false;
   std::vector<uint32_t> sport_share_;
   wire::Crc32Impl sport_share_impl_ = wire::Crc32Impl::kIsal;
   SF_MRC_HIDDEN void fill_sport_share(wire::Crc32Impl impl);
@@ -447,24 +493,29 @@ class Transport {
   // trigger arrived, i.e. a path proven alive; -1 none yet.
   std::array<int16_t, wire::kMrcMaxPorts> alive_ev_{};
   TimeNs next_ev_probe_at_{0};
-  bool port_status_pending_ = false;
   TimeNs port_status_repeat_ = TimeNs::max();
   uint16_t port_status_id_ = 0;
-  bool ep_resp_pending_ = false;   // an EETH owed for the peer's port-status update
   uint16_t ep_resp_id_ = 0;
+
+  // What the host reads after every frame (next_deadline, has_ctrl), on
+  // one cache line: the deadline cache and the control-frame flags.
+  alignas(64) mutable TimeNs deadline_ = TimeNs::max();
+  mutable bool deadline_ok_ = false;
+  bool sack_due_ = false;
+  bool port_status_pending_ = false;
+  bool ep_resp_pending_ = false;   // an EETH owed for the peer's port-status update
+  uint32_t nack_count_ = 0;
+  uint32_t probe_resp_count_ = 0;
+  uint32_t ev_probe_resp_count_ = 0;
 
   // responder
   std::array<Nack, 32> nacks_{};
   uint32_t nack_head_ = 0;
-  uint32_t nack_count_ = 0;
   std::array<ProbeResp, 8> probe_resps_{};
   std::array<ProbeResp, 8> ev_probe_resps_{};  // EETHs owed for the peer's EV_PROBEs
   uint32_t ev_probe_resp_head_ = 0;
-  uint32_t ev_probe_resp_count_ = 0;
   uint32_t probe_resp_head_ = 0;
-  uint32_t probe_resp_count_ = 0;
   Trigger trig_;
-  bool sack_due_ = false;
   uint32_t unsacked_ = 0;
   TimeNs sack_deadline_ = TimeNs::max();
   uint32_t rcvd_bytes_ = 0;

@@ -80,7 +80,7 @@ int Qp::create(const QpEnv& env, uint32_t qpn, verbs::Pd* pd, const verbs::QpIni
   rq_mask_ = static_cast<uint32_t>(rq_.size() - 1);
   attr_ = verbs::QpAttr{};
   attr_.cap = init_.cap;
-  state_ = QpState::kReset;
+  set_state(QpState::kReset);
   rate_ = BitRate(0);
   rate_limit_ = BitRate(0);
   static_rate_ = BitRate(0);
@@ -117,7 +117,7 @@ void Qp::destroy() {
   mrc_.reset();
   sq_.clear();
   rq_.clear();
-  state_ = QpState::kReset;
+  set_state(QpState::kReset);
 }
 
 void Qp::reset_queues() {
@@ -287,18 +287,18 @@ int Qp::modify(const verbs::QpAttr& a, int mask, TimeNs now) {
       cc_reset_tracking();
       retry_left_ = attr_.retry_cnt;
       rnr_left_ = attr_.rnr_retry;
-      state_ = next;
+      set_state(next);
       if (mrc_ != nullptr) mrc_->on_rts(now);
       return 0;
     case QpState::kErr:
-      state_ = QpState::kErr;
+      set_state(QpState::kErr);
       flush_all(now);
       if (mrc_ != nullptr) mrc_->on_error();
       return 0;
     default:
       return EINVAL;
   }
-  state_ = next;
+  set_state(next);
   return 0;
 }
 
@@ -378,7 +378,7 @@ bool Qp::push_cqe(verbs::Cq* cq, const verbs::Wc& wc) {
 
 void Qp::check_overrun(TimeNs now) {
   if (cq_overrun_ && state_ != QpState::kErr) {
-    state_ = QpState::kErr;
+    set_state(QpState::kErr);
     flush_all(now);
   }
 }
@@ -402,7 +402,7 @@ void Qp::complete_send(uint64_t abs, WcStatus st) {
 }
 
 void Qp::to_error(WcStatus sq_status, uint64_t failed_sq_index, WcStatus rq_status, TimeNs) {
-  state_ = QpState::kErr;
+  set_state(QpState::kErr);
   // Send queue in order: the failed WQE gets its status, the rest are flushed.
   for (uint64_t i = sq_done_; i < sq_posted_; ++i) complete_send(i, i == failed_sq_index ? sq_status : WcStatus::kWrFlushErr);
   sq_done_ = sq_next_ = sq_posted_;

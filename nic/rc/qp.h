@@ -406,6 +406,10 @@ class Qp {
   inline bool mrc_sends_on(uint8_t port) const;
   inline uint8_t mrc_ctrl_port() const;
   inline TimeNs mrc_next_deadline() const;
+  // Every move of state_ goes through here: an MRC QP's cached deadline
+  // depends on the state (mrc::Transport::next_deadline's rule), and rc
+  // code moves to ERR on its own (to_error, check_overrun).
+  inline void set_state(verbs::QpState s);
   RxAction on_rx_mrc(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now);
 
   struct SendWqe {
@@ -504,7 +508,7 @@ class Qp {
   verbs::Pd* pd_ = nullptr;
   verbs::QpInitAttr init_;
   verbs::QpAttr attr_;
-  verbs::QpState state_ = verbs::QpState::kReset;
+  verbs::QpState state_ = verbs::QpState::kReset;  // written by set_state() only
   uint32_t mtu_ = 1024;
   uint32_t mtu_shift_ = 10;  // mtu_ = 1 << mtu_shift_
   wire::RoceFrameSpec spec_;  // peer addressing, built at RTR
@@ -652,5 +656,9 @@ inline bool Qp::mrc_has_ctrl() const { return mrc_->has_ctrl(); }
 inline bool Qp::mrc_sends_on(uint8_t port) const { return mrc_->sends_on(port); }
 inline uint8_t Qp::mrc_ctrl_port() const { return mrc_->ctrl_port(); }
 inline TimeNs Qp::mrc_next_deadline() const { return mrc_->next_deadline(); }
+inline void Qp::set_state(verbs::QpState s) {
+  state_ = s;
+  if (mrc_ != nullptr) mrc_->invalidate_deadline();
+}
 
 }  // namespace sf::nic::rc

@@ -87,12 +87,23 @@ TEST(MrcEvSet, PickDeterministicAndBalanced) {
   }
 }
 
-// The per-EV `sent` count is kept as 16 bits beside the draw list with each
-// wrap carried into the EV's counters: exact past 2^16 and 2^17, through
-// both pick paths (pick_next_index and pick_next), retransmissions apart.
+// The per-EV `sent` count is kept as 8 bits beside the draw list with each
+// wrap carried into the EV's counters: exact past 2^8, 2^16 and 2^17,
+// through both pick paths (pick_next_index and pick_next), retransmissions
+// apart.
 TEST(MrcEvSet, SentCountCarriesPast16Bits) {
   EvSet s(cfg(1, 1, 0));
   Rng r(3);
+  for (int i = 0; i < 255; ++i) ASSERT_EQ(s.pick_next_index(r), 0);
+  EXPECT_EQ(s.counters(0).sent, 255u);
+  ASSERT_EQ(s.pick_next_index(r), 0);
+  EXPECT_EQ(s.counters(0).sent, 256u);
+  ASSERT_TRUE(s.pick_next(r).has_value());
+  EXPECT_EQ(s.counters(0).sent, 257u);
+  for (int i = 0; i < 257; ++i) ASSERT_TRUE(s.pick_next(r, true).has_value());
+  EXPECT_EQ(s.counters(0).sent, 257u);
+  EvSet t(cfg(1, 1, 0));
+  s = t;
   for (int i = 0; i < 65535; ++i) ASSERT_EQ(s.pick_next_index(r), 0);
   EXPECT_EQ(s.counters(0).sent, 65535u);
   ASSERT_EQ(s.pick_next_index(r), 0);

@@ -303,6 +303,9 @@ class MrcRig {
   // poll loop take bursts, and a QP due again at once keeps the port's turn
   // for the whole burst (NicNode `again`).
   size_t burst = 1;
+  // Called after every node call the rig makes (each receive of a frame,
+  // each advance, each transmit), e.g. to check an invariant step by step.
+  std::function<void()> on_step;
 
   // Releases held frames in `order` (indexes into `held`), all arriving
   // after one link delay in that order; clears `held`.
@@ -317,7 +320,9 @@ class MrcRig {
     for (;;) {
       deliver_due();
       a.advance(now);
+      step();
       b.advance(now);
+      step();
       TimeNs t = std::min(a.next_wakeup(now), b.next_wakeup(now));
       for (int n = 0; n < 2; ++n) {
         for (int p = 0; p < ports_; ++p) {
@@ -366,7 +371,11 @@ class MrcRig {
         continue;
       }
       node(f.to).receive(f.port, {&m, 1}, now);
+      step();
     }
+  }
+  void step() {
+    if (on_step) on_step();
   }
   // One frame from node n's port, if it has one (the port is then busy for
   // its wire time); true when it sent one.
@@ -374,6 +383,7 @@ class MrcRig {
     {
       std::array<rte_mbuf*, 32> out{};
       const uint16_t k = node(n).transmit(port, std::span<rte_mbuf*>(out.data(), std::min<size_t>(burst, 32)), now);
+      step();
       TimeNs start = now;
       for (uint16_t i = 0; i < k; ++i) {
         put_at_ = start;  // a burst's frames leave back to back

@@ -94,16 +94,22 @@ TEST(MrcQp, Ipv6EvInFlowLabel) {
 //    state plus the EV's source port) is byte for byte what build_mrc_frame
 //    makes of the same fields: IPv4 and IPv6, WRITE and WRITE_IMM (solicited
 //    too), sizes that end in a short LAST packet (pad), messages of one
-//    packet, and retransmissions (RTX, on another EV) of dropped PSNs.
+//    packet, and retransmissions (RTX, on another EV) of dropped PSNs; EV
+//    bases with their low 8 bits 0 (the source port's share from two
+//    nibble tables) and not (one share per EV; 0x3FC3: the ports wrap
+//    within the 14 bits).
 TEST(MrcQp, DataFramesAsBuilt) {
-  for (const bool v6 : {false, true}) {
+  for (const auto& [v6, ev_base] : {std::pair{false, 0u}, std::pair{true, 0u}, std::pair{false, 0x3FC3u},
+                                    std::pair{true, 0x12300u}, std::pair{true, 0x3FC3u}}) {
     MrcRig rig;
     Endpoint x = make_mrc_endpoint(rig.a, 1 << 18);
     Endpoint y = make_mrc_endpoint(rig.b, 1 << 18);
     fill_pattern(x.buf, 7);
     ConnParams p;
     p.ipv6 = v6;
-    connect_mrc(x, y, nullptr, 0, p);
+    v::MrcQpAttr ma;
+    ma.ev_base = ev_base;
+    connect_mrc(x, y, &ma, v::kMrcEvBase, p);
     for (int i = 0; i < 8; ++i) ASSERT_EQ(post_recv(y, 100 + i, 0, 0), 0);
     size_t frames = 0, rtx = 0, bad = 0, sacks = 0, bad_sacks = 0;
     rig.tap = [&](int from, PortId, const std::vector<uint8_t>& b) {
@@ -141,9 +147,9 @@ TEST(MrcQp, DataFramesAsBuilt) {
     }
     EXPECT_EQ(frames - rtx, 27u);  // the packets of the eight WRITEs
     EXPECT_GT(rtx, 0u);
-    EXPECT_EQ(bad, 0u) << (v6 ? "IPv6" : "IPv4");
+    EXPECT_EQ(bad, 0u) << (v6 ? "IPv6" : "IPv4") << " ev_base " << ev_base;
     EXPECT_GT(sacks, 8u);
-    EXPECT_EQ(bad_sacks, 0u) << (v6 ? "IPv6" : "IPv4");
+    EXPECT_EQ(bad_sacks, 0u) << (v6 ? "IPv6" : "IPv4") << " ev_base " << ev_base;
   }
 }
 
