@@ -89,10 +89,12 @@ struct RunPfc {
                                                    const QueuedPkt* run, uint16_t n) {
   const QueuedPkt& p0 = run[0];
   if (q.packets() + n > q.capacity()) return false;
+  std::array<uint32_t, QueuedRun::kCapacity> cells;  // n <= kCapacity
   uint64_t total = 0;
   uint64_t bytes_before_last = 0;
   for (uint16_t i = 0; i < n; ++i) {
-    total += mmu.cells_for(run[i].bytes);
+    cells[i] = mmu.cells_for(run[i].bytes);
+    total += cells[i];
     bytes_before_last += run[i].bytes;
   }
   bytes_before_last -= run[n - 1].bytes;
@@ -102,11 +104,10 @@ struct RunPfc {
   // asserted, no headroom, shared use below the limit: admit_run checks that).
   if (pfc.enabled && (pfc.xoff || mmu.pg_use(p0.in_port, p0.pg).hdrm != 0)) return false;
   Mmu::RunReserve res;
-  if (!mmu.admit_run_cells(p0.in_port, p0.pg, p0.out_port, p0.queue, total, mmu.cells_for(run[n - 1].bytes),
-                           pfc.enabled, res)) {
+  if (!mmu.admit_run_cells(p0.in_port, p0.pg, p0.out_port, p0.queue, total, cells[n - 1], pfc.enabled, res)) {
     return false;
   }
-  for (uint16_t i = 0; i < n; ++i) q.push(run[i], res.ticket(mmu.cells_for(run[i].bytes)));
+  q.push_run(run, n, [&](uint32_t i) { return res.ticket(cells[i]); });
   qc.enqueued_packets += n;
   qc.watermark_bytes = std::max(qc.watermark_bytes, q.bytes());
   return true;
