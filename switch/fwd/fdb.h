@@ -17,6 +17,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -58,12 +59,16 @@ class Fdb {
   // current generation holds what the hash would answer now. Filled by
   // lookup_bulk(), lookup() and learn(); read by lookup_bulk callers first
   // (the receive stage B: cached() per frame, the misses in one bulk).
+  // (The bytes of mac then vlan as one little-endian word, built in
+  // registers from two loads: assembled in memory, two narrow stores then
+  // a wide load, it stalled store forwarding.)
   static uint64_t cache_key(const MacAddr& mac, uint16_t vlan) {
-    uint64_t b = 0;
-    auto* p = reinterpret_cast<uint8_t*>(&b);
-    std::memcpy(p, mac.data(), 6);
-    std::memcpy(p + 6, &vlan, 2);
-    return b;
+    static_assert(std::endian::native == std::endian::little);
+    uint32_t a;
+    uint16_t b;
+    std::memcpy(&a, mac.data(), 4);
+    std::memcpy(&b, mac.data() + 4, 2);
+    return uint64_t{a} | uint64_t{b} << 32 | uint64_t{vlan} << 48;
   }
   // True, with `port` (-1: unknown), when the cache holds key `bits`.
   bool cached(uint64_t bits, int32_t& port) const {

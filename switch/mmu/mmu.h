@@ -138,6 +138,12 @@ class Mmu {
       ing_hdrm += t.ing_hdrm;
       eg_shared += t.eg_shared;
     }
+    void add(const TicketSum& t) {
+      cells += t.cells;
+      ing_shared += t.ing_shared;
+      ing_hdrm += t.ing_hdrm;
+      eg_shared += t.eg_shared;
+    }
   };
   void release_sum(uint16_t in_port, uint8_t pg, uint16_t out_port, uint8_t queue, const TicketSum& sum);
 

@@ -15,12 +15,14 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 #include "switch/mmu/mmu.h"
 #include "switch/pipeline/classify_stage.h"
+#include "switch/pipeline/credit_link.h"
 #include "switch/pipeline/counters.h"
 #include "switch/pipeline/egress_queue.h"
 #include "switch/qos/wred.h"
@@ -35,6 +37,7 @@ class QueuedRun {
   // The admission key of a copy: (egress port, PG, queue).
   // (out_port, pg and queue are adjacent in QueuedPkt: one load.)
   static uint32_t key_of(const QueuedPkt& p) {
+    static_assert(std::endian::native == std::endian::little);  // key_for
     static_assert(offsetof(QueuedPkt, pg) == offsetof(QueuedPkt, out_port) + 2 &&
                   offsetof(QueuedPkt, queue) == offsetof(QueuedPkt, out_port) + 3);
     uint32_t k;
@@ -50,6 +53,28 @@ class QueuedRun {
     if (n_ != 0 && (key != key_ || n_ == kCapacity)) flush();
     key_ = key;
     run_[n_++] = p;
+  }
+  // add() of a plain copy (no ticket yet, not trimmed, no credit slots),
+  // built straight in the run: frame `m` of `bytes` from `in` to `out`,
+  // `pg_q_ip` = pg | queue << 8 | ip_version << 16, its header at
+  // `l3_offset` (0 when ip_version is 0). Equal to add(QueuedPkt{...}).
+  template <class Flush>
+  [[gnu::always_inline]] void add_plain(rte_mbuf* m, uint32_t bytes, uint16_t in, uint16_t out, uint32_t pg_q_ip,
+                                        uint16_t l3_offset, Flush&& flush) {
+    static_assert(std::endian::native == std::endian::little);
+    static_assert(offsetof(QueuedPkt, ticket) == 8 && sizeof(Ticket) == 8 && offsetof(QueuedPkt, bytes) == 16 &&
+                  offsetof(QueuedPkt, in_port) == 20 && offsetof(QueuedPkt, out_port) == 22 &&
+                  offsetof(QueuedPkt, pg) == 24 && offsetof(QueuedPkt, queue) == 25 &&
+                  offsetof(QueuedPkt, ip_version) == 26 && offsetof(QueuedPkt, trimmed) == 27 &&
+                  offsetof(QueuedPkt, l3_offset) == 28 && offsetof(QueuedPkt, credit_vl) == 30 &&
+                  offsetof(QueuedPkt, credit_slots) == 31);
+    const uint32_t key = uint32_t{out} | (pg_q_ip & 0xFFFFu) << 16;  // key_of()
+    if (n_ != 0 && (key != key_ || n_ == kCapacity)) flush();
+    key_ = key;
+    const uint64_t w[4] = {reinterpret_cast<uintptr_t>(m), 0,
+                           uint64_t{bytes} | uint64_t{in} << 32 | uint64_t{out} << 48,
+                           (pg_q_ip & 0xFFFFFFu) | uint64_t{l3_offset} << 32 | uint64_t{kNoCreditVl} << 48};
+    std::memcpy(&run_[n_++], w, sizeof(w));
   }
   // Hands the run over: its copies stay at data()[0, returned n) until the
   // next add(); the run is empty again.
@@ -89,10 +114,12 @@ struct RunPfc {
                                                    const QueuedPkt* run, uint16_t n) {
   const QueuedPkt& p0 = run[0];
   if (q.packets() + n > q.capacity()) return false;
+  std::array<uint32_t, QueuedRun::kCapacity> cells;  // n <= kCapacity
   uint64_t total = 0;
   uint64_t bytes_before_last = 0;
   for (uint16_t i = 0; i < n; ++i) {
-    total += mmu.cells_for(run[i].bytes);
+    cells[i] = mmu.cells_for(run[i].bytes);
+    total += cells[i];
     bytes_before_last += run[i].bytes;
   }
   bytes_before_last -= run[n - 1].bytes;
@@ -102,11 +129,17 @@ struct RunPfc {
   // asserted, no headroom, shared use below the limit: admit_run checks that).
   if (pfc.enabled && (pfc.xoff || mmu.pg_use(p0.in_port, p0.pg).hdrm != 0)) return false;
   Mmu::RunReserve res;
-  if (!mmu.admit_run_cells(p0.in_port, p0.pg, p0.out_port, p0.queue, total, mmu.cells_for(run[n - 1].bytes),
-                           pfc.enabled, res)) {
+  if (!mmu.admit_run_cells(p0.in_port, p0.pg, p0.out_port, p0.queue, total, cells[n - 1], pfc.enabled, res)) {
     return false;
   }
-  for (uint16_t i = 0; i < n; ++i) q.push(run[i], res.ticket(mmu.cells_for(run[i].bytes)));
+  if (res.ingress == 0 && res.egress == 0) {  // no reserved cells left: res.ticket(c) is {c, c, 0, c}
+    q.push_run(run, n, [&](uint32_t i) {
+      const auto c = static_cast<uint16_t>(cells[i]);
+      return Ticket{c, c, 0, c};
+    });
+  } else {
+    q.push_run(run, n, [&](uint32_t i) { return res.ticket(cells[i]); });
+  }
   qc.enqueued_packets += n;
   qc.watermark_bytes = std::max(qc.watermark_bytes, q.bytes());
   return true;

@@ -35,8 +35,8 @@ class BurstLearner {
 
   // Learns (mac, vlan) on `port`, unless it is the source just learned.
   void learn(Fdb& fdb, const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now) {
-    const Cache& c = cache_;
-    if (c.src_valid && c.src_port == port && c.src_vlan == vlan && mac_eq(c.src_mac, mac)) return;
+    const uint64_t key = Fdb::cache_key(mac, vlan);
+    if (key == cache_.src_key && port == cache_.src_port) return;
     learn_slow(fdb, mac, vlan, port, now);
   }
   // The port of (mac, vlan), through the cached last destination.
@@ -55,6 +55,7 @@ class BurstLearner {
   // it; past kRxStageBurst such keys, a live lookup. (A plain int, not an
   // optional: returning std::optional<uint16_t> cost 8 instructions a packet.)
   int32_t dst_after_bulk(const Fdb& fdb, int32_t bulk, const MacAddr& mac, uint16_t vlan, uint16_t in) const {
+    if (new_n_ == 0) return bulk;  // nothing learned in the pass (overflow_ implies new_n_ != 0)
     if (overflow_) {
       const std::optional<uint16_t> p = fdb.lookup(mac, vlan);
       return p ? int32_t{*p} : -1;
@@ -70,9 +71,7 @@ class BurstLearner {
   void learn_slow(Fdb& fdb, const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now) {
     Cache& c = cache_;
     const LearnOutcome o = fdb.learn(mac, vlan, port, now);
-    c.src_valid = true;
-    c.src_mac = mac;
-    c.src_vlan = vlan;
+    c.src_key = Fdb::cache_key(mac, vlan);
     c.src_port = port;
     if (o == LearnOutcome::kLearned || o == LearnOutcome::kMoved) {
       c.dst_valid = false;
@@ -84,14 +83,14 @@ class BurstLearner {
     }
   }
   // The last source learned and destination looked up in this burst.
+  // src_key: Fdb::cache_key of the source; src_port kNoPort: none yet.
+  static constexpr uint32_t kNoPort = 0xFFFFFFFFu;
   struct Cache {
-    bool src_valid = false;
+    uint64_t src_key = 0;
+    uint32_t src_port = kNoPort;
     bool dst_valid = false;
-    uint16_t src_vlan = 0;
-    uint16_t src_port = 0;
     uint16_t dst_vlan = 0;
     std::optional<uint16_t> dst_port;
-    MacAddr src_mac{};
     MacAddr dst_mac{};
   };
   Cache cache_;

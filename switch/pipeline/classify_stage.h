@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -57,8 +59,17 @@ struct RxMeta {
   uint8_t pad_ = 0;
   uint16_t vlan = 0;        // the frame's VID; untagged / VID 0: the port's PVID (kDefaultVlan)
   uint16_t udp_offset = 0;  // 0: not UDP
+
+  // pg | queue << 8 | ip_version << 16 (QueuedRun::add_plain), one load.
+  uint32_t pg_q_ip() const {
+    static_assert(std::endian::native == std::endian::little);
+    uint32_t w;
+    std::memcpy(&w, this, 4);
+    return w >> 8;
+  }
 };
 static_assert(sizeof(RxMeta) == 10);
+static_assert(offsetof(RxMeta, pg) == 1 && offsetof(RxMeta, queue) == 2 && offsetof(RxMeta, ip_version) == 3);
 
 // What stage A reads of the ingress port.
 struct ClassifyPort {

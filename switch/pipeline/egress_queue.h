@@ -95,6 +95,48 @@ class EgressQueue {
     }
     return ring_[head_ & mask_].bytes;
   }
+  // Pops heads in order while take(head, k) (k: how many taken before it)
+  // says so, at most `max`: pop() of each, with the ring's indices held in
+  // registers. Returns how many and their bytes.
+  struct Popped {
+    uint32_t packets = 0;
+    uint64_t bytes = 0;
+  };
+  template <class Take>
+  [[gnu::always_inline]] Popped pop_while(uint32_t max, Take&& take) {
+    const QueuedPkt* ring = ring_.get();
+    const uint32_t mask = mask_;
+    const uint32_t tail = tail_;
+    uint32_t h = head_;
+    Popped r;
+    while (r.packets < max && h != tail) {
+      const QueuedPkt& f = ring[h & mask];
+      if (!take(f, r.packets)) break;
+      r.bytes += f.bytes;
+      ++r.packets;
+      ++h;
+    }
+    bytes_ -= r.bytes;
+    if (h == tail) h = tail_ = 0;
+    head_ = h;
+    return r;
+  }
+  // push(run[i], ticket(i)) for i in [0, n): the caller checked that n fit.
+  template <class TicketOf>
+  [[gnu::always_inline]] void push_run(const QueuedPkt* run, uint32_t n, TicketOf&& ticket) {
+    QueuedPkt* ring = ring_.get();
+    const uint32_t mask = mask_;
+    uint32_t t = tail_;
+    uint64_t b = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      QueuedPkt& slot = ring[t++ & mask];
+      slot = run[i];
+      slot.ticket = ticket(i);
+      b += run[i].bytes;
+    }
+    tail_ = t;
+    bytes_ += b;
+  }
   QueuedPkt pop() {
     const QueuedPkt p = ring_[head_++ & mask_];
     bytes_ -= p.bytes;

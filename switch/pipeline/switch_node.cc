@@ -85,6 +85,12 @@ bool l3_valid(const wire::FrameInfo& f) {
   }
 }
 
+// A routed frame's UDP source (at 0) or destination (at 2) port, for the
+// ECMP flow hash; 0 when not UDP.
+uint16_t udp_port(const uint8_t* d, const RxMeta& r, uint32_t at) {
+  return r.udp_offset != 0 ? static_cast<uint16_t>(d[r.udp_offset + at] << 8 | d[r.udp_offset + at + 1]) : uint16_t{0};
+}
+
 constexpr wire::ParseOptions kParseOptions{.verify_ipv4_checksum = kRxVerifyIpv4Checksum, .stop_at_udp = true};
 
 }  // namespace
@@ -233,6 +239,8 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
   const bool on_credit = ip.credit != nullptr;
   const bool defer = !on_credit;
   run_defer_ = defer;  // enqueue() collects runs (flush_run)
+  // Port faults change only in advance() (switch_node_ports.cc): one test a pass.
+  const bool plain = st_->faulty() == 0;
   for (uint16_t i = 0; i < n; ++i) {
     rte_mbuf* m = pkts[i];
     const RxMeta& r = meta[i];
@@ -246,54 +254,59 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
     }
     auto* d = rte_pktmbuf_mtod(m, uint8_t*);
     auto* eth = reinterpret_cast<wire::EthHeader*>(d);
+    const uint16_t l3_offset = r.ip_version != 0 ? r.l3_offset : 0;  // L2 frames that are IP keep it for ECN
+    const bool dst_unicast = (eth->dst.bytes[0] & 1u) == 0;
+    int32_t out = -1;  // a kL2 unicast frame's FDB port; -1: unknown
+    if (!on_credit) [[likely]] {
+      if ((eth->src.bytes[0] & 1u) == 0) l2_.learn(fdb, eth->src.bytes, r.vlan, in, now);
+      if (r.step == RxStep::kL2 && dst_unicast) {
+        out = l2_.dst_after_bulk(fdb, found.fdb(i), eth->dst.bytes, r.vlan, in);
+        // The common case, what enqueue() does with it: a known unicast
+        // destination on another port, no port faults, runs deferred: the
+        // copy built straight in the run.
+        if (out >= 0 && out != in && plain) [[likely]] {
+          run_.add_plain(m, m->pkt_len, in, static_cast<uint16_t>(out), r.pg_q_ip(), l3_offset, [this] { flush_run(); });
+          continue;
+        }
+      }
+    }
     QueuedPkt pkt;
     pkt.mbuf = m;
-    pkt.in_port = in;
     pkt.bytes = m->pkt_len;
+    pkt.in_port = in;
     pkt.pg = r.pg;
     pkt.queue = r.queue;
+    pkt.ip_version = r.ip_version;
+    pkt.l3_offset = l3_offset;
     pkt.credit_vl = kNoCreditVl;
-    if (on_credit) [[unlikely]] credit_on_arrival(in, pkt);  // credit: its VL slots, the packet in hand
-    if ((eth->src.bytes[0] & 1u) == 0) l2_.learn(fdb, eth->src.bytes, r.vlan, in, now);
-    // UDP ports, for the ECMP flow hash of routed frames.
-    auto udp_port = [&](uint32_t at) {
-      return r.udp_offset != 0 ? static_cast<uint16_t>(d[r.udp_offset + at] << 8 | d[r.udp_offset + at + 1]) : uint16_t{0};
-    };
+    if (on_credit) [[unlikely]] {
+      credit_on_arrival(in, pkt);  // credit: its VL slots, the packet in hand (before learning)
+      if ((eth->src.bytes[0] & 1u) == 0) l2_.learn(fdb, eth->src.bytes, r.vlan, in, now);
+      if (r.step == RxStep::kL2 && dst_unicast) out = l2_.dst_after_bulk(fdb, found.fdb(i), eth->dst.bytes, r.vlan, in);
+    }
     switch (r.step) {
-      case RxStep::kL2: {
-        // L2 frames that are IP keep their header for ECN marking.
-        if (r.ip_version != 0) {
-          pkt.ip_version = r.ip_version;
-          pkt.l3_offset = r.l3_offset;
-        }
-        if ((eth->dst.bytes[0] & 1u) != 0) {
+      case RxStep::kL2:
+        if (!dst_unicast) {
           forward_l2(in, pkt, std::nullopt);
-          break;
-        }
-        const int32_t out = l2_.dst_after_bulk(fdb, found.fdb(i), eth->dst.bytes, r.vlan, in);
-        if (out >= 0 && out != in) {
+        } else if (out >= 0 && out != in) {
           pkt.out_port = static_cast<uint16_t>(out);
           enqueue(pkt);
         } else {
           forward_l2(in, pkt, out >= 0 ? std::optional<uint16_t>(static_cast<uint16_t>(out)) : std::nullopt);
         }
         break;
-      }
       case RxStep::kRoute4: {
         auto* v4 = reinterpret_cast<wire::Ipv4Header*>(d + r.l3_offset);
-        pkt.ip_version = 4;
-        pkt.l3_offset = r.l3_offset;
         if (v4->ttl <= 1) {
           drop(in, m, DropCause::kTtlExpired);
           break;
         }
-        forward_v4(in, pkt, eth, v4, udp_port(0), udp_port(2), found.route4(i));
+        forward_v4(in, pkt, eth, v4, udp_port(d, r, 0), udp_port(d, r, 2), found.route4(i));
         break;
       }
       case RxStep::kRoute6:
-        pkt.ip_version = 6;
-        pkt.l3_offset = r.l3_offset;
-        forward_v6(in, pkt, eth, reinterpret_cast<wire::Ipv6Header*>(d + r.l3_offset), udp_port(0), udp_port(2));
+        forward_v6(in, pkt, eth, reinterpret_cast<wire::Ipv6Header*>(d + r.l3_offset), udp_port(d, r, 0),
+                   udp_port(d, r, 2));
         break;
       case RxStep::kSlow:
         break;

@@ -42,12 +42,7 @@ class ReleaseBatch {
     pg_ = pg;
   }
   void add(const Ticket& t) { sum_.add(t); }
-  void add(const Mmu::TicketSum& s) {
-    sum_.cells += s.cells;
-    sum_.ing_shared += s.ing_shared;
-    sum_.ing_hdrm += s.ing_hdrm;
-    sum_.eg_shared += s.eg_shared;
-  }
+  void add(const Mmu::TicketSum& s) { sum_.add(s); }
   bool open_on(int q) const { return q_ == q; }
   uint16_t in_port() const { return in_; }
   uint8_t pg() const { return pg_; }
@@ -83,22 +78,24 @@ struct TxRun {
 [[gnu::always_inline]] inline TxRun tx_run(PortScheduler& sched, EgressQueue& eq, int q, ReleaseBatch& rel,
                                            uint32_t& head, rte_mbuf** out, uint16_t room) {
   TxRun r;
-  if (!rel.open_on(q)) return r;
+  if (!rel.open_on(q) || head == 0) return r;
   const uint16_t in = rel.in_port();
   const uint8_t pg = rel.pg();
   Mmu::TicketSum sum;
-  uint32_t h = head;
-  while (r.packets < room && h != 0) {
-    const QueuedPkt& f = eq.front();
-    if (f.in_port != in || f.pg != pg || f.trimmed || f.credit_vl != kNoCreditVl) break;
-    if (!sched.repeat(q, h)) break;
+  int64_t budget = sched.repeat_budget(q);  // repeat(), head by head
+  const EgressQueue::Popped p = eq.pop_while(room, [&](const QueuedPkt& f, uint32_t k) {
+    if (f.in_port != in || f.pg != pg || f.trimmed || f.credit_vl != kNoCreditVl) return false;
+    if (budget < int64_t{f.bytes}) return false;
+    budget -= f.bytes;
     sum.add(f.ticket);
-    r.bytes += h;
-    out[r.packets++] = f.mbuf;
-    h = eq.pop_head(h);
-  }
-  head = h;
+    out[k] = f.mbuf;
+    return true;
+  });
+  sched.repeat_settle(q, budget);
+  head = eq.head_bytes();
   rel.add(sum);
+  r.packets = static_cast<uint16_t>(p.packets);
+  r.bytes = p.bytes;
   return r;
 }
 

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <span>
 
 namespace sf::sw {
@@ -38,6 +39,17 @@ class PortScheduler {
   // (and charged as pick() would) when pick() would return q again; false
   // changes nothing, and pick() decides. Cheaper than pick() per packet.
   bool repeat(int q, uint32_t head_bytes);
+  // repeat() over a run of heads of q, with the deficit in the caller's
+  // hands: repeat_budget(q) is what the calls may spend (strict: no limit);
+  // a head of b bytes (b > 0) is taken while b <= the budget left, which
+  // then drops by b (exactly repeat()'s test and charge); repeat_settle(q,
+  // left) stores what is left. Equal to calling repeat() head by head.
+  int64_t repeat_budget(int q) const {
+    return cfg_[q].type == SchedType::kStrict ? std::numeric_limits<int64_t>::max() : deficit_[q];
+  }
+  void repeat_settle(int q, int64_t left) {
+    if (cfg_[q].type != SchedType::kStrict) deficit_[q] = left;
+  }
   // What `picks` pick() calls do when no DWRR queue has a packet it may
   // send (every queue is visited 2 x 8 + 1 times: deficits cleared, the turn
   // moves on by one per call), in O(1): a driver that stops offering an
