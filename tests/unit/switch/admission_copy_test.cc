@@ -13,20 +13,13 @@
 #include <memory>
 #include <random>
 
+#include "tests/unit/switch/queued_copy.h"
+
 namespace sf::sw {
 namespace {
 
-constexpr uint32_t kCell = 256;
-
-QueuedPkt copy(uint16_t out, uint8_t pg, uint8_t q, uint32_t bytes = 1000, uint16_t in = 0) {
-  QueuedPkt p;
-  p.in_port = in;
-  p.out_port = out;
-  p.pg = pg;
-  p.queue = q;
-  p.bytes = bytes;
-  return p;
-}
+using test::copy;
+using test::kCell;
 
 // Two ports. PG 0 lossy, PG 3 lossless. Egress queues: 0 static limit of 8
 // cells (drop), 2 the same with packet_discard_action trim, 1 no profile,

@@ -13,20 +13,13 @@
 #include <cstring>
 #include <vector>
 
+#include "tests/unit/switch/queued_copy.h"
+
 namespace sf::sw {
 namespace {
 
-constexpr uint32_t kCell = 256;
-
-QueuedPkt copy(uint16_t out, uint8_t pg, uint8_t q, uint32_t bytes = 1000, uint16_t in = 0) {
-  QueuedPkt p;
-  p.in_port = in;
-  p.out_port = out;
-  p.pg = pg;
-  p.queue = q;
-  p.bytes = bytes;
-  return p;
-}
+using test::copy;
+using test::kCell;
 
 TEST(QueuedRun, CopiesOfOneKeyJoinAnotherKeyOrAFullRunFlushesFirst) {
   QueuedRun run;
