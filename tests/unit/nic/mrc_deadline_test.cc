@@ -48,18 +48,7 @@ void connect(MrcRig& rig, Endpoint& x, Endpoint& y, v::MrcQpAttr a, int mask, ui
     ASSERT_EQ(v::modify_qp(e->qp, &r, v::kQpState), 0);
   }
   if (planes > 1) {
-    for (int side = 0; side < 2; ++side) {
-      Endpoint& self = side == 0 ? x : y;
-      NicNode& peer = side == 0 ? rig.b : rig.a;
-      v::MrcQpAttr m = a;
-      m.num_peer_ports = planes;
-      for (uint8_t k = 0; k < planes; ++k) {
-        const rc::LocalAddr& l = peer.host(0).local(static_cast<uint8_t>(k + 1));
-        m.peer_gid[k] = v::gid_from_ipv4(l.ipv4);
-        for (int i = 0; i < 6; ++i) m.peer_mac[k][i] = l.mac.bytes[i];
-      }
-      ASSERT_EQ(v::mrc_modify_qp(self.qp, &m, mask | v::kMrcPeerPorts), 0) << self.qp->mrc_error();
-    }
+    tell_peer_planes(rig, x, y, a, mask, planes);
     mask = 0;
   }
   ConnParams p;

@@ -459,6 +459,23 @@ inline void connect_mrc(Endpoint& x, Endpoint& y, const v::MrcQpAttr* attr = nul
   ASSERT_EQ(connect_qp(y, x, q), 0) << y.qp->mrc_error();
 }
 
+// Tells both QPs (in RESET or INIT) the peer's per-plane addresses (port
+// k + 1 of the other host for plane k), with `a` / `mask` applied too.
+inline void tell_peer_planes(MrcRig& rig, Endpoint& x, Endpoint& y, const v::MrcQpAttr& a, int mask, uint8_t planes) {
+  for (int side = 0; side < 2; ++side) {
+    Endpoint& self = side == 0 ? x : y;
+    NicNode& peer = side == 0 ? rig.b : rig.a;
+    v::MrcQpAttr m = a;
+    m.num_peer_ports = planes;
+    for (uint8_t k = 0; k < planes; ++k) {
+      const rc::LocalAddr& l = peer.host(0).local(static_cast<uint8_t>(k + 1));
+      m.peer_gid[k] = v::gid_from_ipv4(l.ipv4);
+      for (int i = 0; i < 6; ++i) m.peer_mac[k][i] = l.mac.bytes[i];
+    }
+    ASSERT_EQ(v::mrc_modify_qp(self.qp, &m, mask | v::kMrcPeerPorts), 0) << self.qp->mrc_error();
+  }
+}
+
 inline const mrc::MrcCounters& mctr(const Endpoint& e) { return e.qp->mrc()->counters(); }
 
 // Runs until `n` send completions on `e` (or the limit); returns them.

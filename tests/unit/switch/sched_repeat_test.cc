@@ -14,6 +14,17 @@
 namespace sf::sw {
 namespace {
 
+// A random mix of strict and DWRR queues (weights 1-4, priorities 0-3).
+std::array<QueueSchedConfig, kSchedQueues> random_config(std::mt19937& rng) {
+  std::array<QueueSchedConfig, kSchedQueues> cfg{};
+  for (auto& c : cfg) {
+    c.type = rng() % 3 == 0 ? SchedType::kStrict : SchedType::kDwrr;
+    c.weight = 1 + rng() % 4;
+    c.priority = rng() % 4;
+  }
+  return cfg;
+}
+
 // 1. Random strict / DWRR mixes (weights 1..4, priorities 0..3), random
 // packet sizes, random paused queues per transmit call, random arrivals
 // between calls. Expect: the same queue for every packet, and repeat()
@@ -23,12 +34,7 @@ TEST(SchedulerRepeat, SameOrderAsPick) {
   uint64_t repeated = 0;
   uint64_t sent = 0;
   for (int round = 0; round < 200; ++round) {
-    std::array<QueueSchedConfig, kSchedQueues> cfg{};
-    for (auto& c : cfg) {
-      c.type = rng() % 3 == 0 ? SchedType::kStrict : SchedType::kDwrr;
-      c.weight = 1 + rng() % 4;
-      c.priority = rng() % 4;
-    }
+    const std::array<QueueSchedConfig, kSchedQueues> cfg = random_config(rng);
     PortScheduler ref(cfg);
     PortScheduler fast(cfg);
     std::array<std::deque<uint32_t>, kSchedQueues> queues;
@@ -115,12 +121,7 @@ TEST(SchedulerRepeat, IdlePicksEqualEmptyPicks) {
 TEST(SchedulerRepeat, BudgetEqualsRepeatHeadByHead) {
   std::mt19937 rng(4242);
   for (int round = 0; round < 2000; ++round) {
-    std::array<QueueSchedConfig, kSchedQueues> cfg{};
-    for (auto& c : cfg) {
-      c.type = rng() % 3 == 0 ? SchedType::kStrict : SchedType::kDwrr;
-      c.weight = 1 + rng() % 4;
-      c.priority = rng() % 4;
-    }
+    const std::array<QueueSchedConfig, kSchedQueues> cfg = random_config(rng);
     PortScheduler ref(cfg);
     PortScheduler fast(cfg);
     std::array<uint32_t, kSchedQueues> head{};
