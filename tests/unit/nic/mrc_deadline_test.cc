@@ -18,25 +18,10 @@
 namespace sf::nic::test {
 namespace {
 
-// make_mrc_endpoint with a send CQ of `scq_entries` (a small one overruns).
+// make_mrc_endpoint with 64 WRs a queue and a send CQ of `scq_entries` (a
+// small one overruns).
 Endpoint make_ep(NicNode& node, size_t buf_bytes, int scq_entries) {
-  Endpoint e;
-  e.ctx = v::open_device(node, 0);
-  e.pd = v::alloc_pd(e.ctx.get());
-  e.scq = v::create_cq(e.ctx.get(), scq_entries);
-  e.rcq = v::create_cq(e.ctx.get(), 4096);
-  v::QpInitAttr ia;
-  ia.send_cq = e.scq;
-  ia.recv_cq = e.rcq;
-  ia.qp_type = v::QpType::kMrc;
-  ia.cap.max_send_wr = 64;
-  ia.cap.max_recv_wr = 64;
-  ia.cap.max_send_sge = 4;
-  ia.cap.max_recv_sge = 4;
-  e.qp = v::create_qp(e.pd, &ia);
-  e.buf.assign(buf_bytes, 0);
-  e.mr = v::reg_mr(e.pd, e.buf.data(), e.buf.size(), kAllAccess);
-  return e;
+  return make_mrc_endpoint(node, buf_bytes, 64, scq_entries);
 }
 
 // Both QPs in RESET (from any state), then connected with `a` / `mask`;

@@ -245,11 +245,11 @@ inline NicConfig mrc_node_cfg(int host, int ports, BitRate rate, uint64_t trimme
   return c;
 }
 
-inline Endpoint make_mrc_endpoint(NicNode& node, size_t buf_bytes, uint32_t max_wr = 256) {
+inline Endpoint make_mrc_endpoint(NicNode& node, size_t buf_bytes, uint32_t max_wr = 256, int scq_entries = 4096) {
   Endpoint e;
   e.ctx = v::open_device(node, 0);
   e.pd = v::alloc_pd(e.ctx.get());
-  e.scq = v::create_cq(e.ctx.get(), 4096);
+  e.scq = v::create_cq(e.ctx.get(), scq_entries);
   e.rcq = v::create_cq(e.ctx.get(), 4096);
   v::QpInitAttr ia;
   ia.send_cq = e.scq;
