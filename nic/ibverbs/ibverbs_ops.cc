@@ -27,24 +27,20 @@ int op_poll_cq(ibv_cq* ibcq, int num_entries, ibv_wc* wc) {
   Runtime& rt = rt_of(ibcq->context);
   if (num_entries <= 0) return num_entries == 0 ? 0 : -EINVAL;
   // An empty CQ costs one atomic load: no lock, no syscall, no doorbell
-  // (Runtime::ring() says why the progress thread needs no wake here).
-  // SFVERBS_POLL_YIELD=N (default 0, off): every Nth empty poll of a thread
-  // yields its core, so that an application spinning on its CQ on a machine
-  // with fewer cores than busy threads lets the progress threads run
-  // (docs/ibverbs.md "RDMA CM", perftest -R's server).
+  // (Runtime::ring() says why the progress thread needs no wake here); with
+  // inline progress this thread first moves the datapath itself (try_lock:
+  // never blocks). Every empty poll counts towards SFVERBS_POLL_YIELD
+  // (Runtime::empty_poll()).
   if (cq->w.depth.load(std::memory_order_acquire) == 0) {
     if (!rt.inline_enabled()) {
-      if (const uint32_t every = rt.config().poll_yield; every != 0) {
-        static thread_local uint32_t empties = 0;
-        if (++empties >= every) {
-          empties = 0;
-          rt.poll_yield();
-        }
-      }
+      rt.empty_poll();
       return 0;
     }
-    rt.inline_progress();  // this thread moves the datapath while it waits (try_lock: never blocks)
-    if (cq->w.depth.load(std::memory_order_acquire) == 0) return 0;
+    rt.inline_progress();
+    if (cq->w.depth.load(std::memory_order_acquire) == 0) {
+      rt.empty_poll();
+      return 0;
+    }
   }
   v::Wc tmp[32];
   int got = 0;

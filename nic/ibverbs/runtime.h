@@ -138,8 +138,16 @@ class Runtime {
     return {bell_.load(std::memory_order_relaxed), wakes_.load(std::memory_order_relaxed),
             sleeps_.load(std::memory_order_relaxed), poll_yields_.load(std::memory_order_relaxed)};
   }
-  // An application thread yields its core (SFVERBS_POLL_YIELD), counted.
-  void poll_yield() {
+  // An ibv_poll_cq that found its CQ empty: every SFVERBS_POLL_YIELD-th of a
+  // thread yields its core (counted), so that an application spinning on its
+  // CQ on a machine with fewer cores than busy threads lets the progress
+  // threads run (docs/ibverbs.md "RDMA CM", perftest -R's server); 0 never.
+  void empty_poll() {
+    const uint32_t every = cfg_.poll_yield;
+    if (every == 0) return;
+    static thread_local uint32_t empties = 0;
+    if (++empties < every) return;
+    empties = 0;
     poll_yields_.fetch_add(1, std::memory_order_relaxed);
     sched_yield();
   }

@@ -389,10 +389,11 @@ int main(int argc, char** argv) {
       CHECK(after[0] == before[0] && after[1] == before[1],
             "100000 empty polls rang the doorbell %llu times and woke the progress thread %llu times",
             (unsigned long long)(after[0] - before[0]), (unsigned long long)(after[1] - before[1]));
-      /* SFVERBS_POLL_YIELD=N: this thread yielded once per N of them (give
-         or take the empty polls it counted before), else never. */
-      /* The effective N is the library's (its 5th counter): SFVERBS_POLL_YIELD
-         as given, or auto's choice from this process's CPUs (1024 below 4). */
+      /* SFVERBS_POLL_YIELD=N (inline progress or not): this thread yielded
+         once per N of them (give or take the empty polls it counted before),
+         never with N = 0. The effective N is the library's (its 5th counter):
+         SFVERBS_POLL_YIELD as given, or auto's choice from this process's CPUs
+         (1024 below 4). */
       const char* py = getenv("SFVERBS_POLL_YIELD");
       long ncpu = 0;
       {
@@ -402,11 +403,10 @@ int main(int argc, char** argv) {
       const uint64_t want = py != NULL && strcmp(py, "auto") != 0 ? strtoull(py, NULL, 10) : (ncpu < 4 ? 1024 : 0);
       CHECK(after[4] == want, "SFVERBS_POLL_YIELD in effect %llu, expected %llu (%ld CPUs)",
             (unsigned long long)after[4], (unsigned long long)want, ncpu);
-      const uint64_t every = getenv("SFVERBS_INLINE_PROGRESS") == NULL ? want : 0;
       const uint64_t yields = after[3] - before[3];
-      CHECK(every == 0 ? yields == 0 : (yields == 100000 / every || yields == 100000 / every + 1),
+      CHECK(want == 0 ? yields == 0 : (yields == 100000 / want || yields == 100000 / want + 1),
             "100000 empty polls yielded %llu times with SFVERBS_POLL_YIELD=%llu", (unsigned long long)yields,
-            (unsigned long long)every);
+            (unsigned long long)want);
       struct ibv_sge es = {(uintptr_t)src, 4096, mr->lkey};
       w.wr_id = 6;
       w.sg_list = &es;
