@@ -374,8 +374,9 @@ __attribute__((visibility("default"))) int ibv_rereg_mr(ibv_mr*, int, ibv_pd*, v
 // Test hook, not a libibverbs name (version SFVERBS_PRIVATE_1): the
 // doorbell's counters, out[0] rings, out[1] futex wakes, out[2] progress-
 // thread sleeps, out[3] SFVERBS_POLL_YIELD yields (Runtime::DoorbellStats),
-// at most n of them. Returns how many
-// were written, or -1 (errno ENODEV) before the datapath has started.
+// out[4] the SFVERBS_POLL_YIELD in effect (auto resolved); at most n of
+// them. Returns how many were written, or -1 (errno ENODEV) before the
+// datapath has started.
 // tests/integration/ibverbs/verbs_check.c finds it with dlsym.
 __attribute__((visibility("default"))) int sfverbs_doorbell_stats(uint64_t* out, int n) {
   std::string err;
