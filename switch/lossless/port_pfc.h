@@ -15,7 +15,7 @@
 //    as of `now` (pfc_to_queue).
 // Every port has one (a PAUSE frame pauses any port); a port without
 // lossless PGs pays, per packet, the idle() test of a zero priority mask
-// on release. The node wires it in (switch_node.cc): the PG occupancy comes
+// on release. The node wires it in (switch_node_admit.cc, switch_node_tx.cc): the PG occupancy comes
 // from the Mmu, the frames from its ctrl_pool, and the watchdog (a port
 // component of its own) hears of pauses. Pure logic, no allocation.
 #pragma once

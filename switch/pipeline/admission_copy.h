@@ -1,6 +1,6 @@
 // Receive stage D copy by copy (docs/architecture.md "Switch pipeline"):
 // the pure-logic halves of SwitchNode::enqueue_one / to_egress
-// (switch_node.cc), for the copies admit_run_whole (admission_stage.h) did
+// (switch_node_admit.cc), for the copies admit_run_whole (admission_stage.h) did
 // not take in one step. The node keeps what the port components and its
 // resources decide around them: watchdog drops, port state, trimming,
 // shard rings, PFC updates, the counted drop and the mbuf.
@@ -27,7 +27,7 @@
 
 namespace sf::sw {
 
-// The drop cause of an MMU refusal (switch_node.cc).
+// The drop cause of an MMU refusal (switch_node_admit.cc).
 DropCause drop_cause_of(DropReason r);
 
 // Where a copy goes after its ingress admission.

@@ -5,7 +5,7 @@
 // (admit_run_whole: one Mmu::admit_run, the copies pushed in order) when
 // that is exact, i.e. every copy would be accepted copy by copy with
 // nothing held, marked, dropped, trimmed and no PFC state moving; else the
-// node admits it copy by copy (SwitchNode::enqueue_one, switch_node.cc),
+// node admits it copy by copy (SwitchNode::enqueue_one, switch_node_admit.cc),
 // where the port components act (watchdog drops, hold FIFOs, trimming,
 // shard rings, WRED draws).
 //

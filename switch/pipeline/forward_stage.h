@@ -3,7 +3,7 @@
 // result stage B looked up, ECMP by flow hash), routed IPv6 (LPM, or SRv6
 // uN through the uSID table), L2 (the FDB port, or the flood set). Each
 // decision names a next hop or egress ports, or the drop cause; the caller
-// (SwitchNode::forward_*, switch_node.cc) rewrites the headers, counts, and
+// (SwitchNode::forward_*, switch_node_rx.cc) rewrites the headers, counts, and
 // hands each copy to admission (stage D, admission_stage.h) as a QueuedPkt.
 //
 // Pure logic over tables and headers: no counters, no drops, no allocation

@@ -82,7 +82,7 @@ class SwitchNode final : public Node {
   uint16_t transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now) override;
   TimeNs next_wakeup(TimeNs now) const override;
   void advance(TimeNs now) override;
-  // Transmit offers (sf-sim, Node::next_tx_port; switch_node.cc "Transmit
+  // Transmit offers (sf-sim, Node::next_tx_port; switch_node_tx.cc "Transmit
   // offers"): the ports with a queued packet, a PFC frame owed or due, a
   // received pause to refresh, a watchdog or credit FC, found from two
   // bitmaps kept as packets are queued and PFC state changes, not by a scan.
@@ -193,12 +193,12 @@ class SwitchNode final : public Node {
   // A port and its components (switch_port.h).
   using Port = SwitchPort;
   static constexpr uint64_t kNotIdle = SwitchPort::kNotIdle;
-  // One stage pass over pkts[0, n), n <= kStageBurst (switch_node.cc), the
+  // One stage pass over pkts[0, n), n <= kStageBurst (switch_node_rx.cc), the
   // only receive path (every port, every frame): stage A (classify_stage.h),
   // stage B (lookup_stage.h), stage C (learn: burst_learner.h, forward:
   // forward_stage.h; kSlow frames: slow_frame()), stage D (admission_stage.h).
   void receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs now);
-  // ---- transmit offers and wakeups (switch_node.cc "Transmit offers")
+  // ---- transmit offers and wakeups (switch_node_tx.cc "Transmit offers")
   // Bit p of tx_ports_: port p may have a queued packet (set on every push,
   // cleared lazily when found empty). Bit p of ctl_ports_: port p may have
   // PFC / watchdog / credit work or timers (ctl_active), set when its PFC

@@ -45,7 +45,7 @@ void SwitchNode::apply_port_bits(uint16_t port, uint8_t bits, TimeNs now) {
   now_ = now;
   const uint8_t old = st_->bits(port);
   st_->set_bits(port, bits);
-  // Transmit offers (switch_node.cc): a down port's transmit does nothing,
+  // Transmit offers (switch_node_tx.cc): a down port's transmit does nothing,
   // not even an empty pick; from up again it is idle.
   Port& op = ports_[port];
   if (oper(old) && !oper(bits) && op.idle_round != kNotIdle) {

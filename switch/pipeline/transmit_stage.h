@@ -1,5 +1,5 @@
 // Transmit stage E's per-packet helpers (docs/architecture.md "Switch
-// pipeline"): SwitchNode::transmit (switch_node.cc) runs the scheduler over
+// pipeline"): SwitchNode::transmit (switch_node_tx.cc) runs the scheduler over
 // a port's egress queues (PortScheduler: strict + DWRR, repeat() while the
 // same queue goes on), pops, releases the cells and hands the frames to the
 // driver; these are the parts of that loop with their own state or logic:
@@ -62,7 +62,7 @@ class ReleaseBatch {
 };
 
 // The plain packets of a queue in a row, for SwitchNode::transmit's loop
-// (switch_node.cc): after it sent a packet of queue q with the release
+// (switch_node_tx.cc): after it sent a packet of queue q with the release
 // batch `rel` open, and nothing of the port (credit, watchdog, INT on q)
 // nor any hold FIFO acts per packet, each further head of q that joins
 // `rel` (same ingress port and PG), is not trimmed, holds no credit and that
