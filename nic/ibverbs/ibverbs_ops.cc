@@ -6,10 +6,29 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <type_traits>
 
 #include "nic/ibverbs/ibverbs_objects.h"
 
 namespace sf::nic::ibverbs::abi {
+
+namespace {
+
+// Stack room for N objects of one of the NIC's WR/WC structs, left
+// uninitialised: their default member initialisers would zero the whole array
+// on every call (2 KiB per ibv_post_send: 16 SendWr and 64 Sge; 1.5 KiB per
+// ibv_poll_cq that finds a completion: 32 Wc), where each element used is
+// assigned in full before it is read (convert_send, v::poll_cq).
+template <class T, int N>
+struct Scratch {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+  union {
+    T v[N];
+  };
+  Scratch() {}  // NOLINT(modernize-use-equals-default): = default would initialise v
+};
+
+}  // namespace
 
 void channel_notify(void* arg) {
   SfCq* cq = static_cast<SfCq*>(arg);
@@ -42,19 +61,19 @@ int op_poll_cq(ibv_cq* ibcq, int num_entries, ibv_wc* wc) {
       return 0;
     }
   }
-  v::Wc tmp[32];
+  Scratch<v::Wc, 32> tmp;
   int got = 0;
   std::lock_guard<sf::nic::ibverbs::DeviceLock> g(rt.lock());
   while (got < num_entries) {
     const int want = std::min<int>(num_entries - got, 32);
-    const int n = v::poll_cq(cq->w.cq, want, tmp);
+    const int n = v::poll_cq(cq->w.cq, want, tmp.v);
     if (n < 0) {
       if (got == 0) got = n;
       break;
     }
     for (int i = 0; i < n; ++i) {
       ibv_wc& o = wc[got + i];
-      const v::Wc& s = tmp[i];
+      const v::Wc& s = tmp.v[i];
       std::memset(&o, 0, sizeof o);
       o.wr_id = s.wr_id;
       o.status = static_cast<ibv_wc_status>(s.status);
@@ -148,13 +167,14 @@ int op_post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
     std::lock_guard<sf::nic::ibverbs::DeviceLock> g(rt.lock());
     ibv_send_wr* w = wr;
     while (w != nullptr && rc == 0) {
-      v::SendWr o[kPostBatch];
-      v::Sge sges[kPostBatch][sf::nic::rc::kMaxSge];
+      Scratch<v::SendWr, kPostBatch> wrs;
+      Scratch<v::Sge, kPostBatch * sf::nic::rc::kMaxSge> sges;
+      v::SendWr* o = wrs.v;
       ibv_send_wr* src[kPostBatch];
       int n = 0;
       int conv = 0;
       for (; w != nullptr && n < kPostBatch; w = w->next, ++n) {
-        conv = convert_send(qp, w, &o[n], sges[n], qp->posted + static_cast<uint64_t>(n));
+        conv = convert_send(qp, w, &o[n], &sges.v[n * sf::nic::rc::kMaxSge], qp->posted + static_cast<uint64_t>(n));
         if (conv != 0) break;
         src[n] = w;
         if (n > 0) o[n - 1].next = &o[n];
