@@ -71,10 +71,14 @@ class QueuedRun {
     const uint32_t key = uint32_t{out} | (pg_q_ip & 0xFFFFu) << 16;  // key_of()
     if (n_ != 0 && (key != key_ || n_ == kCapacity)) flush();
     key_ = key;
-    const uint64_t w[4] = {reinterpret_cast<uintptr_t>(m), 0,
-                           uint64_t{bytes} | uint64_t{in} << 32 | uint64_t{out} << 48,
-                           (pg_q_ip & 0xFFFFFFu) | uint64_t{l3_offset} << 32 | uint64_t{kNoCreditVl} << 48};
-    std::memcpy(&run_[n_++], w, sizeof(w));
+    // Four word stores straight into the slot (an array of the words
+    // memcpy'd whole was built on the stack and copied: two more loads
+    // after narrow stores, which store forwarding cannot serve).
+    auto* slot = reinterpret_cast<unsigned char*>(&run_[n_++]);
+    store_word(slot, reinterpret_cast<uintptr_t>(m));
+    store_word(slot + 8, 0);
+    store_word(slot + 16, uint64_t{bytes} | uint64_t{in} << 32 | uint64_t{out} << 48);
+    store_word(slot + 24, (pg_q_ip & 0xFFFFFFu) | uint64_t{l3_offset} << 32 | uint64_t{kNoCreditVl} << 48);
   }
   // Hands the run over: its copies stay at data()[0, returned n) until the
   // next add(); the run is empty again.
@@ -89,6 +93,7 @@ class QueuedRun {
   uint32_t key() const { return key_; }
 
  private:
+  static void store_word(unsigned char* at, uint64_t w) { std::memcpy(at, &w, 8); }
   std::array<QueuedPkt, kCapacity> run_{};
   uint16_t n_ = 0;
   uint32_t key_ = 0;
