@@ -137,6 +137,18 @@ class EgressQueue {
     tail_ = t;
     bytes_ += b;
   }
+  // The n slots after the tail when they are contiguous in the ring (else
+  // nullptr): the caller fills them, then commit_run(n, their bytes) pushes
+  // them; not committed, they stay free (a later push overwrites them). The
+  // caller checked that n fit (packets() + n <= capacity()).
+  QueuedPkt* tail_slots(uint32_t n) {
+    const uint32_t t = tail_ & mask_;
+    return t + n <= mask_ + 1 ? ring_.get() + t : nullptr;
+  }
+  void commit_run(uint32_t n, uint64_t bytes) {
+    tail_ += n;
+    bytes_ += bytes;
+  }
   QueuedPkt pop() {
     const QueuedPkt p = ring_[head_++ & mask_];
     bytes_ -= p.bytes;
