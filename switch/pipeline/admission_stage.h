@@ -50,8 +50,7 @@ class QueuedRun {
   template <class Flush>
   [[gnu::always_inline]] void add(const QueuedPkt& p, Flush&& flush) {
     const uint32_t key = key_of(p);
-    if (n_ != 0 && (key != key_ || n_ == kCapacity)) flush();
-    key_ = key;
+    if (key != key_ || n_ == kCapacity) join_or_flush(key, flush);
     run_[n_++] = p;
   }
   // add() of a plain copy (no ticket yet, not trimmed, no credit slots),
@@ -69,8 +68,7 @@ class QueuedRun {
                   offsetof(QueuedPkt, l3_offset) == 28 && offsetof(QueuedPkt, credit_vl) == 30 &&
                   offsetof(QueuedPkt, credit_slots) == 31);
     const uint32_t key = uint32_t{out} | (pg_q_ip & 0xFFFFu) << 16;  // key_of()
-    if (n_ != 0 && (key != key_ || n_ == kCapacity)) flush();
-    key_ = key;
+    if (key != key_ || n_ == kCapacity) join_or_flush(key, flush);
     // Four word stores straight into the slot (an array of the words
     // memcpy'd whole was built on the stack and copied: two more loads
     // after narrow stores, which store forwarding cannot serve).
@@ -93,6 +91,14 @@ class QueuedRun {
   uint32_t key() const { return key_; }
 
  private:
+  // A copy of another key than key_, or the run is full: the run (if any)
+  // goes to admission first. (An empty run keeps the key of the last one:
+  // a copy of that key just joins it, with key_ as it is.)
+  template <class Flush>
+  [[gnu::always_inline]] void join_or_flush(uint32_t key, Flush& flush) {
+    if (n_ != 0) flush();
+    key_ = key;
+  }
   static void store_word(unsigned char* at, uint64_t w) { std::memcpy(at, &w, 8); }
   std::array<QueuedPkt, kCapacity> run_{};
   uint16_t n_ = 0;
