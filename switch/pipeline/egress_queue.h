@@ -5,7 +5,8 @@
 // The ring comes from calloc: a large one is mapped zero pages that take
 // memory only once packets reach them (a 65-port switch has 16 rings per port
 // of up to 16384 entries, most never more than a few deep); an empty queue
-// restarts at slot 0 (pop), so only the deepest backlog's slots are touched. A switch carves
+// restarts at slot 0 (pop), so only the deepest backlog's slots are touched
+// (and at most one run, 32 slots, past it: tail_slots). A switch carves
 // all its rings from one such block (QueueArena): one mapping per switch,
 // not one per ring (a fabric of 512 switches has ~300,000 rings).
 #pragma once
