@@ -76,6 +76,9 @@ class Mmu {
     return cell_shift_ != kNoShift ? (bytes + cell_bytes_ - 1) >> cell_shift_ : (bytes + cell_bytes_ - 1) / cell_bytes_;
   }
   uint32_t cell_bytes() const { return cell_bytes_; }
+  // Whether cells_for(b) is (b + cell_bytes() - 1) >> cell_shift().
+  bool cells_by_shift() const { return cell_shift_ != kNoShift; }
+  uint8_t cell_shift() const { return cell_shift_; }
 
   // Two-stage admission. Ingress charges the (port, PG) and the physical
   // buffer; egress then charges the (port, queue). A lossless packet whose

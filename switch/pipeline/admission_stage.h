@@ -50,8 +50,7 @@ class QueuedRun {
   template <class Flush>
   [[gnu::always_inline]] void add(const QueuedPkt& p, Flush&& flush) {
     const uint32_t key = key_of(p);
-    if (n_ != 0 && (key != key_ || n_ == kCapacity)) flush();
-    key_ = key;
+    if (key != key_ || n_ == kCapacity) join_or_flush(key, flush);
     run_[n_++] = p;
   }
   // add() of a plain copy (no ticket yet, not trimmed, no credit slots),
@@ -69,12 +68,15 @@ class QueuedRun {
                   offsetof(QueuedPkt, l3_offset) == 28 && offsetof(QueuedPkt, credit_vl) == 30 &&
                   offsetof(QueuedPkt, credit_slots) == 31);
     const uint32_t key = uint32_t{out} | (pg_q_ip & 0xFFFFu) << 16;  // key_of()
-    if (n_ != 0 && (key != key_ || n_ == kCapacity)) flush();
-    key_ = key;
-    const uint64_t w[4] = {reinterpret_cast<uintptr_t>(m), 0,
-                           uint64_t{bytes} | uint64_t{in} << 32 | uint64_t{out} << 48,
-                           (pg_q_ip & 0xFFFFFFu) | uint64_t{l3_offset} << 32 | uint64_t{kNoCreditVl} << 48};
-    std::memcpy(&run_[n_++], w, sizeof(w));
+    if (key != key_ || n_ == kCapacity) join_or_flush(key, flush);
+    // Four word stores straight into the slot (an array of the words
+    // memcpy'd whole was built on the stack and copied: two more loads
+    // after narrow stores, which store forwarding cannot serve).
+    auto* slot = reinterpret_cast<unsigned char*>(&run_[n_++]);
+    store_word(slot, reinterpret_cast<uintptr_t>(m));
+    store_word(slot + 8, 0);
+    store_word(slot + 16, uint64_t{bytes} | uint64_t{in} << 32 | uint64_t{out} << 48);
+    store_word(slot + 24, (pg_q_ip & 0xFFFFFFu) | uint64_t{l3_offset} << 32 | uint64_t{kNoCreditVl} << 48);
   }
   // Hands the run over: its copies stay at data()[0, returned n) until the
   // next add(); the run is empty again.
@@ -89,6 +91,15 @@ class QueuedRun {
   uint32_t key() const { return key_; }
 
  private:
+  // A copy of another key than key_, or the run is full: the run (if any)
+  // goes to admission first. (An empty run keeps the key of the last one:
+  // a copy of that key just joins it, with key_ as it is.)
+  template <class Flush>
+  [[gnu::always_inline]] void join_or_flush(uint32_t key, Flush& flush) {
+    if (n_ != 0) flush();
+    key_ = key;
+  }
+  static void store_word(unsigned char* at, uint64_t w) { std::memcpy(at, &w, 8); }
   std::array<QueuedPkt, kCapacity> run_{};
   uint16_t n_ = 0;
   uint32_t key_ = 0;
@@ -110,38 +121,90 @@ struct RunPfc {
 // (queue depth, buffer use and PG use only grow along the run; the MMU's
 // limits only shrink). The caller has checked what belongs to the port
 // components (watchdog drops, packets held ahead in the PG, shards).
-[[gnu::always_inline]] inline bool admit_run_whole(Mmu& mmu, EgressQueue& q, QueueCounters& qc, const Wred& w, RunPfc pfc,
-                                                   const QueuedPkt* run, uint16_t n) {
-  const QueuedPkt& p0 = run[0];
-  if (q.packets() + n > q.capacity()) return false;
+//
+// Where the run's slots after the queue's tail are contiguous and cells are
+// counted by a shift (the usual case): one pass writes each copy into its
+// slot, with the ticket it has when no reserved cells are left ({c, c, 0,
+// c}, one multiply), and sums cells and bytes; the checks and the MMU then
+// decide; accepted, the slots are committed (tickets rewritten first from
+// RunReserve when reserved cells were left), refused, they stay free.
+// Otherwise admit_run_whole_by_copy (cells first, then push_run).
+namespace detail {
+
+// The checks of admit_run_whole on a run of `total` cells and `bytes`
+// bytes whose last copy has `last_cells` cells and `last_bytes` bytes: WRED
+// (no copy may see a depth above Kmin: no draw, no mark, no drop), PFC (the
+// PG's PFC update must stay a no-op after every copy: nothing asserted, no
+// headroom, shared use below the limit, which admit_run checks) and the
+// MMU's admit_run_cells (charged when true; `res`: the reserved cells free
+// before the run).
+[[gnu::always_inline]] inline bool admit_run_checks(Mmu& mmu, const EgressQueue& q, const Wred& w, RunPfc pfc,
+                                                    const QueuedPkt& p0, uint64_t total, uint64_t bytes,
+                                                    uint64_t last_cells, uint32_t last_bytes, Mmu::RunReserve& res) {
+  if (w.enabled() && q.bytes() + (bytes - last_bytes) > w.config().kmin_bytes) return false;
+  if (pfc.enabled && (pfc.xoff || mmu.pg_use(p0.in_port, p0.pg).hdrm != 0)) return false;
+  return mmu.admit_run_cells(p0.in_port, p0.pg, p0.out_port, p0.queue, total, last_cells, pfc.enabled, res);
+}
+
+inline void count_run(EgressQueue& q, QueueCounters& qc, uint16_t n) {
+  qc.enqueued_packets += n;
+  qc.watermark_bytes = std::max(qc.watermark_bytes, q.bytes());
+}
+
+// admit_run_whole where the slots wrap round the ring or cells are not a
+// power of two: each copy's cells computed once, then push_run.
+[[gnu::noinline]] inline bool admit_run_whole_by_copy(Mmu& mmu, EgressQueue& q, QueueCounters& qc, const Wred& w,
+                                                      RunPfc pfc, const QueuedPkt* run, uint16_t n) {
   std::array<uint32_t, QueuedRun::kCapacity> cells;  // n <= kCapacity
   uint64_t total = 0;
-  uint64_t bytes_before_last = 0;
+  uint64_t bytes = 0;
   for (uint16_t i = 0; i < n; ++i) {
     cells[i] = mmu.cells_for(run[i].bytes);
     total += cells[i];
-    bytes_before_last += run[i].bytes;
+    bytes += run[i].bytes;
   }
-  bytes_before_last -= run[n - 1].bytes;
-  // WRED: no copy may see a depth above Kmin (no draw, no mark, no drop).
-  if (w.enabled() && q.bytes() + bytes_before_last > w.config().kmin_bytes) return false;
-  // PFC: the PG's PFC update must stay a no-op after every copy (nothing
-  // asserted, no headroom, shared use below the limit: admit_run checks that).
-  if (pfc.enabled && (pfc.xoff || mmu.pg_use(p0.in_port, p0.pg).hdrm != 0)) return false;
   Mmu::RunReserve res;
-  if (!mmu.admit_run_cells(p0.in_port, p0.pg, p0.out_port, p0.queue, total, cells[n - 1], pfc.enabled, res)) {
+  if (!admit_run_checks(mmu, q, w, pfc, run[0], total, bytes, cells[n - 1], run[n - 1].bytes, res)) return false;
+  q.push_run(run, n, [&](uint32_t i) { return res.ticket(cells[i]); });
+  count_run(q, qc, n);
+  return true;
+}
+
+}  // namespace detail
+
+[[gnu::always_inline]] inline bool admit_run_whole(Mmu& mmu, EgressQueue& q, QueueCounters& qc, const Wred& w, RunPfc pfc,
+                                                   const QueuedPkt* run, uint16_t n) {
+  if (q.packets() + n > q.capacity()) return false;
+  QueuedPkt* slots = q.tail_slots(n);
+  if (slots == nullptr || !mmu.cells_by_shift()) [[unlikely]] {
+    return detail::admit_run_whole_by_copy(mmu, q, qc, w, pfc, run, n);
+  }
+  static_assert(std::endian::native == std::endian::little && sizeof(Ticket) == 8 && offsetof(Ticket, cells) == 0 &&
+                offsetof(Ticket, ing_shared) == 2 && offsetof(Ticket, ing_hdrm) == 4 &&
+                offsetof(Ticket, eg_shared) == 6);
+  constexpr uint64_t kPlainTicket = 0x0001'0000'0001'0001u;  // c x this = Ticket{c, c, 0, c}
+  const uint32_t round = mmu.cell_bytes() - 1;
+  const uint8_t shift = mmu.cell_shift();
+  uint64_t total = 0;
+  uint64_t bytes = 0;
+  for (uint16_t i = 0; i < n; ++i) {
+    const uint32_t b = run[i].bytes;
+    const uint32_t c = (b + round) >> shift;  // cells_for(b)
+    slots[i] = run[i];
+    slots[i].ticket = std::bit_cast<Ticket>(uint64_t{static_cast<uint16_t>(c)} * kPlainTicket);
+    total += c;
+    bytes += b;
+  }
+  const uint32_t last_bytes = run[n - 1].bytes;
+  Mmu::RunReserve res;
+  if (!detail::admit_run_checks(mmu, q, w, pfc, run[0], total, bytes, (last_bytes + round) >> shift, last_bytes, res)) {
     return false;
   }
-  if (res.ingress == 0 && res.egress == 0) {  // no reserved cells left: res.ticket(c) is {c, c, 0, c}
-    q.push_run(run, n, [&](uint32_t i) {
-      const auto c = static_cast<uint16_t>(cells[i]);
-      return Ticket{c, c, 0, c};
-    });
-  } else {
-    q.push_run(run, n, [&](uint32_t i) { return res.ticket(cells[i]); });
+  if (res.ingress != 0 || res.egress != 0) {  // reserved cells left: the tickets of admit_run
+    for (uint16_t i = 0; i < n; ++i) slots[i].ticket = res.ticket((run[i].bytes + round) >> shift);
   }
-  qc.enqueued_packets += n;
-  qc.watermark_bytes = std::max(qc.watermark_bytes, q.bytes());
+  q.commit_run(n, bytes);
+  detail::count_run(q, qc, n);
   return true;
 }
 

@@ -5,11 +5,13 @@
 // The ring comes from calloc: a large one is mapped zero pages that take
 // memory only once packets reach them (a 65-port switch has 16 rings per port
 // of up to 16384 entries, most never more than a few deep); an empty queue
-// restarts at slot 0 (pop), so only the deepest backlog's slots are touched. A switch carves
+// restarts at slot 0 (pop), so only the deepest backlog's slots are touched
+// (and at most one run, 32 slots, past it: tail_slots). A switch carves
 // all its rings from one such block (QueueArena): one mapping per switch,
 // not one per ring (a fabric of 512 switches has ~300,000 rings).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -96,8 +98,9 @@ class EgressQueue {
     return ring_[head_ & mask_].bytes;
   }
   // Pops heads in order while take(head, k) (k: how many taken before it)
-  // says so, at most `max`: pop() of each, with the ring's indices held in
-  // registers. Returns how many and their bytes.
+  // says so, at most `max`: pop() of each, walking the ring's slots with a
+  // pointer (at most two contiguous segments: to the ring's end, then from
+  // slot 0). Returns how many and their bytes.
   struct Popped {
     uint32_t packets = 0;
     uint64_t bytes = 0;
@@ -105,21 +108,28 @@ class EgressQueue {
   template <class Take>
   [[gnu::always_inline]] Popped pop_while(uint32_t max, Take&& take) {
     const QueuedPkt* ring = ring_.get();
-    const uint32_t mask = mask_;
-    const uint32_t tail = tail_;
-    uint32_t h = head_;
-    Popped r;
-    while (r.packets < max && h != tail) {
-      const QueuedPkt& f = ring[h & mask];
-      if (!take(f, r.packets)) break;
-      r.bytes += f.bytes;
-      ++r.packets;
-      ++h;
+    const uint32_t h = head_;
+    const uint32_t avail = std::min(max, tail_ - h);
+    uint32_t start = h & mask_;
+    uint32_t seg = std::min(avail, mask_ + 1 - start);
+    uint32_t k = 0;
+    uint64_t bytes = 0;
+    for (;;) {
+      const QueuedPkt* f = ring + start;
+      const QueuedPkt* const end = f + seg;
+      for (; f != end; ++f) {
+        if (!take(*f, k)) break;
+        bytes += f->bytes;
+        ++k;
+      }
+      if (f != end || k == avail) break;
+      start = 0;  // wrapped
+      seg = avail - k;
     }
-    bytes_ -= r.bytes;
-    if (h == tail) h = tail_ = 0;
-    head_ = h;
-    return r;
+    bytes_ -= bytes;
+    head_ = h + k;
+    if (head_ == tail_) head_ = tail_ = 0;
+    return Popped{k, bytes};
   }
   // push(run[i], ticket(i)) for i in [0, n): the caller checked that n fit.
   template <class TicketOf>
@@ -136,6 +146,18 @@ class EgressQueue {
     }
     tail_ = t;
     bytes_ += b;
+  }
+  // The n slots after the tail when they are contiguous in the ring (else
+  // nullptr): the caller fills them, then commit_run(n, their bytes) pushes
+  // them; not committed, they stay free (a later push overwrites them). The
+  // caller checked that n fit (packets() + n <= capacity()).
+  QueuedPkt* tail_slots(uint32_t n) {
+    const uint32_t t = tail_ & mask_;
+    return t + n <= mask_ + 1 ? ring_.get() + t : nullptr;
+  }
+  void commit_run(uint32_t n, uint64_t bytes) {
+    tail_ += n;
+    bytes_ += bytes;
   }
   QueuedPkt pop() {
     const QueuedPkt p = ring_[head_++ & mask_];

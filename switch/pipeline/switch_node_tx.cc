@@ -23,13 +23,16 @@ uint16_t SwitchNode::transmit(PortId port, std::span<rte_mbuf*> out, TimeNs now)
   }
   uint16_t n = 0;
   // Control first: a PFC frame goes ahead of data (802.1Qbb).
-  if (!out.empty()) {
+  // (pfc_frame's first test here: most bursts owe no frame, and pay no call.)
+  if (!out.empty() && ctrl_pool_ != nullptr && p.pfc.next_deadline() <= now) {
     if (rte_mbuf* f = pfc_frame(p, now); f != nullptr) out[n++] = f;
   }
   if (p.credit && n < out.size()) {
     if (rte_mbuf* f = credit_frame(p); f != nullptr) out[n++] = f;  // credit
   }
-  refresh_pfc_paused(p, now);
+  // Nothing paused by a received frame nor as of the last refresh, and no
+  // watchdog to tell: refresh() would find and leave every mask at 0.
+  if (p.wd || p.pfc.paused_queues() != 0 || p.pfc.rx().paused_mask_no_update() != 0) refresh_pfc_paused(p, now);
   if (p.wd) wd_service(port, now);
   const uint8_t blocked = static_cast<uint8_t>(p.paused | p.pfc.paused_queues());
   // Queue heads read once (after the watchdog's flushes); after a pop only

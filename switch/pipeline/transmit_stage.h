@@ -13,7 +13,14 @@
 
 #include <rte_mbuf.h>
 
+#if defined(__SSE4_1__)
+#include <smmintrin.h>
+#endif
+
+#include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "common/wire/int_shim.h"
 #include "common/wire/ipv4.h"
@@ -45,6 +52,7 @@ class ReleaseBatch {
   void add(const Mmu::TicketSum& s) { sum_.add(s); }
   bool open_on(int q) const { return q_ == q; }
   uint16_t in_port() const { return in_; }
+  const Mmu::TicketSum& sum() const { return sum_; }  // added so far
   uint8_t pg() const { return pg_; }
   // Releases what was added (egress port `port`) and closes the batch.
   void flush(Mmu& mmu, uint16_t port) {
@@ -75,25 +83,63 @@ struct TxRun {
   uint16_t packets = 0;
   uint64_t bytes = 0;
 };
+// The tickets of tx_run's packets summed: four 16-bit fields widened and
+// added as one vector (SSE4.1: two instructions a ticket), else field by field.
+class TicketAcc {
+ public:
+#if defined(__SSE4_1__)
+  void add(const Ticket& t) {
+    acc_ = _mm_add_epi32(acc_, _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(&t))));
+  }
+  Mmu::TicketSum sum() const {
+    static_assert(sizeof(Mmu::TicketSum) == 16 && offsetof(Mmu::TicketSum, ing_shared) == 4 &&
+                  offsetof(Mmu::TicketSum, ing_hdrm) == 8 && offsetof(Mmu::TicketSum, eg_shared) == 12 &&
+                  offsetof(Ticket, ing_shared) == 2 && offsetof(Ticket, ing_hdrm) == 4 &&
+                  offsetof(Ticket, eg_shared) == 6);
+    Mmu::TicketSum s;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(&s), acc_);
+    return s;
+  }
+
+ private:
+  __m128i acc_ = _mm_setzero_si128();
+#else
+  void add(const Ticket& t) { sum_.add(t); }
+  Mmu::TicketSum sum() const { return sum_; }
+
+ private:
+  Mmu::TicketSum sum_;
+#endif
+};
+
 [[gnu::always_inline]] inline TxRun tx_run(PortScheduler& sched, EgressQueue& eq, int q, ReleaseBatch& rel,
                                            uint32_t& head, rte_mbuf** out, uint16_t room) {
   TxRun r;
   if (!rel.open_on(q) || head == 0) return r;
   const uint16_t in = rel.in_port();
-  const uint8_t pg = rel.pg();
-  Mmu::TicketSum sum;
+  // A head joins when its in_port is `in` and the word at its pg reads, in
+  // the bytes of pg, trimmed and credit_vl: rel's PG, not trimmed, no credit.
+  static_assert(std::endian::native == std::endian::little && offsetof(QueuedPkt, trimmed) == offsetof(QueuedPkt, pg) + 3 &&
+                offsetof(QueuedPkt, credit_vl) == offsetof(QueuedPkt, pg) + 6 &&
+                offsetof(QueuedPkt, pg) + 8 <= sizeof(QueuedPkt));
+  constexpr uint64_t kJoinMask = 0x00FF'0000'FF00'00FFu;
+  const uint64_t join = uint64_t{rel.pg()} | uint64_t{kNoCreditVl} << 48;
+  TicketAcc sum;
   int64_t budget = sched.repeat_budget(q);  // repeat(), head by head
   const EgressQueue::Popped p = eq.pop_while(room, [&](const QueuedPkt& f, uint32_t k) {
-    if (f.in_port != in || f.pg != pg || f.trimmed || f.credit_vl != kNoCreditVl) return false;
-    if (budget < int64_t{f.bytes}) return false;
-    budget -= f.bytes;
+    uint64_t w;
+    std::memcpy(&w, &f.pg, sizeof w);
+    if (f.in_port != in || (w & kJoinMask) != join) return false;
+    const int64_t left = budget - int64_t{f.bytes};
+    if (left < 0) return false;
+    budget = left;
     sum.add(f.ticket);
     out[k] = f.mbuf;
     return true;
   });
   sched.repeat_settle(q, budget);
   head = eq.head_bytes();
-  rel.add(sum);
+  rel.add(sum.sum());
   r.packets = static_cast<uint16_t>(p.packets);
   r.bytes = p.bytes;
   return r;

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -184,6 +185,76 @@ TEST(AdmissionStage, WholeRunEqualsCopyByCopy) {
     EXPECT_EQ(a.ticket.ing_shared, b.ticket.ing_shared);
     EXPECT_EQ(a.ticket.eg_shared, b.ticket.eg_shared);
   }
+}
+
+// admit_run_whole's paths (the one pass into the slots after the tail, and
+// admit_run_whole_by_copy where they wrap round the ring or cells are not a
+// power of two) against copy by copy, over random runs into a ring of 64
+// that is drained at random (the tail goes round), cell sizes 64, 256, 96
+// and 200, reserved cells at ingress and egress or none, and a buffer small
+// enough that the MMU refuses some runs. Expect: a run taken leaves the
+// same queue (every slot and ticket), counters and MMU as copy by copy; a
+// run refused changes nothing.
+TEST(AdmissionStage, WholeRunEqualsCopyByCopyRandom) {
+  uint32_t seed = 7;
+  auto rnd = [&] { return seed = seed * 1103515245u + 12345u, seed >> 8; };
+  int taken = 0;
+  int refused = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    MmuConfig cfg = config();
+    const uint32_t cell = std::array<uint32_t, 4>{64, 256, 96, 200}[trial % 4];
+    cfg.cell_bytes = cell;
+    cfg.total_bytes = 400 * cell;
+    cfg.pools[0].size_bytes = 300 * cell;
+    cfg.pools[1].size_bytes = 350 * cell;
+    cfg.profiles[0].reserved_bytes = (rnd() % 3) * 5 * cell;
+    cfg.profiles[1].reserved_bytes = (rnd() % 3) * 7 * cell;
+    cfg.profiles[0].dynamic_th = static_cast<int>(rnd() % 3) - 1;
+    Mmu mmu(cfg);
+    Mmu ref(cfg);
+    EgressQueue q(64), ref_q(64);
+    QueueCounters qc, ref_qc;
+    auto pop_both = [&](uint32_t k) {
+      for (uint32_t j = 0; j < k && !q.empty(); ++j) {
+        const QueuedPkt a = q.pop();
+        const QueuedPkt b = ref_q.pop();
+        ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0);
+        mmu.release(a.in_port, a.pg, a.out_port, a.queue, a.ticket);
+        ref.release(b.in_port, b.pg, b.out_port, b.queue, b.ticket);
+      }
+    };
+    for (int step = 0; step < 60; ++step) {
+      pop_both(rnd() % 40);
+      const auto n = static_cast<uint16_t>(1 + rnd() % QueuedRun::kCapacity);
+      std::vector<QueuedPkt> run;
+      for (uint16_t i = 0; i < n; ++i) {
+        QueuedPkt p = copy(1, 0, 2, 60 + rnd() % (rnd() % 4 == 0 ? 9000 : 1500), 0);
+        p.mbuf = reinterpret_cast<rte_mbuf*>(uintptr_t{0x1000} + 64u * rnd());
+        p.l3_offset = 14;
+        p.ip_version = 4;
+        run.push_back(p);
+      }
+      const Mmu before = mmu;
+      const uint32_t packets = q.packets();
+      if (admit_run_whole(mmu, q, qc, Wred{}, RunPfc{}, run.data(), n)) {
+        ++taken;
+        copy_by_copy(ref, ref_q, ref_qc, run);
+      } else {
+        ++refused;
+        expect_same(mmu, before);
+        ASSERT_EQ(q.packets(), packets);
+      }
+      expect_same(mmu, ref);
+      ASSERT_EQ(q.packets(), ref_q.packets());
+      ASSERT_EQ(q.bytes(), ref_q.bytes());
+      EXPECT_EQ(qc.enqueued_packets, ref_qc.enqueued_packets);
+      EXPECT_EQ(qc.watermark_bytes, ref_qc.watermark_bytes);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+    pop_both(64);
+  }
+  EXPECT_GT(taken, 2000);
+  EXPECT_GT(refused, 100);
 }
 
 // A refused run: false, and queue, counters and MMU as before.
