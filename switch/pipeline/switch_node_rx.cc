@@ -63,15 +63,13 @@ constexpr wire::ParseOptions kParseOptions{.verify_ipv4_checksum = kRxVerifyIpv4
 void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs now) {
   Port& ip = ports_[in];
   std::array<RxMeta, kStageBurst> meta;
-  // ---- A: parse and classify ----
-  const ClassifyCounts rx =
-      classify_burst(ClassifyPort{ip.mac, ip.max_frame_bytes, *ip.qos, rif_.get(), in}, pkts, n, meta.data());
-  ip.ctr.rx_packets += rx.packets;
-  ip.ctr.rx_bytes += rx.bytes;
-  // ---- B: bulk lookups ----
+  // ---- A: parse and classify, B: lookups (each frame's in A's loop, then in bulk) ----
   Fdb& fdb = *fdb_;  // once a pass, not a shared_ptr load a frame
   LookupBurst found;
-  lookup_burst(fdb, *routes_, pkts, meta.data(), n, found);
+  const ClassifyCounts rx = classify_lookup_burst(ClassifyPort{ip.mac, ip.max_frame_bytes, *ip.qos, rif_.get(), in},
+                                                  fdb, *routes_, pkts, n, meta.data(), found);
+  ip.ctr.rx_packets += rx.packets;
+  ip.ctr.rx_bytes += rx.bytes;
 
   // ---- C: in order: learn, forward; D: admit each run as it closes ----
   l2_.begin_pass();
