@@ -56,7 +56,7 @@ struct RxMeta {
   uint8_t pg = 0;
   uint8_t queue = 0;
   uint8_t ip_version = 0;  // 0, 4, 6
-  uint8_t l3_offset = 0;
+  uint8_t l3_offset = 0;  // where the IP header starts; 0 when ip_version is 0
   uint8_t pad_ = 0;
   uint16_t vlan = 0;        // the frame's VID; untagged / VID 0: the port's PVID (kDefaultVlan)
   uint16_t udp_offset = 0;  // 0: not UDP
@@ -206,7 +206,7 @@ struct ClassifyCounts {
   r.pg = qos.tc_to_pg[tc];
   r.queue = qos.tc_to_queue[tc];
   r.ip_version = h.ip_version;
-  r.l3_offset = h.l3_offset;
+  r.l3_offset = h.ip_version != 0 ? h.l3_offset : 0;
   r.udp_offset = h.udp_offset;
   // Untagged and priority-tagged (VID 0) frames belong to the port's PVID.
   const uint16_t vid = h.vlan ? static_cast<uint16_t>((d[14] << 8 | d[15]) & 0x0FFFu) : 0;

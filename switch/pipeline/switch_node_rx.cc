@@ -93,11 +93,12 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
     }
     auto* d = rte_pktmbuf_mtod(m, uint8_t*);
     auto* eth = reinterpret_cast<wire::EthHeader*>(d);
-    const uint16_t l3_offset = r.ip_version != 0 ? r.l3_offset : 0;  // L2 frames that are IP keep it for ECN
+    const uint16_t l3_offset = r.l3_offset;  // 0 unless IP (L2 frames that are IP keep it for ECN)
     const bool dst_unicast = (eth->dst.bytes[0] & 1u) == 0;
     int32_t out = -1;  // a kL2 unicast frame's FDB port; -1: unknown
     if (!on_credit) [[likely]] {
-      if ((eth->src.bytes[0] & 1u) == 0) l2_.learn(fdb, eth->src.bytes, r.vlan, in, now);
+      l2_.learn_source(fdb, Fdb::cache_key_word(wire::detail::load_u64(d + 6), r.vlan), eth->src.bytes, r.vlan, in,
+                       now);
       if (r.step == RxStep::kL2 && dst_unicast) {
         out = l2_.dst_after_bulk(fdb, found.fdb(i), eth->dst.bytes, r.vlan, in);
         // The common case, what enqueue() does with it: a known unicast
