@@ -44,8 +44,9 @@ constexpr wire::ParseOptions kParseOptions{.verify_ipv4_checksum = kRxVerifyIpv4
 // each stage a burst over the hand-off of the one before:
 //  A. parse and classify every frame (classify_stage.h) -> RxMeta per frame;
 //     what the fast parse does not decide is marked kSlow;
-//  B. look up all L2 destinations and IPv4 routes in bulk (lookup_stage.h)
-//     -> LookupBurst;
+//  B. look up all L2 destinations and IPv4 routes (lookup_stage.h): each
+//     frame's FDB cache probe in A's loop (classify_lookup_burst), the rest
+//     in bulk -> LookupBurst;
 //  C. in arrival order: learn (burst_learner.h) and forward (the decision
 //     of forward_stage.h, forward_v4 / forward_v6 / forward_l2 here): each
 //     copy -> enqueue() -> the QueuedRun of its (egress port, PG, queue);
@@ -62,10 +63,10 @@ constexpr wire::ParseOptions kParseOptions{.verify_ipv4_checksum = kRxVerifyIpv4
 // keys of the pass instead of the bulk result.
 void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs now) {
   Port& ip = ports_[in];
-  std::array<RxMeta, kStageBurst> meta;
+  std::array<RxMeta, kStageBurst>& meta = rx_meta_;
   // ---- A: parse and classify, B: lookups (each frame's in A's loop, then in bulk) ----
   Fdb& fdb = *fdb_;  // once a pass, not a shared_ptr load a frame
-  LookupBurst found;
+  LookupBurst& found = rx_found_;
   const ClassifyCounts rx = classify_lookup_burst(ClassifyPort{ip.mac, ip.max_frame_bytes, *ip.qos, rif_.get(), in},
                                                   fdb, *routes_, pkts, n, meta.data(), found);
   ip.ctr.rx_packets += rx.packets;
