@@ -70,14 +70,20 @@ class Fdb {
     std::memcpy(&b, mac.data() + 4, 2);
     return uint64_t{a} | uint64_t{b} << 32 | uint64_t{vlan} << 48;
   }
-  // True, with `port` (-1: unknown), when the cache holds key `bits`.
-  bool cached(uint64_t bits, int32_t& port) const {
-    if (cache_ == nullptr) return false;
-    const CacheSlot& c = cache_[slot_of(bits)];
-    if (c.gen != gen_ || c.key != bits) return false;
-    port = c.port;
-    return true;
+  // cache_key() of the MAC in the low 48 bits of `first8` (a little-endian
+  // load of the MAC's six bytes and two more, e.g. a frame's first eight
+  // bytes for its destination): one and, one or.
+  static uint64_t cache_key_word(uint64_t first8, uint16_t vlan) {
+    return (first8 & 0xFFFFFFFFFFFFull) | uint64_t{vlan} << 48;
   }
+  // True, with `port` (-1: unknown), when the cache holds key `bits`.
+  bool cached(uint64_t bits, int32_t& port) const { return cache_view().cached(bits, port); }
+  // The cache as it is now, for probing many keys while the table does not
+  // change (a receive stage pass: nothing learns before stage C): its slots
+  // and generation read once, in registers, not reloaded after every store
+  // of the caller's. Invalid after any learn, add, move, delete or ageing.
+  class CacheView;  // below (it reads the private CacheSlot)
+  CacheView cache_view() const;
   // ports[i] = the port of (*macs[i], vlans[i]), or -1 when unknown; one
   // rte_hash_lookup_bulk per kBulkMax keys (the receive stage's lookups).
   static constexpr uint32_t kBulkMax = 32;
@@ -151,6 +157,26 @@ class Fdb {
   std::vector<int32_t> deferred_free_;  // concurrent: slots deleted since the last sweep (capacity reserved)
   std::atomic<uint32_t> deferred_n_{0};  // its size, for size() from other threads
   FdbStats stats_;
+
+ public:
+  class CacheView {
+   public:
+    bool cached(uint64_t bits, int32_t& port) const {
+      if (slots_ == nullptr) return false;
+      const CacheSlot& c = slots_[slot_of(bits)];
+      if (c.gen != gen_ || c.key != bits) return false;
+      port = c.port;
+      return true;
+    }
+
+   private:
+    friend class Fdb;
+    CacheView(const CacheSlot* slots, uint32_t gen) : slots_(slots), gen_(gen) {}
+    const CacheSlot* slots_;
+    uint32_t gen_;
+  };
 };
+
+inline Fdb::CacheView Fdb::cache_view() const { return CacheView(cache_.get(), gen_); }
 
 }  // namespace sf::sw

@@ -39,6 +39,15 @@ class BurstLearner {
     if (key == cache_.src_key && port == cache_.src_port) return;
     learn_slow(fdb, mac, vlan, port, now);
   }
+  // Stage C's learn of a frame's source (mac, vlan): learn() with its key
+  // built by the caller (Fdb::cache_key_word of the frame's bytes 6-13) and
+  // the multicast test after the cache check (the cached source is always
+  // unicast): a frame whose source was just learned costs one compare.
+  void learn_source(Fdb& fdb, uint64_t key, const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now) {
+    if (key == cache_.src_key && port == cache_.src_port) return;
+    if ((mac[0] & 1u) != 0) return;  // multicast / broadcast source: not learned
+    learn_slow(fdb, mac, vlan, port, now);
+  }
   // The port of (mac, vlan), through the cached last destination.
   std::optional<uint16_t> lookup(const Fdb& fdb, const MacAddr& mac, uint16_t vlan) {
     Cache& c = cache_;

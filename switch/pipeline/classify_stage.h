@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "common/wire/credit_frame.h"
 #include "common/wire/frame_parser.h"
@@ -55,11 +56,19 @@ struct RxMeta {
   uint8_t pg = 0;
   uint8_t queue = 0;
   uint8_t ip_version = 0;  // 0, 4, 6
-  uint8_t l3_offset = 0;
+  uint8_t l3_offset = 0;  // where the IP header starts; 0 when ip_version is 0
   uint8_t pad_ = 0;
   uint16_t vlan = 0;        // the frame's VID; untagged / VID 0: the port's PVID (kDefaultVlan)
   uint16_t udp_offset = 0;  // 0: not UDP
 
+  // Sets the first eight bytes from `lo` (step | pg << 8 | queue << 16 |
+  // ip_version << 24 | l3_offset << 32 | vlan << 48) and udp_offset: two
+  // stores, not seven.
+  void set(uint64_t lo, uint16_t udp) {
+    static_assert(std::endian::native == std::endian::little);
+    std::memcpy(this, &lo, 8);
+    udp_offset = udp;
+  }
   // pg | queue << 8 | ip_version << 16 (QueuedRun::add_plain), one load.
   uint32_t pg_q_ip() const {
     static_assert(std::endian::native == std::endian::little);
@@ -69,7 +78,20 @@ struct RxMeta {
   }
 };
 static_assert(sizeof(RxMeta) == 10);
-static_assert(offsetof(RxMeta, pg) == 1 && offsetof(RxMeta, queue) == 2 && offsetof(RxMeta, ip_version) == 3);
+static_assert(offsetof(RxMeta, pg) == 1 && offsetof(RxMeta, queue) == 2 && offsetof(RxMeta, ip_version) == 3 &&
+              offsetof(RxMeta, l3_offset) == 4 && offsetof(RxMeta, pad_) == 5 && offsetof(RxMeta, vlan) == 6 &&
+              offsetof(RxMeta, udp_offset) == 8);
+
+// A MAC address as the low 48 bits of a word (little-endian, what
+// load_u64 of a frame's first eight bytes holds there), read once a burst.
+inline uint64_t mac_word(const std::array<uint8_t, 6>& mac) {
+  static_assert(std::endian::native == std::endian::little);
+  uint32_t a;
+  uint16_t b;
+  std::memcpy(&a, mac.data(), 4);
+  std::memcpy(&b, mac.data() + 4, 2);
+  return uint64_t{a} | uint64_t{b} << 32;
+}
 
 // What stage A reads of the ingress port.
 struct ClassifyPort {
@@ -96,42 +118,70 @@ struct ClassifyCounts {
 // port without router interfaces. Returns true with r set exactly as
 // classify_frame's general path would set it (parse_fwd, then classify);
 // false: not this shape (nothing set), the general path decides.
-[[gnu::always_inline]] inline bool classify_v4_udp(const ClassifyPort& port, const uint8_t* d, uint32_t head_bytes,
-                                                   uint32_t frame_bytes, RxMeta& r) {
+// classify_v4_udp_at: the same with what it reads of the port passed in
+// (the router MAC as mac_word(), read once a burst), for a port without
+// router interfaces. The header fields are read as words at their fixed
+// offsets: bytes 12-15 (EtherType, version / IHL, DSCP) and 16-23 (total
+// length, flags and fragment offset, protocol) in one load each.
+[[gnu::always_inline]] inline bool classify_v4_udp_at(const PortQos& qos, uint64_t mac48, uint32_t max_frame_bytes,
+                                                      const uint8_t* d, uint32_t head_bytes, uint32_t frame_bytes,
+                                                      RxMeta& r) {
   using wire::detail::load_be16;
+  using wire::detail::load_u32;
+  using wire::detail::load_u64;
+  static_assert(std::endian::native == std::endian::little);
   constexpr uint32_t kEth = wire::EthHeader::kSize;
   constexpr uint32_t kUdp = kEth + wire::Ipv4Header::kSize;  // the UDP header's offset
-  if (port.rif != nullptr || head_bytes < kUdp + wire::UdpHeader::kSize || head_bytes > frame_bytes ||
-      frame_bytes > port.max_frame_bytes) {
+  // Each bound as a difference that must not be negative (64-bit: none
+  // overflows), all tested at once by the sign of their OR.
+  auto any_negative = [](auto... v) {
+    static_assert((std::is_same_v<decltype(v), int64_t> && ...));
+    return (v | ...) < 0;
+  };
+  constexpr int64_t kEthBytes = kEth;
+  constexpr int64_t kIpv4Bytes = wire::Ipv4Header::kSize;
+  constexpr int64_t kUdpBytes = wire::UdpHeader::kSize;
+  // The headers up to UDP's in the head, the head in the frame, the frame
+  // within the port's maximum.
+  if (any_negative(int64_t{head_bytes} - (kUdp + kUdpBytes), int64_t{frame_bytes} - head_bytes,
+                   int64_t{max_frame_bytes} - frame_bytes)) {
     return false;
   }
-  const uint8_t* ip = d + kEth;
-  if (load_be16(d + wire::EthHeader::kOffEtherType) != wire::kEtherTypeIpv4 || ip[0] != 0x45 ||
-      ip[9] != wire::kIpProtoUdp) {
+  // EtherType 0x0800 at 12, 0x45 (version 4, IHL 5) at 14; the DSCP byte at 15.
+  const uint32_t w12 = load_u32(d + 12);
+  // Total length at 16-17, flags + fragment offset at 20-21 (MF or an
+  // offset: a fragment), protocol at 23.
+  const uint64_t w16 = load_u64(d + 16);
+  constexpr uint64_t kFragProtoMask = 0xFF00FF3F00000000ull;
+  constexpr uint64_t kUnfragmentedUdp = uint64_t{wire::kIpProtoUdp} << 56;
+  static_assert(wire::kEtherTypeIpv4 == 0x0800);
+  if ((w12 & 0x00FFFFFFu) != 0x00450008u || (w16 & kFragProtoMask) != kUnfragmentedUdp) return false;
+  const int64_t total = __builtin_bswap16(static_cast<uint16_t>(w16));
+  const int64_t len = load_be16(d + kUdp + 4);
+  // The IPv4 packet in the frame, UDP's length at least its header and
+  // within the IPv4 packet (which implies the IPv4 minimum, total >= 20).
+  if (any_negative(int64_t{frame_bytes} - kEthBytes - total, len - kUdpBytes, total - kIpv4Bytes - len)) {
     return false;
   }
-  const uint32_t total = load_be16(ip + 2);
-  const uint32_t len = load_be16(d + kUdp + 4);
-  if (total < wire::Ipv4Header::kSize || kEth + total > frame_bytes || (load_be16(ip + 6) & 0x3FFFu) != 0 ||
-      len < wire::UdpHeader::kSize || kUdp + len > kEth + total) {
-    return false;
-  }
-  if (kRxVerifyIpv4Checksum && !wire::detail::ipv4_ihl5_checksum_ok(ip)) return false;
-  const PortQos& qos = port.qos;
-  const uint8_t tc = qos.dscp_to_tc[ip[1] >> 2];  // untagged: never PCP
-  r.pg = qos.tc_to_pg[tc];
-  r.queue = qos.tc_to_queue[tc];
-  r.ip_version = 4;
-  r.l3_offset = kEth;
-  r.udp_offset = kUdp;
-  r.vlan = kDefaultVlan;
-  r.step = mac_eq(*reinterpret_cast<const std::array<uint8_t, 6>*>(d), port.mac) ? RxStep::kRoute4 : RxStep::kL2;
+  if (kRxVerifyIpv4Checksum && !wire::detail::ipv4_ihl5_checksum_ok(d + kEth)) return false;
+  const uint8_t tc = qos.dscp_to_tc[w12 >> 26];  // untagged: never PCP
+  const bool routed = ((load_u64(d) ^ mac48) << 16) == 0;  // the destination is the router MAC
+  const RxStep step = routed ? RxStep::kRoute4 : RxStep::kL2;
+  r.set(uint64_t{static_cast<uint8_t>(step)} | uint64_t{qos.tc_to_pg[tc]} << 8 | uint64_t{qos.tc_to_queue[tc]} << 16 |
+            uint64_t{4} << 24 | uint64_t{kEth} << 32 | uint64_t{kDefaultVlan} << 48,
+        kUdp);
   return true;
 }
 
-[[gnu::always_inline]] inline bool classify_frame(const ClassifyPort& port, const uint8_t* d, uint32_t head_bytes,
-                                                  uint32_t frame_bytes, RxMeta& r) {
-  if (classify_v4_udp(port, d, head_bytes, frame_bytes, r)) return true;
+[[gnu::always_inline]] inline bool classify_v4_udp(const ClassifyPort& port, const uint8_t* d, uint32_t head_bytes,
+                                                   uint32_t frame_bytes, RxMeta& r) {
+  return port.rif == nullptr &&
+         classify_v4_udp_at(port.qos, mac_word(port.mac), port.max_frame_bytes, d, head_bytes, frame_bytes, r);
+}
+
+// The general path of classify_frame: parse_fwd, then classify.
+[[gnu::always_inline]] inline bool classify_general(const ClassifyPort& port, const uint8_t* d, uint32_t head_bytes,
+                                                    uint32_t frame_bytes, RxMeta& r) {
   wire::FwdHeaders h;
   if (frame_bytes > port.max_frame_bytes || !wire::parse_fwd(d, head_bytes, frame_bytes, kRxVerifyIpv4Checksum, h) ||
       h.ether_type == wire::kEtherTypeCreditFc ||
@@ -156,7 +206,7 @@ struct ClassifyCounts {
   r.pg = qos.tc_to_pg[tc];
   r.queue = qos.tc_to_queue[tc];
   r.ip_version = h.ip_version;
-  r.l3_offset = h.l3_offset;
+  r.l3_offset = h.ip_version != 0 ? h.l3_offset : 0;
   r.udp_offset = h.udp_offset;
   // Untagged and priority-tagged (VID 0) frames belong to the port's PVID.
   const uint16_t vid = h.vlan ? static_cast<uint16_t>((d[14] << 8 | d[15]) & 0x0FFFu) : 0;
@@ -170,18 +220,34 @@ struct ClassifyCounts {
   return true;
 }
 
+[[gnu::always_inline]] inline bool classify_frame(const ClassifyPort& port, const uint8_t* d, uint32_t head_bytes,
+                                                  uint32_t frame_bytes, RxMeta& r) {
+  return classify_v4_udp(port, d, head_bytes, frame_bytes, r) || classify_general(port, d, head_bytes, frame_bytes, r);
+}
+
 // Stage A over pkts[0, n), n <= kRxStageBurst: meta[i] for pkts[i],
 // prefetching kRxPrefetchAhead frames ahead.
 [[gnu::always_inline]] inline ClassifyCounts classify_burst(const ClassifyPort& port, rte_mbuf* const* pkts, uint16_t n,
                                                             RxMeta* meta) {
   ClassifyCounts c;
+  // What the straight path reads of the port, in registers for the burst
+  // (the byte stores into meta may alias the port's MAC).
+  const bool straight = port.rif == nullptr;
+  const uint64_t mac48 = mac_word(port.mac);
+  const uint32_t max_frame = port.max_frame_bytes;
+  const PortQos& qos = port.qos;
   for (uint16_t i = 0; i < std::min<uint16_t>(n, kRxPrefetchAhead); ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
   for (uint16_t i = 0; i < n; ++i) {
     if (i + kRxPrefetchAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kRxPrefetchAhead], void*));
     const rte_mbuf* m = pkts[i];
-    if (!classify_frame(port, rte_pktmbuf_mtod(m, const uint8_t*), m->data_len, m->pkt_len, meta[i])) continue;
+    const auto* d = rte_pktmbuf_mtod(m, const uint8_t*);
+    const uint32_t frame_bytes = m->pkt_len;
+    if (!(straight && classify_v4_udp_at(qos, mac48, max_frame, d, m->data_len, frame_bytes, meta[i])) &&
+        !classify_general(port, d, m->data_len, frame_bytes, meta[i])) {
+      continue;
+    }
     ++c.packets;
-    c.bytes += m->pkt_len;
+    c.bytes += frame_bytes;
   }
   return c;
 }

@@ -1,8 +1,9 @@
-// Receive stage B: the table lookups of a classified burst in bulk
+// Receive stage B: the table lookups of a classified burst
 // (docs/architecture.md "Switch pipeline"). Every L2 unicast destination of
-// the burst from the FDB's lookup cache (Fdb::cached), those it does not
-// hold in one Fdb::lookup_bulk (rte_hash_lookup_bulk; consecutive equal
-// keys once, the results cached) and every IPv4 destination routed here in one
+// the burst from the FDB's lookup cache (Fdb::CacheView, probed frame by
+// frame in stage A's loop: classify_lookup_burst), those it does not hold
+// in one Fdb::lookup_bulk (rte_hash_lookup_bulk; consecutive equal keys
+// once, the results cached) and every IPv4 destination routed here in one
 // RouteTable::lookup_v4_bulk (rte_lpm_lookup_bulk). Lookups have no side
 // effects: stage C (SwitchNode::receive_stages) reads the results in arrival
 // order and corrects the one thing it changes that stage B read, the FDB
@@ -11,10 +12,12 @@
 
 #include <rte_mbuf.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
 
+#include "common/wire/frame_parser.h"
 #include "switch/fwd/fdb.h"
 #include "switch/fwd/route_table.h"
 #include "switch/pipeline/classify_stage.h"
@@ -47,32 +50,42 @@ struct LookupBurst {
   const std::optional<RouteTarget>& route4(uint16_t i) const { return route[route_at[i]]; }
 };
 
-// Stage B over pkts[0, n) as classified in meta[0, n) (stage A).
-[[gnu::always_inline]] inline void lookup_burst(const Fdb& fdb, const RouteTable& routes, rte_mbuf* const* pkts,
-                                                const RxMeta* meta, uint16_t n, LookupBurst& b) {
+// Stage B, frame by frame, then in bulk: begin(), lookup_frame() for each
+// frame i in order, then finish(). SwitchNode::receive_stages runs
+// lookup_frame in stage A's loop, right after classifying the frame
+// (classify_lookup_burst: the frame's bytes and RxMeta still in registers,
+// one loop over the burst instead of two); lookup_burst is the same as a
+// stage of its own. Nothing changes the FDB between the two stages, so the
+// results are the same either way.
+[[gnu::always_inline]] inline void lookup_begin(LookupBurst& b) {
   b.n_keys = 0;
   b.n_missed = 0;
   b.n_dst4 = 0;
-  for (uint16_t i = 0; i < n; ++i) {
-    const RxMeta& r = meta[i];
-    const uint8_t* d = rte_pktmbuf_mtod(pkts[i], const uint8_t*);
-    if (r.step == RxStep::kL2) {
-      const auto* dst = reinterpret_cast<const MacAddr*>(d);
-      if (((*dst)[0] & 1u) != 0) continue;  // multicast / broadcast: flood
-      if (fdb.cached(Fdb::cache_key(*dst, r.vlan), b.fdb_port[i])) continue;
-      if (b.n_keys == 0 || b.key_vlans[b.n_keys - 1] != r.vlan || !mac_eq(*b.keys[b.n_keys - 1], *dst)) {
-        b.keys[b.n_keys] = dst;
-        b.key_vlans[b.n_keys] = r.vlan;
-        ++b.n_keys;
-      }
-      b.fdb_at[i] = static_cast<uint8_t>(b.n_keys - 1);
-      b.missed[b.n_missed++] = static_cast<uint8_t>(i);
-    } else if (r.step == RxStep::kRoute4) {
-      const uint8_t* a = d + r.l3_offset + 16;  // destination address
-      b.dst4[b.n_dst4] = uint32_t{a[0]} << 24 | uint32_t{a[1]} << 16 | uint32_t{a[2]} << 8 | a[3];
-      b.route_at[i] = static_cast<uint8_t>(b.n_dst4++);
+}
+// Frame i of the burst, `d` its data, `r` what stage A decided; `cache` the
+// FDB's lookup cache (Fdb::cache_view, read at begin()).
+[[gnu::always_inline]] inline void lookup_frame(const Fdb::CacheView& cache, const uint8_t* d, const RxMeta& r,
+                                                uint16_t i, LookupBurst& b) {
+  if (r.step == RxStep::kL2) {
+    const uint64_t first8 = wire::detail::load_u64(d);  // the destination MAC and two bytes
+    if ((first8 & 1u) != 0) return;  // multicast / broadcast: flood
+    if (cache.cached(Fdb::cache_key_word(first8, r.vlan), b.fdb_port[i])) return;
+    const auto* dst = reinterpret_cast<const MacAddr*>(d);
+    if (b.n_keys == 0 || b.key_vlans[b.n_keys - 1] != r.vlan || !mac_eq(*b.keys[b.n_keys - 1], *dst)) {
+      b.keys[b.n_keys] = dst;
+      b.key_vlans[b.n_keys] = r.vlan;
+      ++b.n_keys;
     }
+    b.fdb_at[i] = static_cast<uint8_t>(b.n_keys - 1);
+    b.missed[b.n_missed++] = static_cast<uint8_t>(i);
+  } else if (r.step == RxStep::kRoute4) {
+    // The destination address, host order.
+    b.dst4[b.n_dst4] = __builtin_bswap32(wire::detail::load_u32(d + r.l3_offset + 16));
+    b.route_at[i] = static_cast<uint8_t>(b.n_dst4++);
   }
+}
+// The bulk lookups of what the cache did not answer, and of the routes.
+[[gnu::always_inline]] inline void lookup_finish(const Fdb& fdb, const RouteTable& routes, LookupBurst& b) {
   if (b.n_keys != 0) {
     fdb.lookup_bulk(b.keys.data(), b.key_vlans.data(), b.n_keys, b.key_port.data());
     for (uint32_t k = 0; k < b.n_missed; ++k) {
@@ -81,6 +94,49 @@ struct LookupBurst {
     }
   }
   if (b.n_dst4 != 0) routes.lookup_v4_bulk(b.dst4.data(), b.n_dst4, b.route.data());
+}
+
+// Stage B over pkts[0, n) as classified in meta[0, n) (stage A).
+[[gnu::always_inline]] inline void lookup_burst(const Fdb& fdb, const RouteTable& routes, rte_mbuf* const* pkts,
+                                                const RxMeta* meta, uint16_t n, LookupBurst& b) {
+  lookup_begin(b);
+  const Fdb::CacheView cache = fdb.cache_view();
+  for (uint16_t i = 0; i < n; ++i) lookup_frame(cache, rte_pktmbuf_mtod(pkts[i], const uint8_t*), meta[i], i, b);
+  lookup_finish(fdb, routes, b);
+}
+
+// Stages A and B over pkts[0, n), n <= kRxStageBurst, in one loop: each
+// frame classified (classify_frame: meta[i]) and, unless kSlow, looked up
+// (lookup_frame); then the bulk lookups (lookup_finish). Equal to
+// classify_burst, then lookup_burst. Prefetches kRxPrefetchAhead frames ahead.
+[[gnu::always_inline]] inline ClassifyCounts classify_lookup_burst(const ClassifyPort& port, const Fdb& fdb,
+                                                                   const RouteTable& routes, rte_mbuf* const* pkts,
+                                                                   uint16_t n, RxMeta* meta, LookupBurst& b) {
+  ClassifyCounts c;
+  // What the straight path reads of the port, in registers for the burst
+  // (the byte stores into meta may alias the port's MAC).
+  const bool straight = port.rif == nullptr;
+  const uint64_t mac48 = mac_word(port.mac);
+  const uint32_t max_frame = port.max_frame_bytes;
+  const PortQos& qos = port.qos;
+  lookup_begin(b);
+  const Fdb::CacheView cache = fdb.cache_view();
+  for (uint16_t i = 0; i < std::min<uint16_t>(n, kRxPrefetchAhead); ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
+  for (uint16_t i = 0; i < n; ++i) {
+    if (i + kRxPrefetchAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kRxPrefetchAhead], void*));
+    const rte_mbuf* m = pkts[i];
+    const auto* d = rte_pktmbuf_mtod(m, const uint8_t*);
+    const uint32_t frame_bytes = m->pkt_len;
+    if (!(straight && classify_v4_udp_at(qos, mac48, max_frame, d, m->data_len, frame_bytes, meta[i])) &&
+        !classify_general(port, d, m->data_len, frame_bytes, meta[i])) {
+      continue;
+    }
+    ++c.packets;
+    c.bytes += frame_bytes;
+    lookup_frame(cache, d, meta[i], i, b);
+  }
+  lookup_finish(fdb, routes, b);
+  return c;
 }
 
 }  // namespace sf::sw

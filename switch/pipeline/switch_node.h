@@ -36,6 +36,7 @@
 #include "switch/pipeline/credit_link.h"
 #include "switch/pipeline/egress_queue.h"
 #include "switch/pipeline/forward_stage.h"
+#include "switch/pipeline/lookup_stage.h"
 #include "switch/pipeline/port_state.h"
 #include "switch/pipeline/switch_port.h"
 #include "switch/pipeline/trimmer.h"
@@ -386,6 +387,10 @@ class SwitchNode final : public Node {
   Srv6Table srv6_;  // SRv6 uN (forward_stage.h); empty without cfg.srv6
   // FDB learning and lookups of the burst in progress (burst_learner.h).
   BurstLearner l2_;
+  // The hand-offs of one receive stage pass, A -> B, C and B -> C (members,
+  // not locals: not built again every pass; receive_stages is not re-entered).
+  std::array<RxMeta, kRxStageBurst> rx_meta_;
+  LookupBurst rx_found_;
   // Copies waiting for admission as one run (enqueue()): stage C -> D.
   QueuedRun run_;
   bool run_defer_ = false;  // stage C in progress: enqueue() defers into run_

@@ -44,8 +44,9 @@ constexpr wire::ParseOptions kParseOptions{.verify_ipv4_checksum = kRxVerifyIpv4
 // each stage a burst over the hand-off of the one before:
 //  A. parse and classify every frame (classify_stage.h) -> RxMeta per frame;
 //     what the fast parse does not decide is marked kSlow;
-//  B. look up all L2 destinations and IPv4 routes in bulk (lookup_stage.h)
-//     -> LookupBurst;
+//  B. look up all L2 destinations and IPv4 routes (lookup_stage.h): each
+//     frame's FDB cache probe in A's loop (classify_lookup_burst), the rest
+//     in bulk -> LookupBurst;
 //  C. in arrival order: learn (burst_learner.h) and forward (the decision
 //     of forward_stage.h, forward_v4 / forward_v6 / forward_l2 here): each
 //     copy -> enqueue() -> the QueuedRun of its (egress port, PG, queue);
@@ -62,16 +63,14 @@ constexpr wire::ParseOptions kParseOptions{.verify_ipv4_checksum = kRxVerifyIpv4
 // keys of the pass instead of the bulk result.
 void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs now) {
   Port& ip = ports_[in];
-  std::array<RxMeta, kStageBurst> meta;
-  // ---- A: parse and classify ----
-  const ClassifyCounts rx =
-      classify_burst(ClassifyPort{ip.mac, ip.max_frame_bytes, *ip.qos, rif_.get(), in}, pkts, n, meta.data());
+  std::array<RxMeta, kStageBurst>& meta = rx_meta_;
+  // ---- A: parse and classify, B: lookups (each frame's in A's loop, then in bulk) ----
+  Fdb& fdb = *fdb_;  // once a pass, not a shared_ptr load a frame
+  LookupBurst& found = rx_found_;
+  const ClassifyCounts rx = classify_lookup_burst(ClassifyPort{ip.mac, ip.max_frame_bytes, *ip.qos, rif_.get(), in},
+                                                  fdb, *routes_, pkts, n, meta.data(), found);
   ip.ctr.rx_packets += rx.packets;
   ip.ctr.rx_bytes += rx.bytes;
-  // ---- B: bulk lookups ----
-  Fdb& fdb = *fdb_;  // once a pass, not a shared_ptr load a frame
-  LookupBurst found;
-  lookup_burst(fdb, *routes_, pkts, meta.data(), n, found);
 
   // ---- C: in order: learn, forward; D: admit each run as it closes ----
   l2_.begin_pass();
@@ -95,11 +94,12 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
     }
     auto* d = rte_pktmbuf_mtod(m, uint8_t*);
     auto* eth = reinterpret_cast<wire::EthHeader*>(d);
-    const uint16_t l3_offset = r.ip_version != 0 ? r.l3_offset : 0;  // L2 frames that are IP keep it for ECN
+    const uint16_t l3_offset = r.l3_offset;  // 0 unless IP (L2 frames that are IP keep it for ECN)
     const bool dst_unicast = (eth->dst.bytes[0] & 1u) == 0;
     int32_t out = -1;  // a kL2 unicast frame's FDB port; -1: unknown
     if (!on_credit) [[likely]] {
-      if ((eth->src.bytes[0] & 1u) == 0) l2_.learn(fdb, eth->src.bytes, r.vlan, in, now);
+      l2_.learn_source(fdb, Fdb::cache_key_word(wire::detail::load_u64(d + 6), r.vlan), eth->src.bytes, r.vlan, in,
+                       now);
       if (r.step == RxStep::kL2 && dst_unicast) {
         out = l2_.dst_after_bulk(fdb, found.fdb(i), eth->dst.bytes, r.vlan, in);
         // The common case, what enqueue() does with it: a known unicast

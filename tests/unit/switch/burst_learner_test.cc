@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
+#include <random>
 
 namespace sf::sw {
 namespace {
@@ -81,6 +84,47 @@ TEST_F(BurstLearnerTest, TheSourceJustLearnedIsNotLearnedAgain) {
   l2_.begin_burst();
   l2_.learn(*fdb_, mac(1), kVlan, 2, kNow);
   EXPECT_EQ(fdb_->lookup(mac(1), kVlan), std::optional<uint16_t>(2));
+}
+
+// learn_source (stage C: the key built from the frame's bytes, the
+// multicast test after the cache check) against a multicast test, then
+// learn(): random unicast and multicast sources, ports, VLANs and bursts on
+// two Fdbs; the same table, stats and pass keys (dst_after_bulk) throughout.
+TEST(BurstLearner, LearnSourceEqualsUnicastTestThenLearn) {
+  Fdb fa(256);
+  Fdb fb(256);
+  BurstLearner a;
+  BurstLearner b;
+  std::mt19937 rng(33);
+  for (int it = 0; it < 20000; ++it) {
+    if (it % 40 == 0) {
+      a.begin_burst();
+      b.begin_burst();
+    }
+    if (it % 8 == 0) {
+      a.begin_pass();
+      b.begin_pass();
+    }
+    MacAddr m = mac(static_cast<uint8_t>(rng() % 6));
+    if (rng() % 4 == 0) m[0] |= 1;  // multicast / broadcast source
+    const auto vlan = static_cast<uint16_t>(1 + rng() % 2);
+    const auto port = static_cast<uint16_t>(rng() % 3);
+    const TimeNs now = TimeNs::from_us(it / 40);
+    std::array<uint8_t, 8> bytes{};  // the frame's bytes 6-13: source MAC, then two more
+    std::copy(m.begin(), m.end(), bytes.begin());
+    bytes[6] = static_cast<uint8_t>(rng());
+    bytes[7] = static_cast<uint8_t>(rng());
+    uint64_t w;
+    std::memcpy(&w, bytes.data(), 8);
+    a.learn_source(fa, Fdb::cache_key_word(w, vlan), m, vlan, port, now);
+    if ((m[0] & 1u) == 0) b.learn(fb, m, vlan, port, now);
+    const MacAddr probe = mac(static_cast<uint8_t>(rng() % 6));
+    ASSERT_EQ(fa.lookup(probe, vlan), fb.lookup(probe, vlan)) << it;
+    ASSERT_EQ(a.dst_after_bulk(fa, -1, probe, vlan, 9), b.dst_after_bulk(fb, -1, probe, vlan, 9)) << it;
+  }
+  EXPECT_EQ(fa.size(), fb.size());
+  EXPECT_EQ(fa.stats().learned, fb.stats().learned);
+  EXPECT_EQ(fa.stats().moved, fb.stats().moved);
 }
 
 }  // namespace

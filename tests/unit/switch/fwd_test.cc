@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <map>
 #include <random>
 #include <vector>
@@ -194,7 +195,20 @@ TEST(Fdb, LookupCacheEqualsTheHash) {
         break;
       }
       case 5: {
+        // cache_key_word of the MAC's bytes and two more (a frame's first
+        // eight) is cache_key; the CacheView answers as cached().
+        std::array<uint8_t, 8> first8{};
+        std::copy(m.begin(), m.end(), first8.begin());
+        first8[6] = static_cast<uint8_t>(rng());
+        first8[7] = static_cast<uint8_t>(rng());
+        uint64_t w;
+        std::memcpy(&w, first8.data(), 8);
+        ASSERT_EQ(Fdb::cache_key_word(w, vlan), Fdb::cache_key(m, vlan));
         int32_t p = -2;
+        int32_t q = -2;
+        const bool in_view = fdb.cache_view().cached(Fdb::cache_key(m, vlan), q);
+        ASSERT_EQ(in_view, fdb.cached(Fdb::cache_key(m, vlan), p)) << it;
+        ASSERT_EQ(p, q) << it;
         if (fdb.cached(Fdb::cache_key(m, vlan), p)) {
           ++hits;
           const auto want = ref.lookup(m, vlan);

@@ -2,6 +2,10 @@
 // MAC Control, and every rejection reason on truncated or malformed input.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstdint>
+#include <random>
+
 #include "common/wire/frame_parser.h"
 #include "common/wire/icrc.h"
 #include "tests/unit/wire/wire_test_util.h"
@@ -319,6 +323,46 @@ TEST(WireFrameBuilder, Errors) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.header_bytes, 54u);
   EXPECT_EQ(r.frame_bytes, 54u + 100 + 4);
+}
+
+// detail::ipv4_ihl5_checksum_ok (the switch's and parse_fwd's check: 64-bit
+// words, end-around carry, one divisibility test) against RFC 1071 word by
+// word: random headers, headers made valid, and words drawn from values
+// that make long carry chains (0xFFFF, 0x0000, 0x8000 ...), including the
+// all-zero and all-ones headers.
+TEST(WireFrameParser, Ipv4HeaderChecksumEqualsRfc1071WordByWord) {
+  auto reference = [](const std::array<uint8_t, 20>& h) {
+    uint32_t sum = 0;
+    for (int i = 0; i < 20; i += 2) sum += uint32_t{h[i]} << 8 | h[i + 1];
+    while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+    return sum == 0xFFFF;
+  };
+  constexpr std::array<uint16_t, 8> kEdgy{0x0000, 0xFFFF, 0x8000, 0x7FFF, 0x0001, 0xFFFE, 0x00FF, 0xFF00};
+  std::mt19937 rng(1071);
+  int valid = 0;
+  for (int it = 0; it < 400000; ++it) {
+    std::array<uint8_t, 20> h{};
+    const uint32_t how = it < 2 ? 3 : rng() % 3;
+    for (int w = 0; w < 10; ++w) {
+      uint16_t v = how == 0 ? static_cast<uint16_t>(rng()) : kEdgy[rng() % kEdgy.size()];
+      if (how == 3) v = it == 0 ? 0x0000 : 0xFFFF;
+      h[2 * w] = static_cast<uint8_t>(v >> 8);
+      h[2 * w + 1] = static_cast<uint8_t>(v);
+    }
+    if (how != 3 && rng() % 2 == 0) {  // make it valid: the checksum word completes the sum
+      h[10] = h[11] = 0;
+      uint32_t sum = 0;
+      for (int i = 0; i < 20; i += 2) sum += uint32_t{h[i]} << 8 | h[i + 1];
+      while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+      const uint16_t c = static_cast<uint16_t>(~sum);
+      h[10] = static_cast<uint8_t>(c >> 8);
+      h[11] = static_cast<uint8_t>(c);
+    }
+    const bool want = reference(h);
+    valid += want ? 1 : 0;
+    ASSERT_EQ(detail::ipv4_ihl5_checksum_ok(h.data()), want) << "iteration " << it;
+  }
+  EXPECT_GT(valid, 100000);
 }
 
 }  // namespace
