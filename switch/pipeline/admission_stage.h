@@ -187,11 +187,30 @@ inline void count_run(EgressQueue& q, QueueCounters& qc, uint16_t n) {
   const uint8_t shift = mmu.cell_shift();
   uint64_t total = 0;
   uint64_t bytes = 0;
-  for (uint16_t i = 0; i < n; ++i) {
-    const uint32_t b = run[i].bytes;
-    const uint32_t c = (b + round) >> shift;  // cells_for(b)
-    slots[i] = run[i];
-    slots[i].ticket = std::bit_cast<Ticket>(uint64_t{static_cast<uint16_t>(c)} * kPlainTicket);
+  // Word by word, as QueuedRun::add_plain stored them: a copy in 16-byte
+  // loads spans two 8-byte stores, which store forwarding cannot serve while
+  // they wait in the store buffer (the last copies of a run, flushed right
+  // after stage C wrote them). Word 1, the ticket, is not read.
+  static_assert(sizeof(QueuedPkt) == 32 && offsetof(QueuedPkt, ticket) == 8 && offsetof(QueuedPkt, bytes) == 16);
+  const auto* from = reinterpret_cast<const unsigned char*>(run);
+  auto* to = reinterpret_cast<unsigned char*>(slots);
+  for (uint16_t i = 0; i < n; ++i, from += 32, to += 32) {
+    uint64_t w0;
+    uint64_t w2;
+    uint64_t w3;
+    std::memcpy(&w0, from, 8);
+    std::memcpy(&w2, from + 16, 8);
+    // An empty asm between the loads: the compiler may not merge w2 and w3
+    // into one 16-byte load.
+    asm("" : "+r"(w2));
+    std::memcpy(&w3, from + 24, 8);
+    const auto b = static_cast<uint32_t>(w2);  // bytes
+    const uint32_t c = (b + round) >> shift;   // cells_for(b)
+    const uint64_t t = uint64_t{static_cast<uint16_t>(c)} * kPlainTicket;
+    std::memcpy(to, &w0, 8);
+    std::memcpy(to + 8, &t, 8);
+    std::memcpy(to + 16, &w2, 8);
+    std::memcpy(to + 24, &w3, 8);
     total += c;
     bytes += b;
   }
