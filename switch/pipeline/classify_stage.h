@@ -226,9 +226,12 @@ struct ClassifyCounts {
 }
 
 // Stage A over pkts[0, n), n <= kRxStageBurst: meta[i] for pkts[i],
-// prefetching kRxPrefetchAhead frames ahead.
-[[gnu::always_inline]] inline ClassifyCounts classify_burst(const ClassifyPort& port, rte_mbuf* const* pkts, uint16_t n,
-                                                            RxMeta* meta) {
+// prefetching kRxPrefetchAhead frames ahead; on_frame(i, data, meta[i])
+// after each frame it classified (stage B's per-frame lookup in
+// classify_lookup_burst, lookup_stage.h; nothing in classify_burst).
+template <class OnFrame>
+[[gnu::always_inline]] inline ClassifyCounts classify_each(const ClassifyPort& port, rte_mbuf* const* pkts, uint16_t n,
+                                                           RxMeta* meta, OnFrame&& on_frame) {
   ClassifyCounts c;
   // What the straight path reads of the port, in registers for the burst
   // (the byte stores into meta may alias the port's MAC).
@@ -248,8 +251,14 @@ struct ClassifyCounts {
     }
     ++c.packets;
     c.bytes += frame_bytes;
+    on_frame(i, d, meta[i]);
   }
   return c;
+}
+
+[[gnu::always_inline]] inline ClassifyCounts classify_burst(const ClassifyPort& port, rte_mbuf* const* pkts, uint16_t n,
+                                                            RxMeta* meta) {
+  return classify_each(port, pkts, n, meta, [](uint16_t, const uint8_t*, const RxMeta&) {});
 }
 
 }  // namespace sf::sw

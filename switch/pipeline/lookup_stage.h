@@ -112,29 +112,11 @@ struct LookupBurst {
 [[gnu::always_inline]] inline ClassifyCounts classify_lookup_burst(const ClassifyPort& port, const Fdb& fdb,
                                                                    const RouteTable& routes, rte_mbuf* const* pkts,
                                                                    uint16_t n, RxMeta* meta, LookupBurst& b) {
-  ClassifyCounts c;
-  // What the straight path reads of the port, in registers for the burst
-  // (the byte stores into meta may alias the port's MAC).
-  const bool straight = port.rif == nullptr;
-  const uint64_t mac48 = mac_word(port.mac);
-  const uint32_t max_frame = port.max_frame_bytes;
-  const PortQos& qos = port.qos;
   lookup_begin(b);
   const Fdb::CacheView cache = fdb.cache_view();
-  for (uint16_t i = 0; i < std::min<uint16_t>(n, kRxPrefetchAhead); ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
-  for (uint16_t i = 0; i < n; ++i) {
-    if (i + kRxPrefetchAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kRxPrefetchAhead], void*));
-    const rte_mbuf* m = pkts[i];
-    const auto* d = rte_pktmbuf_mtod(m, const uint8_t*);
-    const uint32_t frame_bytes = m->pkt_len;
-    if (!(straight && classify_v4_udp_at(qos, mac48, max_frame, d, m->data_len, frame_bytes, meta[i])) &&
-        !classify_general(port, d, m->data_len, frame_bytes, meta[i])) {
-      continue;
-    }
-    ++c.packets;
-    c.bytes += frame_bytes;
-    lookup_frame(cache, d, meta[i], i, b);
-  }
+  const ClassifyCounts c = classify_each(port, pkts, n, meta, [&](uint16_t i, const uint8_t* d, const RxMeta& r) {
+    lookup_frame(cache, d, r, i, b);
+  });
   lookup_finish(fdb, routes, b);
   return c;
 }
