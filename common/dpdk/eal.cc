@@ -3,11 +3,16 @@
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_interrupts.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 namespace sf::dpdk {
 namespace {
@@ -138,6 +143,44 @@ void cleanup_eal(bool call_rte_cleanup) {
     remove_hugepage_files(g_owned_prefix);
     g_owned_prefix.clear();
   }
+}
+
+}  // namespace sf::dpdk
+
+namespace sf::dpdk {
+
+bool interrupt_thread_barrier(uint32_t timeout_ms) {
+  struct Barrier {
+    int fd = -1;
+    std::atomic<bool> ran{false};
+  };
+  Barrier b;
+  b.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (b.fd < 0) return false;
+  rte_intr_handle* h = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
+  bool ok = h != nullptr && rte_intr_fd_set(h, b.fd) == 0 && rte_intr_type_set(h, RTE_INTR_HANDLE_EXT) == 0;
+  auto on_wake = [](void* arg) {
+    auto* self = static_cast<Barrier*>(arg);
+    uint64_t v = 0;
+    (void)!read(self->fd, &v, sizeof v);
+    self->ran.store(true, std::memory_order_release);
+  };
+  ok = ok && rte_intr_callback_register(h, on_wake, &b) == 0;
+  if (ok) {
+    const uint64_t one = 1;
+    ok = write(b.fd, &one, sizeof one) == static_cast<ssize_t>(sizeof one);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (ok && !b.ran.load(std::memory_order_acquire)) {
+      if (std::chrono::steady_clock::now() >= until) ok = false;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    // Waits while the callback is still running (it may have set `ran` and
+    // not yet returned); afterwards nothing on that thread touches `b`.
+    (void)rte_intr_callback_unregister_sync(h, on_wake, &b);
+  }
+  if (h != nullptr) rte_intr_instance_free(h);
+  close(b.fd);
+  return ok;
 }
 
 }  // namespace sf::dpdk

@@ -51,6 +51,17 @@ EalInfo compose_eal_args(std::vector<std::string> eal_args, const EalOptions& op
 // Starts EAL with `eal_args` (argv[0] first) completed as EalOptions says.
 Result<EalInfo> init_eal(std::vector<std::string> eal_args, const EalOptions& opts = {});
 
+// Waits until EAL's interrupt thread has finished every callback it was
+// running or had been woken for when this was called: a callback of our own
+// on an eventfd, woken now, runs after them (the thread runs callbacks one at
+// a time). Port::close() calls it between stop and close: memif's control
+// channel callback, running when the peer hangs up as we stop, otherwise
+// reaches the device after rte_eth_dev_close() freed it (seen as SIGSEGV in
+// librte_net_memif on the interrupt thread, 1 run in ~10 of a short perftest).
+// Bounded by `timeout_ms`; false when the barrier did not run in time or could
+// not be set up (the caller goes on: a teardown never blocks forever).
+bool interrupt_thread_barrier(uint32_t timeout_ms = 2000);
+
 // rte_eal_cleanup(); call after every port is closed. Also removes the runtime
 // directory (/var/run/dpdk/<prefix>) of a primary process, whether init_eal
 // or the user (--file-prefix) chose the prefix, and this process's huge page

@@ -5,6 +5,7 @@
 
 #include "common/dpdk/burst_guard.h"
 #include "common/dpdk/burst_guard_pool.h"
+#include "common/dpdk/eal.h"
 
 #include <rte_bus.h>
 #include <rte_dev.h>
@@ -408,9 +409,15 @@ void Port::close() {
   if (!open_) return;
   open_ = false;
   (void)rte_eth_dev_stop(port_id_);
+  // A PMD callback on EAL's interrupt thread that was running as we stopped
+  // (memif: the peer hanging up) finishes before the device is freed.
+  (void)interrupt_thread_barrier();
   (void)rte_eth_dev_close(port_id_);
   if (probed_ && !bus_.empty()) (void)rte_eal_hotplug_remove(bus_.c_str(), bus_device_.c_str());
   probed_ = false;
+  // And the work close queued there (memif's deferred socket cleanup) is done
+  // before the caller frees the pool or EAL.
+  (void)interrupt_thread_barrier();
 }
 
 }  // namespace sf::dpdk

@@ -1067,10 +1067,9 @@ int run(int argc, char** argv) {
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
     if (rc == 0) rc = serve(o, modes, cfg, ports, *pool, metrics, early);
-    // Teardown: let PMD teardown that runs on EAL's interrupt thread (memif's
-    // deferred socket cleanup) finish before the pool and EAL go.
+    // Teardown: Port::close() waits for the PMD work it leaves on EAL's
+    // interrupt thread (memif's deferred socket cleanup) before the pool goes.
     ports.close();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
     rte_mempool_free(*pool);
   }
   dpdk::cleanup_eal();

@@ -654,12 +654,11 @@ int run(int argc, char** argv) {
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
     if (rc == 0) rc = serve(o, plan, *eal, *pool, ports, metrics);
-    // Teardown. Stop capture before the ports go; then let PMD teardown that
-    // runs on EAL's interrupt thread (memif's deferred socket cleanup) finish
-    // before EAL unmaps the memory it uses.
+    // Teardown. Stop capture before the ports go; Port::close() waits for
+    // the PMD work it leaves on EAL's interrupt thread (memif's deferred
+    // socket cleanup) before EAL unmaps the memory it uses.
     if (pdump) rte_pdump_uninit();
     for (auto& p : ports) p.close();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
     rte_mempool_free(*pool);
   }
   // After dpdk-dumpcap attached, DPDK 22.11's teardown (rte_eal_cleanup and

@@ -1,13 +1,19 @@
 // Port bring-up on in-process vdevs (suite `dpdk`): hotplug by devargs, the
 // canonical bring-up, rx/tx on a net_ring loopback, stats/xstats, errors.
+#define ALLOW_EXPERIMENTAL_API 1  // rte_intr_instance_alloc and friends (InterruptBarrier)
 #include "common/dpdk/port.h"
 
 #include <gtest/gtest.h>
+#include <rte_interrupts.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
+#include <thread>
 #include <vector>
 
+#include "common/dpdk/eal.h"
 #include "common/dpdk/mempool.h"
 #include "tests/support/eal_env.h"
 #include "tests/support/unmapped_page.h"
@@ -109,6 +115,59 @@ TEST(Mempool, CreateSizedPool) {
 }
 
 }  // namespace
+// N. interrupt_thread_barrier() returns only after a callback that was
+//    running on EAL's interrupt thread when it was called has returned (what
+//    Port::close() relies on between stop and close). The callback blocks
+//    until the test lets it go, from a thread started after the barrier call
+//    began; the barrier must see `done` set. Expect: true, and done.
+TEST(InterruptBarrier, WaitsForTheRunningCallback) {
+  struct Cb {
+    int fd = -1;
+    std::atomic<bool> started{false}, release{false}, done{false};
+  };
+  Cb cb;
+  cb.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  ASSERT_GE(cb.fd, 0);
+  rte_intr_handle* h = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
+  ASSERT_NE(h, nullptr);
+  ASSERT_EQ(rte_intr_fd_set(h, cb.fd), 0);
+  ASSERT_EQ(rte_intr_type_set(h, RTE_INTR_HANDLE_EXT), 0);
+  auto fn = [](void* arg) {
+    auto* c = static_cast<Cb*>(arg);
+    uint64_t v = 0;
+    (void)!read(c->fd, &v, sizeof v);
+    c->started.store(true);
+    while (!c->release.load()) std::this_thread::yield();
+    c->done.store(true);
+  };
+  ASSERT_EQ(rte_intr_callback_register(h, fn, &cb), 0);
+  const uint64_t one = 1;
+  ASSERT_EQ(write(cb.fd, &one, sizeof one), static_cast<ssize_t>(sizeof one));
+  while (!cb.started.load()) std::this_thread::yield();
+  std::atomic<bool> barrier_returned{false};
+  bool done_at_return = false;
+  bool ok = false;
+  std::thread waiter([&] {
+    ok = interrupt_thread_barrier(20000);
+    done_at_return = cb.done.load();
+    barrier_returned.store(true);
+  });
+  // The callback still runs: the barrier cannot have returned.
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_FALSE(barrier_returned.load());
+    std::this_thread::yield();
+  }
+  cb.release.store(true);
+  waiter.join();
+  EXPECT_TRUE(ok);
+  EXPECT_TRUE(done_at_return);
+  EXPECT_GT(rte_intr_callback_unregister_sync(h, fn, &cb), 0);
+  rte_intr_instance_free(h);
+  close(cb.fd);
+  // With nothing running, it returns at once (well inside its bound).
+  EXPECT_TRUE(interrupt_thread_barrier(20000));
+}
+
 }  // namespace sf::dpdk
 
 // memif ports get one buffer per frame for MTUs above 2 KiB (DPDK 22.11
