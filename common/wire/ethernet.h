@@ -2,7 +2,9 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
+#include <cstring>
 
 #include "common/wire/byte_order.h"
 
@@ -19,6 +21,19 @@ struct MacAddr {
   constexpr bool operator==(const MacAddr&) const = default;
 };
 static_assert(sizeof(MacAddr) == 6);
+
+// The six bytes of a MAC address as the low 48 bits of a word (little-endian:
+// what a 64-bit load of a frame's first eight bytes holds there for its
+// destination). Built in registers from a 4- and a 2-byte load: assembled in
+// memory (two narrow stores, then a wide load) it stalls store forwarding.
+inline uint64_t mac_word(const std::array<uint8_t, 6>& mac) {
+  static_assert(std::endian::native == std::endian::little);
+  uint32_t a;
+  uint16_t b;
+  std::memcpy(&a, mac.data(), 4);
+  std::memcpy(&b, mac.data() + 4, 2);
+  return uint64_t{a} | uint64_t{b} << 32;
+}
 
 // 01-80-C2-00-00-01: destination of PAUSE and PFC frames.
 inline constexpr MacAddr kMacControlDst{{0x01, 0x80, 0xC2, 0x00, 0x00, 0x01}};

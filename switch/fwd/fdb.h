@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/time.h"
+#include "common/wire/ethernet.h"
 
 struct rte_hash;
 
@@ -59,17 +60,8 @@ class Fdb {
   // current generation holds what the hash would answer now. Filled by
   // lookup_bulk(), lookup() and learn(); read by lookup_bulk callers first
   // (the receive stage B: cached() per frame, the misses in one bulk).
-  // (The bytes of mac then vlan as one little-endian word, built in
-  // registers from two loads: assembled in memory, two narrow stores then
-  // a wide load, it stalled store forwarding.)
-  static uint64_t cache_key(const MacAddr& mac, uint16_t vlan) {
-    static_assert(std::endian::native == std::endian::little);
-    uint32_t a;
-    uint16_t b;
-    std::memcpy(&a, mac.data(), 4);
-    std::memcpy(&b, mac.data() + 4, 2);
-    return uint64_t{a} | uint64_t{b} << 32 | uint64_t{vlan} << 48;
-  }
+  // (The bytes of mac then vlan as one little-endian word: wire::mac_word.)
+  static uint64_t cache_key(const MacAddr& mac, uint16_t vlan) { return wire::mac_word(mac) | uint64_t{vlan} << 48; }
   // cache_key() of the MAC in the low 48 bits of `first8` (a little-endian
   // load of the MAC's six bytes and two more, e.g. a frame's first eight
   // bytes for its destination): one and, one or.

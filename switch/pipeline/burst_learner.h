@@ -113,6 +113,11 @@ class BurstLearner {
     std::optional<uint16_t> dst_port;
     MacAddr dst_mac{};
   };
+  // begin_burst() resets Cache field by field (one wide store of `{}` and
+  // the narrow loads after it stalled store forwarding): a field added here
+  // is added there too; the size catches most additions.
+  static_assert(sizeof(Cache) == 32 && sizeof(MacAddr) == 6 && sizeof(std::optional<uint16_t>) == 4,
+                "Cache changed: reset the new field in begin_burst()");
   Cache cache_;
   // Keys learned or moved (to the ingress port) in the current stage pass.
   struct Key {

@@ -82,17 +82,6 @@ static_assert(offsetof(RxMeta, pg) == 1 && offsetof(RxMeta, queue) == 2 && offse
               offsetof(RxMeta, l3_offset) == 4 && offsetof(RxMeta, pad_) == 5 && offsetof(RxMeta, vlan) == 6 &&
               offsetof(RxMeta, udp_offset) == 8);
 
-// A MAC address as the low 48 bits of a word (little-endian, what
-// load_u64 of a frame's first eight bytes holds there), read once a burst.
-inline uint64_t mac_word(const std::array<uint8_t, 6>& mac) {
-  static_assert(std::endian::native == std::endian::little);
-  uint32_t a;
-  uint16_t b;
-  std::memcpy(&a, mac.data(), 4);
-  std::memcpy(&b, mac.data() + 4, 2);
-  return uint64_t{a} | uint64_t{b} << 32;
-}
-
 // What stage A reads of the ingress port.
 struct ClassifyPort {
   const std::array<uint8_t, 6>& mac;  // router MAC: IP frames to it are routed
@@ -119,7 +108,7 @@ struct ClassifyCounts {
 // classify_frame's general path would set it (parse_fwd, then classify);
 // false: not this shape (nothing set), the general path decides.
 // classify_v4_udp_at: the same with what it reads of the port passed in
-// (the router MAC as mac_word(), read once a burst), for a port without
+// (the router MAC as wire::mac_word(), read once a burst), for a port without
 // router interfaces. The header fields are read as words at their fixed
 // offsets: bytes 12-15 (EtherType, version / IHL, DSCP) and 16-23 (total
 // length, flags and fragment offset, protocol) in one load each.
@@ -176,7 +165,7 @@ struct ClassifyCounts {
 [[gnu::always_inline]] inline bool classify_v4_udp(const ClassifyPort& port, const uint8_t* d, uint32_t head_bytes,
                                                    uint32_t frame_bytes, RxMeta& r) {
   return port.rif == nullptr &&
-         classify_v4_udp_at(port.qos, mac_word(port.mac), port.max_frame_bytes, d, head_bytes, frame_bytes, r);
+         classify_v4_udp_at(port.qos, wire::mac_word(port.mac), port.max_frame_bytes, d, head_bytes, frame_bytes, r);
 }
 
 // The general path of classify_frame: parse_fwd, then classify.
@@ -236,7 +225,7 @@ template <class OnFrame>
   // What the straight path reads of the port, in registers for the burst
   // (the byte stores into meta may alias the port's MAC).
   const bool straight = port.rif == nullptr;
-  const uint64_t mac48 = mac_word(port.mac);
+  const uint64_t mac48 = wire::mac_word(port.mac);
   const uint32_t max_frame = port.max_frame_bytes;
   const PortQos& qos = port.qos;
   for (uint16_t i = 0; i < std::min<uint16_t>(n, kRxPrefetchAhead); ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
