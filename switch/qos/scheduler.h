@@ -13,6 +13,7 @@
 namespace sf::sw {
 
 inline constexpr int kSchedQueues = 8;
+static_assert((kSchedQueues & (kSchedQueues - 1)) == 0 && kSchedQueues <= 8);
 // Bytes of credit per unit of DWRR weight; >= the largest frame so that a queue
 // always sends at least one packet per turn.
 inline constexpr uint32_t kDwrrQuantumBytes = 9216 + 64;
@@ -65,6 +66,7 @@ class PortScheduler {
   std::array<QueueSchedConfig, kSchedQueues> cfg_{};
   std::array<uint8_t, kSchedQueues> strict_order_{};  // strict queues, best first
   int num_strict_ = 0;
+  uint8_t dwrr_mask_ = 0xFF;  // bit q: queue q is DWRR
   std::array<int64_t, kSchedQueues> deficit_{};
   int rr_ = 0;         // DWRR queue whose turn it is
   bool fresh_ = true;  // rr_ has not yet received its quantum this turn
@@ -77,11 +79,20 @@ inline int PortScheduler::pick(std::span<const uint32_t, kSchedQueues> head_byte
     if (head_bytes[q] != 0 && (eligible >> q & 1u)) return q;
   }
   // DWRR: at most two passes over the queues (one to find a backlogged queue,
-  // one more since every quantum covers the largest frame).
+  // one more since every quantum covers the largest frame). When no DWRR
+  // queue may send, the passes would only clear deficits and move the turn
+  // by one (2 x 8 + 1 visits): idle_picks(1) does that in O(1). It is the
+  // pick() after a port's last packet, once per transmit call that empties it.
+  uint32_t backlogged = 0;
+  for (int q = 0; q < kSchedQueues; ++q) backlogged |= uint32_t{head_bytes[q] != 0} << q;
+  const uint32_t active = backlogged & eligible & dwrr_mask_;
+  if (active == 0) {
+    idle_picks(1);
+    return -1;
+  }
   for (int visits = 0; visits < 2 * kSchedQueues + 1; ++visits) {
     const int q = rr_;
-    const bool active = cfg_[q].type == SchedType::kDwrr && head_bytes[q] != 0 && (eligible >> q & 1u);
-    if (active) {
+    if (active >> q & 1u) {
       if (fresh_) {
         deficit_[q] += int64_t{cfg_[q].weight} * kDwrrQuantumBytes;
         fresh_ = false;
@@ -93,7 +104,7 @@ inline int PortScheduler::pick(std::span<const uint32_t, kSchedQueues> head_byte
     } else {
       deficit_[q] = 0;  // an idle queue keeps no credit (DRR)
     }
-    rr_ = (rr_ + 1) % kSchedQueues;
+    rr_ = (rr_ + 1) & (kSchedQueues - 1);
     fresh_ = true;
   }
   return -1;
