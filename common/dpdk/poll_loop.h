@@ -143,6 +143,7 @@ class PollLoop {
         rte_pktmbuf_free_bulk(b.tx_buf.data(), b.pending);
         b.counters.tx_drops_at_stop += b.pending;
         b.pending = 0;
+        b.pending_bytes = 0;
       }
     }
   }
@@ -164,6 +165,7 @@ class PollLoop {
     Shaper shaper{};
     uint32_t est_wire_bytes = wire_bytes(0);  // size of the last packet sent: allowance estimate
     uint16_t pending = 0;                     // packets in tx_buf[0..pending)
+    uint64_t pending_bytes = 0;               // their pkt_len summed
     TimeNs pending_since = TimeNs::zero();
     TimeNs stall_drop = TimeNs::max();
     bool rx = true;
@@ -228,6 +230,7 @@ class PollLoop {
           rte_pktmbuf_free_bulk(b.tx_buf.data(), b.pending);
           b.counters.tx_drops_stalled += b.pending;
           b.pending = 0;
+          b.pending_bytes = 0;
         }
         return work;  // back-pressure: do not ask the node while the io is full
       }
@@ -241,16 +244,22 @@ class PollLoop {
     }
     const uint16_t got = b.node->transmit(b.node_port, std::span<rte_mbuf*>(b.tx_buf.data(), allow), now);
     if (got == 0) return work;
+    // One pass over the packets: the shaper's wire bytes and the bytes
+    // flush() counts when they all go.
     uint64_t wire = 0;
-    uint32_t last = 0;
+    uint64_t bytes = 0;
+    uint32_t len = 0;
     for (uint16_t k = 0; k < got; ++k) {
-      last = wire_bytes(rte_pktmbuf_pkt_len(b.tx_buf[k]));
-      wire += last;
+      len = rte_pktmbuf_pkt_len(b.tx_buf[k]);
+      bytes += len;
+      wire += wire_bytes(len);
     }
+    const uint32_t last = wire_bytes(len);
     b.shaper.charge(wire);
     b.est_wire_bytes = last;
     b.counters.tx_wire_bytes += wire;
     b.pending = got;
+    b.pending_bytes = bytes;
     b.pending_since = now;
     flush(b, now);
     return true;
@@ -261,8 +270,12 @@ class PollLoop {
     if (b.pending == 0) return 0;
     const uint16_t sent = b.io->tx_burst(std::span<rte_mbuf*>(b.tx_buf.data(), b.pending));
     if (sent > 0) {
-      uint64_t bytes = 0;
-      for (uint16_t k = 0; k < sent; ++k) bytes += rte_pktmbuf_pkt_len(b.tx_buf[k]);
+      uint64_t bytes = b.pending_bytes;  // all sent: known
+      if (sent < b.pending) {
+        bytes = 0;
+        for (uint16_t k = 0; k < sent; ++k) bytes += rte_pktmbuf_pkt_len(b.tx_buf[k]);
+      }
+      b.pending_bytes -= bytes;
       b.counters.tx_pkts += sent;
       b.counters.tx_bytes += bytes;
       if (b.counters.first_tx == TimeNs::max()) b.counters.first_tx = now;

@@ -5,6 +5,10 @@
 // One instance per egress port, owned by the lcore that transmits on it.
 #pragma once
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -25,6 +29,23 @@ struct QueueSchedConfig {
   uint32_t weight = 1;    // DWRR: 1..100
   uint32_t priority = 0;  // STRICT: 0..9, higher first
 };
+
+// Bit q set: head_bytes[q] != 0 (SSE2: two compares and a mask move).
+inline uint32_t nonzero_mask(std::span<const uint32_t, kSchedQueues> head_bytes) {
+#if defined(__SSE2__)
+  static_assert(kSchedQueues == 8);
+  const __m128i z = _mm_setzero_si128();
+  const __m128i lo = _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(head_bytes.data())), z);
+  const __m128i hi = _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(head_bytes.data() + 4)), z);
+  const auto zero = static_cast<uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(lo)) |
+                                          _mm_movemask_ps(_mm_castsi128_ps(hi)) << 4);
+  return ~zero & 0xFFu;
+#else
+  uint32_t m = 0;
+  for (int q = 0; q < kSchedQueues; ++q) m |= uint32_t{head_bytes[q] != 0} << q;
+  return m;
+#endif
+}
 
 class PortScheduler {
  public:
@@ -83,8 +104,7 @@ inline int PortScheduler::pick(std::span<const uint32_t, kSchedQueues> head_byte
   // queue may send, the passes would only clear deficits and move the turn
   // by one (2 x 8 + 1 visits): idle_picks(1) does that in O(1). It is the
   // pick() after a port's last packet, once per transmit call that empties it.
-  uint32_t backlogged = 0;
-  for (int q = 0; q < kSchedQueues; ++q) backlogged |= uint32_t{head_bytes[q] != 0} << q;
+  const uint32_t backlogged = nonzero_mask(head_bytes);
   const uint32_t active = backlogged & eligible & dwrr_mask_;
   if (active == 0) {
     idle_picks(1);

@@ -155,10 +155,12 @@ TEST(PollLoop, TxRetryKeepsPackets) {
   loop.poll_once();
   EXPECT_EQ(io.sent.size(), 4u);
   EXPECT_EQ(loop.tx_buffered(0), 6);
+  EXPECT_EQ(loop.counters(0).tx_bytes, 4u * 60);  // bytes of what was sent, not of what was buffered
   io.tx_room = 0xffff;
   loop.poll_once();
   EXPECT_EQ(io.sent.size(), 10u);
   EXPECT_EQ(loop.counters(0).tx_pkts, 10u);
+  EXPECT_EQ(loop.counters(0).tx_bytes, 10u * 60);
   EXPECT_EQ(loop.counters(0).tx_drops(), 0u);
   EXPECT_GE(loop.counters(0).tx_retries, 2u);
 }
@@ -179,6 +181,12 @@ TEST(PollLoop, StalledTxDroppedWithReason) {
   loop.poll_once();
   EXPECT_EQ(loop.tx_buffered(0), 0);
   EXPECT_EQ(loop.counters(0).tx_drops_stalled, 5u);
+  // The dropped packets' bytes are not counted as sent later.
+  io.tx_room = 0xffff;
+  node.to_send = 3;
+  loop.poll_once();
+  EXPECT_EQ(loop.counters(0).tx_pkts, 3u);
+  EXPECT_EQ(loop.counters(0).tx_bytes, 3u * 60);
 }
 
 // 5. 10 Gb/s port, 1500 B frames, loop iterating every 100 ns for 1 ms of
