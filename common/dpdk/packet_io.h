@@ -11,8 +11,14 @@ struct rte_mbuf;
 
 namespace sf::dpdk {
 
-// Packets per rx/tx burst everywhere in the driver (DPDK custom, l2fwd).
-inline constexpr uint16_t kMaxBurst = 32;
+// Packets per rx burst and tx offer of a poll loop: kDefaultBurst unless
+// the loop's options say otherwise (LoopOptions::burst, at most kMaxBurst:
+// the size of the loop's arrays and what mempool sizing assumes). 32 is the
+// DPDK custom (l2fwd, testpmd); sf-switch bursts 64 by default (--burst): a
+// loop iteration's fixed cost (timers, transmit offers, the tx burst call)
+// spread over twice the packets.
+inline constexpr uint16_t kMaxBurst = 64;
+inline constexpr uint16_t kDefaultBurst = 32;
 
 // rx_burst fills `pkts` with up to pkts.size() mbufs (ownership to the caller)
 // and returns how many. tx_burst takes the first n it returns (ownership to the

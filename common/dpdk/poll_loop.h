@@ -63,6 +63,9 @@ struct LoopPortCounters {
 struct LoopOptions {
   IdleBackoffOptions backoff{};
   uint32_t stop_check_interval = 64;  // iterations between stop-predicate checks in run()
+  // Packets per rx burst and most packets offered per port per iteration:
+  // 1..kMaxBurst (the loop uses the nearest; callers refuse other values).
+  uint16_t burst = kDefaultBurst;
 };
 
 template <PacketIo Io, Clock C>
@@ -73,7 +76,9 @@ class PollLoop {
   static constexpr uint16_t kTxBufferPkts = kMaxBurst;
   static constexpr TimeNs kMinSleep = TimeNs::from_us(60);  // > Linux default timer slack (50 us)
 
-  explicit PollLoop(C& clock, const LoopOptions& opts = {}) : clock_(clock), opts_(opts), backoff_(opts.backoff) {}
+  explicit PollLoop(C& clock, const LoopOptions& opts = {}) : clock_(clock), opts_(opts), backoff_(opts.backoff) {
+    opts_.burst = std::clamp<uint16_t>(opts_.burst, 1, kMaxBurst);
+  }
   PollLoop(const PollLoop&) = delete;
   PollLoop& operator=(const PollLoop&) = delete;
   ~PollLoop() { release(); }
@@ -185,7 +190,7 @@ class PollLoop {
     for (size_t i = 0; i < n_ports_; ++i) {
       Binding& b = ports_[i];
       if (!b.rx) continue;
-      const uint16_t n = b.io->rx_burst(std::span<rte_mbuf*>(burst.data(), kMaxBurst));
+      const uint16_t n = b.io->rx_burst(std::span<rte_mbuf*>(burst.data(), opts_.burst));
       if (n == 0) continue;
       work = true;
       uint64_t bytes = 0;
@@ -236,7 +241,7 @@ class PollLoop {
       }
     }
     b.shaper.refill(now);
-    const uint16_t allow = b.shaper.allowance(b.est_wire_bytes, kTxBufferPkts);
+    const uint16_t allow = b.shaper.allowance(b.est_wire_bytes, opts_.burst);
     if (allow == 0) {
       b.counters.shaper_held += dt;
       shaper_wakeup_ = std::min(shaper_wakeup_, now + b.shaper.time_until(b.est_wire_bytes));

@@ -105,6 +105,7 @@ struct Options {
   double duration_s = 0;
   double link_wait_s = 0;
   uint16_t rx_desc = 1024, tx_desc = 1024;
+  uint16_t burst = dpdk::kMaxBurst;
   std::string ready_file;
   std::string report;
   std::string log_level = "info";
@@ -131,6 +132,7 @@ po::options_description describe(Options& o) {
     ("link-wait-s", po::value(&o.link_wait_s)->default_value(0), "wait up to this long for every link (memif peer, NIC) before forwarding (0 = forward at once)")
     ("rx-desc", po::value(&o.rx_desc)->default_value(1024), "rx descriptors per port")
     ("tx-desc", po::value(&o.tx_desc)->default_value(1024), "tx descriptors per port")
+    ("burst", po::value(&o.burst)->default_value(dpdk::kMaxBurst), "packets per rx burst and most packets sent per port per loop iteration, 1-64 (DPDK apps' custom: 32)")
     ("ready-file", po::value(&o.ready_file), "create this file once the ports are up (for orchestration)")
     ("report", po::value(&o.report), "also write the final counters (JSON) to this file")
     ("log-level", po::value(&o.log_level)->default_value("info"), "debug | info | warn | error")
@@ -201,6 +203,10 @@ std::optional<int> parse_options(int argc, char** argv, const dpdk::SplitArgs& a
   }
   if (o.timeseries.empty() && !app::first_given(vm, {"ts-period-ms"}).empty()) {
     std::cerr << "sf-switch: --ts-period-ms needs --timeseries\n";
+    return 2;
+  }
+  if (o.burst == 0 || o.burst > dpdk::kMaxBurst) {
+    std::cerr << "sf-switch: --burst must be 1-" << dpdk::kMaxBurst << " (got " << o.burst << ")\n";
     return 2;
   }
   if (o.ts_period_ms == 0 || o.stats_interval_s < 0 || o.duration_s < 0 || o.shaper_burst_us < 0) {
@@ -375,6 +381,7 @@ std::unique_ptr<sw::ShardedSwitch> make_switch(const Plan& plan, const std::vect
 void make_loops(const Options& o, const Plan& plan, std::vector<dpdk::Port>& ports, Datapath& dp) {
   dpdk::LoopOptions lo;
   lo.backoff.enabled = o.backoff;
+  lo.burst = o.burst;
   for (uint16_t s = 0; s < plan.nshards; ++s) dp.loops.push_back(std::make_unique<Loop>(dp.clock, lo));
   dp.loop_index.assign(plan.nports(), 0);
   dp.lcore_of_shard.assign(plan.nshards, rte_get_main_lcore());

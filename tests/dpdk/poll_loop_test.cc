@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <deque>
+#include <utility>
 #include <vector>
 
 #include "tests/support/eal_env.h"
@@ -111,7 +114,34 @@ TEST(PollLoop, ReceiveGetsIterationNow) {
   // Unshaped ports ask the node every iteration, with the same `now`.
   ASSERT_EQ(node.tx_asks.size(), 2u);
   EXPECT_EQ(node.tx_asks[1].now, TimeNs::from_us(5));
-  EXPECT_EQ(node.tx_asks[1].n, kMaxBurst);
+  EXPECT_EQ(node.tx_asks[1].n, kDefaultBurst);
+}
+
+// 1b. LoopOptions::burst: 100 frames queued, bursts of 64, 8 and the
+//     nearest to 0 / above kMaxBurst (1, kMaxBurst). Expect: each receive
+//     call gets at most `burst` frames (the first exactly that many), and
+//     the node is offered `burst` slots to transmit.
+TEST(PollLoop, BurstOptionSetsRxBurstAndTxOffer) {
+  const std::array<std::pair<uint16_t, uint16_t>, 4> cases{{{64, 64}, {8, 8}, {0, 1}, {500, kMaxBurst}}};
+  for (const auto& [asked, used] : cases) {
+    ManualClock clock;
+    LoopOptions lo;
+    lo.burst = asked;
+    PollLoop<MemIo, ManualClock> loop(clock, lo);
+    RecordingNode node(1);
+    MemIo io;
+    ASSERT_TRUE(loop.add_port(io, node, 0));
+    for (int i = 0; i < 100; ++i) io.rx.push_back(frame(64));
+    size_t got = 0;
+    while (got < 100) {
+      ASSERT_TRUE(loop.poll_once());
+      got += node.rx_calls.back().n;
+    }
+    ASSERT_FALSE(node.rx_calls.empty());
+    EXPECT_EQ(node.rx_calls[0].n, std::min<size_t>(used, 100)) << "burst " << asked;
+    for (const auto& c : node.rx_calls) EXPECT_LE(c.n, used);
+    EXPECT_EQ(node.tx_asks[0].n, used) << "burst " << asked;
+  }
 }
 
 // 2. Node wants a timer at 10 us. Expect: no advance at 9.999 us, advance(10 us) at 10 us, once.

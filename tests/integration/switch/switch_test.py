@@ -463,6 +463,8 @@ def bad_config(h):
     good_path = h.write_json("good.json", good)
     for args, what in ((["--config", good_path, "--bogus-flag"], "bogus-flag"),
                        (["--config", good_path, "--ts-period-ms", "0"], "ts-period-ms"),
+                       (["--config", good_path, "--burst", "0"], "--burst must be 1-64 (got 0)"),
+                       (["--config", good_path, "--burst", "65"], "--burst must be 1-64 (got 65)"),
                        (["--config", good_path, "--port", "Ethernet99=net_null5"], "Ethernet99"),
                        (["--config", good_path, "--shards", "3"], "--shards 3: want 1..2"),
                        (["--config", good_path, "--shard-map", "0,x"], "'x' is not a shard number"),
