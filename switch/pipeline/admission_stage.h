@@ -34,6 +34,9 @@ namespace sf::sw {
 class QueuedRun {
  public:
   static constexpr uint16_t kCapacity = kRxStageBurst;
+  QueuedRun() = default;
+  QueuedRun(const QueuedRun&) = delete;  // out_ may point into run_
+  QueuedRun& operator=(const QueuedRun&) = delete;
   // The admission key of a copy: (egress port, PG, queue).
   // (out_port, pg and queue are adjacent in QueuedPkt: one load.)
   static uint32_t key_of(const QueuedPkt& p) {
@@ -51,7 +54,7 @@ class QueuedRun {
   [[gnu::always_inline]] void add(const QueuedPkt& p, Flush&& flush) {
     const uint32_t key = key_of(p);
     if (key != key_ || n_ == kCapacity) join_or_flush(key, flush);
-    run_[n_++] = p;
+    out_[n_++] = p;
   }
   // add() of a plain copy (no ticket yet, not trimmed, no credit slots),
   // built straight in the run: frame `m` of `bytes` from `in` to `out`,
@@ -72,20 +75,35 @@ class QueuedRun {
     // Four word stores straight into the slot (an array of the words
     // memcpy'd whole was built on the stack and copied: two more loads
     // after narrow stores, which store forwarding cannot serve).
-    auto* slot = reinterpret_cast<unsigned char*>(&run_[n_++]);
+    auto* slot = reinterpret_cast<unsigned char*>(&out_[n_++]);
     store_word(slot, reinterpret_cast<uintptr_t>(m));
     store_word(slot + 8, 0);
     store_word(slot + 16, uint64_t{bytes} | uint64_t{in} << 32 | uint64_t{out} << 48);
     store_word(slot + 24, (pg_q_ip & 0xFFFFFFu) | uint64_t{l3_offset} << 32 | uint64_t{kNoCreditVl} << 48);
   }
   // Hands the run over: its copies stay at data()[0, returned n) until the
-  // next add(); the run is empty again.
+  // next add(); the run is empty again, and the next copy begins a new one
+  // (its slots resolved anew: the queue's tail moves when a run is taken).
   uint16_t take() {
     const uint16_t n = n_;
     n_ = 0;
+    key_ = kNoKey;
     return n;
   }
-  const QueuedPkt* data() const { return run_.data(); }
+  const QueuedPkt* data() const { return out_; }
+  // Where the copies are built: in the run's own array, or (in_ring())
+  // straight in the slots after its egress queue's tail, which
+  // admit_run_whole then commits without copying them.
+  bool in_ring() const { return out_ != run_.data(); }
+  QueuedPkt* staging() { return run_.data(); }
+  // Where a run of `key` may be built in place: the kCapacity slots after the
+  // tail of its egress queue when they are free and contiguous, else null
+  // (the run's array). Asked once per run; unset: always the array.
+  using SlotsFor = QueuedPkt* (*)(void* ctx, uint32_t key);
+  void set_slots_for(SlotsFor fn, void* ctx) {
+    slots_for_ = fn;
+    slots_ctx_ = ctx;
+  }
   uint16_t size() const { return n_; }
   bool empty() const { return n_ == 0; }
   uint32_t key() const { return key_; }
@@ -98,11 +116,18 @@ class QueuedRun {
   [[gnu::always_inline]] void join_or_flush(uint32_t key, Flush& flush) {
     if (n_ != 0) flush();
     key_ = key;
+    QueuedPkt* slots = slots_for_ != nullptr ? slots_for_(slots_ctx_, key) : nullptr;
+    out_ = slots != nullptr ? slots : run_.data();
   }
+  // No copy has this key (egress port 0xFFFF, PG and queue 0xFF).
+  static constexpr uint32_t kNoKey = 0xFFFFFFFFu;
   static void store_word(unsigned char* at, uint64_t w) { std::memcpy(at, &w, 8); }
   std::array<QueuedPkt, kCapacity> run_{};
+  QueuedPkt* out_ = run_.data();
   uint16_t n_ = 0;
-  uint32_t key_ = 0;
+  uint32_t key_ = kNoKey;
+  SlotsFor slots_for_ = nullptr;
+  void* slots_ctx_ = nullptr;
 };
 
 // What admit_run_whole reads of the PG's PFC state: whether the PG has PFC
@@ -192,27 +217,39 @@ inline void count_run(EgressQueue& q, QueueCounters& qc, uint16_t n) {
   // they wait in the store buffer (the last copies of a run, flushed right
   // after stage C wrote them). Word 1, the ticket, is not read.
   static_assert(sizeof(QueuedPkt) == 32 && offsetof(QueuedPkt, ticket) == 8 && offsetof(QueuedPkt, bytes) == 16);
-  const auto* from = reinterpret_cast<const unsigned char*>(run);
-  auto* to = reinterpret_cast<unsigned char*>(slots);
-  for (uint16_t i = 0; i < n; ++i, from += 32, to += 32) {
-    uint64_t w0;
-    uint64_t w2;
-    uint64_t w3;
-    std::memcpy(&w0, from, 8);
-    std::memcpy(&w2, from + 16, 8);
-    // An empty asm between the loads: the compiler may not merge w2 and w3
-    // into one 16-byte load.
-    asm("" : "+r"(w2));
-    std::memcpy(&w3, from + 24, 8);
-    const auto b = static_cast<uint32_t>(w2);  // bytes
-    const uint32_t c = (b + round) >> shift;   // cells_for(b)
-    const uint64_t t = uint64_t{static_cast<uint16_t>(c)} * kPlainTicket;
-    std::memcpy(to, &w0, 8);
-    std::memcpy(to + 8, &t, 8);
-    std::memcpy(to + 16, &w2, 8);
-    std::memcpy(to + 24, &w3, 8);
-    total += c;
-    bytes += b;
+  if (run == slots) {
+    // Built in place (QueuedRun::in_ring): only the tickets are written.
+    for (uint16_t i = 0; i < n; ++i) {
+      const uint32_t b = slots[i].bytes;
+      const uint32_t c = (b + round) >> shift;  // cells_for(b)
+      const uint64_t t = uint64_t{static_cast<uint16_t>(c)} * kPlainTicket;
+      std::memcpy(reinterpret_cast<unsigned char*>(slots + i) + 8, &t, 8);
+      total += c;
+      bytes += b;
+    }
+  } else {
+    const auto* from = reinterpret_cast<const unsigned char*>(run);
+    auto* to = reinterpret_cast<unsigned char*>(slots);
+    for (uint16_t i = 0; i < n; ++i, from += 32, to += 32) {
+      uint64_t w0;
+      uint64_t w2;
+      uint64_t w3;
+      std::memcpy(&w0, from, 8);
+      std::memcpy(&w2, from + 16, 8);
+      // An empty asm between the loads: the compiler may not merge w2 and w3
+      // into one 16-byte load.
+      asm("" : "+r"(w2));
+      std::memcpy(&w3, from + 24, 8);
+      const auto b = static_cast<uint32_t>(w2);  // bytes
+      const uint32_t c = (b + round) >> shift;   // cells_for(b)
+      const uint64_t t = uint64_t{static_cast<uint16_t>(c)} * kPlainTicket;
+      std::memcpy(to, &w0, 8);
+      std::memcpy(to + 8, &t, 8);
+      std::memcpy(to + 16, &w2, 8);
+      std::memcpy(to + 24, &w3, 8);
+      total += c;
+      bytes += b;
+    }
   }
   const uint32_t last_bytes = run[n - 1].bytes;
   Mmu::RunReserve res;

@@ -131,6 +131,21 @@ SwitchNode::SwitchNode(const SwitchConfig& cfg, std::span<const std::array<uint8
   for (size_t p = 0; p < ports_.size(); ++p) {
     if (ctl_active(ports_[p])) mark_ctl(static_cast<uint16_t>(p));  // watchdog, credit FC
   }
+  run_.set_slots_for(&SwitchNode::run_slots, this);
+}
+
+// The run of `key` built straight in its egress queue's free slots after the
+// tail (QueuedRun::set_slots_for): not for a shard (copies may go to another
+// shard's port), nor when kCapacity more copies would not fit or the slots
+// wrap round the ring.
+QueuedPkt* SwitchNode::run_slots(void* ctx, uint32_t key) {
+  auto* self = static_cast<SwitchNode*>(ctx);
+  const auto out = static_cast<uint16_t>(key);
+  const auto q = static_cast<uint8_t>(key >> 24);
+  if (self->shard_ != nullptr || out >= self->ports_.size() || q >= kNumQueues) return nullptr;
+  EgressQueue& eq = self->ports_[out].queues[q];
+  if (eq.packets() + QueuedRun::kCapacity > eq.capacity()) return nullptr;
+  return eq.tail_slots(QueuedRun::kCapacity);
 }
 
 RouteTableLimits SwitchNode::route_limits(const SwitchConfig& cfg) {

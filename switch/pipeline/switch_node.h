@@ -286,6 +286,7 @@ class SwitchNode final : public Node {
   // Stage D: admits the waiting run, at once (enqueue_run) where that is
   // exact, else copy by copy.
   void flush_run();
+  static QueuedPkt* run_slots(void* ctx, uint32_t key);  // QueuedRun::SlotsFor
   // The whole run into its egress queue in one step (admit_run_whole,
   // admission_stage.h) when the port components leave it to the MMU (no
   // watchdog drop, nothing held ahead, no shard); false: nothing done.

@@ -11,9 +11,16 @@
 namespace sf::sw {
 
 void SwitchNode::flush_run() {
+  const bool in_ring = run_.in_ring();
   const uint16_t n = run_.take();
   const QueuedPkt* run = run_.data();
-  if (n > 1 && enqueue_run(run, n)) return;
+  if (n > 1 && enqueue_run(run, n)) return;  // in the ring: committed where it was built
+  if (in_ring) {
+    // Copy by copy pushes at the tail, where the run lies: from a copy of it.
+    QueuedPkt* staging = run_.staging();
+    std::copy(run, run + n, staging);
+    run = staging;
+  }
   for (uint16_t i = 0; i < n; ++i) enqueue_one(run[i]);
 }
 

@@ -53,6 +53,54 @@ TEST(QueuedRun, CopiesOfOneKeyJoinAnotherKeyOrAFullRunFlushesFirst) {
   EXPECT_EQ(run.size(), 3);
 }
 
+// QueuedRun::set_slots_for: a run whose key has free contiguous slots is
+// built in them (data() is the queue's tail slots), else in the run's own
+// array; each take() resolves the next run anew (the tail moved). Expect:
+// the copies in order wherever they were built, and in_ring() as the
+// resolver said.
+TEST(QueuedRun, BuiltInTheSlotsTheResolverGives) {
+  struct Ctx {
+    EgressQueue q{128};
+    uint32_t asked = 0;
+    bool refuse = false;
+  } ctx;
+  QueuedRun run;
+  run.set_slots_for(
+      [](void* c, uint32_t) -> QueuedPkt* {
+        auto* x = static_cast<Ctx*>(c);
+        ++x->asked;
+        return x->refuse ? nullptr : x->q.tail_slots(QueuedRun::kCapacity);
+      },
+      &ctx);
+  std::vector<uint32_t> got;
+  bool was_in_ring = false;
+  const auto flush = [&] {
+    was_in_ring = run.in_ring();
+    const uint16_t n = run.take();
+    for (uint16_t i = 0; i < n; ++i) got.push_back(run.data()[i].bytes);
+    if (was_in_ring) {
+      EXPECT_EQ(run.data(), ctx.q.tail_slots(n));
+      ctx.q.commit_run(n, 0);  // as admit_run_whole does when it takes the run
+    }
+  };
+  for (uint32_t i = 0; i < 5; ++i) run.add(copy(1, 3, 3, 100 + i), flush);
+  EXPECT_TRUE(run.in_ring());
+  flush();
+  EXPECT_TRUE(was_in_ring);
+  EXPECT_EQ(ctx.q.packets(), 5u);
+  for (uint32_t i = 0; i < 3; ++i) run.add(copy(1, 3, 3, 200 + i), flush);  // same key: resolved again
+  EXPECT_EQ(run.data(), ctx.q.tail_slots(3));
+  ctx.refuse = true;
+  run.add(copy(2, 3, 3, 300), flush);  // another key: the first run goes, this one is staged
+  EXPECT_TRUE(was_in_ring);
+  EXPECT_FALSE(run.in_ring());
+  flush();
+  EXPECT_FALSE(was_in_ring);
+  EXPECT_EQ(got, (std::vector<uint32_t>{100, 101, 102, 103, 104, 200, 201, 202, 300}));
+  EXPECT_EQ(ctx.asked, 3u);
+  EXPECT_EQ(ctx.q.packets(), 8u);
+}
+
 // Two ports; ingress pool 0 and egress pool 1; PG 3 of port 0 lossless
 // (profile 2, headroom), the others lossy.
 MmuConfig config() {
@@ -200,6 +248,7 @@ TEST(AdmissionStage, WholeRunEqualsCopyByCopyRandom) {
   auto rnd = [&] { return seed = seed * 1103515245u + 12345u, seed >> 8; };
   int taken = 0;
   int refused = 0;
+  int in_place = 0;
   for (int trial = 0; trial < 120; ++trial) {
     MmuConfig cfg = config();
     const uint32_t cell = std::array<uint32_t, 4>{64, 256, 96, 200}[trial % 4];
@@ -236,7 +285,20 @@ TEST(AdmissionStage, WholeRunEqualsCopyByCopyRandom) {
       }
       const Mmu before = mmu;
       const uint32_t packets = q.packets();
-      if (admit_run_whole(mmu, q, qc, Wred{}, RunPfc{}, run.data(), n)) {
+      // Every other step the run is built in place, in the free slots after
+      // the tail (QueuedRun::in_ring) when they are contiguous and fit.
+      const QueuedPkt* from = run.data();
+      if (step % 2 == 1 && q.packets() + QueuedRun::kCapacity <= q.capacity()) {
+        if (QueuedPkt* slots = q.tail_slots(QueuedRun::kCapacity); slots != nullptr) {
+          for (uint16_t i = 0; i < n; ++i) {
+            slots[i] = run[i];
+            slots[i].ticket = Ticket{};  // add_plain leaves it 0
+          }
+          from = slots;
+          ++in_place;
+        }
+      }
+      if (admit_run_whole(mmu, q, qc, Wred{}, RunPfc{}, from, n)) {
         ++taken;
         copy_by_copy(ref, ref_q, ref_qc, run);
       } else {
@@ -255,6 +317,7 @@ TEST(AdmissionStage, WholeRunEqualsCopyByCopyRandom) {
   }
   EXPECT_GT(taken, 2000);
   EXPECT_GT(refused, 100);
+  EXPECT_GT(in_place, 1000);
 }
 
 // A refused run: false, and queue, counters and MMU as before.
