@@ -143,8 +143,10 @@ struct LookupBurst {
   const uint64_t mac48 = wire::mac_word(port.mac);
   const uint32_t max_frame = port.max_frame_bytes;
   const PortQos& qos = port.qos;
-  uint32_t packets = 0;
+  // Every frame's bytes, less those of the frames left to the slow path
+  // (kSlow), counted on the out-of-line path only.
   uint64_t bytes = 0;
+  uint32_t slow = 0;
   for (uint16_t i = 0; i < std::min<uint16_t>(n, kRxPrefetchAhead); ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
   for (uint16_t i = 0; i < n; ++i) {
     if (i + kRxPrefetchAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kRxPrefetchAhead], void*));
@@ -154,7 +156,6 @@ struct LookupBurst {
     const uint64_t lo = classify_v4_udp_word(qos, mac48, max_frame, d, m->data_len, frame_bytes);
     if (lo != 0) [[likely]] {
       meta[i].set(lo, kRxV4UdpOffset);
-      ++packets;
       bytes += frame_bytes;
       if (static_cast<RxStep>(lo & 0xFF) == RxStep::kL2) {
         const uint64_t first8 = wire::detail::load_u64(d);
@@ -169,11 +170,13 @@ struct LookupBurst {
       }
       continue;
     }
-    if (!classify_lookup_other(port, fdb, m, i, meta[i], b)) continue;
-    ++packets;
+    if (!classify_lookup_other(port, fdb, m, i, meta[i], b)) [[unlikely]] {
+      ++slow;
+      continue;
+    }
     bytes += frame_bytes;
   }
-  return ClassifyCounts{packets, bytes};
+  return ClassifyCounts{n - slow, bytes};
 }
 
 [[gnu::always_inline]] inline ClassifyCounts classify_lookup_burst(const ClassifyPort& port, const Fdb& fdb,
