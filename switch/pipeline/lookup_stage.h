@@ -62,8 +62,6 @@ struct LookupBurst {
   b.n_missed = 0;
   b.n_dst4 = 0;
 }
-// Frame i of the burst, `d` its data, `r` what stage A decided; `cache` the
-// FDB's lookup cache (Fdb::cache_view, read at begin()).
 // A kL2 unicast frame i whose key the cache does not hold: its key to the
 // bulk lookup (a run of equal keys once).
 [[gnu::always_inline]] inline void lookup_miss(const uint8_t* d, uint16_t vlan, uint16_t i, LookupBurst& b) {
@@ -82,6 +80,8 @@ struct LookupBurst {
   b.dst4[b.n_dst4] = __builtin_bswap32(wire::detail::load_u32(d + l3_offset + 16));
   b.route_at[i] = static_cast<uint8_t>(b.n_dst4++);
 }
+// Frame i of the burst, `d` its data, `r` what stage A decided; `cache` the
+// FDB's lookup cache (Fdb::cache_view, read at begin()).
 [[gnu::always_inline]] inline void lookup_frame(const Fdb::CacheView& cache, const uint8_t* d, const RxMeta& r,
                                                 uint16_t i, LookupBurst& b) {
   if (r.step == RxStep::kL2) {
@@ -114,10 +114,6 @@ struct LookupBurst {
   lookup_finish(fdb, routes, b);
 }
 
-// Stages A and B over pkts[0, n), n <= kRxStageBurst, in one loop: each
-// frame classified (classify_frame: meta[i]) and, unless kSlow, looked up
-// (lookup_frame); then the bulk lookups (lookup_finish). Equal to
-// classify_burst, then lookup_burst. Prefetches kRxPrefetchAhead frames ahead.
 // A frame not of the straight shape: classify_general, then (unless kSlow:
 // false) lookup_frame. Out of line, so that classify_lookup_straight's loop
 // keeps what the straight frames use in registers.
@@ -134,8 +130,9 @@ struct LookupBurst {
 // FDB with a lookup cache: each frame of the straight shape
 // (classify_v4_udp_word) looked up with what its classification left in
 // registers (the step, VLAN kDefaultVlan, the frame's first eight bytes),
-// the cache's slots and generation and the counts in registers for the
-// burst; any other frame classify_general, then lookup_frame.
+// the cache probed in one branch (Fdb::CacheView::probe), the port and the
+// cache view read once a burst; any other frame out of line
+// (classify_lookup_other), which also counts the kSlow ones.
 [[gnu::always_inline]] inline ClassifyCounts classify_lookup_straight(const ClassifyPort& port, const Fdb& fdb,
                                                                       rte_mbuf* const* pkts, uint16_t n, RxMeta* meta,
                                                                       LookupBurst& b) {
@@ -179,6 +176,12 @@ struct LookupBurst {
   return ClassifyCounts{n - slow, bytes};
 }
 
+// Stages A and B over pkts[0, n), n <= kRxStageBurst, in one loop: each
+// frame classified (classify_frame: meta[i]) and, unless kSlow, looked up
+// (lookup_frame); then the bulk lookups (lookup_finish). Equal to
+// classify_burst, then lookup_burst. Prefetches kRxPrefetchAhead frames ahead.
+// Ports without router interfaces with a cached FDB (the common case):
+// classify_lookup_straight.
 [[gnu::always_inline]] inline ClassifyCounts classify_lookup_burst(const ClassifyPort& port, const Fdb& fdb,
                                                                    const RouteTable& routes, rte_mbuf* const* pkts,
                                                                    uint16_t n, RxMeta* meta, LookupBurst& b) {
