@@ -160,6 +160,15 @@ class Fdb {
       port = c.port;
       return true;
     }
+    // False in concurrent mode (no cache: cached() is always false).
+    bool enabled() const { return slots_ != nullptr; }
+    // cached() of an enabled view in one branch: `port` is written either
+    // way (with a stale slot's port when false, for the caller to overwrite).
+    bool probe(uint64_t bits, int32_t& port) const {
+      const CacheSlot& c = slots_[slot_of(bits)];
+      port = c.port;
+      return ((c.key ^ bits) | (c.gen ^ gen_)) == 0;
+    }
 
    private:
     friend class Fdb;

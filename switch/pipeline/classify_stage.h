@@ -112,9 +112,14 @@ struct ClassifyCounts {
 // router interfaces. The header fields are read as words at their fixed
 // offsets: bytes 12-15 (EtherType, version / IHL, DSCP) and 16-23 (total
 // length, flags and fragment offset, protocol) in one load each.
-[[gnu::always_inline]] inline bool classify_v4_udp_at(const PortQos& qos, uint64_t mac48, uint32_t max_frame_bytes,
-                                                      const uint8_t* d, uint32_t head_bytes, uint32_t frame_bytes,
-                                                      RxMeta& r) {
+// classify_v4_udp_word: the same, as the first eight bytes of RxMeta that
+// classify_v4_udp_at stores (RxMeta::set; udp_offset is then always
+// kRxV4UdpOffset), 0 when not this shape (never 0 otherwise: l3_offset is
+// 14), for a caller that uses the step without reloading it.
+inline constexpr uint16_t kRxV4UdpOffset = wire::EthHeader::kSize + wire::Ipv4Header::kSize;
+[[gnu::always_inline]] inline uint64_t classify_v4_udp_word(const PortQos& qos, uint64_t mac48,
+                                                            uint32_t max_frame_bytes, const uint8_t* d,
+                                                            uint32_t head_bytes, uint32_t frame_bytes) {
   using wire::detail::load_be16;
   using wire::detail::load_u32;
   using wire::detail::load_u64;
@@ -133,8 +138,8 @@ struct ClassifyCounts {
   // The headers up to UDP's in the head, the head in the frame, the frame
   // within the port's maximum.
   if (any_negative(int64_t{head_bytes} - (kUdp + kUdpBytes), int64_t{frame_bytes} - head_bytes,
-                   int64_t{max_frame_bytes} - frame_bytes)) {
-    return false;
+                   int64_t{max_frame_bytes} - frame_bytes)) [[unlikely]] {
+    return 0;
   }
   // EtherType 0x0800 at 12, 0x45 (version 4, IHL 5) at 14; the DSCP byte at 15.
   const uint32_t w12 = load_u32(d + 12);
@@ -144,21 +149,28 @@ struct ClassifyCounts {
   constexpr uint64_t kFragProtoMask = 0xFF00FF3F00000000ull;
   constexpr uint64_t kUnfragmentedUdp = uint64_t{wire::kIpProtoUdp} << 56;
   static_assert(wire::kEtherTypeIpv4 == 0x0800);
-  if ((w12 & 0x00FFFFFFu) != 0x00450008u || (w16 & kFragProtoMask) != kUnfragmentedUdp) return false;
+  if ((w12 & 0x00FFFFFFu) != 0x00450008u || (w16 & kFragProtoMask) != kUnfragmentedUdp) [[unlikely]] return 0;
   const int64_t total = __builtin_bswap16(static_cast<uint16_t>(w16));
   const int64_t len = load_be16(d + kUdp + 4);
   // The IPv4 packet in the frame, UDP's length at least its header and
   // within the IPv4 packet (which implies the IPv4 minimum, total >= 20).
-  if (any_negative(int64_t{frame_bytes} - kEthBytes - total, len - kUdpBytes, total - kIpv4Bytes - len)) {
-    return false;
+  if (any_negative(int64_t{frame_bytes} - kEthBytes - total, len - kUdpBytes, total - kIpv4Bytes - len)) [[unlikely]] {
+    return 0;
   }
-  if (kRxVerifyIpv4Checksum && !wire::detail::ipv4_ihl5_checksum_ok(d + kEth)) return false;
+  if (kRxVerifyIpv4Checksum && !wire::detail::ipv4_ihl5_checksum_ok(d + kEth)) [[unlikely]] return 0;
   const uint8_t tc = qos.dscp_to_tc[w12 >> 26];  // untagged: never PCP
   const bool routed = ((load_u64(d) ^ mac48) << 16) == 0;  // the destination is the router MAC
   const RxStep step = routed ? RxStep::kRoute4 : RxStep::kL2;
-  r.set(uint64_t{static_cast<uint8_t>(step)} | uint64_t{qos.tc_to_pg[tc]} << 8 | uint64_t{qos.tc_to_queue[tc]} << 16 |
-            uint64_t{4} << 24 | uint64_t{kEth} << 32 | uint64_t{kDefaultVlan} << 48,
-        kUdp);
+  static_assert(kUdp == kRxV4UdpOffset);
+  return uint64_t{static_cast<uint8_t>(step)} | uint64_t{qos.tc_to_pg[tc]} << 8 | uint64_t{qos.tc_to_queue[tc]} << 16 |
+         uint64_t{4} << 24 | uint64_t{kEth} << 32 | uint64_t{kDefaultVlan} << 48;
+}
+[[gnu::always_inline]] inline bool classify_v4_udp_at(const PortQos& qos, uint64_t mac48, uint32_t max_frame_bytes,
+                                                      const uint8_t* d, uint32_t head_bytes, uint32_t frame_bytes,
+                                                      RxMeta& r) {
+  const uint64_t lo = classify_v4_udp_word(qos, mac48, max_frame_bytes, d, head_bytes, frame_bytes);
+  if (lo == 0) return false;
+  r.set(lo, kRxV4UdpOffset);
   return true;
 }
 

@@ -209,6 +209,15 @@ TEST(Fdb, LookupCacheEqualsTheHash) {
         const bool in_view = fdb.cache_view().cached(Fdb::cache_key(m, vlan), q);
         ASSERT_EQ(in_view, fdb.cached(Fdb::cache_key(m, vlan), p)) << it;
         ASSERT_EQ(p, q) << it;
+        // probe() (one branch; the port written either way) answers as
+        // cached() when the FDB has a cache, with cached()'s port on a hit.
+        if (fdb.cache_view().enabled()) {
+          int32_t r = -2;
+          ASSERT_EQ(fdb.cache_view().probe(Fdb::cache_key(m, vlan), r), in_view) << it;
+          if (in_view) {
+            ASSERT_EQ(r, q) << it;
+          }
+        }
         if (fdb.cached(Fdb::cache_key(m, vlan), p)) {
           ++hits;
           const auto want = ref.lookup(m, vlan);
