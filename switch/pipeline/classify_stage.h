@@ -32,7 +32,7 @@ namespace sf::sw {
 // Frames per stage pass (the size of every hand-off array between stages)
 // and how far ahead stage A prefetches frame data (chosen with
 // bench/switch/switch_node_bench).
-inline constexpr uint16_t kRxStageBurst = 32;
+inline constexpr uint16_t kRxStageBurst = 64;
 inline constexpr uint16_t kRxPrefetchAhead = 4;
 // The switch verifies the IPv4 header checksum on receive (both paths).
 inline constexpr bool kRxVerifyIpv4Checksum = true;
