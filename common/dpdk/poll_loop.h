@@ -66,6 +66,11 @@ struct LoopOptions {
   // Packets per rx burst and most packets offered per port per iteration:
   // 1..kMaxBurst (the loop uses the nearest; callers refuse other values).
   uint16_t burst = kDefaultBurst;
+  // Count bytes per port (rx_bytes, rx_segs, tx_bytes, tx_wire_bytes): one
+  // read of every packet's length on receive and on transmit. Off for a node
+  // that counts its own (sf-switch's port counters): those four stay 0, and
+  // a shaped port still reads each length to charge its shaper.
+  bool byte_counters = true;
 };
 
 template <PacketIo Io, Clock C>
@@ -193,15 +198,17 @@ class PollLoop {
       const uint16_t n = b.io->rx_burst(std::span<rte_mbuf*>(burst.data(), opts_.burst));
       if (n == 0) continue;
       work = true;
-      uint64_t bytes = 0;
-      uint64_t segs = 0;
-      for (uint16_t k = 0; k < n; ++k) {
-        bytes += rte_pktmbuf_pkt_len(burst[k]);
-        segs += burst[k]->nb_segs;  // same cache line as pkt_len
-      }
       b.counters.rx_pkts += n;
-      b.counters.rx_bytes += bytes;
-      b.counters.rx_segs += segs;
+      if (opts_.byte_counters) {
+        uint64_t bytes = 0;
+        uint64_t segs = 0;
+        for (uint16_t k = 0; k < n; ++k) {
+          bytes += rte_pktmbuf_pkt_len(burst[k]);
+          segs += burst[k]->nb_segs;  // same cache line as pkt_len
+        }
+        b.counters.rx_bytes += bytes;
+        b.counters.rx_segs += segs;
+      }
       b.node->receive(b.node_port, std::span<rte_mbuf*>(burst.data(), n), now);
     }
     // Timers.
@@ -250,19 +257,25 @@ class PollLoop {
     const uint16_t got = b.node->transmit(b.node_port, std::span<rte_mbuf*>(b.tx_buf.data(), allow), now);
     if (got == 0) return work;
     // One pass over the packets: the shaper's wire bytes and the bytes
-    // flush() counts when they all go.
-    uint64_t wire = 0;
+    // flush() counts when they all go (none without byte counters on an
+    // unshaped port).
     uint64_t bytes = 0;
-    uint32_t len = 0;
-    for (uint16_t k = 0; k < got; ++k) {
-      len = rte_pktmbuf_pkt_len(b.tx_buf[k]);
-      bytes += len;
-      wire += wire_bytes(len);
+    if (opts_.byte_counters || !b.shaper.unlimited()) {
+      uint64_t wire = 0;
+      uint32_t len = 0;
+      for (uint16_t k = 0; k < got; ++k) {
+        len = rte_pktmbuf_pkt_len(b.tx_buf[k]);
+        bytes += len;
+        wire += wire_bytes(len);
+      }
+      b.shaper.charge(wire);
+      b.est_wire_bytes = wire_bytes(len);
+      if (opts_.byte_counters) {
+        b.counters.tx_wire_bytes += wire;
+      } else {
+        bytes = 0;
+      }
     }
-    const uint32_t last = wire_bytes(len);
-    b.shaper.charge(wire);
-    b.est_wire_bytes = last;
-    b.counters.tx_wire_bytes += wire;
     b.pending = got;
     b.pending_bytes = bytes;
     b.pending_since = now;
@@ -276,7 +289,7 @@ class PollLoop {
     const uint16_t sent = b.io->tx_burst(std::span<rte_mbuf*>(b.tx_buf.data(), b.pending));
     if (sent > 0) {
       uint64_t bytes = b.pending_bytes;  // all sent: known
-      if (sent < b.pending) {
+      if (sent < b.pending && opts_.byte_counters) {
         bytes = 0;
         for (uint16_t k = 0; k < sent; ++k) bytes += rte_pktmbuf_pkt_len(b.tx_buf[k]);
       }

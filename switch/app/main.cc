@@ -382,6 +382,7 @@ void make_loops(const Options& o, const Plan& plan, std::vector<dpdk::Port>& por
   dpdk::LoopOptions lo;
   lo.backoff.enabled = o.backoff;
   lo.burst = o.burst;
+  lo.byte_counters = false;  // the switch node counts bytes per port and queue (its reports read those)
   for (uint16_t s = 0; s < plan.nshards; ++s) dp.loops.push_back(std::make_unique<Loop>(dp.clock, lo));
   dp.loop_index.assign(plan.nports(), 0);
   dp.lcore_of_shard.assign(plan.nshards, rte_get_main_lcore());

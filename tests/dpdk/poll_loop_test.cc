@@ -244,6 +244,49 @@ TEST(PollLoop, ShapedPortSendsExactRate) {
   EXPECT_LE(loop.shaper_wakeup(), TimeNs::from_ms(1) + BitRate::gbps(10).tx_time(1524));
 }
 
+// 5b. byte_counters off (sf-switch: its node counts bytes): an unshaped port
+//     forwards and counts packets, no bytes; a shaped 10 Gb/s port still
+//     sends exactly as with them (the shaper reads the lengths). Expect:
+//     rx/tx packets counted, the four byte counters 0, 820 +- 1 frames of
+//     1500 B in 1 ms.
+TEST(PollLoop, WithoutByteCountersPacketsAndShapingStay) {
+  LoopOptions lo;
+  lo.byte_counters = false;
+  {
+    ManualClock clock;
+    PollLoop<MemIo, ManualClock> loop(clock, lo);
+    RecordingNode node(1);
+    node.to_send = 10;
+    MemIo io;
+    io.tx_room = 4;
+    ASSERT_TRUE(loop.add_port(io, node, 0));
+    for (int i = 0; i < 3; ++i) io.rx.push_back(frame(100));
+    for (int i = 0; i < 4; ++i) loop.poll_once();
+    EXPECT_EQ(loop.counters(0).rx_pkts, 3u);
+    EXPECT_EQ(loop.counters(0).tx_pkts, 10u);
+    EXPECT_EQ(io.sent.size(), 10u);
+    EXPECT_EQ(loop.counters(0).rx_bytes, 0u);
+    EXPECT_EQ(loop.counters(0).rx_segs, 0u);
+    EXPECT_EQ(loop.counters(0).tx_bytes, 0u);
+    EXPECT_EQ(loop.counters(0).tx_wire_bytes, 0u);
+  }
+  ManualClock clock;
+  PollLoop<MemIo, ManualClock> loop(clock, lo);
+  RecordingNode node(1, 1500);
+  node.to_send = 1'000'000;
+  MemIo io;
+  LoopPortOptions o;
+  o.rate = BitRate::gbps(10);
+  ASSERT_TRUE(loop.add_port(io, node, 0, o));
+  for (TimeNs t = TimeNs(100); t <= TimeNs::from_ms(1); t += TimeNs(100)) {
+    clock.set(t);
+    loop.poll_once();
+  }
+  EXPECT_NEAR(static_cast<double>(io.sent.size()), 820.0, 1.0);
+  EXPECT_EQ(loop.counters(0).tx_wire_bytes, 0u);
+  EXPECT_GT(loop.counters(0).shaper_held, TimeNs::from_us(500));
+}
+
 // 6. Run with a stop predicate. Expect: run() returns when the predicate says so.
 TEST(PollLoop, RunStopsOnPredicate) {
   ManualClock clock;
