@@ -34,6 +34,16 @@ namespace sf::sw {
 // bench/switch/switch_node_bench).
 inline constexpr uint16_t kRxStageBurst = 64;
 inline constexpr uint16_t kRxPrefetchAhead = 4;
+
+// Stage A's prefetch of frame data kRxPrefetchAhead frames ahead: the first
+// ones before the loop, then frame i + kRxPrefetchAhead in iteration i.
+inline void prefetch_first(rte_mbuf* const* pkts, uint16_t n) {
+  for (uint16_t i = 0; i < std::min<uint16_t>(n, kRxPrefetchAhead); ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
+}
+inline void prefetch_ahead(rte_mbuf* const* pkts, uint16_t i, uint16_t n) {
+  if (i + kRxPrefetchAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kRxPrefetchAhead], void*));
+}
+
 // The switch verifies the IPv4 header checksum on receive (both paths).
 inline constexpr bool kRxVerifyIpv4Checksum = true;
 
@@ -240,9 +250,9 @@ template <class OnFrame>
   const uint64_t mac48 = wire::mac_word(port.mac);
   const uint32_t max_frame = port.max_frame_bytes;
   const PortQos& qos = port.qos;
-  for (uint16_t i = 0; i < std::min<uint16_t>(n, kRxPrefetchAhead); ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
+  prefetch_first(pkts, n);
   for (uint16_t i = 0; i < n; ++i) {
-    if (i + kRxPrefetchAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kRxPrefetchAhead], void*));
+    prefetch_ahead(pkts, i, n);
     const rte_mbuf* m = pkts[i];
     const auto* d = rte_pktmbuf_mtod(m, const uint8_t*);
     const uint32_t frame_bytes = m->pkt_len;

@@ -144,9 +144,9 @@ struct LookupBurst {
   // (kSlow), counted on the out-of-line path only.
   uint64_t bytes = 0;
   uint32_t slow = 0;
-  for (uint16_t i = 0; i < std::min<uint16_t>(n, kRxPrefetchAhead); ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
+  prefetch_first(pkts, n);
   for (uint16_t i = 0; i < n; ++i) {
-    if (i + kRxPrefetchAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kRxPrefetchAhead], void*));
+    prefetch_ahead(pkts, i, n);
     const rte_mbuf* m = pkts[i];
     const auto* d = rte_pktmbuf_mtod(m, const uint8_t*);
     const uint32_t frame_bytes = m->pkt_len;

@@ -222,12 +222,10 @@ TEST(PollLoop, StalledTxDroppedWithReason) {
 // 5. 10 Gb/s port, 1500 B frames, loop iterating every 100 ns for 1 ms of
 //    virtual time. Expect: exactly floor(1.25 MB / 1524 B) = 820 packets sent,
 //    node asked only when the wire is free, held time counted.
-TEST(PollLoop, ShapedPortSendsExactRate) {
-  ManualClock clock;
-  PollLoop<MemIo, ManualClock> loop(clock);
-  RecordingNode node(1, 1500);
+// A 10 Gb/s port offered 1500 B frames, the loop iterating every 100 ns for
+// 1 ms of virtual time.
+void run_shaped_1ms(ManualClock& clock, PollLoop<MemIo, ManualClock>& loop, RecordingNode& node, MemIo& io) {
   node.to_send = 1'000'000;
-  MemIo io;
   LoopPortOptions o;
   o.rate = BitRate::gbps(10);
   ASSERT_TRUE(loop.add_port(io, node, 0, o));
@@ -235,6 +233,14 @@ TEST(PollLoop, ShapedPortSendsExactRate) {
     clock.set(t);
     loop.poll_once();
   }
+}
+
+TEST(PollLoop, ShapedPortSendsExactRate) {
+  ManualClock clock;
+  PollLoop<MemIo, ManualClock> loop(clock);
+  RecordingNode node(1, 1500);
+  MemIo io;
+  run_shaped_1ms(clock, loop, node, io);
   // The first ask estimates 84 B frames (2 x 84 <= credit), later asks know 1524 B.
   EXPECT_NEAR(static_cast<double>(io.sent.size()), 820.0, 1.0);
   EXPECT_LE(loop.counters(0).tx_wire_bytes, 1'250'000u + 1524u);
@@ -273,15 +279,8 @@ TEST(PollLoop, WithoutByteCountersPacketsAndShapingStay) {
   ManualClock clock;
   PollLoop<MemIo, ManualClock> loop(clock, lo);
   RecordingNode node(1, 1500);
-  node.to_send = 1'000'000;
   MemIo io;
-  LoopPortOptions o;
-  o.rate = BitRate::gbps(10);
-  ASSERT_TRUE(loop.add_port(io, node, 0, o));
-  for (TimeNs t = TimeNs(100); t <= TimeNs::from_ms(1); t += TimeNs(100)) {
-    clock.set(t);
-    loop.poll_once();
-  }
+  run_shaped_1ms(clock, loop, node, io);
   EXPECT_NEAR(static_cast<double>(io.sent.size()), 820.0, 1.0);
   EXPECT_EQ(loop.counters(0).tx_wire_bytes, 0u);
   EXPECT_GT(loop.counters(0).shaper_held, TimeNs::from_us(500));
