@@ -145,10 +145,6 @@ void cleanup_eal(bool call_rte_cleanup) {
   }
 }
 
-}  // namespace sf::dpdk
-
-namespace sf::dpdk {
-
 bool interrupt_thread_barrier(uint32_t timeout_ms) {
   struct Barrier {
     int fd = -1;

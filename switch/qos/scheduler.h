@@ -5,10 +5,6 @@
 // One instance per egress port, owned by the lcore that transmits on it.
 #pragma once
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -30,21 +26,12 @@ struct QueueSchedConfig {
   uint32_t priority = 0;  // STRICT: 0..9, higher first
 };
 
-// Bit q set: head_bytes[q] != 0 (SSE2: two compares and a mask move).
+// Bit q set: head_bytes[q] != 0. (An SSE2 form measured the same in
+// sf-switch: 0.999, 6 rounds; the plain loop stays.)
 inline uint32_t nonzero_mask(std::span<const uint32_t, kSchedQueues> head_bytes) {
-#if defined(__SSE2__)
-  static_assert(kSchedQueues == 8);
-  const __m128i z = _mm_setzero_si128();
-  const __m128i lo = _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(head_bytes.data())), z);
-  const __m128i hi = _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(head_bytes.data() + 4)), z);
-  const auto zero = static_cast<uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(lo)) |
-                                          _mm_movemask_ps(_mm_castsi128_ps(hi)) << 4);
-  return ~zero & 0xFFu;
-#else
   uint32_t m = 0;
   for (int q = 0; q < kSchedQueues; ++q) m |= uint32_t{head_bytes[q] != 0} << q;
   return m;
-#endif
 }
 
 class PortScheduler {
