@@ -59,6 +59,8 @@ class BurstLearner {
     if ((mac[0] & 1u) != 0) return;  // multicast / broadcast source: not learned
     learn_slow(fdb, mac, vlan, port, now);
   }
+  // Whether learn_source(key, port) would do nothing (the source just learned).
+  bool source_cached(uint64_t key, uint16_t port) const { return key == cache_.src_key && port == cache_.src_port; }
   // The port of (mac, vlan), through the cached last destination.
   std::optional<uint16_t> lookup(const Fdb& fdb, const MacAddr& mac, uint16_t vlan) {
     Cache& c = cache_;

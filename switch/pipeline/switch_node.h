@@ -124,6 +124,10 @@ class SwitchNode final : public Node {
   // Credit-based link FC state of a CREDIT_FC port (nullptr: the port runs PFC).
   const CreditPort* credit(PortId port) const { return ports_[port].credit ? &ports_[port].credit->fc() : nullptr; }
   const Fdb& fdb() const { return *fdb_; }
+  // Frames received through the express prefix of a pass (receive_express),
+  // the others through the stages: which way frames took, for tests and
+  // benchmarks (the outcome is the same either way).
+  uint64_t express_frames() const { return express_frames_; }
   // Router interfaces (INTERFACE table; nullptr without one): switch/fwd/router_if.h.
   const RouterIf* router_if() const { return rif_.get(); }
   void clear_watermarks();
@@ -199,6 +203,11 @@ class SwitchNode final : public Node {
   // stage B (lookup_stage.h), stage C (learn: burst_learner.h, forward:
   // forward_stage.h; kSlow frames: slow_frame()), stage D (admission_stage.h).
   void receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs now);
+  // The pass's express prefix (switch_node_rx.cc): stages A to C frame by
+  // frame for the leading frames of the common shape (straight IPv4 / UDP,
+  // L2, unicast destination in the FDB's cache on another port), each copy
+  // straight into its run; returns how many it took (the rest: the stages).
+  uint16_t receive_express(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs now);
   // ---- transmit offers and wakeups (switch_node_tx.cc "Transmit offers")
   // Bit p of tx_ports_: port p may have a queued packet (set on every push,
   // cleared lazily when found empty). Bit p of ctl_ports_: port p may have
@@ -394,6 +403,7 @@ class SwitchNode final : public Node {
   LookupBurst rx_found_;
   // Copies waiting for admission as one run (enqueue()): stage C -> D.
   QueuedRun run_;
+  uint64_t express_frames_ = 0;
   bool run_defer_ = false;  // stage C in progress: enqueue() defers into run_
   rte_mempool* ctrl_pool_ = nullptr;
   TimeNs now_{0};  // `now` of the call in progress (receive / transmit / advance)

@@ -63,6 +63,24 @@ constexpr wire::ParseOptions kParseOptions{.verify_ipv4_checksum = kRxVerifyIpv4
 // keys of the pass instead of the bulk result.
 void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs now) {
   Port& ip = ports_[in];
+  // credit: a CREDIT_FC port's copies are admitted one by one, as each frame
+  // takes and frees its VL slots (the packet in hand, credit_link.h).
+  const bool on_credit = ip.credit != nullptr;
+  const bool defer = !on_credit;
+  // Port faults change only in advance() (switch_node_ports.cc): one test a pass.
+  const bool plain = st_->faulty() == 0;
+  // ---- The express prefix: A to C frame by frame while frames take the common way ----
+  if (!on_credit && plain && rif_ == nullptr) [[likely]] {
+    run_defer_ = true;
+    const uint16_t done = receive_express(in, pkts, n, now);
+    if (done == n) [[likely]] {
+      flush_run();  // D: the last run
+      run_defer_ = false;
+      return;
+    }
+    pkts += done;
+    n = static_cast<uint16_t>(n - done);
+  }
   std::array<RxMeta, kStageBurst>& meta = rx_meta_;
   // ---- A: parse and classify, B: lookups (each frame's in A's loop, then in bulk) ----
   Fdb& fdb = *fdb_;  // once a pass, not a shared_ptr load a frame
@@ -74,13 +92,7 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
 
   // ---- C: in order: learn, forward; D: admit each run as it closes ----
   l2_.begin_pass();
-  // credit: a CREDIT_FC port's copies are admitted one by one, as each frame
-  // takes and frees its VL slots (the packet in hand, credit_link.h).
-  const bool on_credit = ip.credit != nullptr;
-  const bool defer = !on_credit;
   run_defer_ = defer;  // enqueue() collects runs (flush_run)
-  // Port faults change only in advance() (switch_node_ports.cc): one test a pass.
-  const bool plain = st_->faulty() == 0;
   for (uint16_t i = 0; i < n; ++i) {
     rte_mbuf* m = pkts[i];
     const RxMeta& r = meta[i];
@@ -155,6 +167,63 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
   }
   flush_run();  // D: the last run
   run_defer_ = false;
+}
+
+// The express prefix of a pass: stages A to C (and D's runs) fused frame by
+// frame, for as long as the frames take the common way: the straight shape
+// of stage A (classify_v4_udp_word), switched at L2, a unicast destination
+// that the FDB's lookup cache holds (Fdb::CacheView::probe) on a port other
+// than `in`. Each such frame's source is learned, then its copy built
+// straight in its run (QueuedRun::add_plain, as stage C does), with no
+// RxMeta or LookupBurst in between. The first frame that is not of that way
+// ends the prefix; it and the frames after it take the stages. Frame by
+// frame, each lookup comes after the learning of the frames before it (and
+// of the frame itself): the order of receive() frame by frame, which the
+// stages reach through dst_after_bulk. The cache view is read again after
+// every learn that reached the FDB (a learn that changes the table makes
+// the cached results stale: Fdb::changed). Called only on a plain, non-credit
+// port of a switch without router interfaces, with run_defer_ on.
+uint16_t SwitchNode::receive_express(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs now) {
+  Port& ip = ports_[in];
+  Fdb& fdb = *fdb_;
+  Fdb::CacheView cache = fdb.cache_view();
+  if (!cache.enabled()) return 0;  // concurrent FDB (shards): no cache
+  const uint64_t mac48 = wire::mac_word(ip.mac);
+  const uint32_t max_frame = ip.max_frame_bytes;
+  const PortQos& qos = *ip.qos;
+  // A pass that begins with a frame to the router MAC (routed traffic) goes
+  // to the stages at once: one compare, not a classification done twice.
+  if (n == 0 || ((wire::detail::load_u64(rte_pktmbuf_mtod(pkts[0], const uint8_t*)) ^ mac48) << 16) == 0) return 0;
+  uint64_t bytes = 0;
+  uint16_t i = 0;
+  prefetch_first(pkts, n);
+  for (; i < n; ++i) {
+    prefetch_ahead(pkts, i, n);
+    rte_mbuf* m = pkts[i];
+    const auto* d = rte_pktmbuf_mtod(m, const uint8_t*);
+    const uint32_t frame_bytes = m->pkt_len;
+    // A: 0 (step kSlow) when not the straight shape.
+    const uint64_t lo = classify_v4_udp_word(qos, mac48, max_frame, d, m->data_len, frame_bytes);
+    const uint64_t first8 = wire::detail::load_u64(d);  // the destination MAC and two bytes
+    if (static_cast<RxStep>(lo & 0xFF) != RxStep::kL2 || (first8 & 1u) != 0) break;
+    // C: learn the source (one compare when it is the one just learned).
+    const uint64_t src = Fdb::cache_key_word(wire::detail::load_u64(d + 6), kDefaultVlan);
+    if (!l2_.source_cached(src, in)) [[unlikely]] {
+      l2_.learn_source(fdb, src, *reinterpret_cast<const MacAddr*>(d + 6), kDefaultVlan, in, now);
+      cache = fdb.cache_view();
+    }
+    // B: the destination from the cache; C: a known port other than `in`.
+    int32_t out;
+    if (!cache.probe(Fdb::cache_key_word(first8, kDefaultVlan), out) || out < 0 || out == in) break;
+    bytes += frame_bytes;
+    // pg | queue << 8 | ip_version << 16 (RxMeta::pg_q_ip of the word).
+    run_.add_plain(m, frame_bytes, in, static_cast<uint16_t>(out), static_cast<uint32_t>(lo >> 8),
+                   wire::EthHeader::kSize, [this] { flush_run(); });
+  }
+  ip.ctr.rx_packets += i;
+  ip.ctr.rx_bytes += bytes;
+  express_frames_ += i;
+  return i;
 }
 
 // Stage C's slow step: a frame stage A marked kSlow, at its place in the

@@ -35,6 +35,7 @@ using node_pair::kHostA;
 using node_pair::kHostB;
 using node_pair::kHostC;
 using node_pair::kHostD;
+using node_pair::kHostE;
 using node_pair::kRouter;
 
 // Three ports (the last with a 1500 B MTU), IPv4 routes with ECMP, an IPv6
@@ -355,6 +356,61 @@ TEST(SwitchNodeBurst, RandomMixesMatchPerFrame) {
   pair.tx_and_compare(now, 60000);
   pair.expect_same_state();
   EXPECT_EQ(pair.staged().mmu().total_used(), 0u);
+}
+
+// 5. The express prefix of a pass (receive_express): frames of the common
+// way (straight IPv4 / UDP, L2, to a destination the FDB's cache holds on
+// another port) and what ends the prefix at its place: a new source learned
+// (the cache goes stale), a station moving to the ingress port (the frames
+// to it after the move are hairpin drops), a destination the cache does not
+// hold, a routed frame, a broadcast; a pass of 80 frames (two stage passes).
+// Expect the same frames and state as frame by frame, and the prefix taken.
+TEST(SwitchNodeBurst, ExpressPrefixMatchesPerFrame) {
+  Pair pair;
+  TimeNs now(0);
+  auto to = [](MacAddr dst, MacAddr src, uint16_t sport) {
+    return roce_v4(dst, src, [&] { V4Opts o; o.sport = sport; return o; }());
+  };
+  // A learned on port 1, C on port 2, B on port 0; the cache holds A and C
+  // once port 0's frames to them were looked up.
+  pair.rx(1, {to(kHostB, kHostA, 1)}, now);
+  pair.rx(2, {to(kHostB, kHostC, 2)}, now);
+  pair.rx(0, {to(kHostA, kHostB, 3), to(kHostC, kHostB, 4)}, now);
+  pair.expect_same_state();
+  const uint64_t before = pair.staged().express_frames();
+  auto step = [&](uint16_t port, const std::vector<Bytes>& burst) {
+    pair.rx(port, burst, now);
+    pair.expect_same_state();
+    pair.tx_and_compare(now, 1024);
+    pair.expect_same_state();
+    now = now + TimeNs::from_us(3);
+  };
+  // Eight to A / C, then E's first frame (learned: the prefix ends), then more.
+  std::vector<Bytes> b1;
+  for (uint16_t i = 0; i < 8; ++i) b1.push_back(to(i % 2 ? kHostA : kHostC, kHostB, i));
+  b1.push_back(to(kHostA, kHostE, 100));
+  for (uint16_t i = 0; i < 4; ++i) b1.push_back(to(kHostC, kHostB, i));
+  step(0, b1);
+  EXPECT_GE(pair.staged().express_frames() - before, 8u);
+  // A moves to port 0 in the middle of a prefix: the frames to A after it
+  // are hairpin drops, as frame by frame; then B itself (hairpin), a miss
+  // (F unknown: flood), a routed frame, a broadcast.
+  const uint64_t hairpin0 = pair.staged().counters(0).drops[static_cast<size_t>(DropCause::kHairpin)];
+  const uint64_t at1 = pair.staged().express_frames();
+  const MacAddr kHostF{{0x02, 0, 0, 0, 0, 0x0F}};
+  step(0, {to(kHostA, kHostB, 1), to(kHostC, kHostB, 2), to(kHostA, kHostB, 3), to(kHostC, kHostA, 4),
+           to(kHostA, kHostB, 5), to(kHostA, kHostB, 6), to(kHostB, kHostE, 7), to(kHostF, kHostB, 8),
+           roce_v4(kRouter, kHostB), to(kBroadcast, kHostB, 9), to(kHostC, kHostB, 10)});
+  EXPECT_EQ(pair.staged().express_frames() - at1, 3u);  // up to A's move
+  EXPECT_EQ(pair.staged().counters(0).drops[static_cast<size_t>(DropCause::kHairpin)] - hairpin0, 3u);
+  // 80 frames to C on port 0 (stage passes of 64 and 16), every one express
+  // once the cache holds C again.
+  step(0, {to(kHostC, kHostB, 0)});
+  const uint64_t at2 = pair.staged().express_frames();
+  std::vector<Bytes> b3;
+  for (uint16_t i = 0; i < 80; ++i) b3.push_back(to(i % 3 ? kHostC : kHostD, kHostB, i));
+  step(0, b3);
+  EXPECT_EQ(pair.staged().express_frames() - at2, 80u);
 }
 
 // 4. parse_fwd() accepts a frame only where parse_frame() (stop at UDP) does,
