@@ -63,6 +63,29 @@ class QueuedRun {
   template <class Flush>
   [[gnu::always_inline]] void add_plain(rte_mbuf* m, uint32_t bytes, uint16_t in, uint16_t out, uint32_t pg_q_ip,
                                         uint16_t l3_offset, Flush&& flush) {
+    Cursor c = cursor();
+    add_plain(c, m, bytes, in, out, pg_q_ip, l3_offset, flush);
+    set(c);
+  }
+  // The run's state as a value, for a loop that adds many plain copies
+  // (SwitchNode::receive_express): kept in registers, where the members
+  // would be loaded again after every copy's stores (byte stores may alias
+  // them). cursor() reads it, set() writes it back; add_plain(Cursor&, ...)
+  // writes it back itself around a flush.
+  struct Cursor {
+    QueuedPkt* out;
+    uint32_t n;
+    uint32_t key;
+  };
+  Cursor cursor() const { return {out_, n_, key_}; }
+  void set(const Cursor& c) {
+    out_ = c.out;
+    n_ = static_cast<uint16_t>(c.n);
+    key_ = c.key;
+  }
+  template <class Flush>
+  [[gnu::always_inline]] void add_plain(Cursor& c, rte_mbuf* m, uint32_t bytes, uint16_t in, uint16_t out,
+                                        uint32_t pg_q_ip, uint16_t l3_offset, Flush&& flush) {
     static_assert(std::endian::native == std::endian::little);
     static_assert(offsetof(QueuedPkt, ticket) == 8 && sizeof(Ticket) == 8 && offsetof(QueuedPkt, bytes) == 16 &&
                   offsetof(QueuedPkt, in_port) == 20 && offsetof(QueuedPkt, out_port) == 22 &&
@@ -71,11 +94,15 @@ class QueuedRun {
                   offsetof(QueuedPkt, l3_offset) == 28 && offsetof(QueuedPkt, credit_vl) == 30 &&
                   offsetof(QueuedPkt, credit_slots) == 31);
     const uint32_t key = uint32_t{out} | (pg_q_ip & 0xFFFFu) << 16;  // key_of()
-    if (key != key_ || n_ == kCapacity) join_or_flush(key, flush);
+    if (key != c.key || c.n == kCapacity) [[unlikely]] {
+      set(c);
+      join_or_flush(key, flush);
+      c = cursor();
+    }
     // Four word stores straight into the slot (an array of the words
     // memcpy'd whole was built on the stack and copied: two more loads
     // after narrow stores, which store forwarding cannot serve).
-    auto* slot = reinterpret_cast<unsigned char*>(&out_[n_++]);
+    auto* slot = reinterpret_cast<unsigned char*>(&c.out[c.n++]);
     store_word(slot, reinterpret_cast<uintptr_t>(m));
     store_word(slot + 8, 0);
     store_word(slot + 16, uint64_t{bytes} | uint64_t{in} << 32 | uint64_t{out} << 48);

@@ -196,6 +196,11 @@ uint16_t SwitchNode::receive_express(uint16_t in, rte_mbuf** pkts, uint16_t n, T
   if (n == 0 || ((wire::detail::load_u64(rte_pktmbuf_mtod(pkts[0], const uint8_t*)) ^ mac48) << 16) == 0) return 0;
   uint64_t bytes = 0;
   uint16_t i = 0;
+  // The run and the source last learned in registers for the loop (the
+  // copies' stores would otherwise make the compiler load them again).
+  QueuedRun::Cursor rc = run_.cursor();
+  uint64_t learned = ~uint64_t{0};  // never a key: cache_key_word's top bits are the VLAN (< 4096)
+  auto flush = [this] { flush_run(); };  // add_plain(Cursor&) writes the run back first
   prefetch_first(pkts, n);
   for (; i < n; ++i) {
     prefetch_ahead(pkts, i, n);
@@ -207,19 +212,25 @@ uint16_t SwitchNode::receive_express(uint16_t in, rte_mbuf** pkts, uint16_t n, T
     const uint64_t first8 = wire::detail::load_u64(d);  // the destination MAC and two bytes
     if (static_cast<RxStep>(lo & 0xFF) != RxStep::kL2 || (first8 & 1u) != 0) break;
     // C: learn the source (one compare when it is the one just learned).
+    // (Once learn_source(src) was called in this prefix, another call with
+    // src does nothing: the learner's cached source.)
     const uint64_t src = Fdb::cache_key_word(wire::detail::load_u64(d + 6), kDefaultVlan);
-    if (!l2_.source_cached(src, in)) [[unlikely]] {
-      l2_.learn_source(fdb, src, *reinterpret_cast<const MacAddr*>(d + 6), kDefaultVlan, in, now);
-      cache = fdb.cache_view();
+    if (src != learned) [[unlikely]] {
+      if (!l2_.source_cached(src, in)) {
+        l2_.learn_source(fdb, src, *reinterpret_cast<const MacAddr*>(d + 6), kDefaultVlan, in, now);
+        cache = fdb.cache_view();
+      }
+      learned = src;
     }
     // B: the destination from the cache; C: a known port other than `in`.
     int32_t out;
     if (!cache.probe(Fdb::cache_key_word(first8, kDefaultVlan), out) || out < 0 || out == in) break;
     bytes += frame_bytes;
     // pg | queue << 8 | ip_version << 16 (RxMeta::pg_q_ip of the word).
-    run_.add_plain(m, frame_bytes, in, static_cast<uint16_t>(out), static_cast<uint32_t>(lo >> 8),
-                   wire::EthHeader::kSize, [this] { flush_run(); });
+    run_.add_plain(rc, m, frame_bytes, in, static_cast<uint16_t>(out), static_cast<uint32_t>(lo >> 8),
+                   wire::EthHeader::kSize, flush);
   }
+  run_.set(rc);
   ip.ctr.rx_packets += i;
   ip.ctr.rx_bytes += bytes;
   express_frames_ += i;
