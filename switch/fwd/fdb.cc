@@ -174,8 +174,9 @@ LearnOutcome Fdb::learn(const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs
   }
   if (pos >= 0) {
     if (static_of(d)) {
-      if (port_of(d) != port) count(stats_.static_conflict);
-      return LearnOutcome::kStatic;
+      if (port_of(d) == port) return LearnOutcome::kStatic;
+      count(stats_.static_conflict);
+      return LearnOutcome::kStaticConflict;
     }
     entries_[static_cast<size_t>(pos)].last_seen_ns.store(now.ns(), std::memory_order_relaxed);
     if (port_of(d) == port) return LearnOutcome::kRefreshed;

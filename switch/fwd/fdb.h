@@ -43,7 +43,9 @@ struct FdbStats {
   uint64_t static_conflict = 0;  // a static MAC seen on another port (not moved)
 };
 
-enum class LearnOutcome : uint8_t { kRefreshed, kLearned, kMoved, kStatic, kTableFull };
+// kStatic: a static entry on the same port (nothing to do); kStaticConflict:
+// a static entry on another port (not moved; counted in static_conflict).
+enum class LearnOutcome : uint8_t { kRefreshed, kLearned, kMoved, kStatic, kStaticConflict, kTableFull };
 
 class Fdb {
  public:

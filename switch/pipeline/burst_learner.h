@@ -93,8 +93,12 @@ class BurstLearner {
   void learn_slow(Fdb& fdb, const MacAddr& mac, uint16_t vlan, uint16_t port, TimeNs now) {
     Cache& c = cache_;
     const LearnOutcome o = fdb.learn(mac, vlan, port, now);
-    c.src_key = Fdb::cache_key(mac, vlan);
-    c.src_port = port;
+    // A refused learn (a static MAC seen on another port, a full table) is
+    // counted by the FDB for every frame, as frame by frame: not cached.
+    if (o != LearnOutcome::kStaticConflict && o != LearnOutcome::kTableFull) {
+      c.src_key = Fdb::cache_key(mac, vlan);
+      c.src_port = port;
+    }
     if (o == LearnOutcome::kLearned || o == LearnOutcome::kMoved) {
       c.dst_valid = false;
       if (new_n_ < kRxStageBurst) {

@@ -208,6 +208,8 @@ class SwitchNode final : public Node {
   // L2, unicast destination in the FDB's cache on another port), each copy
   // straight into its run; returns how many it took (the rest: the stages).
   uint16_t receive_express(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs now);
+  // Its step for a frame whose source must be learned (switch_node_rx.cc).
+  [[gnu::noinline]] int32_t express_learn(uint16_t in, rte_mbuf* m, uint64_t lo, TimeNs now);
   // ---- transmit offers and wakeups (switch_node_tx.cc "Transmit offers")
   // Bit p of tx_ports_: port p may have a queued packet (set on every push,
   // cleared lazily when found empty). Bit p of ctl_ports_: port p may have

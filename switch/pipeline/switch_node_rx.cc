@@ -171,18 +171,21 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
 
 // The express prefix of a pass: stages A to C (and D's runs) fused frame by
 // frame, for as long as the frames take the common way: the straight shape
-// of stage A (classify_v4_udp_word), switched at L2, a unicast destination
-// that the FDB's lookup cache holds (Fdb::CacheView::probe) on a port other
-// than `in`. Each such frame's source is learned, then its copy built
-// straight in its run (QueuedRun::add_plain, as stage C does), with no
-// RxMeta or LookupBurst in between. The first frame that is not of that way
-// ends the prefix; it and the frames after it take the stages. Frame by
-// frame, each lookup comes after the learning of the frames before it (and
-// of the frame itself): the order of receive() frame by frame, which the
-// stages reach through dst_after_bulk. The cache view is read again after
-// every learn that reached the FDB (a learn that changes the table makes
-// the cached results stale: Fdb::changed). Called only on a plain, non-credit
-// port of a switch without router interfaces, with run_defer_ on.
+// of stage A (classify_v4_udp_word), switched at L2, to a unicast
+// destination. Each frame's source is learned, then its destination looked
+// up (the order of receive() frame by frame, which the stages reach through
+// dst_after_bulk), then its copy built straight in its run
+// (QueuedRun::add_plain, as stage C does), with no RxMeta or LookupBurst in
+// between. A frame whose source the learner already holds (the common case)
+// is looked up in the FDB's cache (Fdb::CacheView::probe); a miss, an
+// unknown destination (flood) or one on `in` (hairpin) ends the prefix there,
+// and that frame and those after it take the stages. A frame whose source
+// has to be learned takes express_learn: learned once, looked up live, and
+// forwarded whatever the answer (flood and hairpin drop included), so no
+// frame is learned from twice; the cache view is read again after it (a
+// learn that changes the table makes the cached results stale: Fdb::changed).
+// Called only on a plain, non-credit port of a switch without router
+// interfaces, with run_defer_ on.
 uint16_t SwitchNode::receive_express(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs now) {
   Port& ip = ports_[in];
   Fdb& fdb = *fdb_;
@@ -193,7 +196,10 @@ uint16_t SwitchNode::receive_express(uint16_t in, rte_mbuf** pkts, uint16_t n, T
   const PortQos& qos = *ip.qos;
   // A pass that begins with a frame to the router MAC (routed traffic) goes
   // to the stages at once: one compare, not a classification done twice.
-  if (n == 0 || ((wire::detail::load_u64(rte_pktmbuf_mtod(pkts[0], const uint8_t*)) ^ mac48) << 16) == 0) return 0;
+  if (n == 0 || pkts[0]->data_len < 8 ||
+      ((wire::detail::load_u64(rte_pktmbuf_mtod(pkts[0], const uint8_t*)) ^ mac48) << 16) == 0) {
+    return 0;
+  }
   uint64_t bytes = 0;
   uint16_t i = 0;
   // The run and the source last learned in registers for the loop (the
@@ -209,22 +215,39 @@ uint16_t SwitchNode::receive_express(uint16_t in, rte_mbuf** pkts, uint16_t n, T
     const uint32_t frame_bytes = m->pkt_len;
     // A: 0 (step kSlow) when not the straight shape.
     const uint64_t lo = classify_v4_udp_word(qos, mac48, max_frame, d, m->data_len, frame_bytes);
-    const uint64_t first8 = wire::detail::load_u64(d);  // the destination MAC and two bytes
+    // The destination MAC and two bytes, read before the step is known (one
+    // branch for both tests below); a frame of another way (lo 0) may have
+    // fewer than 8 bytes of data, but mbufs have far more room than that
+    // (RTE_PKTMBUF_HEADROOM alone is 128) and the value is then unused.
+    const uint64_t first8 = wire::detail::load_u64(d);
+    // Not L2 (slow, routed) or a multicast / broadcast destination (flood).
     if (static_cast<RxStep>(lo & 0xFF) != RxStep::kL2 || (first8 & 1u) != 0) break;
-    // C: learn the source (one compare when it is the one just learned).
-    // (Once learn_source(src) was called in this prefix, another call with
-    // src does nothing: the learner's cached source.)
+    // C: learn the source, B: look the destination up, in that order (frame
+    // by frame). Once the learner holds src as its source, learn_source(src)
+    // does nothing: `learned` skips the call (the learner holds no multicast
+    // source, nor one whose learn the FDB refused: those reach it every
+    // frame). A frame that has to be learned from takes express_learn, which
+    // looks its destination up live (the learn may have changed it) and
+    // forwards it whatever the answer: it stays in the prefix, so that no
+    // frame is learned from twice (the stages would learn it again).
     const uint64_t src = Fdb::cache_key_word(wire::detail::load_u64(d + 6), kDefaultVlan);
-    if (src != learned) [[unlikely]] {
-      if (!l2_.source_cached(src, in)) {
-        l2_.learn_source(fdb, src, *reinterpret_cast<const MacAddr*>(d + 6), kDefaultVlan, in, now);
-        cache = fdb.cache_view();
-      }
-      learned = src;
-    }
-    // B: the destination from the cache; C: a known port other than `in`.
     int32_t out;
-    if (!cache.probe(Fdb::cache_key_word(first8, kDefaultVlan), out) || out < 0 || out == in) break;
+    if (src != learned && !l2_.source_cached(src, in)) [[unlikely]] {
+      run_.set(rc);  // (rc's address is not taken: it stays in registers)
+      out = express_learn(in, m, lo, now);
+      rc = run_.cursor();
+      cache = fdb.cache_view();
+      if (l2_.source_cached(src, in)) learned = src;
+      if (out < 0) {  // flooded or dropped by express_learn
+        bytes += frame_bytes;
+        continue;
+      }
+    } else {
+      learned = src;
+      // B: the destination from the cache; a miss, an unknown destination
+      // (-1: flood) or one on `in` (hairpin) ends the prefix.
+      if (!cache.probe(Fdb::cache_key_word(first8, kDefaultVlan), out) || out < 0 || out == in) break;
+    }
     bytes += frame_bytes;
     // pg | queue << 8 | ip_version << 16 (RxMeta::pg_q_ip of the word).
     run_.add_plain(rc, m, frame_bytes, in, static_cast<uint16_t>(out), static_cast<uint32_t>(lo >> 8),
@@ -235,6 +258,32 @@ uint16_t SwitchNode::receive_express(uint16_t in, rte_mbuf** pkts, uint16_t n, T
   ip.ctr.rx_bytes += bytes;
   express_frames_ += i;
   return i;
+}
+
+// receive_express's step for a frame whose source the learner does not
+// hold (out of line: the prefix's loop keeps its registers): learns the
+// source, then looks the destination up live (the learn may have changed
+// it). Returns the destination port when the copy goes to the run; else the
+// frame is flooded or dropped (hairpin) here as stage C does it
+// (forward_l2) and -1. The caller has written the run back (run_.set).
+int32_t SwitchNode::express_learn(uint16_t in, rte_mbuf* m, uint64_t lo, TimeNs now) {
+  const auto* d = rte_pktmbuf_mtod(m, const uint8_t*);
+  Fdb& fdb = *fdb_;
+  l2_.learn_source(fdb, Fdb::cache_key_word(wire::detail::load_u64(d + 6), kDefaultVlan),
+                   *reinterpret_cast<const MacAddr*>(d + 6), kDefaultVlan, in, now);
+  const std::optional<uint16_t> out = fdb.lookup(*reinterpret_cast<const MacAddr*>(d), kDefaultVlan);
+  if (out && *out != in) return *out;
+  QueuedPkt pkt;
+  pkt.mbuf = m;
+  pkt.bytes = m->pkt_len;
+  pkt.in_port = in;
+  pkt.pg = static_cast<uint8_t>(lo >> 8);
+  pkt.queue = static_cast<uint8_t>(lo >> 16);
+  pkt.ip_version = 4;
+  pkt.l3_offset = wire::EthHeader::kSize;
+  pkt.credit_vl = kNoCreditVl;
+  forward_l2(in, pkt, out);
+  return -1;
 }
 
 // Stage C's slow step: a frame stage A marked kSlow, at its place in the

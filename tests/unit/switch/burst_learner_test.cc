@@ -52,6 +52,31 @@ TEST_F(BurstLearnerTest, AMovedKeyIsRecordedARefreshedOneIsNot) {
   EXPECT_EQ(l2_.dst_after_bulk(*fdb_, 2, mac(1), kVlan, 5), 5);
 }
 
+// A learn the FDB refuses (a static MAC seen on another port, a full table)
+// is not the cached source: the next frame from it reaches the FDB and is
+// counted again, as frame by frame; an accepted one is cached.
+TEST_F(BurstLearnerTest, ARefusedLearnIsNotCached) {
+  ASSERT_TRUE(fdb_->add_static(mac(1), kVlan, 7));
+  l2_.learn(*fdb_, mac(1), kVlan, 2, kNow);
+  EXPECT_FALSE(l2_.source_cached(Fdb::cache_key(mac(1), kVlan), 2));
+  l2_.learn(*fdb_, mac(1), kVlan, 2, kNow);
+  EXPECT_EQ(fdb_->stats().static_conflict, 2u);
+  // On its own port the static entry is the cached source (nothing counted).
+  l2_.learn(*fdb_, mac(1), kVlan, 7, kNow);
+  EXPECT_TRUE(l2_.source_cached(Fdb::cache_key(mac(1), kVlan), 7));
+  EXPECT_EQ(fdb_->stats().static_conflict, 2u);
+  // A table of 16: fill it, then one more key twice.
+  Fdb small(16);
+  BurstLearner l2;
+  l2.begin_burst();
+  l2.begin_pass();
+  for (uint8_t k = 10; small.stats().table_full == 0; ++k) l2.learn(small, mac(k), kVlan, 1, kNow);
+  const uint64_t full = small.stats().table_full;
+  l2.learn(small, mac(200), kVlan, 1, kNow);
+  l2.learn(small, mac(200), kVlan, 1, kNow);
+  EXPECT_EQ(small.stats().table_full, full + 2);
+}
+
 TEST_F(BurstLearnerTest, PastAPassOfNewKeysItLooksUpLive) {
   for (uint8_t k = 0; k <= kRxStageBurst; ++k) l2_.learn(*fdb_, mac(k), kVlan, 3, kNow);
   // The bulk result (here a stale 9) is not used: the live table answers.

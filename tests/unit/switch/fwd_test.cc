@@ -41,8 +41,11 @@ TEST(Fdb, AgeingSparesStaticAndFresh) {
   EXPECT_FALSE(fdb.lookup(kA, 0).has_value());
   EXPECT_EQ(fdb.lookup(kB, 0), 7);
   // A static entry is not moved by a frame seen elsewhere.
-  EXPECT_EQ(fdb.learn(kB, 0, 2, TimeNs::from_s(301)), LearnOutcome::kStatic);
+  EXPECT_EQ(fdb.learn(kB, 0, 2, TimeNs::from_s(301)), LearnOutcome::kStaticConflict);
   EXPECT_EQ(fdb.lookup(kB, 0), 7);
+  EXPECT_EQ(fdb.stats().static_conflict, 1u);
+  // On its own port: nothing to do, nothing counted.
+  EXPECT_EQ(fdb.learn(kB, 0, 7, TimeNs::from_s(302)), LearnOutcome::kStatic);
   EXPECT_EQ(fdb.stats().static_conflict, 1u);
 }
 
