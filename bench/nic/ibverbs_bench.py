@@ -6,6 +6,10 @@
                      64 KiB messages for --seconds, its "BW average" (Gb/s);
                      ref = sf-nic write_bw with the same size and time
                      (goodput from its --report). Goal: ratio >= 0.9.
+  ibverbs_write_bw_inline  the same ib_write_bw with SFVERBS_INLINE_PROGRESS=1
+                     and SFVERBS_STAND_BACK_US=--stand-back-us (1000) on both
+                     sides (the client's polling thread drives its datapath,
+                     its progress thread sleeps meanwhile), same ref, same rounds.
   ibverbs_write_lat  ib_write_lat -s 64: perftest's t_typical (the median),
                      in us; ref = sf-nic write_lat's t_typical.
 
@@ -18,7 +22,7 @@
 Both sides idle-back-off (sf-nic --backoff, libsfverbs' default), 100 Gb/s
 ports, 4096 B MTU. Value and ref are medians over --rounds rounds.
 Usage: ibverbs_bench.py SF_NIC LIBSFVERBS [--rounds N] [--seconds S]
-         [--rdmacm LIBSFRDMACM [--iters N]] [--lines bw,lat,cm]
+         [--rdmacm LIBSFRDMACM [--iters N]] [--lines bw,bwinline,lat,cm] [--stand-back-us N]
 """
 import argparse
 import json
@@ -100,9 +104,10 @@ def sf_nic_round(binary, tmp, test, args, tag):
     return out, rep
 
 
-def perftest_round(lib, tmp, tool, args, tag, cmlib=None):
+def perftest_round(lib, tmp, tool, args, tag, cmlib=None, extra_env=None):
     """cmlib: perftest -R with libsfrdmacm beside libsfverbs (the client
-    given the server's RDMA address, its CM reached over loopback)."""
+    given the server's RDMA address, its CM reached over loopback);
+    extra_env: more SFVERBS_* variables for both sides."""
     sock = f"{tmp}/{tag}.sock"
     port = free_port()
     envs = []
@@ -111,6 +116,8 @@ def perftest_round(lib, tmp, tool, args, tag, cmlib=None):
                  SFVERBS_EAL="--log-level=*:error")
         if cmlib:
             e.update(LD_PRELOAD=f"{lib} {cmlib}", SFVERBS_CM_HOSTS=f"{IPS[0]}=127.0.0.1")
+        if extra_env:
+            e.update(extra_env)
         envs.append(e)
     base = [tool, "-x", "0", "-p", str(port)] + (["-R"] if cmlib else []) + args
     return run_pair(base, base + [IPS[0] if cmlib else "127.0.0.1"], envs[0], envs[1], sock, port, 120)
@@ -139,7 +146,10 @@ def main():
     ap.add_argument("--seconds", type=int, default=3)
     ap.add_argument("--rdmacm", help="libsfrdmacm.so: adds the ibverbs_write_bw_cm line")
     ap.add_argument("--iters", type=int, default=2000, help="-n of the ibverbs_write_bw_cm line")
-    ap.add_argument("--lines", default="bw,lat,cm", help="which lines: bw, lat, cm (comma separated)")
+    ap.add_argument("--lines", default="bw,bwinline,lat,cm",
+                    help="which lines: bw, bwinline, lat, cm (comma separated)")
+    ap.add_argument("--stand-back-us", type=int, default=1000,
+                    help="SFVERBS_STAND_BACK_US of the ibverbs_write_bw_inline line")
     a = ap.parse_args()
     lines = set(a.lines.split(","))
     if shutil.which("ib_write_bw") is None:
@@ -147,17 +157,27 @@ def main():
         return 0
     tmp = tempfile.mkdtemp(prefix="sfverbs-bench-")
     try:
-        ours, ref = [], []
-        for r in range(a.rounds if "bw" in lines else 0):
+        ours, inl, ref = [], [], []
+        bw_args = ["-s", "65536", "-D", str(a.seconds), "--report_gbits"]
+        inline_env = {"SFVERBS_INLINE_PROGRESS": "1", "SFVERBS_STAND_BACK_US": str(a.stand_back_us)}
+        for r in range(a.rounds if ("bw" in lines or "bwinline" in lines) else 0):
             _, rep = sf_nic_round(a.sf_nic, tmp, "write_bw", ["-s", "65536", "-D", str(a.seconds)], f"nb{r}")
             ref.append(rep["workloads"][0]["goodput_gbps"])
-            out = perftest_round(a.lib, tmp, "ib_write_bw", ["-s", "65536", "-D", str(a.seconds), "--report_gbits"],
-                                 f"pb{r}")
-            ours.append(float(row_after(out, "BW average")[3]))
-            log(f"round {r}: sf-nic {ref[-1]:.2f} Gb/s, ib_write_bw {ours[-1]:.2f} Gb/s")
+            if "bw" in lines:
+                out = perftest_round(a.lib, tmp, "ib_write_bw", bw_args, f"pb{r}")
+                ours.append(float(row_after(out, "BW average")[3]))
+            if "bwinline" in lines:
+                out = perftest_round(a.lib, tmp, "ib_write_bw", bw_args, f"pi{r}", extra_env=inline_env)
+                inl.append(float(row_after(out, "BW average")[3]))
+            log(f"round {r}: sf-nic {ref[-1]:.2f} Gb/s, ib_write_bw {ours[-1] if ours else 0:.2f} Gb/s, "
+                f"inline + stand-back {inl[-1] if inl else 0:.2f} Gb/s")
         if ours:
             emit("ibverbs_write_bw", statistics.median(ours), "Gb/s", statistics.median(ref), rounds=a.rounds,
                  seconds=a.seconds, ours_rounds=ours, ref_rounds=ref, goal=0.9)
+        if inl:
+            emit("ibverbs_write_bw_inline", statistics.median(inl), "Gb/s", statistics.median(ref), rounds=a.rounds,
+                 seconds=a.seconds, ours_rounds=inl, ref_rounds=ref, goal=0.9,
+                 note=f"SFVERBS_INLINE_PROGRESS=1 SFVERBS_STAND_BACK_US={a.stand_back_us} on both sides")
         ours, ref = [], []
         for r in range(a.rounds if "lat" in lines else 0):
             out, _ = sf_nic_round(a.sf_nic, tmp, "write_lat", ["-s", "64", "-n", "2000"], f"nl{r}")

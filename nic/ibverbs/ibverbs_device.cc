@@ -374,8 +374,10 @@ __attribute__((visibility("default"))) int ibv_rereg_mr(ibv_mr*, int, ibv_pd*, v
 // Test hook, not a libibverbs name (version SFVERBS_PRIVATE_1): the
 // doorbell's counters, out[0] rings, out[1] futex wakes, out[2] progress-
 // thread sleeps, out[3] SFVERBS_POLL_YIELD yields (Runtime::DoorbellStats),
-// out[4] the SFVERBS_POLL_YIELD in effect (auto resolved); at most n of
-// them. Returns how many were written, or -1 (errno ENODEV) before the
+// out[4] the SFVERBS_POLL_YIELD in effect (auto resolved), out[5] loop
+// iterations run by application threads (SFVERBS_INLINE_PROGRESS), out[6]
+// the progress thread's stand-back sleeps (SFVERBS_STAND_BACK_US); at most n
+// of them. Returns how many were written, or -1 (errno ENODEV) before the
 // datapath has started.
 // tests/integration/ibverbs/verbs_check.c finds it with dlsym.
 __attribute__((visibility("default"))) int sfverbs_doorbell_stats(uint64_t* out, int n) {
@@ -387,8 +389,9 @@ __attribute__((visibility("default"))) int sfverbs_doorbell_stats(uint64_t* out,
     return -1;
   }
   const Runtime::DoorbellStats st = rt->doorbell_stats();
-  const uint64_t v[5] = {st.rings, st.wakes, st.sleeps, st.poll_yields, rt->config().poll_yield};
-  const int k = n < 5 ? n : 5;
+  const uint64_t v[7] = {st.rings,        st.wakes,           st.sleeps,        st.poll_yields,
+                         rt->config().poll_yield, rt->inline_runs(), rt->stand_backs()};
+  const int k = n < 7 ? n : 7;
   for (int i = 0; i < k; ++i) out[i] = v[i];
   return k;
 }

@@ -4,6 +4,7 @@
 #include <linux/futex.h>
 #include <sched.h>
 #include <spdlog/spdlog.h>
+#include <rte_cycles.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -227,6 +228,9 @@ bool Runtime::inline_progress() {
   if (!lock_.try_lock()) return false;
   const bool work = dpdk_->loop->poll_once();
   if (work) refresh();
+  // Under the lock: one writer at a time (no read-modify-write needed).
+  inline_tsc_.store(rte_rdtsc(), std::memory_order_relaxed);
+  inline_runs_.store(inline_runs_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   lock_.unlock();
   return work;
 }
@@ -259,7 +263,23 @@ void Runtime::progress_main() {
   // cache. With inline progress every runner stays unregistered (equal
   // LCORE_ID_ANY threads; see start()).
   const bool registered = !cfg_.inline_progress && rte_thread_register() == 0;
+  // SFVERBS_STAND_BACK_US: while an application thread drives the loop
+  // (inline progress within the window), this thread sleeps the window out
+  // instead of competing for the lock and a core; not marked sleeping_, so
+  // posts ring no futex wake meanwhile (the application's next empty poll
+  // runs the loop). When the application stops polling, the window runs out
+  // and this thread drives again: a stall of one window at most.
+  const uint64_t stand_back_tsc = cfg_.stand_back_us * rte_get_tsc_hz() / 1000000;
   while (!stop_.load(std::memory_order_relaxed)) {
+    if (stand_back_tsc != 0) {
+      const uint64_t last = inline_tsc_.load(std::memory_order_relaxed);
+      if (last != 0 && rte_rdtsc() - last < stand_back_tsc) {
+        stand_backs_.store(stand_backs_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        const timespec ts{0, static_cast<long>(cfg_.stand_back_us) * 1000};
+        nanosleep(&ts, nullptr);
+        continue;
+      }
+    }
     const uint32_t bell = bell_.load(std::memory_order_seq_cst);
     bool work;
     TimeNs due;

@@ -166,6 +166,10 @@ class Runtime {
   // lock is free. Returns true when the iteration did work.
   bool inline_progress();
   bool inline_enabled() const { return cfg_.inline_progress; }
+  // Loop iterations run by application threads (inline progress) and the
+  // progress thread's stand-back sleeps (SFVERBS_STAND_BACK_US), for tests.
+  uint64_t inline_runs() const { return inline_runs_.load(std::memory_order_relaxed); }
+  uint64_t stand_backs() const { return stand_backs_.load(std::memory_order_relaxed); }
 
   // Stops the progress thread and releases DPDK (at process exit).
   void shutdown();
@@ -191,6 +195,11 @@ class Runtime {
   std::atomic<uint64_t> wakes_{0};   // futex wakes issued (counted beside a syscall)
   std::atomic<uint64_t> sleeps_{0};  // futex waits entered by the progress thread
   std::atomic<uint64_t> poll_yields_{0};  // SFVERBS_POLL_YIELD yields (one per N empty polls)
+  // Inline progress: the TSC of the last loop iteration an application thread
+  // ran (SFVERBS_STAND_BACK_US reads it), and how many it ran; written under lock_.
+  std::atomic<uint64_t> inline_tsc_{0};
+  std::atomic<uint64_t> inline_runs_{0};
+  std::atomic<uint64_t> stand_backs_{0};  // written by the progress thread only
   bool eal_up_ = false;  // set by the bring-up thread (joined before it is read)
   bool start_done_ = false;
   std::string start_err_;

@@ -139,6 +139,12 @@ std::string parse_config(const std::function<const char*(const char*)>& get, SfV
     if (s != "0" && s != "1") return "SFVERBS_INLINE_PROGRESS: '" + s + "' is not 0 or 1";
     c.inline_progress = s == "1";
   }
+  if (const char* v = get("SFVERBS_STAND_BACK_US"); v != nullptr) {
+    if (!parse_u32(v, 0, 100000, &c.stand_back_us)) return std::string("SFVERBS_STAND_BACK_US: '") + v + "' is not 0..100000";
+    if (c.stand_back_us != 0 && !c.inline_progress) {
+      return "SFVERBS_STAND_BACK_US: needs SFVERBS_INLINE_PROGRESS=1 (without it no application thread runs the loop)";
+    }
+  }
   if (const char* v = get("SFVERBS_PROGRESS_SCHED"); v != nullptr) c.progress_sched = v;
   if (const char* v = get("SFVERBS_TRANSPORT"); v != nullptr) {
     const std::string s = v;

@@ -40,6 +40,10 @@ struct SfVerbsConfig {
   uint32_t mtu_bytes = 4096;           // SFVERBS_MTU: RoCE MTU 256..4096
   IdleMode idle = IdleMode::kBackoff;  // SFVERBS_IDLE: backoff | spin
   bool inline_progress = false;        // SFVERBS_INLINE_PROGRESS=1: poll_cq on an empty CQ runs the loop
+  // SFVERBS_STAND_BACK_US (with inline progress only; 0: off): the progress
+  // thread sleeps while an application thread ran the loop within this many
+  // microseconds (one busy thread a process instead of two).
+  uint32_t stand_back_us = 0;
   bool mrc = false;                    // SFVERBS_TRANSPORT=mrc: every IBV_QPT_RC QP is an MRC QP (docs/mrc.md)
   std::string cc = "none";             // SFVERBS_CC: each QP's congestion control (runtime.cc checks)
   std::string progress_sched = "other";  // SFVERBS_PROGRESS_SCHED: other | nice:N | fifo:N | rr:N (runtime.cc checks)

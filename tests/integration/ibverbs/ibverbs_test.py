@@ -246,6 +246,14 @@ def case_verbs_check_inline(h):
     case_verbs_check(h, {"SFVERBS_INLINE_PROGRESS": "1"})
 
 
+def case_verbs_check_stand_back(h):
+    """verbs_check with SFVERBS_INLINE_PROGRESS=1 and SFVERBS_STAND_BACK_US=200:
+    while an application thread polls (and so runs the loop), the progress
+    thread sleeps (counted by libsfverbs); when none polls (the WRITE waits,
+    the server's idle spells) it drives again, and everything passes."""
+    case_verbs_check(h, {"SFVERBS_INLINE_PROGRESS": "1", "SFVERBS_STAND_BACK_US": "200"})
+
+
 def case_verbs_check_poll_yield(h):
     """verbs_check with SFVERBS_POLL_YIELD=1000: its 100000 empty polls yield
     100 times (counted by libsfverbs), ring nothing, and everything else passes."""

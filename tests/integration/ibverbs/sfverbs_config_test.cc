@@ -79,6 +79,8 @@ TEST(SfVerbsConfig, Everything) {
              {"SFVERBS_IDLE", "spin"},
              {"SFVERBS_TRANSPORT", "mrc"},
              {"SFVERBS_POLL_YIELD", "1024"},
+             {"SFVERBS_INLINE_PROGRESS", "1"},
+             {"SFVERBS_STAND_BACK_US", "50"},
              {"SFVERBS_EAL", "--log-level=*:debug  -m 256"}}};
   ASSERT_EQ(vars.parse(&c, &configured), "");
   EXPECT_TRUE(c.ipv4 && c.ipv6);
@@ -89,6 +91,8 @@ TEST(SfVerbsConfig, Everything) {
   EXPECT_TRUE(c.mrc);
   EXPECT_EQ(c.poll_yield, 1024u);
   EXPECT_FALSE(c.poll_yield_auto);
+  EXPECT_TRUE(c.inline_progress);
+  EXPECT_EQ(c.stand_back_us, 50u);
   EXPECT_EQ(effective_poll_yield(c, 2), 1024u);
   EXPECT_EQ(effective_poll_yield(c, 64), 1024u);
   EXPECT_EQ(c.eal_extra, (std::vector<std::string>{"--log-level=*:debug", "-m", "256"}));
@@ -117,6 +121,8 @@ TEST(SfVerbsConfig, Refusals) {
       {"sleep", {"SFVERBS_MAX_SLEEP_US", "0"}},
       {"yield", {"SFVERBS_POLL_YIELD", "-1"}},
       {"yield word", {"SFVERBS_POLL_YIELD", "sometimes"}},
+      {"stand back without inline progress", {"SFVERBS_STAND_BACK_US", "50"}},
+      {"stand back word", {"SFVERBS_STAND_BACK_US", "long"}},
       {"log", {"SFVERBS_LOG", "loud"}},
       {"device", {"SFVERBS_DEVICE", ""}},
       {"transport", {"SFVERBS_TRANSPORT", "uet"}},

@@ -381,11 +381,26 @@ int main(int argc, char** argv) {
       typedef int (*stats_fn)(uint64_t*, int);
       stats_fn stats = (stats_fn)dlsym(RTLD_DEFAULT, "sfverbs_doorbell_stats");
       CHECK(stats != NULL, "sfverbs_doorbell_stats not found (LD_PRELOAD=libsfverbs.so?)");
-      uint64_t before[5], after[5];
-      CHECK(stats(before, 5) == 5, "sfverbs_doorbell_stats: %s", strerror(errno));
+      uint64_t before[7], after[7];
+      CHECK(stats(before, 7) == 7, "sfverbs_doorbell_stats: %s", strerror(errno));
       struct ibv_wc none;
       for (int i = 0; i < 100000; ++i) CHECK(ibv_poll_cq(cq, 1, &none) == 0, "a completion in the empty CQ");
-      CHECK(stats(after, 5) == 5, "sfverbs_doorbell_stats");
+      CHECK(stats(after, 7) == 7, "sfverbs_doorbell_stats");
+      /* Inline progress: this thread ran loop iterations in its empty polls
+         (none without it); SFVERBS_STAND_BACK_US: meanwhile the progress
+         thread stood back (slept) at least once, never without it. */
+      {
+        const char* ip = getenv("SFVERBS_INLINE_PROGRESS");
+        const char* sb = getenv("SFVERBS_STAND_BACK_US");
+        const int inl = ip != NULL && strcmp(ip, "1") == 0;
+        const int back = inl && sb != NULL && strtoul(sb, NULL, 10) > 0;
+        const uint64_t runs = after[5] - before[5];
+        const uint64_t backs = after[6] - before[6];
+        CHECK(inl ? runs > 0 : runs == 0, "100000 empty polls ran %llu loop iterations (inline progress %d)",
+              (unsigned long long)runs, inl);
+        CHECK(back ? backs > 0 : backs == 0, "the progress thread stood back %llu times during them (stand-back %d)",
+              (unsigned long long)backs, back);
+      }
       CHECK(after[0] == before[0] && after[1] == before[1],
             "100000 empty polls rang the doorbell %llu times and woke the progress thread %llu times",
             (unsigned long long)(after[0] - before[0]), (unsigned long long)(after[1] - before[1]));
