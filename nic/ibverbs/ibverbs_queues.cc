@@ -224,14 +224,7 @@ __attribute__((visibility("default"))) int ibv_destroy_qp(ibv_qp* ibqp) {
     if (spdlog::should_log(spdlog::level::info)) {
       // SFVERBS_LOG=info: what the QP's datapath did (losses show as
       // retransmits and sequence NAKs), as sf-nic's report gives it.
-      const auto& c = qp->v->counters();
-      const auto rx = [&c](sf::nic::rc::RxAction a) { return c.rx[static_cast<int>(a)]; };
-      spdlog::info("libsfverbs: QP {} destroyed: tx data {} retransmitted {} acks {} naks {}; rx accepted {} "
-                   "duplicate {} seq-NAK sent {} out-of-sequence dropped {}; timeouts {} go-back {}",
-                   qp->v->qp_num(), c.tx_data_pkts, c.tx_retransmit_pkts, c.tx_acks, c.tx_naks,
-                   rx(sf::nic::rc::RxAction::kAccepted), rx(sf::nic::rc::RxAction::kDuplicate),
-                   rx(sf::nic::rc::RxAction::kNakSeqSent), rx(sf::nic::rc::RxAction::kOutOfSeqDropped), c.timeouts,
-                   c.go_back);
+      sf::nic::ibverbs::log_qp_counters(*qp->v, "destroyed");
     }
     if (const int rc = v::destroy_qp(qp->v); rc != 0) return rc;
     if (qp->bounce_mr != nullptr) v::dereg_mr(qp->bounce_mr);

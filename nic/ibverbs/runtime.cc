@@ -330,8 +330,27 @@ void Runtime::progress_main() {
   finished_.store(true);
 }
 
+void log_qp_counters(const rc::Qp& q, const char* when) {
+  const rc::QpCounters& c = q.counters();
+  const auto rx = [&c](rc::RxAction a) { return c.rx[static_cast<int>(a)]; };
+  spdlog::info("libsfverbs: QP {} {} (state {}): tx data {} retransmitted {} acks {} naks {}; rx accepted {} "
+               "duplicate {} seq-NAK sent {} out-of-sequence dropped {} RNR-NAK sent {} wrong state {}; "
+               "timeouts {} go-back {} RNR waits {}",
+               q.qp_num(), when, static_cast<int>(q.state()), c.tx_data_pkts, c.tx_retransmit_pkts, c.tx_acks,
+               c.tx_naks, rx(rc::RxAction::kAccepted), rx(rc::RxAction::kDuplicate), rx(rc::RxAction::kNakSeqSent),
+               rx(rc::RxAction::kOutOfSeqDropped), rx(rc::RxAction::kRnrNakSent), rx(rc::RxAction::kWrongState),
+               c.timeouts, c.go_back, c.rnr_waits);
+}
+
 void Runtime::shutdown() {
   if (!thread_.joinable()) return;
+  if (spdlog::should_log(spdlog::level::info) && node_ != nullptr) {
+    std::lock_guard<DeviceLock> g(lock_);
+    Host& h = node_->host(0);
+    for (uint32_t i = 0; i < h.qp_capacity(); ++i) {
+      if (h.qp_slot(i).in_use()) log_qp_counters(h.qp_slot(i), "at exit");
+    }
+  }
   stop_.store(true);
   ring();
   // Bounded: the process is exiting; a progress thread that does not finish

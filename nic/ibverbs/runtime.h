@@ -171,7 +171,9 @@ class Runtime {
   uint64_t inline_runs() const { return inline_runs_.load(std::memory_order_relaxed); }
   uint64_t stand_backs() const { return stand_backs_.load(std::memory_order_relaxed); }
 
-  // Stops the progress thread and releases DPDK (at process exit).
+  // Stops the progress thread and releases DPDK (at process exit); with
+  // SFVERBS_LOG=info it first logs the counters of every QP still in use
+  // (an application that exits without ibv_destroy_qp, e.g. on an error).
   void shutdown();
 
  private:
@@ -204,5 +206,10 @@ class Runtime {
   bool start_done_ = false;
   std::string start_err_;
 };
+
+// SFVERBS_LOG=info: one line of what QP `q`'s datapath did (transmit,
+// retransmits, every receive outcome that matters for a stall), as sf-nic's
+// report gives it; `when`: "destroyed" or "at exit".
+void log_qp_counters(const rc::Qp& q, const char* when);
 
 }  // namespace sf::nic::ibverbs

@@ -465,6 +465,7 @@ class Qp {
   RxAction on_duplicate(const wire::FrameInfo& fi, TimeNs now);
   RxAction execute(const wire::FrameInfo& fi, const rte_mbuf* m, TimeNs now);
   RxAction nak(wire::NakCode code, Psn psn, bool to_err, verbs::WcStatus rq_status, TimeNs now);
+  void rnr_nak(Psn psn);
   bool scatter_recv(const rte_mbuf* m, uint32_t off, uint32_t n);
   // The receive the message in progress lands in: the RQ's oldest, or the
   // copy taken from the SRQ.

@@ -132,6 +132,39 @@ TEST(Srq, EmptyIsReceiverNotReady) {
   EXPECT_EQ(s[0].status, v::WcStatus::kSuccess);
 }
 
+// 2b. An empty SRQ under a train of SENDs: the first is answered RNR, the
+//     ones behind it (out of sequence now) are dropped without a NAK of
+//     their own, so the requester sees the RNR NAK (waits its timer, counted
+//     against rnr_retry), not a sequence-error NAK in its place (go back at
+//     once, counted against retry_cnt: RETRY_EXC_ERR once the receives came
+//     late enough, ib_send_bw --use-srq). Receives posted at 30 us: all 8
+//     land, in order.
+TEST(Srq, RnrWithSendsBehindItIsNotASequenceError) {
+  SrqFabric f;
+  for (uint64_t k = 0; k < 8; ++k) {
+    ASSERT_EQ(post_write(f.a1, k, k * 2048, 2000, 0, 0, v::WrOpcode::kSend), 0) << k;
+  }
+  f.app_b.at(TimeNs::from_us(30), [&](TimeNs) {
+    EXPECT_TRUE(drain(f.rcq).empty());
+    for (uint64_t k = 0; k < 8; ++k) ASSERT_EQ(f.post(k * 4096, 4096), 0);
+  });
+  f.sim.run_for(TimeNs::from_us(500));
+  const auto r = drain(f.rcq);
+  ASSERT_EQ(r.size(), 8u);
+  for (uint64_t k = 0; k < 8; ++k) {
+    EXPECT_EQ(r[k].status, v::WcStatus::kSuccess) << k;
+    EXPECT_EQ(std::memcmp(f.buf.data() + r[k].wr_id, f.a1.buf.data() + k * 2048, 2000), 0) << k;
+  }
+  const auto& b = f.b1->counters();
+  EXPECT_GE(b.rx[static_cast<int>(rc::RxAction::kRnrNakSent)], 1u);
+  EXPECT_EQ(b.rx[static_cast<int>(rc::RxAction::kNakSeqSent)], 0u);  // no sequence NAK in the RNR's place
+  EXPECT_GE(b.rx[static_cast<int>(rc::RxAction::kOutOfSeqDropped)], 1u);
+  EXPECT_GE(f.a1.qp->counters().rnr_waits, 1u);
+  const auto s = drain(f.a1.scq);
+  ASSERT_EQ(s.size(), 8u);
+  for (const auto& wc : s) EXPECT_EQ(wc.status, v::WcStatus::kSuccess);
+}
+
 // 3. A1's 8000 B SEND into a 4 KiB receive: B1 fails, the WQE it took ends
 //    with LOC_LEN_ERR; the SRQ's other WQEs stay for B2, whose SEND lands.
 TEST(Srq, AFailedQpEndsOnlyTheWqeItTook) {
