@@ -36,6 +36,21 @@ uint16_t udp_port(const uint8_t* d, const RxMeta& r, uint32_t at) {
   return r.udp_offset != 0 ? static_cast<uint16_t>(d[r.udp_offset + at] << 8 | d[r.udp_offset + at + 1]) : uint16_t{0};
 }
 
+// A received frame as stage C hands it on, before its egress port is
+// known: its QoS classes and headers as stage A decided them (RxMeta).
+QueuedPkt arrival(rte_mbuf* m, uint16_t in, const RxMeta& r) {
+  QueuedPkt pkt;
+  pkt.mbuf = m;
+  pkt.bytes = m->pkt_len;
+  pkt.in_port = in;
+  pkt.pg = r.pg;
+  pkt.queue = r.queue;
+  pkt.ip_version = r.ip_version;
+  pkt.l3_offset = r.l3_offset;
+  pkt.credit_vl = kNoCreditVl;
+  return pkt;
+}
+
 constexpr wire::ParseOptions kParseOptions{.verify_ipv4_checksum = kRxVerifyIpv4Checksum, .stop_at_udp = true};
 
 }  // namespace
@@ -123,15 +138,7 @@ void SwitchNode::receive_stages(uint16_t in, rte_mbuf** pkts, uint16_t n, TimeNs
         }
       }
     }
-    QueuedPkt pkt;
-    pkt.mbuf = m;
-    pkt.bytes = m->pkt_len;
-    pkt.in_port = in;
-    pkt.pg = r.pg;
-    pkt.queue = r.queue;
-    pkt.ip_version = r.ip_version;
-    pkt.l3_offset = l3_offset;
-    pkt.credit_vl = kNoCreditVl;
+    QueuedPkt pkt = arrival(m, in, r);
     if (on_credit) [[unlikely]] {
       credit_on_arrival(in, pkt);  // credit: its VL slots, the packet in hand (before learning)
       if ((eth->src.bytes[0] & 1u) == 0) l2_.learn(fdb, eth->src.bytes, r.vlan, in, now);
@@ -276,15 +283,9 @@ int32_t SwitchNode::express_learn(uint16_t in, rte_mbuf* m, uint64_t lo, TimeNs 
                    *reinterpret_cast<const MacAddr*>(d + 6), kDefaultVlan, in, now);
   const std::optional<uint16_t> out = fdb.lookup(*reinterpret_cast<const MacAddr*>(d), kDefaultVlan);
   if (out && *out != in) return *out;
-  QueuedPkt pkt;
-  pkt.mbuf = m;
-  pkt.bytes = m->pkt_len;
-  pkt.in_port = in;
-  pkt.pg = static_cast<uint8_t>(lo >> 8);
-  pkt.queue = static_cast<uint8_t>(lo >> 16);
-  pkt.ip_version = 4;
-  pkt.l3_offset = wire::EthHeader::kSize;
-  pkt.credit_vl = kNoCreditVl;
+  RxMeta r;
+  r.set(lo, kRxV4UdpOffset);  // what stage A would have stored for the frame
+  QueuedPkt pkt = arrival(m, in, r);
   forward_l2(in, pkt, out);
   return -1;
 }
