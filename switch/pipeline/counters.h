@@ -42,6 +42,8 @@ struct QueueCounters {
   uint64_t enqueued_packets = 0;
   uint64_t ecn_marked = 0;
   uint64_t dropped = 0;           // all causes, charged to the egress queue
+  uint64_t flushed = 0;           // of dropped: enqueued, then removed unsent (PFC watchdog, port down):
+                                  // enqueued_packets = tx_packets + flushed + queued
   uint64_t watermark_bytes = 0;   // max queue bytes since the last clear
 };
 

@@ -70,6 +70,7 @@ void SwitchNode::flush_port(uint16_t pi, DropCause cause) {
       const QueuedPkt pkt = eq.pop();
       release_cells(pkt.in_port, pkt.pg, pi, q, pkt.ticket);  // and PFC
       ++port.ctr.queues[q].dropped;
+      ++port.ctr.queues[q].flushed;
       if (pkt.trimmed) ++port.ctr.trimmed_dropped;
       credit_in_hand(pkt);  // a credit port frees the slots the packet holds
       drop(pkt.in_port, pkt.mbuf, cause);

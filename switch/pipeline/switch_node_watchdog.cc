@@ -44,6 +44,7 @@ void SwitchNode::wd_flush(uint16_t pi, uint8_t q) {
     const QueuedPkt pkt = eq.pop();
     release_cells(pkt.in_port, pkt.pg, pi, q, pkt.ticket);  // and PFC
     ++port.ctr.queues[q].dropped;
+    ++port.ctr.queues[q].flushed;
     if (pkt.trimmed) ++port.ctr.trimmed_dropped;
     port.wd->count_dropped(q);
     credit_in_hand(pkt);  // a credit port frees the slots the packet holds
